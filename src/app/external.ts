@@ -1,0 +1,17 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Deps } from '../deps.js';
+import { healthRoutes } from '../features/probes/routes.js';
+import type { AppEnv } from '../http/env.js';
+import { createApp } from './create-app.js';
+
+/** Routers of the external face; each feature adds its own line. */
+export function mountExternalRoutes(app: OpenAPIHono<AppEnv>): void {
+  app.route('/', healthRoutes());
+}
+
+/** The external face: the browser panel and the operator console. */
+export function createExternalApp(deps: Deps): OpenAPIHono<AppEnv> {
+  const app = createApp('external', deps);
+  mountExternalRoutes(app);
+  return app;
+}

@@ -1,0 +1,23 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv, Face } from '../http/env.js';
+
+export const SERVICE_VERSION = '4.1.0';
+
+export function openApiDocument(app: OpenAPIHono<AppEnv>, face: Face) {
+  if (face === 'internal') {
+    app.openAPIRegistry.registerComponent('securitySchemes', 'serviceToken', { type: 'http', scheme: 'bearer' });
+  } else {
+    app.openAPIRegistry.registerComponent('securitySchemes', 'session', { type: 'apiKey', in: 'cookie', name: 'svc_session' });
+  }
+  return app.getOpenAPI31Document({
+    openapi: '3.1.0',
+    info: {
+      title: `Felis control plane — ${face} face`,
+      version: SERVICE_VERSION,
+      description:
+        face === 'internal'
+          ? 'Answers the platform services (proxy, limbo, build, ops) with service tokens.'
+          : 'Serves the browser panel and the operator console with the svc_session cookie.',
+    },
+  });
+}

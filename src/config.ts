@@ -1,0 +1,174 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+export const CALLERS = ['proxy', 'limbo', 'build', 'ops'] as const;
+export type Caller = (typeof CALLERS)[number];
+
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+const optionalString = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .optional();
+const hostName = optionalString.pipe(
+  z
+    .string()
+    .regex(/^[a-z0-9.-]+(:\d+)?$/i, 'must be a bare host name (no scheme or path)')
+    .transform((v) => v.toLowerCase())
+    .optional(),
+);
+
+const sessionSource = z.strictObject({
+  name: z.string().regex(/^[a-z0-9_-]{1,32}$/i),
+  url: z.url({ protocol: /^https?$/ }),
+  primary: z.boolean().optional(),
+  prefix: z.string().regex(/^[A-Za-z0-9]{1,8}$/).optional(),
+  profile_url: z.url({ protocol: /^https?$/ }).optional(),
+});
+export type SessionSourceConfig = z.infer<typeof sessionSource>;
+
+const DEFAULT_SESSION_SOURCES: SessionSourceConfig[] = [
+  {
+    name: 'mojang',
+    url: 'https://sessionserver.mojang.com',
+    primary: true,
+    profile_url: 'https://api.mojang.com',
+  },
+];
+
+const sessionSources = optionalString.transform((raw, ctx) => {
+  if (raw === undefined) return DEFAULT_SESSION_SOURCES;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'must be a JSON list of sources' });
+    return z.NEVER;
+  }
+  const result = z.array(sessionSource).min(1).safeParse(parsed);
+  if (!result.success) {
+    ctx.addIssue({ code: 'custom', message: z.prettifyError(result.error) });
+    return z.NEVER;
+  }
+  const primaries = result.data.filter((s) => s.primary);
+  if (primaries.length !== 1 || !result.data[0]?.primary) {
+    ctx.addIssue({ code: 'custom', message: 'exactly one source, the first, must be primary' });
+    return z.NEVER;
+  }
+  if (new Set(result.data.map((s) => s.name)).size !== result.data.length) {
+    ctx.addIssue({ code: 'custom', message: 'source names must be unique' });
+    return z.NEVER;
+  }
+  return result.data;
+});
+
+const envSchema = z.object({
+  EXTERNAL_PORT: port(8080),
+  INTERNAL_PORT: port(8081),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: optionalString.pipe(
+    z
+      .string()
+      .regex(/^(memory:|postgres(ql)?:\/\/.+)$/, 'must be postgres://… or memory:')
+      .optional(),
+  ),
+  DATA_DIR: z.string().min(1).default('./data'),
+  SERVICE_TOKEN_PROXY: optionalString,
+  SERVICE_TOKEN_LIMBO: optionalString,
+  SERVICE_TOKEN_BUILD: optionalString,
+  SERVICE_TOKEN_OPS: optionalString,
+  ROOT_DOMAIN: hostName,
+  PANEL_HOST: hostName,
+  CONSOLE_HOST: hostName,
+  CLUSTER: z.enum(['simulated', 'kubernetes']).default('simulated'),
+  KUBE_NAMESPACE: z.string().regex(/^[a-z0-9-]{1,63}$/).default('felis'),
+  SMTP_URL: optionalString.pipe(z.url({ protocol: /^smtps?$/ }).optional()),
+  MAIL_FROM: optionalString,
+  SESSION_SOURCES: sessionSources,
+  CLIENT_IP_HEADER: optionalString.pipe(
+    z
+      .string()
+      .regex(/^[A-Za-z0-9-]+$/, 'must be a header name')
+      .transform((v) => v.toLowerCase())
+      .optional(),
+  ),
+  LOCAL_AUTH: z.enum(['on', 'off']).default('on'),
+  WEBAUTHN_RP_ID: optionalString,
+  WEBAUTHN_ORIGINS: optionalString.transform((v) =>
+    v === undefined ? undefined : v.split(',').map((o) => o.trim()).filter(Boolean),
+  ),
+  SETUP_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = ReturnType<typeof toConfig>;
+
+function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<Caller, string>>) {
+  return {
+    externalPort: env.EXTERNAL_PORT,
+    internalPort: env.INTERNAL_PORT,
+    host: env.HOST,
+    databaseUrl: env.DATABASE_URL,
+    dataDir: env.DATA_DIR,
+    serviceTokens,
+    rootDomain: env.ROOT_DOMAIN,
+    panelHost: env.PANEL_HOST,
+    consoleHost: env.CONSOLE_HOST,
+    cluster: env.CLUSTER,
+    kubeNamespace: env.KUBE_NAMESPACE,
+    smtpUrl: env.SMTP_URL,
+    mailFrom: env.MAIL_FROM,
+    sessionSources: env.SESSION_SOURCES,
+    clientIpHeader: env.CLIENT_IP_HEADER,
+    localAuth: env.LOCAL_AUTH === 'on',
+    webauthnRpId: env.WEBAUTHN_RP_ID,
+    webauthnOrigins: env.WEBAUTHN_ORIGINS,
+    setupToken: env.SETUP_TOKEN,
+    logLevel: env.LOG_LEVEL,
+  };
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** `X_FILE` names a file whose trimmed content is the value of `X` (for mounted secrets). */
+function resolveFileVariables(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
+  const resolved: Record<string, string | undefined> = { ...env };
+  for (const caller of CALLERS) {
+    const name = `SERVICE_TOKEN_${caller.toUpperCase()}`;
+    const file = env[`${name}_FILE`];
+    if (!file) continue;
+    if (env[name]) throw new ConfigError(`${name} and ${name}_FILE are both set; set one`);
+    try {
+      resolved[name] = readFileSync(file, 'utf8').trim();
+    } catch (err) {
+      throw new ConfigError(`${name}_FILE: cannot read ${file} (${(err as Error).message})`);
+    }
+  }
+  return resolved;
+}
+
+/** Parses the environment once; throws ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(resolveFileVariables(env));
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const tokens: Partial<Record<Caller, string>> = {};
+  const seen = new Map<string, Caller>();
+  for (const caller of CALLERS) {
+    const token = parsed.data[`SERVICE_TOKEN_${caller.toUpperCase()}` as `SERVICE_TOKEN_PROXY`];
+    if (!token) continue;
+    const other = seen.get(token);
+    if (other) {
+      throw new ConfigError(
+        `invalid configuration:\n  SERVICE_TOKEN_${caller.toUpperCase()}: same value as SERVICE_TOKEN_${other.toUpperCase()}; each caller needs its own token`,
+      );
+    }
+    seen.set(token, caller);
+    tokens[caller] = token;
+  }
+  return toConfig(parsed.data, tokens);
+}

@@ -1,0 +1,42 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { PGlite } from '@electric-sql/pglite';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePgliteDb } from 'drizzle-orm/pglite/migrator';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { migrate as migratePostgresDb } from 'drizzle-orm/postgres-js/migrator';
+import postgres from 'postgres';
+
+/** `drizzle/` at the package root, found from `src/db` (tsx, Bun) or `dist/db` (built). */
+export const migrationsFolder = (() => {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 4; i++) {
+    const candidate = join(dir, 'drizzle');
+    if (existsSync(join(candidate, 'meta', '_journal.json'))) return candidate;
+    dir = dirname(dir);
+  }
+  throw new Error('drizzle/ migrations folder not found next to the package');
+})();
+
+// Any fixed 64-bit key: replicas starting together apply migrations one at a time.
+const MIGRATION_LOCK_KEY = 0x46454c4953n; // "FELIS"
+
+export async function migratePglite(client: PGlite): Promise<void> {
+  await migratePgliteDb(drizzlePglite(client), { migrationsFolder });
+}
+
+/** Runs on its own one-connection client so that the session lock and the migration share it. */
+export async function migratePostgres(url: string): Promise<void> {
+  const client = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  try {
+    await client`select pg_advisory_lock(${MIGRATION_LOCK_KEY.toString()}::bigint)`;
+    try {
+      await migratePostgresDb(drizzlePostgres(client), { migrationsFolder });
+    } finally {
+      await client`select pg_advisory_unlock(${MIGRATION_LOCK_KEY.toString()}::bigint)`;
+    }
+  } finally {
+    await client.end({ timeout: 5 });
+  }
+}

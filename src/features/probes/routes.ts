@@ -1,0 +1,57 @@
+import { z } from '@hono/zod-openapi';
+import { ApiError } from '../../http/errors.js';
+import { createRouter, defineRoute, ErrorEnvelopeSchema } from '../../http/route.js';
+import { HealthSchema, ReadySchema } from './schema.js';
+import { unreadyDependencies } from './service.js';
+
+const healthz = defineRoute(
+  { tier: 'public' },
+  {
+    method: 'get',
+    path: '/healthz',
+    summary: 'Liveness: the process answers',
+    responses: { 200: { description: 'alive', content: { 'application/json': { schema: HealthSchema } } } },
+  },
+);
+
+/** `/healthz`, served on both faces. */
+export function healthRoutes() {
+  return createRouter().openapi(healthz, (c) => c.json({ status: 'ok' as const }, 200));
+}
+
+const readyz = defineRoute(
+  { tier: 'public' },
+  {
+    method: 'get',
+    path: '/readyz',
+    summary: 'Readiness: the database and the cluster answer',
+    responses: {
+      200: { description: 'ready', content: { 'application/json': { schema: ReadySchema } } },
+      503: { description: 'a dependency does not answer', content: { 'application/json': { schema: ErrorEnvelopeSchema } } },
+    },
+  },
+);
+
+const metrics = defineRoute(
+  { tier: 'public' },
+  {
+    method: 'get',
+    path: '/metrics',
+    summary: 'Prometheus text exposition of the felis_* collectors',
+    responses: { 200: { description: 'metrics', content: { 'text/plain': { schema: z.string() } } } },
+  },
+);
+
+/** `/readyz` and `/metrics`: internal face only. */
+export function internalProbeRoutes() {
+  return createRouter()
+    .openapi(readyz, async (c) => {
+      const failed = await unreadyDependencies(c.var.deps);
+      if (failed.length > 0) throw new ApiError('unavailable', `Not ready: ${failed.join(', ')} not reachable.`);
+      return c.json({ status: 'ready' as const }, 200);
+    })
+    .openapi(metrics, async (c) => {
+      const { registry } = c.var.deps.metrics;
+      return c.text(await registry.metrics(), 200, { 'Content-Type': registry.contentType });
+    });
+}

@@ -1,0 +1,22 @@
+import { withTimeout } from '../../db/client.js';
+import type { Deps } from '../../deps.js';
+
+const CHECK_TIMEOUT_MS = 2000;
+
+/** Names of the dependencies that do not answer (empty when ready). Never hangs past the timeout. */
+export async function unreadyDependencies(deps: Pick<Deps, 'database' | 'cluster' | 'log'>): Promise<string[]> {
+  const checks: Array<[string, () => Promise<void>]> = [
+    ['database', () => withTimeout(deps.database.ping(CHECK_TIMEOUT_MS), CHECK_TIMEOUT_MS, 'database')],
+    ['cluster', () => withTimeout(deps.cluster.ping(), CHECK_TIMEOUT_MS, 'cluster')],
+  ];
+  const results = await Promise.allSettled(checks.map(([, check]) => check()));
+  const failed: string[] = [];
+  results.forEach((result, i) => {
+    if (result.status === 'rejected') {
+      const name = checks[i]![0];
+      failed.push(name);
+      deps.log.warn({ dependency: name, err: result.reason }, 'readiness check failed');
+    }
+  });
+  return failed;
+}

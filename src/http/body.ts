@@ -1,0 +1,44 @@
+import type { Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { createMiddleware } from 'hono/factory';
+import { ApiError } from './errors.js';
+
+export const JSON_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * Whether the request declared a body. On HTTP/1.1 that is a Transfer-Encoding or a Content-Length
+ * above zero: the proxy's Java client sends `Content-Length: 0` on bodiless requests. Without
+ * either header a body is only present in in-process requests (tests), where the Request says so.
+ */
+export function declaresBody(c: Context): boolean {
+  if (c.req.header('transfer-encoding') !== undefined) return true;
+  const length = c.req.header('content-length');
+  if (length !== undefined) return length.trim() !== '0';
+  const env = c.env as { incoming?: unknown } | undefined;
+  if (env?.incoming) return false;
+  return c.req.raw.body !== null;
+}
+
+export function isJsonMediaType(contentType: string | undefined): boolean {
+  if (!contentType) return false;
+  const mediaType = contentType.split(';')[0]!.trim().toLowerCase();
+  return mediaType === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(mediaType);
+}
+
+const limitJson = bodyLimit({
+  maxSize: JSON_BODY_LIMIT,
+  onError: () => {
+    throw new ApiError('too_large');
+  },
+});
+
+/**
+ * JSON body rules (contract section 7): a declared body must be `application/json` (415) and at
+ * most 1 MiB, counted on the bytes themselves so a chunked body without Content-Length is caught
+ * too (413). Malformed JSON and unknown fields are the validator's 400.
+ */
+export const jsonBodyRules = createMiddleware(async (c, next) => {
+  if (!declaresBody(c)) return next();
+  if (!isJsonMediaType(c.req.header('content-type'))) throw new ApiError('unsupported_media_type');
+  return limitJson(c, next);
+});

@@ -1,0 +1,26 @@
+import type { Context } from 'hono';
+import type { AppEnv } from './env.js';
+
+/**
+ * The visitor's address: the header named by CLIENT_IP_HEADER when the edge sets one (its first
+ * entry), else the TCP peer. A header is never trusted unless configured.
+ */
+export function clientIp(c: Context<AppEnv>): string {
+  const header = c.var.deps.config.clientIpHeader;
+  if (header) {
+    const value = c.req.header(header)?.split(',')[0]?.trim();
+    if (value) return normalizeIp(value);
+  }
+  const env = c.env as
+    | { incoming?: { socket?: { remoteAddress?: string } }; requestIP?: (r: Request) => { address: string } | null }
+    | undefined;
+  const peer = env?.incoming?.socket?.remoteAddress ?? env?.requestIP?.(c.req.raw)?.address;
+  return peer ? normalizeIp(peer) : '';
+}
+
+/** `::ffff:1.2.3.4` → `1.2.3.4`; brackets and zone ids removed. */
+export function normalizeIp(ip: string): string {
+  let v = ip.trim().replace(/^\[|\]$/g, '').replace(/%.*$/, '').toLowerCase();
+  if (v.startsWith('::ffff:') && v.includes('.')) v = v.slice(7);
+  return v;
+}

@@ -1,0 +1,80 @@
+import type { Context, Hono } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { AppEnv } from './env.js';
+import { ApiError, codeForStatus, type ErrorCode, type ErrorEnvelope } from './errors.js';
+
+export function errorResponse(
+  c: Context<AppEnv>,
+  status: ContentfulStatusCode,
+  code: ErrorCode | string,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
+  const body: ErrorEnvelope = { error: { code, message, request_id: c.var.requestId } };
+  return c.json(body, status, headers);
+}
+
+/** `onError`: every failure leaves as the envelope; only the unexpected ones are logged as errors. */
+export function handleError(err: Error, c: Context<AppEnv>): Response {
+  if (err instanceof ApiError) {
+    return errorResponse(c, err.status as ContentfulStatusCode, err.code, err.message, err.headers);
+  }
+  if (err instanceof HTTPException && err.status < 500) {
+    // Thrown by Hono's own middleware: malformed JSON, the media-type gate, the body limit.
+    const code = codeForStatus(err.status);
+    const message = code === 'bad_request' ? err.message || 'The request is malformed.' : new ApiError(code).message;
+    return errorResponse(c, err.status as ContentfulStatusCode, code, message);
+  }
+  c.var.deps?.log.error(
+    { err, request_id: c.var.requestId, method: c.req.method, path: c.req.path },
+    'unexpected error',
+  );
+  return errorResponse(c, 500, 'internal', new ApiError('internal').message);
+}
+
+/**
+ * `notFound`: a path served under other methods answers 405 with `Allow`, anything else 404.
+ * The route table is compiled once, on the first miss.
+ */
+export function notFoundHandler(app: Hono<AppEnv>) {
+  let table: Array<{ pattern: RegExp; methods: Set<string> }> | undefined;
+  return (c: Context<AppEnv>): Response => {
+    table ??= compileRoutes(app.routes);
+    const allowed = new Set<string>();
+    for (const { pattern, methods } of table) {
+      if (pattern.test(c.req.path)) for (const m of methods) allowed.add(m);
+    }
+    if (allowed.size > 0) {
+      if (allowed.has('GET')) allowed.add('HEAD');
+      const allow = [...allowed].sort().join(', ');
+      return errorResponse(c, 405, 'method_not_allowed', new ApiError('method_not_allowed').message, { Allow: allow });
+    }
+    return errorResponse(c, 404, 'not_found', new ApiError('not_found').message);
+  };
+}
+
+function compileRoutes(routes: Hono['routes']) {
+  const byPath = new Map<string, Set<string>>();
+  for (const r of routes) {
+    if (r.method === 'ALL') continue; // middleware
+    const methods = byPath.get(r.path) ?? new Set<string>();
+    methods.add(r.method.toUpperCase());
+    byPath.set(r.path, methods);
+  }
+  return [...byPath].map(([path, methods]) => ({ pattern: pathToRegExp(path), methods }));
+}
+
+/** Hono path syntax (`/a/:id`, `/a/:id{.+}`, `/a/*`) to an anchored expression. */
+export function pathToRegExp(path: string): RegExp {
+  const source = path
+    .split('/')
+    .map((segment) => {
+      if (segment === '*') return '.*';
+      const param = /^:[\w-]+(?:\{(.+)\})?\??$/.exec(segment);
+      if (param) return param[1] ? `(?:${param[1]})` : '[^/]+';
+      return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('/');
+  return new RegExp(`^${source}/?$`);
+}

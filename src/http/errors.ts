@@ -1,0 +1,120 @@
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+
+/**
+ * Every error code the service answers, with its HTTP status (contract sections 7 and the status
+ * table of api-extensions). Features add their codes here so that one table stays the truth.
+ */
+export const ERROR_STATUS = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  too_large: 413,
+  unsupported_media_type: 415,
+  internal: 500,
+  unavailable: 503,
+  wrong_caller: 403,
+  setup_required: 403,
+  cross_site: 403,
+  conflict: 409,
+  precondition_failed: 412,
+  image_not_in_registry: 400,
+  registry_unavailable: 503,
+  maintenance_in_progress: 409,
+  start_failed: 409,
+  at_capacity: 503,
+  not_linked: 404,
+  account_retired: 409,
+  protected_admin: 409,
+  not_admin: 403,
+  op_login_not_found: 404,
+  op_login_mismatch: 409,
+  op_login_invalid: 400,
+  bad_name: 400,
+  bad_path: 400,
+  not_stopped: 409,
+  not_running: 409,
+  file_changed: 409,
+  rate_limited: 429,
+  cooldown: 429,
+  quota_exceeded: 403,
+  already_claimed: 409,
+  local_auth_disabled: 403,
+  no_passkey: 400,
+  passkey_login_failed: 400,
+  passkey_login_invalid: 400,
+  passkey_unavailable: 503,
+  otp_resend_cooldown: 429,
+  too_many_challenges: 429,
+  too_many_attempts: 429,
+  invalid_code: 400,
+  invalid_credentials: 401,
+  staff_account: 403,
+  account_disabled: 403,
+  reauth_required: 403,
+  mail_undeliverable: 502,
+  mail_unavailable: 503,
+  backup_store_full: 507,
+  volume_full: 507,
+  uploads_full: 507,
+} as const satisfies Record<string, ContentfulStatusCode>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+const DEFAULT_MESSAGE: Partial<Record<ErrorCode, string>> = {
+  bad_request: 'The request is malformed or invalid.',
+  unauthorized: 'Authentication is missing or invalid.',
+  forbidden: 'You may not do this.',
+  not_found: 'Nothing is served at this path.',
+  method_not_allowed: 'This path is not served for this method.',
+  too_large: 'The request body is larger than 1 MiB.',
+  unsupported_media_type: 'The request body must be application/json.',
+  internal: 'An unexpected error occurred; the server log has the details under this request id.',
+  wrong_caller: 'This operation does not serve your caller.',
+  cross_site: 'Cross-site requests are refused.',
+  rate_limited: 'Too many requests; try again later.',
+};
+
+/** A domain or HTTP error with a stable code; the error handler turns it into the envelope. */
+export class ApiError extends HTTPException {
+  readonly code: ErrorCode;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message?: string, options: { headers?: Record<string, string>; cause?: unknown } = {}) {
+    super(ERROR_STATUS[code], { message: message ?? DEFAULT_MESSAGE[code] ?? code, cause: options.cause });
+    this.code = code;
+    this.headers = options.headers ?? {};
+  }
+}
+
+/** Maps an HTTPException thrown inside Hono or its middleware (validator, body limit) to a code. */
+export function codeForStatus(status: number): ErrorCode {
+  switch (status) {
+    case 400:
+      return 'bad_request';
+    case 401:
+      return 'unauthorized';
+    case 403:
+      return 'forbidden';
+    case 404:
+      return 'not_found';
+    case 405:
+      return 'method_not_allowed';
+    case 413:
+      return 'too_large';
+    case 415:
+      return 'unsupported_media_type';
+    case 429:
+      return 'rate_limited';
+    case 503:
+      return 'unavailable';
+    default:
+      return 'internal';
+  }
+}
+
+export interface ErrorEnvelope {
+  error: { code: string; message: string; request_id?: string };
+}

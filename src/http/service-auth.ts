@@ -1,0 +1,38 @@
+import { createMiddleware } from 'hono/factory';
+import { CALLERS, type Caller } from '../config.js';
+import { secretsEqual } from '../lib/secrets.js';
+import type { AppEnv } from './env.js';
+import { ApiError } from './errors.js';
+
+/** Which configured caller holds this token. Every configured token is compared, in constant time. */
+export function identifyCaller(tokens: Partial<Record<Caller, string>>, presented: string): Caller | undefined {
+  let found: Caller | undefined;
+  for (const caller of CALLERS) {
+    const expected = tokens[caller];
+    if (expected !== undefined && secretsEqual(presented, expected) && found === undefined) found = caller;
+  }
+  return found;
+}
+
+function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+/** Internal-face auth: 401 without a genuine token, 403 `wrong_caller` for a caller not listed. */
+export function requireCaller(callers: readonly Caller[]) {
+  const allowed = new Set(callers);
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const token = bearerToken(c.req.header('authorization'));
+    const caller = token === undefined ? undefined : identifyCaller(c.var.deps.config.serviceTokens, token);
+    if (!caller) {
+      throw new ApiError('unauthorized', 'A valid service token is required.', {
+        headers: { 'WWW-Authenticate': 'Bearer' },
+      });
+    }
+    c.set('caller', caller);
+    if (!allowed.has(caller)) throw new ApiError('wrong_caller');
+    await next();
+  });
+}

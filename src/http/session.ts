@@ -1,0 +1,27 @@
+import type { Context } from 'hono';
+
+export type Role = 'owner' | 'admin' | 'user';
+
+/** The signed-in caller of an app- or admin-tier route. */
+export interface SessionContext {
+  userId: string;
+  role: Role;
+  /** sha-256 of the cookie; the session's id. */
+  tokenHash: string;
+  /** The account is still in first-run setup lockdown. */
+  inSetup: boolean;
+}
+
+export interface TierRequirement {
+  tier: 'app' | 'admin';
+  /** The route is one of the setup-allowed operations. */
+  setupAllowed: boolean;
+}
+
+/**
+ * Resolves the session of a request for a tier, or throws an ApiError (401, 403 forbidden,
+ * 403 setup_required). Implemented by the accounts feature.
+ */
+export interface SessionAuthenticator {
+  authenticate(c: Context, requirement: TierRequirement): Promise<SessionContext>;
+}

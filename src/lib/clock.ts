@@ -1,0 +1,23 @@
+/** Time comes from here so that expiries, cooldowns and idle timers are testable without sleeping. */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/** A clock that only moves when a test moves it. */
+export class ManualClock implements Clock {
+  #ms: number;
+  constructor(start: Date | string = '2026-01-01T00:00:00.000Z') {
+    this.#ms = new Date(start).getTime();
+  }
+  now(): Date {
+    return new Date(this.#ms);
+  }
+  advance(ms: number): void {
+    this.#ms += ms;
+  }
+  set(at: Date | string): void {
+    this.#ms = new Date(at).getTime();
+  }
+}

@@ -1,0 +1,27 @@
+import { sha256 } from '@oslojs/crypto/sha2';
+import { constantTimeEqual } from '@oslojs/crypto/subtle';
+import { encodeBase64urlNoPadding, encodeHexLowerCase } from '@oslojs/encoding';
+import type { RandomSource } from './random.js';
+
+const encoder = new TextEncoder();
+
+export function sha256Bytes(value: string | Uint8Array): Uint8Array {
+  return sha256(typeof value === 'string' ? encoder.encode(value) : value);
+}
+
+export function sha256Hex(value: string | Uint8Array): string {
+  return encodeHexLowerCase(sha256Bytes(value));
+}
+
+/**
+ * Compares two secrets in time that depends only on their lengths' digests: both sides are hashed
+ * first so that neither the content nor the length of the expected value leaks through timing.
+ */
+export function secretsEqual(presented: string, expected: string): boolean {
+  return constantTimeEqual(sha256Bytes(presented), sha256Bytes(expected));
+}
+
+/** An opaque token of `byteLength` random bytes, base64url without padding. */
+export function randomToken(random: RandomSource, byteLength = 32): string {
+  return encodeBase64urlNoPadding(random.bytes(byteLength));
+}

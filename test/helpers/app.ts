@@ -1,0 +1,84 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { SimulatedCluster } from '../../src/adapters/cluster/simulated.js';
+import { createApp } from '../../src/app/create-app.js';
+import { createApps } from '../../src/app/index.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { DatabaseHandle } from '../../src/db/client.js';
+import type { Deps } from '../../src/deps.js';
+import type { AppEnv, Face } from '../../src/http/env.js';
+import { createMetrics } from '../../src/http/metrics.js';
+import { ManualClock } from '../../src/lib/clock.js';
+import { cryptoRandom } from '../../src/lib/random.js';
+import { captureLog, type CapturedLog } from './log.js';
+
+export const TOKENS = {
+  proxy: 'test-proxy-token-0123456789',
+  limbo: 'test-limbo-token-0123456789',
+  build: 'test-build-token-0123456789',
+  ops: 'test-ops-token-0123456789abc',
+} as const;
+
+export const TEST_ENV = {
+  DATABASE_URL: 'memory:',
+  SERVICE_TOKEN_PROXY: TOKENS.proxy,
+  SERVICE_TOKEN_LIMBO: TOKENS.limbo,
+  SERVICE_TOKEN_BUILD: TOKENS.build,
+  SERVICE_TOKEN_OPS: TOKENS.ops,
+  ROOT_DOMAIN: 'felis.test',
+  PANEL_HOST: 'panel.felis.test',
+  CONSOLE_HOST: 'console.felis.test',
+  LOG_LEVEL: 'info',
+};
+
+export type TestDeps = Deps & { clock: ManualClock; cluster: SimulatedCluster; captured: CapturedLog };
+
+/** Deps on the embedded adapters, a manual clock and a captured log; override anything. */
+export function createTestDeps(
+  database: DatabaseHandle,
+  options: { env?: Record<string, string | undefined>; overrides?: Partial<Deps> } = {},
+): TestDeps {
+  const config: Config = loadConfig({ ...TEST_ENV, ...options.env } as NodeJS.ProcessEnv);
+  const captured = captureLog(config.logLevel);
+  return {
+    config,
+    log: captured.log,
+    captured,
+    clock: new ManualClock('2026-06-01T12:00:00.000Z'),
+    random: cryptoRandom,
+    database,
+    cluster: new SimulatedCluster(),
+    metrics: createMetrics({ defaultMetrics: false }),
+    shutdown: new AbortController().signal,
+    ...options.overrides,
+  } as TestDeps;
+}
+
+/** Both faces, exactly as main.ts builds them. */
+export function createTestApps(deps: Deps) {
+  return createApps(deps);
+}
+
+/** One router on the real middleware stack of a face, for focused tests. */
+export function createTestApp(face: Face, deps: Deps, router: OpenAPIHono<AppEnv>): OpenAPIHono<AppEnv> {
+  const app = createApp(face, deps);
+  app.route('/', router);
+  return app;
+}
+
+export function bearer(caller: keyof typeof TOKENS): Record<string, string> {
+  return { Authorization: `Bearer ${TOKENS[caller]}` };
+}
+
+/** A JSON request init for `app.request()`. */
+export function jsonRequest(method: string, body: unknown, headers: Record<string, string> = {}): RequestInit {
+  return {
+    method,
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  };
+}
+
+export async function errorOf(response: Response): Promise<{ code: string; message: string; request_id?: string }> {
+  const body = (await response.json()) as { error: { code: string; message: string; request_id?: string } };
+  return body.error;
+}

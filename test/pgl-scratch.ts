@@ -1,0 +1,14 @@
+import { PGlite } from '@electric-sql/pglite';
+import { openPglite } from '../src/db/client.js';
+let t = performance.now();
+const p = await PGlite.create();
+console.log('create', performance.now() - t); t = performance.now();
+const h = await openPglite(undefined, p); await h.migrate();
+console.log('migrate', performance.now() - t); t = performance.now();
+const c = await p.clone();
+console.log('clone', performance.now() - t); t = performance.now();
+const dump = await p.dumpDataDir('none');
+console.log('dump', performance.now() - t, dump.size); t = performance.now();
+const q = await PGlite.create({ loadDataDir: dump });
+console.log('load', performance.now() - t); t = performance.now();
+console.log((await q.query('select count(*) from settings')).rows);
