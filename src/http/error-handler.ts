@@ -65,7 +65,10 @@ function compileRoutes(routes: Hono['routes']) {
   return [...byPath].map(([path, methods]) => ({ pattern: pathToRegExp(path), methods }));
 }
 
-/** Hono path syntax (`/a/:id`, `/a/:id{.+}`, `/a/*`) to an anchored expression. */
+/**
+ * Hono path syntax (`/a/:id`, `/a/:id{.+}`, `/a/*`) to an anchored expression. Exact like Hono's
+ * strict routing: `/a/` is not `/a`, so it is a 404 and never a 405 whose `Allow` names the method used.
+ */
 export function pathToRegExp(path: string): RegExp {
   const source = path
     .split('/')
@@ -76,5 +79,5 @@ export function pathToRegExp(path: string): RegExp {
       return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     })
     .join('/');
-  return new RegExp(`^${source}/?$`);
+  return new RegExp(`^${source}$`);
 }

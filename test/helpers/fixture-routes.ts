@@ -1,0 +1,82 @@
+import { z } from '@hono/zod-openapi';
+import { createRouter, defineRoute } from '../../src/http/route.js';
+
+/**
+ * Test-only routes that exercise the shared middleware stack before any feature route exists:
+ * a service route with a strict JSON body, a public route that fails unexpectedly, and a path
+ * served under two methods.
+ */
+export const ECHO_PATH = '/api/v1/fixture/echo';
+export const BOOM_PATH = '/api/v1/fixture/boom';
+export const MULTI_PATH = '/api/v1/fixture/items/{id}';
+export const BOOM_DETAIL = 'fixture secret detail: connection string postgres://u:p@db';
+
+const EchoBody = z.strictObject({ name: z.string().min(1).max(32), count: z.number().int().min(0) });
+
+const echo = defineRoute(
+  { tier: 'service', callers: ['proxy'] },
+  {
+    method: 'post',
+    path: ECHO_PATH,
+    request: { body: { content: { 'application/json': { schema: EchoBody } } } },
+    responses: {
+      200: {
+        description: 'the body back, with the caller',
+        content: { 'application/json': { schema: EchoBody.extend({ caller: z.string() }) } },
+      },
+    },
+  },
+);
+
+const boom = defineRoute(
+  { tier: 'public' },
+  {
+    method: 'get',
+    path: BOOM_PATH,
+    responses: { 200: { description: 'never', content: { 'application/json': { schema: z.object({}) } } } },
+  },
+);
+
+const Item = z.object({ id: z.string() });
+const itemParams = z.object({ id: z.string().regex(/^[a-z0-9-]{1,32}$/) });
+
+const getItem = defineRoute(
+  { tier: 'public' },
+  {
+    method: 'get',
+    path: MULTI_PATH,
+    request: { params: itemParams },
+    responses: { 200: { description: 'an item', content: { 'application/json': { schema: Item } } } },
+  },
+);
+
+const putItem = defineRoute(
+  { tier: 'service', callers: ['limbo', 'ops'] },
+  {
+    method: 'put',
+    path: MULTI_PATH,
+    request: {
+      params: itemParams,
+      body: { content: { 'application/json': { schema: z.strictObject({ label: z.string() }) } } },
+    },
+    responses: { 200: { description: 'stored', content: { 'application/json': { schema: Item } } } },
+  },
+);
+
+export function fixtureRoutes() {
+  return createRouter()
+    .openapi(echo, (c) => c.json({ ...c.req.valid('json'), caller: c.var.caller ?? '' }, 200))
+    .openapi(boom, () => {
+      throw new Error(BOOM_DETAIL);
+    })
+    .openapi(getItem, (c) => c.json({ id: c.req.valid('param').id }, 200))
+    .openapi(putItem, (c) => c.json({ id: c.req.valid('param').id }, 200));
+}
+
+/** The fixture's route table in the tier-matrix form. */
+export const FIXTURE_ROUTES = [
+  { method: 'POST', path: '/api/v1/fixture/echo', access: { tier: 'service', callers: ['proxy'] } },
+  { method: 'GET', path: '/api/v1/fixture/boom', access: { tier: 'public' } },
+  { method: 'GET', path: '/api/v1/fixture/items/a1', access: { tier: 'public' } },
+  { method: 'PUT', path: '/api/v1/fixture/items/a1', access: { tier: 'service', callers: ['limbo', 'ops'] } },
+] as const;
