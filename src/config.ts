@@ -4,12 +4,18 @@ import { z } from 'zod';
 export const CALLERS = ['proxy', 'limbo', 'build', 'ops'] as const;
 export type Caller = (typeof CALLERS)[number];
 
-const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 const optionalString = z
   .string()
   .trim()
   .transform((v) => (v === '' ? undefined : v))
   .optional();
+// Digits only: z.coerce would read an empty variable as port 0 (a random port) and accept `0x1F90`.
+const PORT_MESSAGE = 'must be a port number from 0 to 65535';
+const port = (fallback: number) =>
+  optionalString
+    .pipe(z.string().regex(/^\d{1,5}$/, PORT_MESSAGE).optional())
+    .transform((v) => (v === undefined ? fallback : Number(v)))
+    .pipe(z.number().max(65535, PORT_MESSAGE));
 const hostName = optionalString.pipe(
   z
     .string()
@@ -155,6 +161,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  if (parsed.data.EXTERNAL_PORT !== 0 && parsed.data.EXTERNAL_PORT === parsed.data.INTERNAL_PORT) {
+    throw new ConfigError('invalid configuration:\n  INTERNAL_PORT: must differ from EXTERNAL_PORT (the faces are separate servers)');
   }
   const tokens: Partial<Record<Caller, string>> = {};
   const seen = new Map<string, Caller>();
