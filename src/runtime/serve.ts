@@ -1,5 +1,5 @@
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Logger } from '../lib/logger.js';
 import { CONTRACT_BODY_RATE, guardBodyRate, type BodyRateRule } from './body-rate.js';
@@ -29,6 +29,7 @@ function serveNode(options: ServeOptions): Promise<Listening> {
   // answers it as the plain HTTP/1.1 request it also is.
   const server = createAdaptorServer({ fetch: options.fetch, hostname: options.host }) as Server;
   guardBodyRate(server, options.bodyRate ?? CONTRACT_BODY_RATE, options.log);
+  const connections = trackConnections(server);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -42,11 +43,44 @@ function serveNode(options: ServeOptions): Promise<Listening> {
               clearTimeout(force);
               done();
             });
-            server.closeIdleConnections();
+            connections.drain();
           }),
       });
     });
   });
+}
+
+/**
+ * What Node's `close()` leaves open: a connection counts as idle only after its first request, so a
+ * pre-opened one (connection pools, browsers) would hold the stop until the force timer; and a
+ * kept-alive connection whose request finishes during the stop stays open for keepAliveTimeout.
+ * `drain()` closes the first kind and makes the in-flight answers the last of their connections.
+ */
+function trackConnections(server: Server): { drain(): void } {
+  const unused = new Set<Socket>();
+  const inFlight = new Set<ServerResponse>();
+  let draining = false;
+  server.on('connection', (socket: Socket) => {
+    unused.add(socket);
+    socket.once('close', () => unused.delete(socket));
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    unused.delete(req.socket);
+    if (draining) res.shouldKeepAlive = false;
+    inFlight.add(res);
+    res.once('close', () => {
+      inFlight.delete(res);
+      if (draining) setImmediate(() => server.closeIdleConnections());
+    });
+  });
+  return {
+    drain() {
+      draining = true;
+      for (const socket of unused) socket.destroy();
+      for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+      server.closeIdleConnections();
+    },
+  };
 }
 
 interface BunServer {

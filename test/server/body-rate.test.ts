@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serve, type Listening } from '../../src/runtime/serve.js';
+import { TOKENS, createTestApp, createTestDeps, type TestDeps } from '../helpers/app.js';
+import { useTestDatabase } from '../helpers/database.js';
+import { ECHO_PATH, fixtureRoutes } from '../helpers/fixture-routes.js';
+import { RawConnection } from '../helpers/raw-http.js';
+
+/** The contract's rule scaled down: judged after 300 ms instead of 30 s, 16 KiB/s as in the contract. */
+const RULE = { graceMs: 300, minBytesPerSecond: 16 * 1024, checkEveryMs: 50 };
+
+const head = (port: number, extra: string[]) =>
+  [`POST ${ECHO_PATH} HTTP/1.1`, `Host: 127.0.0.1:${port}`, `Authorization: Bearer ${TOKENS.proxy}`, 'Content-Type: application/json', ...extra]
+    .join('\r\n')
+    .concat('\r\n\r\n');
+
+/** `{"name":"x","count":1}` padded with spaces to `size` bytes (valid JSON of any length). */
+const paddedBody = (size: number) => {
+  const json = '{"name":"x","count":1}';
+  return json + ' '.repeat(size - json.length);
+};
+
+describe('request body rate', () => {
+  const database = useTestDatabase();
+  let deps: TestDeps;
+  let server: Listening;
+
+  beforeAll(async () => {
+    deps = createTestDeps(database());
+    const app = createTestApp('internal', deps, fixtureRoutes());
+    server = await serve({ fetch: app.fetch, port: 0, host: '127.0.0.1', log: deps.log, bodyRate: RULE });
+  });
+  afterAll(() => server?.close(100));
+
+  it('closes the connection of a body that trickles below the rate after the grace period', async () => {
+    const conn = await RawConnection.open(server.port);
+    const body = paddedBody(100_000);
+    await conn.write(head(server.port, [`Content-Length: ${body.length}`]));
+    const started = Date.now();
+    let sent = 0;
+    const trickle = setInterval(() => {
+      if (conn.closed) return clearInterval(trickle);
+      conn.socket.write(body.slice(sent, sent + 20));
+      sent += 20;
+    }, 25);
+    try {
+      await conn.whenClosed();
+    } finally {
+      clearInterval(trickle);
+    }
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(RULE.graceMs - 20);
+    expect(elapsed).toBeLessThan(2000);
+    expect(sent).toBeLessThan(body.length);
+    const warning = deps.captured.lines().find((l) => l.msg === 'request body too slow; connection closed');
+    expect(warning).toMatchObject({ level: 'warn', method: 'POST', path: ECHO_PATH });
+  });
+
+  it('closes a chunked body that trickles, too', async () => {
+    const conn = await RawConnection.open(server.port);
+    await conn.write(head(server.port, ['Transfer-Encoding: chunked']));
+    const trickle = setInterval(() => {
+      if (!conn.closed) conn.socket.write('1\r\n \r\n');
+    }, 25);
+    try {
+      await conn.whenClosed();
+    } finally {
+      clearInterval(trickle);
+    }
+    expect(conn.closed).toBe(true);
+  });
+
+  it('closes a connection whose body stalls completely', async () => {
+    const conn = await RawConnection.open(server.port);
+    await conn.write(head(server.port, ['Content-Length: 1000']) + '{"name":');
+    await conn.whenClosed();
+    expect(conn.closed).toBe(true);
+  });
+
+  it('serves a body sent at once', async () => {
+    const conn = await RawConnection.open(server.port);
+    try {
+      const body = paddedBody(200_000);
+      await conn.write(head(server.port, [`Content-Length: ${body.length}`]) + body);
+      const res = await conn.readResponse();
+      expect(res.status).toBe(200);
+      expect(JSON.parse(res.body)).toEqual({ name: 'x', count: 1, caller: 'proxy' });
+    } finally {
+      conn.close();
+    }
+  });
+
+  it('serves a body that takes longer than the grace period at a sufficient rate', async () => {
+    const conn = await RawConnection.open(server.port);
+    try {
+      const body = paddedBody(64 * 1024);
+      await conn.write(head(server.port, [`Content-Length: ${body.length}`]));
+      const started = Date.now();
+      // 4 KiB every 50 ms is 80 KiB/s: five times the minimum, over about 800 ms.
+      for (let sent = 0; sent < body.length; sent += 4096) {
+        await conn.write(body.slice(sent, sent + 4096));
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const res = await conn.readResponse();
+      expect(Date.now() - started).toBeGreaterThan(RULE.graceMs);
+      expect(res.status).toBe(200);
+    } finally {
+      conn.close();
+    }
+  });
+
+  it('leaves a bodiless request on a kept-alive connection alone', async () => {
+    const conn = await RawConnection.open(server.port);
+    try {
+      await conn.write(`GET /api/v1/fixture/items/a1 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n`);
+      expect((await conn.readResponse()).status).toBe(200);
+      await new Promise((r) => setTimeout(r, RULE.graceMs + 100));
+      expect(conn.closed).toBe(false);
+      await conn.write(`GET /api/v1/fixture/items/a2 HTTP/1.1\r\nHost: x\r\n\r\n`);
+      expect((await conn.readResponse()).status).toBe(200);
+    } finally {
+      conn.close();
+    }
+  });
+});

@@ -1,0 +1,145 @@
+import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
+import { z } from '@hono/zod-openapi';
+import { describe, expect, it } from 'vitest';
+import { createRouter, defineRoute } from '../../src/http/route.js';
+import { serve } from '../../src/runtime/serve.js';
+import { TEST_ENV, createTestApp, createTestDeps } from '../helpers/app.js';
+import { useTestDatabase } from '../helpers/database.js';
+import { RawConnection } from '../helpers/raw-http.js';
+import { startTestService } from '../helpers/service.js';
+
+/** A route whose handler waits until the test lets it answer. */
+function slowRoute() {
+  let entered!: () => void;
+  let release!: () => void;
+  const inHandler = new Promise<void>((r) => (entered = r));
+  const released = new Promise<void>((r) => (release = r));
+  const route = defineRoute(
+    { tier: 'public' },
+    {
+      method: 'get',
+      path: '/slow',
+      responses: { 200: { description: 'done', content: { 'application/json': { schema: z.object({ done: z.boolean() }) } } } },
+    },
+  );
+  const router = createRouter().openapi(route, async (c) => {
+    entered();
+    await released;
+    return c.json({ done: true }, 200);
+  });
+  return { router, inHandler, release };
+}
+
+function refused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+}
+
+describe('graceful shutdown', () => {
+  const database = useTestDatabase();
+
+  it('stops accepting, finishes the in-flight request, then closes', async () => {
+    const deps = createTestDeps(database());
+    const slow = slowRoute();
+    const app = createTestApp('internal', deps, slow.router);
+    const server = await serve({ fetch: app.fetch, port: 0, host: '127.0.0.1', log: deps.log });
+    const idle = await RawConnection.open(server.port);
+    const busy = await RawConnection.open(server.port);
+    await busy.write(`GET /slow HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await slow.inHandler;
+
+    let closed = false;
+    const closing = server.close(10_000).then(() => (closed = true));
+    await idle.whenClosed();
+    expect(await refused(server.port)).toBe(true);
+    expect(closed).toBe(false);
+
+    const started = Date.now();
+    slow.release();
+    const res = await busy.readResponse();
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ done: true });
+    expect(res.headers.connection).toBe('close');
+    await closing;
+    expect(Date.now() - started).toBeLessThan(2000);
+    await busy.whenClosed();
+  });
+
+  it('cuts a request that outlives the grace period', async () => {
+    const deps = createTestDeps(database());
+    const slow = slowRoute();
+    const app = createTestApp('internal', deps, slow.router);
+    const server = await serve({ fetch: app.fetch, port: 0, host: '127.0.0.1', log: deps.log });
+    const busy = await RawConnection.open(server.port);
+    await busy.write(`GET /slow HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await slow.inHandler;
+    await server.close(150);
+    await busy.whenClosed();
+    slow.release();
+  });
+
+  it('aborts the shutdown signal for streams and closes the database when the service stops', async () => {
+    const service = await startTestService();
+    expect(service.deps.shutdown.aborted).toBe(false);
+    const stopping = service.stop();
+    expect(service.deps.shutdown.aborted).toBe(true);
+    await stopping;
+    await expect(service.deps.database.ping(500)).rejects.toThrow();
+    expect(await refused(service.internal.port)).toBe(true);
+    expect(await refused(service.external.port)).toBe(true);
+    expect(service.captured.lines().at(-1)?.msg).toBe('stopped');
+    await service.stop();
+  });
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`exits 0 on ${signal} after answering, with a kept-alive connection open`, async () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        env: { PATH: process.env.PATH, ...TEST_ENV, EXTERNAL_PORT: '0', INTERNAL_PORT: '0' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const lines: Array<Record<string, unknown>> = [];
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const listening = new Promise<Record<string, unknown>>((resolve, reject) => {
+        let pending = '';
+        child.stdout.on('data', (d: Buffer) => {
+          pending += d.toString();
+          const parts = pending.split('\n');
+          pending = parts.pop()!;
+          for (const part of parts) {
+            const line = JSON.parse(part) as Record<string, unknown>;
+            lines.push(line);
+            if (line.msg === 'listening') resolve(line);
+          }
+        });
+        void exited.then((code) => reject(new Error(`exited ${code} before listening: ${stderr}`)));
+      });
+      try {
+        const ready = await listening;
+        const port = ready.internal_port as number;
+        const conn = await RawConnection.open(port);
+        await conn.write(`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`);
+        expect((await conn.readResponse()).status).toBe(200);
+        const external = await fetch(`http://127.0.0.1:${ready.external_port as number}/healthz`);
+        expect(external.status).toBe(200);
+
+        child.kill(signal);
+        expect(await exited).toBe(0);
+        await conn.whenClosed();
+        expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['shutting down', 'stopped']));
+        expect(lines.find((l) => l.msg === 'shutting down')?.signal).toBe(signal);
+        expect(stderr).toBe('');
+      } finally {
+        child.kill('SIGKILL');
+      }
+    });
+  }
+});
