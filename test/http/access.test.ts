@@ -38,7 +38,7 @@ describe('cross-site guard and service-token auth', () => {
     });
 
     it('checks before authentication: without any token the answer is still cross_site', async () => {
-      for (const headers of [{ 'Sec-Fetch-Site': 'cross-site' }, { Origin: 'null' }]) {
+      for (const headers of [{ 'Sec-Fetch-Site': 'cross-site' }, { Origin: 'null' }] as Array<Record<string, string>>) {
         const res = await app().request(ECHO_PATH, jsonRequest('POST', 'not even json', headers));
         expect(res.status).toBe(403);
         expect((await errorOf(res)).code).toBe('cross_site');
