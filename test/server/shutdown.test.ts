@@ -1,11 +1,11 @@
-import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { z } from '@hono/zod-openapi';
 import { describe, expect, it } from 'vitest';
 import { createRouter, defineRoute } from '../../src/http/route.js';
 import { serve } from '../../src/runtime/serve.js';
-import { TEST_ENV, createTestApp, createTestDeps } from '../helpers/app.js';
+import { createTestApp, createTestDeps } from '../helpers/app.js';
 import { useTestDatabase } from '../helpers/database.js';
+import { spawnService } from '../helpers/process.js';
 import { RawConnection } from '../helpers/raw-http.js';
 import { startTestService } from '../helpers/service.js';
 
@@ -100,45 +100,23 @@ describe('graceful shutdown', () => {
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`exits 0 on ${signal} after answering, with a kept-alive connection open`, async () => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-        env: { PATH: process.env.PATH, ...TEST_ENV, EXTERNAL_PORT: '0', INTERNAL_PORT: '0' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      const lines: Array<Record<string, unknown>> = [];
-      let stderr = '';
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      const listening = new Promise<Record<string, unknown>>((resolve, reject) => {
-        let pending = '';
-        child.stdout.on('data', (d: Buffer) => {
-          pending += d.toString();
-          const parts = pending.split('\n');
-          pending = parts.pop()!;
-          for (const part of parts) {
-            const line = JSON.parse(part) as Record<string, unknown>;
-            lines.push(line);
-            if (line.msg === 'listening') resolve(line);
-          }
-        });
-        void exited.then((code) => reject(new Error(`exited ${code} before listening: ${stderr}`)));
-      });
+      const service = await spawnService(process.execPath, ['--import', 'tsx', 'src/main.ts']);
       try {
-        const ready = await listening;
-        const port = ready.internal_port as number;
-        const conn = await RawConnection.open(port);
+        const conn = await RawConnection.open(service.internalPort);
         await conn.write(`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`);
         expect((await conn.readResponse()).status).toBe(200);
-        const external = await fetch(`http://127.0.0.1:${ready.external_port as number}/healthz`);
+        const external = await fetch(`http://127.0.0.1:${service.externalPort}/healthz`);
         expect(external.status).toBe(200);
 
-        child.kill(signal);
-        expect(await exited).toBe(0);
+        service.child.kill(signal);
+        expect(await service.exited).toBe(0);
         await conn.whenClosed();
-        expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['shutting down', 'stopped']));
-        expect(lines.find((l) => l.msg === 'shutting down')?.signal).toBe(signal);
-        expect(stderr).toBe('');
+        const messages = service.lines.map((l) => l.msg);
+        expect(messages).toEqual(expect.arrayContaining(['shutting down', 'stopped']));
+        expect(service.lines.find((l) => l.msg === 'shutting down')?.signal).toBe(signal);
+        expect(service.stderr()).toBe('');
       } finally {
-        child.kill('SIGKILL');
+        service.kill();
       }
     });
   }
