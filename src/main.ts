@@ -15,7 +15,11 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config.logLevel);
   const service = await startService(config, log);
+  let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
+    // A second signal (a relaying wrapper, a repeated Ctrl-C) must not kill the drain half-way.
+    if (stopping) return void log.info({ signal }, 'already shutting down');
+    stopping = true;
     log.info({ signal }, 'shutting down');
     service.stop().then(
       () => process.exit(0),
@@ -25,8 +29,8 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
 }
 
 main().catch((err: unknown) => {

@@ -109,6 +109,11 @@ describe('graceful shutdown', () => {
         expect(external.status).toBe(200);
 
         service.child.kill(signal);
+        // A repeated signal during the drain (a relaying wrapper, a second Ctrl-C) must not kill it.
+        while (service.child.exitCode === null && !service.lines.some((l) => l.msg === 'shutting down')) {
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        if (service.child.exitCode === null) service.child.kill(signal);
         expect(await service.exited).toBe(0);
         await conn.whenClosed();
         const messages = service.lines.map((l) => l.msg);

@@ -1,0 +1,43 @@
+# syntax=docker/dockerfile:1
+# Felis control plane: `docker build -t felis .`, then
+# `docker run -p 8080:8080 -p 8081:8081 -e SERVICE_TOKEN_PROXY=… felis`.
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# 1. Compile the TypeScript sources to dist/ with the full (dev) dependency set.
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# 2. Production dependencies only: no compiler, test runner, Bun or bench tools in the image.
+FROM ${NODE_IMAGE} AS prod-deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# 3. The runtime: node on the built output. drizzle/ sits beside dist/ (the migrator looks for it
+# from dist/db upwards) and is applied at start-up.
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    EXTERNAL_PORT=8080 \
+    INTERNAL_PORT=8081 \
+    DATA_DIR=/var/lib/felis
+WORKDIR /app
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY drizzle ./drizzle
+# The embedded database (when DATABASE_URL is unset) lives in DATA_DIR: the one writable place.
+RUN mkdir -p /var/lib/felis && chown 1000:1000 /var/lib/felis
+# Numeric, so that Kubernetes' runAsNonRoot can verify it (the image's `node` user is 1000).
+USER 1000:1000
+EXPOSE 8080 8081
+HEALTHCHECK --interval=30s --timeout=3s --start-period=30s \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.INTERNAL_PORT||8081)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+STOPSIGNAL SIGTERM
+CMD ["node", "dist/main.js"]
