@@ -108,6 +108,31 @@ describe('request body rate', () => {
     }
   });
 
+  it('answers 413 to a chunked body over 1 MiB on a real connection, and 415 to text', async () => {
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent > 1024 * 1024 + 1) return controller.close();
+        controller.enqueue(new Uint8Array(64 * 1024).fill(32));
+        sent += 64 * 1024;
+      },
+    });
+    const res = await fetch(`http://127.0.0.1:${server.port}${ECHO_PATH}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKENS.proxy}`, 'Content-Type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('too_large');
+    const text = await fetch(`http://127.0.0.1:${server.port}${ECHO_PATH}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKENS.proxy}`, 'Content-Type': 'text/plain' },
+      body: '{"name":"x","count":1}',
+    });
+    expect(text.status).toBe(415);
+  });
+
   it('leaves a bodiless request on a kept-alive connection alone', async () => {
     const conn = await RawConnection.open(server.port);
     try {
