@@ -55,3 +55,92 @@ export function guardBodyRate(server: Server, rule: BodyRateRule, log: Logger): 
     socket.once('close', stop);
   });
 }
+
+type FetchHandler = (request: Request, env?: unknown) => Response | Promise<Response>;
+
+function declaresBodyHeaders(headers: Headers): boolean {
+  if (headers.has('transfer-encoding')) return true;
+  const length = headers.get('content-length');
+  return length !== null && length.trim() !== '0';
+}
+
+/**
+ * The same rule where no socket is reachable (Bun.serve): the body is counted as the handler reads
+ * it, and only the time spent waiting on the client is judged, so a handler that has not started
+ * reading never condemns a client. A body too slow ends the exchange with 408 and
+ * `Connection: close`, on which Bun closes the connection.
+ */
+export function fetchWithBodyRate(
+  fetch: FetchHandler,
+  request: Request,
+  env: unknown,
+  rule: BodyRateRule,
+  log: Logger,
+): Response | Promise<Response> {
+  if (!request.body || !declaresBodyHeaders(request.headers)) return fetch(request, env);
+  return fetchCountingBody(fetch, request, request.body, env, rule, log);
+}
+
+async function fetchCountingBody(
+  fetch: FetchHandler,
+  request: Request,
+  requestBody: ReadableStream<Uint8Array>,
+  env: unknown,
+  rule: BodyRateRule,
+  log: Logger,
+): Promise<Response> {
+  const source = requestBody.getReader();
+  let bytes = 0;
+  let waitedMs = 0;
+  let waitingSince: number | undefined;
+  let tooSlow!: () => void;
+  const slow = new Promise<void>((resolve) => (tooSlow = resolve));
+  const check = () => {
+    const waited = waitedMs + (waitingSince === undefined ? 0 : Date.now() - waitingSince);
+    if (waited < rule.graceMs) return;
+    const rate = bytes / (waited / 1000);
+    if (rate >= rule.minBytesPerSecond) return;
+    clearInterval(timer);
+    log.warn(
+      { method: request.method, path: new URL(request.url).pathname, bytes_per_second: Math.round(rate) },
+      'request body too slow; connection closed',
+    );
+    source.cancel().catch(() => {});
+    tooSlow();
+  };
+  const timer = setInterval(check, rule.checkEveryMs);
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      waitingSince = Date.now();
+      try {
+        const { done, value } = await source.read();
+        waitedMs += Date.now() - waitingSince;
+        if (done) {
+          clearInterval(timer);
+          controller.close();
+        } else {
+          bytes += value.byteLength;
+          controller.enqueue(value);
+        }
+      } catch (err) {
+        clearInterval(timer);
+        controller.error(err);
+      } finally {
+        waitingSince = undefined;
+      }
+    },
+    cancel: (reason) => {
+      clearInterval(timer);
+      return source.cancel(reason);
+    },
+  });
+  const counted = new Request(request, { body, duplex: 'half' } as RequestInit);
+  try {
+    return await Promise.race([
+      Promise.resolve(fetch(counted, env)),
+      slow.then(() => new Response(null, { status: 408, headers: { Connection: 'close' } })),
+    ]);
+  } finally {
+    clearInterval(timer);
+  }
+}

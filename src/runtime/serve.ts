@@ -2,7 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Logger } from '../lib/logger.js';
-import { CONTRACT_BODY_RATE, guardBodyRate, type BodyRateRule } from './body-rate.js';
+import { CONTRACT_BODY_RATE, fetchWithBodyRate, guardBodyRate, type BodyRateRule } from './body-rate.js';
 
 export interface Listening {
   port: number;
@@ -86,13 +86,29 @@ function trackConnections(server: Server): { drain(): void } {
 interface BunServer {
   port: number;
   stop(closeActiveConnections?: boolean): Promise<void>;
+  requestIP(request: Request): { address: string; family: string; port: number } | null;
+  timeout(request: Request, seconds: number): void;
 }
 declare const Bun: { serve(options: Record<string, unknown>): BunServer };
 
+/**
+ * The env a handler sees under Bun, bound to the request Bun received: middleware may replace
+ * `c.req.raw` (the body-rate counter, a chunked body read by bodyLimit), and Bun knows only the original.
+ */
+function bunRequestEnv(server: BunServer, request: Request) {
+  return {
+    server,
+    requestIP: () => server.requestIP(request),
+    timeout: (_request: Request, seconds: number) => server.timeout(request, seconds),
+  };
+}
+
 async function serveBun(options: ServeOptions): Promise<Listening> {
-  // Bun has no per-request socket counters; its idleTimeout closes a connection that sends nothing.
+  const rule = options.bodyRate ?? CONTRACT_BODY_RATE;
+  // idleTimeout also closes a connection that sends nothing at all.
   const server = Bun.serve({
-    fetch: (request: Request, bunServer: unknown) => options.fetch(request, bunServer),
+    fetch: (request: Request, bunServer: BunServer) =>
+      fetchWithBodyRate(options.fetch, request, bunRequestEnv(bunServer, request), rule, options.log),
     port: options.port,
     hostname: options.host,
     idleTimeout: 30,
