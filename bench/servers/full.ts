@@ -48,3 +48,4 @@ apps.internal.route('/', createRouter().openapi(benchOnly, (c) => c.json({ calle
 const internal = await serve({ fetch: apps.internal.fetch, port: 0, host: '127.0.0.1', log });
 const external = await serve({ fetch: apps.external.fetch, port: 0, host: '127.0.0.1', log });
 announce({ port: internal.port, external_port: external.port });
+process.once('SIGTERM', () => process.exit(0));

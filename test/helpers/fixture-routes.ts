@@ -3,8 +3,8 @@ import { createRouter, defineRoute } from '../../src/http/route.js';
 
 /**
  * Test-only routes that exercise the shared middleware stack before any feature route exists:
- * a service route with a strict JSON body, a public route that fails unexpectedly, and a path
- * served under two methods.
+ * a service route with a strict JSON body, a public route that fails unexpectedly, a path served
+ * under two methods, and an app-tier route (refused while no session authenticator is wired).
  */
 export const ECHO_PATH = '/api/v1/fixture/echo';
 export const BOOM_PATH = '/api/v1/fixture/boom';
@@ -63,6 +63,15 @@ const putItem = defineRoute(
   },
 );
 
+const me = defineRoute(
+  { tier: 'app' },
+  {
+    method: 'get',
+    path: '/api/v1/fixture/me',
+    responses: { 200: { description: 'the session user', content: { 'application/json': { schema: z.object({ user_id: z.string() }) } } } },
+  },
+);
+
 export function fixtureRoutes() {
   return createRouter()
     .openapi(echo, (c) => c.json({ ...c.req.valid('json'), caller: c.var.caller ?? '' }, 200))
@@ -70,7 +79,8 @@ export function fixtureRoutes() {
       throw new Error(BOOM_DETAIL);
     })
     .openapi(getItem, (c) => c.json({ id: c.req.valid('param').id }, 200))
-    .openapi(putItem, (c) => c.json({ id: c.req.valid('param').id }, 200));
+    .openapi(putItem, (c) => c.json({ id: c.req.valid('param').id }, 200))
+    .openapi(me, (c) => c.json({ user_id: c.var.session?.userId ?? '' }, 200));
 }
 
 /** The fixture's route table in the tier-matrix form. */
@@ -79,4 +89,5 @@ export const FIXTURE_ROUTES = [
   { method: 'GET', path: '/api/v1/fixture/boom', access: { tier: 'public' } },
   { method: 'GET', path: '/api/v1/fixture/items/a1', access: { tier: 'public' } },
   { method: 'PUT', path: '/api/v1/fixture/items/a1', access: { tier: 'service', callers: ['limbo', 'ops'] } },
+  { method: 'GET', path: '/api/v1/fixture/me', access: { tier: 'app' } },
 ] as const;

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { CALLERS } from '../../src/config.js';
 import { identifyCaller } from '../../src/http/service-auth.js';
 import * as secrets from '../../src/lib/secrets.js';
-import { TOKENS, bearer, createTestApp, createTestDeps, errorOf, jsonRequest } from '../helpers/app.js';
+import { TOKENS, bearer, createTestApp, createTestApps, createTestDeps, errorOf, jsonRequest } from '../helpers/app.js';
 import { useTestDatabase } from '../helpers/database.js';
 import { ECHO_PATH, FIXTURE_ROUTES, fixtureRoutes } from '../helpers/fixture-routes.js';
 import { expectTierMatrix } from '../helpers/tier-matrix.js';
@@ -126,6 +126,13 @@ describe('cross-site guard and service-token auth', () => {
 
     it('passes the shared tier matrix for the fixture routes', async () => {
       await expectTierMatrix(app(), FIXTURE_ROUTES);
+    });
+
+    it('passes the tier matrix for the probes of both real faces', async () => {
+      const { internal, external } = createTestApps(createTestDeps(database()));
+      const probes = ['/healthz', '/readyz', '/metrics', '/openapi/internal.json', '/openapi/external.json'];
+      await expectTierMatrix(internal, probes.map((path) => ({ method: 'GET', path, access: { tier: 'public' } }) as const));
+      await expectTierMatrix(external, [{ method: 'GET', path: '/healthz', access: { tier: 'public' } }]);
     });
 
     it('has a tier matrix that fails a route whose declared callers are not enforced', async () => {
