@@ -30,9 +30,13 @@ export function guardBodyRate(server: Server, rule: BodyRateRule, log: Logger): 
     const started = Date.now();
     const bytesAtStart = socket.bytesRead;
     let interval: NodeJS.Timeout | undefined;
+    // Detached when the body ends: a kept-alive connection carries many requests, and a listener
+    // left per request on its socket would pile up for the connection's lifetime.
     const stop = () => {
       clearTimeout(grace);
       clearInterval(interval);
+      req.off('end', stop);
+      socket.off('close', stop);
     };
     const check = () => {
       if (req.complete || socket.destroyed) return stop();

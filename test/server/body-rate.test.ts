@@ -133,6 +133,25 @@ describe('request body rate', () => {
     expect(text.status).toBe(415);
   });
 
+  it('keeps no listener per request on a kept-alive connection (many bodies, one connection)', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    const conn = await RawConnection.open(server.port);
+    try {
+      const body = paddedBody(100);
+      for (let i = 0; i < 15; i++) {
+        await conn.write(head(server.port, [`Content-Length: ${body.length}`]) + body);
+        expect((await conn.readResponse()).status).toBe(200);
+      }
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      conn.close();
+    }
+  });
+
   it('leaves a bodiless request on a kept-alive connection alone', async () => {
     const conn = await RawConnection.open(server.port);
     try {
