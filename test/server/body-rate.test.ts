@@ -92,12 +92,12 @@ describe('request body rate', () => {
   it('serves a body that takes longer than the grace period at a sufficient rate', async () => {
     const conn = await RawConnection.open(server.port);
     try {
-      const body = paddedBody(64 * 1024);
+      const body = paddedBody(96 * 1024);
       await conn.write(head(server.port, [`Content-Length: ${body.length}`]));
       const started = Date.now();
-      // 4 KiB every 50 ms is 80 KiB/s: five times the minimum, over about 800 ms.
-      for (let sent = 0; sent < body.length; sent += 4096) {
-        await conn.write(body.slice(sent, sent + 4096));
+      // 8 KiB every 50 ms is 160 KiB/s, ten times the minimum (room for a loaded machine), for ~600 ms.
+      for (let sent = 0; sent < body.length; sent += 8192) {
+        await conn.write(body.slice(sent, sent + 8192));
         await new Promise((r) => setTimeout(r, 50));
       }
       const res = await conn.readResponse();

@@ -60,10 +60,10 @@ describe('request bodies under Bun', () => {
       expect(first.status).toBe(200);
       expect(JSON.parse(first.body)).toEqual({ name: 'x', count: 1, caller: 'proxy' });
 
-      const steady = paddedBody(64 * 1024);
+      const steady = paddedBody(96 * 1024);
       await conn.write(head(server.internalPort, [`Content-Length: ${steady.length}`]));
-      for (let sent = 0; sent < steady.length; sent += 4096) {
-        await conn.write(steady.slice(sent, sent + 4096));
+      for (let sent = 0; sent < steady.length; sent += 8192) {
+        await conn.write(steady.slice(sent, sent + 8192));
         await new Promise((r) => setTimeout(r, 50));
       }
       expect((await conn.readResponse()).status).toBe(200);
