@@ -185,7 +185,7 @@ describe('loadConfig', () => {
   it('stops the process with a message naming the variable', async () => {
     const failure = await run(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env: { PATH: process.env.PATH, INTERNAL_PORT: 'eighty', DATABASE_URL: 'memory:' },
-      timeout: 15_000,
+      timeout: 50_000,
     }).then(
       () => undefined,
       (err: { code: number; stderr: string }) => err,
@@ -194,5 +194,5 @@ describe('loadConfig', () => {
     expect(failure!.code).not.toBe(0);
     expect(failure!.stderr).toContain('INTERNAL_PORT');
     expect(failure!.stderr).toContain('port number');
-  });
+  }, 60_000);
 });

@@ -64,5 +64,5 @@ describe('the built output (what the image runs)', () => {
     } finally {
       service.kill();
     }
-  });
+  }, 90_000);
 });

@@ -96,7 +96,7 @@ describe('graceful shutdown', () => {
     expect(await refused(service.external.port)).toBe(true);
     expect(service.captured.lines().at(-1)?.msg).toBe('stopped');
     await service.stop();
-  });
+  }, 60_000);
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`exits 0 on ${signal} after answering, with a kept-alive connection open`, async () => {
@@ -123,6 +123,6 @@ describe('graceful shutdown', () => {
       } finally {
         service.kill();
       }
-    });
+    }, 90_000); // a cold start (tsx, an embedded database) takes 3 s here and over 15 s on a loaded machine
   }
 });
