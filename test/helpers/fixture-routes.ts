@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { clientIp } from '../../src/http/client-ip.js';
 import { createRouter, defineRoute } from '../../src/http/route.js';
 
 /**
@@ -72,6 +73,16 @@ const me = defineRoute(
   },
 );
 
+const ip = defineRoute(
+  { tier: 'public' },
+  {
+    method: 'post',
+    path: '/api/v1/fixture/ip',
+    request: { body: { content: { 'application/json': { schema: z.strictObject({ note: z.string().optional() }) } } } },
+    responses: { 200: { description: 'the client address', content: { 'application/json': { schema: z.object({ ip: z.string() }) } } } },
+  },
+);
+
 export function fixtureRoutes() {
   return createRouter()
     .openapi(echo, (c) => c.json({ ...c.req.valid('json'), caller: c.var.caller ?? '' }, 200))
@@ -80,7 +91,8 @@ export function fixtureRoutes() {
     })
     .openapi(getItem, (c) => c.json({ id: c.req.valid('param').id }, 200))
     .openapi(putItem, (c) => c.json({ id: c.req.valid('param').id }, 200))
-    .openapi(me, (c) => c.json({ user_id: c.var.session?.userId ?? '' }, 200));
+    .openapi(me, (c) => c.json({ user_id: c.var.session?.userId ?? '' }, 200))
+    .openapi(ip, (c) => c.json({ ip: clientIp(c) }, 200));
 }
 
 /** The fixture's route table in the tier-matrix form. */
@@ -90,4 +102,5 @@ export const FIXTURE_ROUTES = [
   { method: 'GET', path: '/api/v1/fixture/items/a1', access: { tier: 'public' } },
   { method: 'PUT', path: '/api/v1/fixture/items/a1', access: { tier: 'service', callers: ['limbo', 'ops'] } },
   { method: 'GET', path: '/api/v1/fixture/me', access: { tier: 'app' } },
+  { method: 'POST', path: '/api/v1/fixture/ip', access: { tier: 'public' } },
 ] as const;

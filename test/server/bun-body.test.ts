@@ -72,6 +72,19 @@ describe('request bodies under Bun', () => {
     }
   });
 
+  it('knows the TCP peer of a request whose body it counted, chunked or not', async () => {
+    const url = `http://127.0.0.1:${server.internalPort}/api/v1/fixture/ip`;
+    const sized = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"note":"x"}' });
+    expect(await sized.json()).toEqual({ ip: '127.0.0.1' });
+    const chunked = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: new Blob(['{"note":"y"}']).stream(),
+      duplex: 'half',
+    } as RequestInit);
+    expect(await chunked.json()).toEqual({ ip: '127.0.0.1' });
+  });
+
   it('answers 413 to a chunked body over 1 MiB, 415 to text and 400 to unknown fields', async () => {
     const base = `http://127.0.0.1:${server.internalPort}${ECHO_PATH}`;
     const auth = { Authorization: `Bearer ${TOKENS.proxy}` };

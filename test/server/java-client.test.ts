@@ -77,6 +77,10 @@ describe("the proxy's Java client on the internal face", () => {
       expect(post.statusLine).toBe('HTTP/1.1 200 OK');
       expect(JSON.parse(post.body)).toEqual({ name: 'lobby', count: 2, caller: 'proxy' });
 
+      await conn.write(javaClientRequest({ method: 'POST', path: '/api/v1/fixture/ip', port, token: TOKENS.proxy, body: '{}' }));
+      const ip = await conn.readResponse();
+      expect(JSON.parse(ip.body)).toEqual({ ip: '127.0.0.1' });
+
       await conn.write(javaClientRequest({ method: 'POST', path: '/api/v1/fixture/echo', port, token: TOKENS.limbo, body }));
       const wrong = await conn.readResponse();
       expect(wrong.status).toBe(403);
