@@ -1,4 +1,5 @@
 import type { ClusterAdapter } from './adapters/cluster/types.js';
+import type { MailAdapter } from './adapters/mail/types.js';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
 import type { Metrics } from './http/metrics.js';
@@ -19,6 +20,8 @@ export interface Deps {
   database: DatabaseHandle;
   cluster: ClusterAdapter;
   metrics: Metrics;
+  /** Outbound mail; undefined when no relay is configured (the e-mail doors answer mail_unavailable). */
+  mail?: MailAdapter;
   /** Provided by the accounts feature; without it the app and admin tiers refuse everyone. */
   sessions?: SessionAuthenticator;
   /** Aborted when the process begins to shut down: long-lived streams end on it. */

@@ -1,5 +1,6 @@
 import { createApps } from './app/index.js';
 import { SimulatedCluster } from './adapters/cluster/simulated.js';
+import { createMail } from './adapters/mail/index.js';
 import type { ClusterAdapter } from './adapters/cluster/types.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/client.js';
@@ -31,6 +32,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
   const shutdown = new AbortController();
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
   const cluster = createCluster(config);
+  const mail = createMail(config, log);
   const deps: Deps = {
     config,
     log,
@@ -39,6 +41,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     database,
     cluster,
     metrics: createMetrics(),
+    mail,
     sessions: createSessionAuthenticator(),
     shutdown: shutdown.signal,
   };
@@ -59,6 +62,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
         shutdown.abort();
         await Promise.all([internal.close(), external.close()]);
         await cluster.close();
+        await mail?.close();
         await database.close();
         log.info('stopped');
       })()),

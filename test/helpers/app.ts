@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { SimulatedCluster } from '../../src/adapters/cluster/simulated.js';
+import { createMail } from '../../src/adapters/mail/index.js';
 import { createApp } from '../../src/app/create-app.js';
 import { createApps } from '../../src/app/index.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -49,6 +50,7 @@ export function createTestDeps(
     database,
     cluster: new SimulatedCluster(),
     metrics: createMetrics({ defaultMetrics: false }),
+    mail: createMail(config, captured.log),
     sessions: createSessionAuthenticator(),
     shutdown: new AbortController().signal,
     ...options.overrides,
