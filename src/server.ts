@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import type { Deps } from './deps.js';
 import { createSessionAuthenticator } from './features/accounts/authenticator.js';
+import { setupOnStart } from './features/auth/setup-token.js';
 import { createMetrics } from './http/metrics.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
@@ -45,6 +46,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     sessions: createSessionAuthenticator(),
     shutdown: shutdown.signal,
   };
+  await setupOnStart(deps);
   const apps = createApps(deps);
   const internal = await serve({ fetch: apps.internal.fetch, port: config.internalPort, host: config.host, log });
   const external = await serve({ fetch: apps.external.fetch, port: config.externalPort, host: config.host, log });

@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, lte, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, lte, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import type { Queryable } from '../../db/client.js';
@@ -140,4 +140,23 @@ export async function touchSession(db: Queryable, tokenHash: string, now: Date):
     )
     .returning({ expiresAt: sessions.expiresAt });
   return rows[0]?.expiresAt;
+}
+
+/**
+ * A user's live sessions, newest first: not revoked, not expired, and for staff not idle past
+ * the limit (such a session no longer authenticates, so it leaves the list).
+ */
+export async function listLiveSessions(db: Queryable, userId: string, staff: boolean, now: Date) {
+  return db
+    .select()
+    .from(sessions)
+    .where(
+      and(
+        eq(sessions.userId, userId),
+        isNull(sessions.revokedAt),
+        gt(sessions.expiresAt, now),
+        staff ? gt(sessions.lastSeenAt, new Date(now.getTime() - STAFF_IDLE_MS)) : undefined,
+      ),
+    )
+    .orderBy(desc(sessions.createdAt), desc(sessions.tokenHash));
 }
