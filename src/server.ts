@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import type { Deps } from './deps.js';
 import { createSessionAuthenticator } from './features/accounts/authenticator.js';
+import { startAccountHousekeeping } from './features/accounts/housekeeping.js';
 import { setupOnStart } from './features/auth/setup-token.js';
 import { createMetrics } from './http/metrics.js';
 import { systemClock } from './lib/clock.js';
@@ -47,6 +48,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     shutdown: shutdown.signal,
   };
   await setupOnStart(deps);
+  const stopHousekeeping = startAccountHousekeeping(deps);
   const apps = createApps(deps);
   const internal = await serve({ fetch: apps.internal.fetch, port: config.internalPort, host: config.host, log });
   const external = await serve({ fetch: apps.external.fetch, port: config.externalPort, host: config.host, log });
@@ -62,6 +64,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     stop: () =>
       (stopping ??= (async () => {
         shutdown.abort();
+        stopHousekeeping();
         await Promise.all([internal.close(), external.close()]);
         await cluster.close();
         await mail?.close();
