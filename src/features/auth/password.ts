@@ -4,9 +4,8 @@ import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOpti
  * Password hashes with node:crypto scrypt at OWASP's parameters (N=2^17, r=8, p=1), stored as
  * `scrypt$N$r$p$salt$hash` (base64) so that the parameters can be raised without a migration.
  */
-const N = 2 ** 17;
-const R = 8;
-const P = 1;
+export const SCRYPT_PARAMS = { N: 2 ** 17, r: 8, p: 1 } as const;
+const { N, r: R, p: P } = SCRYPT_PARAMS;
 const KEY_LENGTH = 32;
 const SALT_LENGTH = 16;
 /** scrypt needs 128·N·r bytes; node refuses above maxmem, whose default (32 MiB) is too small. */
@@ -27,9 +26,13 @@ export async function hashPassword(password: string): Promise<string> {
   return `scrypt$${N}$${R}$${P}$${salt.toString('base64')}$${key.toString('base64')}`;
 }
 
-/** A hash of nothing anyone knows, checked for unknown users so that they take as long. */
-let dummy: Promise<string> | undefined;
-export const dummyPasswordHash = (): Promise<string> => (dummy ??= hashPassword(randomBytes(32).toString('base64')));
+/**
+ * A hash at the same parameters of a random password that was thrown away, checked for unknown
+ * users so that they take as long as known ones (a constant, so the first such login is not slower).
+ * Regenerate it when N, r or p change (a test checks that they match).
+ */
+export const DUMMY_PASSWORD_HASH =
+  'scrypt$131072$8$1$gsSsyX/WxiEuZPil/bbwzQ==$IbKKkYtty3KXyrZ95+tgXMOhvH8gN1TnnFyONhK0Q48=';
 
 /** Whether `password` matches `stored`; a malformed stored value never matches. */
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {

@@ -14,7 +14,7 @@ import { clearSessionCookie, revokeSession, revokeUserSessions, SESSION_COOKIE, 
 import { findLiveUserByEmail, findUserById, uniqueViolation } from '../accounts/users-service.js';
 import { signInRole } from '../accounts/views.js';
 import { refusePlayerOnConsole, requireLocalAuth } from './guards.js';
-import { dummyPasswordHash, hashPassword, passwordBytes, PASSWORD_MAX_BYTES, PASSWORD_MIN_BYTES, verifyPassword } from './password.js';
+import { DUMMY_PASSWORD_HASH, hashPassword, passwordBytes, PASSWORD_MAX_BYTES, PASSWORD_MIN_BYTES, verifyPassword } from './password.js';
 import { doorLimit } from './rate-limit.js';
 import { ownerExists, spendSetupToken } from './setup-token.js';
 
@@ -207,7 +207,7 @@ export function authRoutes() {
         .where(and(sql`lower(${users.username}) = ${username.toLowerCase()}`, isNull(users.deletedAt)))
         .limit(1);
       // Unknown users and users without a password are checked against a dummy hash: same time.
-      const matches = await verifyPassword(password, user?.passwordHash ?? (await dummyPasswordHash()));
+      const matches = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
       if (!user || !user.passwordHash || !matches) throw new ApiError('invalid_credentials', 'Wrong username or password.');
       if (user.disabled) throw new ApiError('account_disabled', 'This account is disabled.');
       refusePlayerOnConsole(c, user.role);
@@ -234,7 +234,7 @@ export function authRoutes() {
         throw new ApiError('bad_request', 'The new password must differ from the current one.');
       }
       const user = await findUserById(deps.database.db, session.userId);
-      const matches = await verifyPassword(body.current_password, user?.passwordHash ?? (await dummyPasswordHash()));
+      const matches = await verifyPassword(body.current_password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
       if (!user?.passwordHash || !matches) throw new ApiError('invalid_credentials', 'The current password is wrong.');
       const hash = await hashPassword(body.new_password);
       const now = deps.clock.now();
