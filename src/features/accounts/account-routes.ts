@@ -1,22 +1,18 @@
 import { z } from '@hono/zod-openapi';
+import { eq } from 'drizzle-orm';
+import { users } from '../../db/schema/accounts.js';
 import { ApiError } from '../../http/errors.js';
 import { createRouter, defineRoute } from '../../http/route.js';
 import { isStaffRole } from './authenticator.js';
 import { writeAudit } from './audit.js';
-import { emailDoorLocked, checkCode, dropCode, issueCode, resendCooldown } from './email-codes.js';
+import { checkCode, dropCode, emailDoorLocked, issueCode, resendCooldown } from './email-codes.js';
 import { mailCode, requireMail } from './mail-codes.js';
 import { EmailSchema, MeSchema, RevokedSchema, SessionListSchema, TokenHashParam } from './schema.js';
 import { listLiveSessions, revokeSession } from './session-service.js';
 import { findLiveUserByEmail, findUserById, uniqueViolation } from './users-service.js';
-import { users } from '../../db/schema/accounts.js';
-import { eq } from 'drizzle-orm';
 import { toSessionView, signInRole } from './views.js';
+import { errorAnswer, json, jsonBody } from './route-helpers.js';
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  description,
-  content: { 'application/json': { schema } },
-});
-const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { content: { 'application/json': { schema } } } });
 
 const me = defineRoute(
   { tier: 'app', setupAllowed: true },
@@ -40,7 +36,7 @@ const revokeOwn = defineRoute(
     path: '/api/v1/account/sessions/{token_hash}',
     summary: 'Revoke one of my sessions',
     request: { params: TokenHashParam },
-    responses: { 200: json(RevokedSchema, 'revoked'), 404: json(z.any(), 'no such live session of mine') },
+    responses: { 200: json(RevokedSchema, 'revoked'), 404: errorAnswer('no such live session of mine') },
   },
 );
 
@@ -53,10 +49,10 @@ const emailStart = defineRoute(
     request: jsonBody(z.strictObject({ email: EmailSchema })),
     responses: {
       202: json(z.object({ sent: z.literal(true), expires_at: z.iso.datetime({ offset: true }) }), 'code sent'),
-      409: json(z.any(), 'the address belongs to another account'),
-      429: json(z.any(), 'otp_resend_cooldown, or too_many_attempts when the e-mail door is locked'),
-      502: json(z.any(), 'mail_undeliverable'),
-      503: json(z.any(), 'mail_unavailable'),
+      409: errorAnswer('the address belongs to another account'),
+      429: errorAnswer('otp_resend_cooldown, or too_many_attempts when the e-mail door is locked'),
+      502: errorAnswer('mail_undeliverable'),
+      503: errorAnswer('mail_unavailable'),
     },
   },
 );
@@ -70,8 +66,8 @@ const emailVerify = defineRoute(
     request: jsonBody(z.strictObject({ code: z.string().min(1).max(64) })),
     responses: {
       200: json(z.object({ verified: z.literal(true), email: z.string() }), 'verified'),
-      409: json(z.any(), 'the address was taken by another account meanwhile'),
-      429: json(z.any(), 'too_many_attempts: code locked'),
+      409: errorAnswer('the address was taken by another account meanwhile'),
+      429: errorAnswer('too_many_attempts: code locked'),
     },
   },
 );

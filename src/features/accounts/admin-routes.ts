@@ -22,13 +22,8 @@ import {
 import { listLiveSessions, revokeSession, revokeUserSessions } from './session-service.js';
 import { findUserById, uniqueViolation } from './users-service.js';
 import { toSessionView, toUserView } from './views.js';
+import { errorAnswer, json, jsonBody } from './route-helpers.js';
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  description,
-  content: { 'application/json': { schema } },
-});
-const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { content: { 'application/json': { schema } } } });
-const anyError = (description: string) => json(z.any(), description);
 const admin = { tier: 'admin' } as const;
 
 const listUsers = defineRoute(admin, {
@@ -45,8 +40,8 @@ const createUserRoute = defineRoute(admin, {
   request: jsonBody(z.strictObject({ username: UsernameSchema, email: EmailSchema.optional(), role: RoleSchema })),
   responses: {
     201: json(UserViewSchema, 'created'),
-    403: anyError('forbidden: only an owner creates staff'),
-    409: anyError('conflict: username or e-mail taken'),
+    403: errorAnswer('forbidden: only an owner creates staff'),
+    409: errorAnswer('conflict: username or e-mail taken'),
   },
 });
 
@@ -55,7 +50,7 @@ const getUser = defineRoute(admin, {
   path: '/api/v1/users/{id}',
   summary: 'One account, deleted ones included',
   request: { params: UserIdParam },
-  responses: { 200: json(UserDetailSchema, 'user'), 404: anyError('no such user') },
+  responses: { 200: json(UserDetailSchema, 'user'), 404: errorAnswer('no such user') },
 });
 
 const patchUser = defineRoute(admin, {
@@ -72,9 +67,9 @@ const patchUser = defineRoute(admin, {
   },
   responses: {
     200: json(UserViewSchema, 'changed'),
-    403: anyError('forbidden: only an owner manages staff'),
-    404: anyError('no such user'),
-    409: anyError('protected_admin: the last owner'),
+    403: errorAnswer('forbidden: only an owner manages staff'),
+    404: errorAnswer('no such user'),
+    409: errorAnswer('protected_admin: the last owner'),
   },
 });
 
@@ -85,9 +80,9 @@ const deleteUser = defineRoute(admin, {
   request: { params: UserIdParam },
   responses: {
     200: json(UserDetailSchema, 'deleted'),
-    403: anyError('forbidden: only an owner manages staff'),
-    404: anyError('no such user'),
-    409: anyError('protected_admin: the last owner'),
+    403: errorAnswer('forbidden: only an owner manages staff'),
+    404: errorAnswer('no such user'),
+    409: errorAnswer('protected_admin: the last owner'),
   },
 });
 
@@ -96,7 +91,7 @@ const getQuotaRoute = defineRoute(admin, {
   path: '/api/v1/users/{id}/quota',
   summary: "A user's quota (null: unlimited)",
   request: { params: UserIdParam },
-  responses: { 200: json(QuotaViewSchema, 'quota'), 404: anyError('no such user') },
+  responses: { 200: json(QuotaViewSchema, 'quota'), 404: errorAnswer('no such user') },
 });
 
 const Limit = z.number().int().min(0).max(2_147_483_647).nullable().optional();
@@ -116,7 +111,7 @@ const putQuota = defineRoute(admin, {
       }),
     ),
   },
-  responses: { 200: json(QuotaViewSchema, 'stored quota'), 404: anyError('no such user') },
+  responses: { 200: json(QuotaViewSchema, 'stored quota'), 404: errorAnswer('no such user') },
 });
 
 const listUserSessions = defineRoute(admin, {
@@ -124,7 +119,7 @@ const listUserSessions = defineRoute(admin, {
   path: '/api/v1/users/{id}/sessions',
   summary: "A user's live sessions, newest first",
   request: { params: UserIdParam },
-  responses: { 200: json(SessionListSchema, 'sessions'), 404: anyError('no such user') },
+  responses: { 200: json(SessionListSchema, 'sessions'), 404: errorAnswer('no such user') },
 });
 
 const revokeUserSession = defineRoute(admin, {
@@ -132,7 +127,7 @@ const revokeUserSession = defineRoute(admin, {
   path: '/api/v1/users/{id}/sessions/{token_hash}',
   summary: "Revoke one of a user's sessions",
   request: { params: UserIdParam.extend(TokenHashParam.shape) },
-  responses: { 200: json(RevokedSchema, 'revoked'), 404: anyError('no such live session of this user') },
+  responses: { 200: json(RevokedSchema, 'revoked'), 404: errorAnswer('no such live session of this user') },
 });
 
 /** Staff tools: users, quotas, sessions. External face, admin tier. */

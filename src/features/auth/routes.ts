@@ -17,14 +17,9 @@ import { refusePlayerOnConsole, requireLocalAuth } from './guards.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, passwordBytes, PASSWORD_MAX_BYTES, PASSWORD_MIN_BYTES, verifyPassword } from './password.js';
 import { doorLimit } from './rate-limit.js';
 import { ownerExists, spendSetupToken } from './setup-token.js';
+import { errorAnswer, json, jsonBody } from '../accounts/route-helpers.js';
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  description,
-  content: { 'application/json': { schema } },
-});
-const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { content: { 'application/json': { schema } } } });
-const anyError = (description: string) => json(z.any(), description);
-const limited = { 429: anyError('rate_limited, with Retry-After') };
+const limited = { 429: errorAnswer('rate_limited, with Retry-After') };
 const SignedInSchema = z.object({ user_id: z.uuid(), role: SignInRoleSchema });
 const DateTime = z.iso.datetime({ offset: true });
 
@@ -38,7 +33,7 @@ const options = defineRoute(
     request: jsonBody(z.strictObject({ email: EmailSchema })),
     responses: {
       200: json(z.object({ methods: z.array(z.enum(['passkey', 'email_otp'])) }), 'methods'),
-      403: anyError('local_auth_disabled'),
+      403: errorAnswer('local_auth_disabled'),
       ...limited,
     },
   },
@@ -54,9 +49,9 @@ const emailStart = defineRoute(
     request: jsonBody(z.strictObject({ email: EmailSchema })),
     responses: {
       202: json(z.object({ sent: z.literal(true), expires_at: DateTime }), 'accepted'),
-      403: anyError('local_auth_disabled'),
-      502: anyError('mail_undeliverable'),
-      503: anyError('mail_unavailable'),
+      403: errorAnswer('local_auth_disabled'),
+      502: errorAnswer('mail_undeliverable'),
+      503: errorAnswer('mail_unavailable'),
       ...limited,
     },
   },
@@ -72,7 +67,7 @@ const emailVerify = defineRoute(
     request: jsonBody(z.strictObject({ email: EmailSchema, code: z.string().min(1).max(64) })),
     responses: {
       200: json(SignedInSchema, 'signed in; session cookie set'),
-      403: anyError('staff_account, local_auth_disabled, or forbidden (player on the console host)'),
+      403: errorAnswer('staff_account, local_auth_disabled, or forbidden (player on the console host)'),
       ...limited,
     },
   },
@@ -88,8 +83,8 @@ const login = defineRoute(
     request: jsonBody(z.strictObject({ username: z.string().min(1).max(254), password: z.string().min(1).max(1024) })),
     responses: {
       200: json(SignedInSchema.extend({ must_change_password: z.boolean() }), 'signed in; session cookie set'),
-      401: anyError('invalid_credentials, the same for every failure'),
-      403: anyError('account_disabled, local_auth_disabled, or forbidden (player on the console host)'),
+      401: errorAnswer('invalid_credentials, the same for every failure'),
+      403: errorAnswer('account_disabled, local_auth_disabled, or forbidden (player on the console host)'),
       ...limited,
     },
   },
@@ -114,7 +109,7 @@ const changePassword = defineRoute(
     request: jsonBody(z.strictObject({ current_password: z.string().min(1).max(1024), new_password: z.string().min(1).max(1024) })),
     responses: {
       200: json(z.object({ ok: z.literal(true) }), 'changed'),
-      401: anyError('invalid_credentials: the current password is wrong'),
+      401: errorAnswer('invalid_credentials: the current password is wrong'),
     },
   },
 );
@@ -129,7 +124,7 @@ const setupClaim = defineRoute(
     request: jsonBody(z.strictObject({ token: z.string().min(1).max(256), username: UsernameSchema, email: EmailSchema.optional() })),
     responses: {
       201: json(z.object({ user_id: z.uuid(), role: z.literal('owner') }), 'owner created; session cookie set'),
-      409: anyError('already_claimed, or conflict (username or e-mail taken)'),
+      409: errorAnswer('already_claimed, or conflict (username or e-mail taken)'),
       ...limited,
     },
   },
