@@ -79,6 +79,7 @@ describe('session authenticator', () => {
     deps.clock.advance(30 * 24 * 3600 * 1000 + 1000);
     const res = await app.request('/t/app', { headers: s.headers });
     expect(res.status).toBe(401);
+    expect(res.headers.get('set-cookie')).toMatch(/^svc_session=; Max-Age=0; Path=\/; HttpOnly; Secure; SameSite=Lax/);
     expect((await errorOf(res)).code).toBe('unauthorized');
   });
 

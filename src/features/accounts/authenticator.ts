@@ -7,7 +7,7 @@ import { ApiError } from '../../http/errors.js';
 import type { SessionAuthenticator, SessionContext, TierRequirement } from '../../http/session.js';
 import { sha256Hex } from '../../lib/secrets.js';
 import { isConsoleHost, requestHost } from './hosts.js';
-import { SESSION_COOKIE, SESSION_TTL_MS, setSessionCookie, STAFF_IDLE_MS, touchSession } from './session-service.js';
+import { clearSessionCookie, SESSION_COOKIE, SESSION_TTL_MS, setSessionCookie, STAFF_IDLE_MS, touchSession } from './session-service.js';
 
 /** A session token is 32 random bytes in base64url; anything far longer is not ours. */
 const MAX_TOKEN_LENGTH = 128;
@@ -60,6 +60,8 @@ export function createSessionAuthenticator(): SessionAuthenticator {
         row.deletedAt !== null ||
         isIdleStaffSession(row.role, row.lastSeenAt, now)
       ) {
+        // A dead cookie is dropped so that the browser stops presenting it.
+        clearSessionCookie(c);
         throw unauthorized();
       }
       const onConsole = isConsoleHost(deps.config, host);
