@@ -1,16 +1,26 @@
 import { randomUUID } from 'node:crypto';
-import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { createTestApps, createTestDeps, errorOf, jsonRequest, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { startSmtp, type TestSmtp } from '../../../test/helpers/smtp.js';
 import { sessions, users } from '../../db/schema/accounts.js';
+import { openPostgres, type DatabaseHandle } from '../../db/client.js';
+import { withDatabase } from '../../../test/global-setup.js';
 import { hashPassword } from './password.js';
 
 const PANEL = { Host: 'panel.felis.test' };
 const CONSOLE = { Host: 'console.felis.test' };
 const PASSWORD = 'correct horse battery';
+
+/** A second, independent connection pool to the same PostgreSQL database (undefined on PGlite). */
+async function secondHandle(handle: DatabaseHandle): Promise<DatabaseHandle | undefined> {
+  const pg = inject('postgresTemplate');
+  if (handle.kind !== 'postgres' || !pg) return undefined;
+  const rows = (await handle.db.execute(sql`select current_database() as name`)) as unknown as Array<{ name: string }>;
+  return openPostgres(withDatabase(pg.url, rows[0]!.name));
+}
 
 /** The cookie a browser would send back, from a real Set-Cookie header. */
 function cookieFrom(res: Response): string {
@@ -314,8 +324,14 @@ describe('sign-in doors', () => {
 
   describe('door rate limit', () => {
     it('is shared by two app instances on one database, per address, with Retry-After', async () => {
+      // On PostgreSQL the second instance gets its own connection pool, as a second replica would.
+      const second = await secondHandle(database());
+      expect(second !== undefined).toBe(database().kind === 'postgres');
       const one = ipDeps();
-      const two = ipDeps();
+      const two = createTestDeps(second ?? database(), { env: { CLIENT_IP_HEADER: 'x-real-ip' } });
+      onTestFinished(async () => {
+        await second?.close();
+      });
       const a = app(one);
       const b = app(two);
       const ip = from();
@@ -334,6 +350,13 @@ describe('sign-in doors', () => {
       expect((await a.request('/api/v1/auth/options', jsonRequest('POST', { email: mail() }, { ...PANEL, ...from() }))).status).toBe(200);
       one.clock.advance(3000);
       expect((await a.request('/api/v1/auth/options', jsonRequest('POST', { email: mail() }, { ...PANEL, ...ip }))).status).toBe(200);
+      // 40 requests at once from one address, half through each instance: exactly the burst passes.
+      const burst = from();
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? a : b).request('/api/v1/auth/options', jsonRequest('POST', { email: mail() }, { ...PANEL, ...burst }))),
+      );
+      expect(answers.filter((r) => r.status === 200)).toHaveLength(20);
+      expect(answers.filter((r) => r.status === 429)).toHaveLength(20);
     });
 
     it('counts IPv6 clients per /64 and bad bodies too', async () => {
