@@ -90,6 +90,7 @@ const envSchema = z.object({
   KUBE_NAMESPACE: z.string().regex(/^[a-z0-9-]{1,63}$/).default('felis'),
   SMTP_URL: optionalString.pipe(z.url({ protocol: /^smtps?$/ }).optional()),
   MAIL_FROM: optionalString,
+  MAIL_TRANSPORT: optionalString.pipe(z.enum(['smtp', 'log', 'none']).optional()),
   SESSION_SOURCES: sessionSources,
   CLIENT_IP_HEADER: optionalString.pipe(
     z
@@ -123,7 +124,13 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     cluster: env.CLUSTER,
     kubeNamespace: env.KUBE_NAMESPACE,
     smtpUrl: env.SMTP_URL,
-    mailFrom: env.MAIL_FROM,
+    mailFrom: env.MAIL_FROM ?? `felis@${env.ROOT_DOMAIN ?? 'localhost'}`,
+    /**
+     * `smtp` when a relay is set, else `log` (DESIGN.md: the embedded quick start prints mail to the
+     * log, and start-up warns about it). `none` is the explicit "no relay": the doors answer
+     * mail_unavailable.
+     */
+    mailTransport: env.MAIL_TRANSPORT ?? (env.SMTP_URL ? 'smtp' : 'log'),
     sessionSources: env.SESSION_SOURCES,
     clientIpHeader: env.CLIENT_IP_HEADER,
     localAuth: env.LOCAL_AUTH === 'on',
@@ -164,6 +171,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (parsed.data.EXTERNAL_PORT !== 0 && parsed.data.EXTERNAL_PORT === parsed.data.INTERNAL_PORT) {
     throw new ConfigError('invalid configuration:\n  INTERNAL_PORT: must differ from EXTERNAL_PORT (the faces are separate servers)');
+  }
+  if (parsed.data.MAIL_TRANSPORT === 'smtp' && !parsed.data.SMTP_URL) {
+    throw new ConfigError('invalid configuration:\n  MAIL_TRANSPORT: smtp needs SMTP_URL');
   }
   const tokens: Partial<Record<Caller, string>> = {};
   const seen = new Map<string, Caller>();

@@ -1,6 +1,7 @@
 import type { ClusterAdapter } from './adapters/cluster/types.js';
+import type { MailAdapter } from './adapters/mail/types.js';
 import type { Config } from './config.js';
-import type { DatabaseHandle } from './db/client.js';
+import type { DatabaseHandle, Queryable } from './db/client.js';
 import type { Metrics } from './http/metrics.js';
 import type { SessionAuthenticator } from './http/session.js';
 import type { Clock } from './lib/clock.js';
@@ -19,8 +20,15 @@ export interface Deps {
   database: DatabaseHandle;
   cluster: ClusterAdapter;
   metrics: Metrics;
+  /** Outbound mail; undefined when no relay is configured (the e-mail doors answer mail_unavailable). */
+  mail?: MailAdapter;
   /** Provided by the accounts feature; without it the app and admin tiers refuse everyone. */
   sessions?: SessionAuthenticator;
+  /**
+   * How many servers each user owns, for the admin user list; provided by the servers feature.
+   * Absent: every count is 0.
+   */
+  serverCounts?: (db: Queryable, userIds: string[]) => Promise<Map<string, number>>;
   /** Aborted when the process begins to shut down: long-lived streams end on it. */
   shutdown: AbortSignal;
 }

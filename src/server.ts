@@ -1,9 +1,13 @@
 import { createApps } from './app/index.js';
 import { SimulatedCluster } from './adapters/cluster/simulated.js';
+import { createMail } from './adapters/mail/index.js';
 import type { ClusterAdapter } from './adapters/cluster/types.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import type { Deps } from './deps.js';
+import { createSessionAuthenticator } from './features/accounts/authenticator.js';
+import { startAccountHousekeeping } from './features/accounts/housekeeping.js';
+import { setupOnStart } from './features/auth/setup-token.js';
 import { createMetrics } from './http/metrics.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
@@ -30,6 +34,10 @@ export async function startService(config: Config, log: Logger = createLogger(co
   const shutdown = new AbortController();
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
   const cluster = createCluster(config);
+  const mail = createMail(config, log);
+  if (mail?.kind === 'log') {
+    log.warn('mail goes to this log (no SMTP_URL): sign-in codes are written here; set SMTP_URL, or MAIL_TRANSPORT=none to refuse mail');
+  }
   const deps: Deps = {
     config,
     log,
@@ -38,8 +46,12 @@ export async function startService(config: Config, log: Logger = createLogger(co
     database,
     cluster,
     metrics: createMetrics(),
+    mail,
+    sessions: createSessionAuthenticator(),
     shutdown: shutdown.signal,
   };
+  await setupOnStart(deps);
+  const stopHousekeeping = startAccountHousekeeping(deps);
   const apps = createApps(deps);
   const internal = await serve({ fetch: apps.internal.fetch, port: config.internalPort, host: config.host, log });
   const external = await serve({ fetch: apps.external.fetch, port: config.externalPort, host: config.host, log });
@@ -55,8 +67,10 @@ export async function startService(config: Config, log: Logger = createLogger(co
     stop: () =>
       (stopping ??= (async () => {
         shutdown.abort();
+        stopHousekeeping();
         await Promise.all([internal.close(), external.close()]);
         await cluster.close();
+        await mail?.close();
         await database.close();
         log.info('stopped');
       })()),

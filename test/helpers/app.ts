@@ -1,10 +1,12 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { SimulatedCluster } from '../../src/adapters/cluster/simulated.js';
+import { createMail } from '../../src/adapters/mail/index.js';
 import { createApp } from '../../src/app/create-app.js';
 import { createApps } from '../../src/app/index.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { DatabaseHandle } from '../../src/db/client.js';
 import type { Deps } from '../../src/deps.js';
+import { createSessionAuthenticator } from '../../src/features/accounts/authenticator.js';
 import type { AppEnv, Face } from '../../src/http/env.js';
 import { createMetrics } from '../../src/http/metrics.js';
 import { ManualClock } from '../../src/lib/clock.js';
@@ -28,6 +30,8 @@ export const TEST_ENV = {
   PANEL_HOST: 'panel.felis.test',
   CONSOLE_HOST: 'console.felis.test',
   LOG_LEVEL: 'info',
+  // Tests choose their mail transport; by default there is no relay (mail_unavailable).
+  MAIL_TRANSPORT: 'none',
 };
 
 export type TestDeps = Deps & { clock: ManualClock; cluster: SimulatedCluster; captured: CapturedLog };
@@ -48,6 +52,8 @@ export function createTestDeps(
     database,
     cluster: new SimulatedCluster(),
     metrics: createMetrics({ defaultMetrics: false }),
+    mail: createMail(config, captured.log),
+    sessions: createSessionAuthenticator(),
     shutdown: new AbortController().signal,
     ...options.overrides,
   } as TestDeps;

@@ -1,0 +1,38 @@
+/**
+ * Mints a new first-run setup token against the configured database (DATABASE_URL, or the
+ * embedded one in DATA_DIR) and prints it, replacing any live token. Refuses once an owner exists.
+ *
+ *   npm run setup-token
+ */
+import { loadConfig } from '../src/config.js';
+import { openDatabase } from '../src/db/client.js';
+import { mintSetupToken } from '../src/features/auth/setup-token.js';
+import { systemClock } from '../src/lib/clock.js';
+import { cryptoRandom } from '../src/lib/random.js';
+
+async function main(): Promise<number> {
+  const config = loadConfig();
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    const minted = await mintSetupToken({ clock: systemClock, random: cryptoRandom, database });
+    if (!minted) {
+      process.stderr.write('An owner already exists: setup is over, no token minted.\n');
+      return 1;
+    }
+    process.stdout.write(
+      `Setup token (valid until ${minted.expiresAt.toISOString()}, single use):\n${minted.token}\n` +
+        'Claim the owner account with POST /api/v1/setup/claim {"token", "username"}.\n',
+    );
+    return 0;
+  } finally {
+    await database.close();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,115 @@
+import { and, count, eq, gt, isNull, lt, sql } from 'drizzle-orm';
+import type { Queryable } from '../../db/client.js';
+import { emailCodeFailures, emailCodes, type EmailCodePurpose } from '../../db/schema/accounts.js';
+import type { RandomSource } from '../../lib/random.js';
+import { secretsEqual, sha256Hex } from '../../lib/secrets.js';
+
+/** E-mail one-time codes (api-extensions, lifetimes). */
+export const CODE_TTL_MS = 10 * 60 * 1000;
+export const CODE_MAX_ATTEMPTS = 5;
+export const CODE_RESEND_COOLDOWN_MS = 60 * 1000;
+export const DOOR_FAILURE_LIMIT = 10;
+export const DOOR_FAILURE_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/** Six decimal digits, uniform: 32-bit draws above the last whole multiple of 10^6 are redrawn. */
+export function generateCode(random: RandomSource): string {
+  const limit = Math.floor(0x1_0000_0000 / 1_000_000) * 1_000_000;
+  for (;;) {
+    const b = random.bytes(4);
+    const n = ((b[0]! << 24) >>> 0) + (b[1]! << 16) + (b[2]! << 8) + b[3]!;
+    if (n < limit) return String(n % 1_000_000).padStart(6, '0');
+  }
+}
+
+const codeHash = (userId: string, purpose: EmailCodePurpose, code: string) => sha256Hex(`${userId}:${purpose}:${code}`);
+
+/**
+ * Seconds until a new code may be sent to this account or this address (0 when now): one code a
+ * minute per user and per recipient, so a mailbox cannot be flooded through several accounts.
+ */
+export async function resendCooldown(db: Queryable, userId: string, email: string, now: Date): Promise<number> {
+  const since = new Date(now.getTime() - CODE_RESEND_COOLDOWN_MS);
+  const [row] = await db
+    .select({ last: sql<string | null>`max(${emailCodes.createdAt})` })
+    .from(emailCodes)
+    .where(and(gt(emailCodes.createdAt, since), sql`(${emailCodes.userId} = ${userId} or lower(${emailCodes.email}) = ${email.toLowerCase()})`));
+  if (!row?.last) return 0;
+  const last = new Date(row.last).getTime();
+  return Math.max(1, Math.ceil((last + CODE_RESEND_COOLDOWN_MS - now.getTime()) / 1000));
+}
+
+/** Whether the account's e-mail door is locked by too many wrong codes in the last 24 hours. */
+export async function emailDoorLocked(db: Queryable, userId: string, now: Date): Promise<boolean> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(emailCodeFailures)
+    .where(and(eq(emailCodeFailures.userId, userId), gt(emailCodeFailures.at, new Date(now.getTime() - DOOR_FAILURE_WINDOW_MS))));
+  return (row?.n ?? 0) >= DOOR_FAILURE_LIMIT;
+}
+
+/** Stores a fresh code (hashed) for the account and purpose, superseding any earlier one. */
+export async function issueCode(
+  db: Queryable,
+  input: { userId: string; purpose: EmailCodePurpose; email: string; now: Date; random: RandomSource },
+): Promise<{ code: string; expiresAt: Date }> {
+  const code = generateCode(input.random);
+  const expiresAt = new Date(input.now.getTime() + CODE_TTL_MS);
+  const values = {
+    email: input.email,
+    codeHash: codeHash(input.userId, input.purpose, code),
+    createdAt: input.now,
+    expiresAt,
+    attempts: 0,
+    consumedAt: null,
+  };
+  await db
+    .insert(emailCodes)
+    .values({ userId: input.userId, purpose: input.purpose, ...values })
+    .onConflictDoUpdate({ target: [emailCodes.userId, emailCodes.purpose], set: values });
+  return { code, expiresAt };
+}
+
+/** Forgets a code that could not be sent, so that its cooldown does not hold the retry. */
+export async function dropCode(db: Queryable, userId: string, purpose: EmailCodePurpose): Promise<void> {
+  await db.delete(emailCodes).where(and(eq(emailCodes.userId, userId), eq(emailCodes.purpose, purpose)));
+}
+
+export type CodeCheck = { ok: true; email: string } | { ok: false; reason: 'invalid' | 'locked' };
+
+/**
+ * Checks a typed code. The attempt is counted in the same statement that reads the code, before
+ * any comparison, so concurrent guesses can never get more than CODE_MAX_ATTEMPTS past it; a
+ * match is spent by a conditional update, so a code signs in once.
+ */
+export async function checkCode(
+  db: Queryable,
+  input: { userId: string; purpose: EmailCodePurpose; code: string; now: Date },
+): Promise<CodeCheck> {
+  const { userId, purpose, now } = input;
+  if (await emailDoorLocked(db, userId, now)) return { ok: false, reason: 'locked' };
+  const live = and(
+    eq(emailCodes.userId, userId),
+    eq(emailCodes.purpose, purpose),
+    isNull(emailCodes.consumedAt),
+    gt(emailCodes.expiresAt, now),
+  );
+  const [counted] = await db
+    .update(emailCodes)
+    .set({ attempts: sql`${emailCodes.attempts} + 1` })
+    .where(and(live, lt(emailCodes.attempts, CODE_MAX_ATTEMPTS)))
+    .returning({ codeHash: emailCodes.codeHash, email: emailCodes.email });
+  if (!counted) {
+    const [locked] = await db.select({ attempts: emailCodes.attempts }).from(emailCodes).where(live);
+    return { ok: false, reason: locked ? 'locked' : 'invalid' };
+  }
+  if (!/^\d{6}$/.test(input.code) || !secretsEqual(codeHash(userId, purpose, input.code), counted.codeHash)) {
+    await db.insert(emailCodeFailures).values({ userId, at: now });
+    return { ok: false, reason: 'invalid' };
+  }
+  const [spent] = await db
+    .update(emailCodes)
+    .set({ consumedAt: now })
+    .where(and(live, eq(emailCodes.codeHash, counted.codeHash)))
+    .returning({ email: emailCodes.email });
+  return spent ? { ok: true, email: spent.email } : { ok: false, reason: 'invalid' };
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { createTestApps, createTestDeps } from '../../../test/helpers/app.js';
+import { useTestDatabase } from '../../../test/helpers/database.js';
+
+describe('OpenAPI document of the accounts and sign-in routes', () => {
+  const database = useTestDatabase();
+
+  it('describes every route on the external face with its tier', async () => {
+    const { internal } = createTestApps(createTestDeps(database()));
+    const res = await internal.request('/openapi/external.json');
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { paths: Record<string, Record<string, { 'x-felis-tier'?: string }>> };
+    const tiers = Object.fromEntries(
+      Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([m, op]) => [`${m.toUpperCase()} ${path}`, op['x-felis-tier']])),
+    );
+    expect(tiers).toMatchObject({
+      'POST /api/v1/auth/options': 'public',
+      'POST /api/v1/auth/email/start': 'public',
+      'POST /api/v1/auth/email/verify': 'public',
+      'POST /api/v1/auth/login': 'public',
+      'POST /api/v1/auth/logout': 'public',
+      'POST /api/v1/setup/claim': 'public',
+      'POST /api/v1/auth/change-password': 'app',
+      'GET /api/v1/me': 'app',
+      'GET /api/v1/account/sessions': 'app',
+      'DELETE /api/v1/account/sessions/{token_hash}': 'app',
+      'POST /api/v1/account/email/start': 'app',
+      'POST /api/v1/account/email/verify': 'app',
+      'GET /api/v1/users': 'admin',
+      'POST /api/v1/users': 'admin',
+      'GET /api/v1/users/{id}': 'admin',
+      'PATCH /api/v1/users/{id}': 'admin',
+      'DELETE /api/v1/users/{id}': 'admin',
+      'GET /api/v1/users/{id}/quota': 'admin',
+      'PUT /api/v1/users/{id}/quota': 'admin',
+      'GET /api/v1/users/{id}/sessions': 'admin',
+      'DELETE /api/v1/users/{id}/sessions/{token_hash}': 'admin',
+    });
+  });
+});

@@ -1,0 +1,9 @@
+import { createRouter } from '../../http/route.js';
+import { emailDoorRoutes } from './email-door-routes.js';
+import { passwordRoutes } from './password-routes.js';
+import { setupRoutes } from './setup-routes.js';
+
+/** The public sign-in doors, logout, password change and first-run claim. External face. */
+export function authRoutes() {
+  return createRouter().route('/', emailDoorRoutes()).route('/', passwordRoutes()).route('/', setupRoutes());
+}
