@@ -46,10 +46,12 @@ describe('mail adapters', () => {
     expect((err as MailError).kind).toBe('unavailable');
   });
 
-  it('chooses the transport from the configuration: none without a relay, smtp with SMTP_URL, log on request', () => {
+  it('chooses the transport from the configuration: log without a relay, smtp with SMTP_URL, none on request', () => {
     const log = captureLog().log;
-    expect(createMail(loadConfig({ ...TEST_ENV } as NodeJS.ProcessEnv), log)).toBeUndefined();
-    expect(createMail(loadConfig({ ...TEST_ENV, SMTP_URL: 'smtp://relay.example:25' } as NodeJS.ProcessEnv), log)?.kind).toBe('smtp');
+    const { MAIL_TRANSPORT: _chosenByTests, ...defaults } = TEST_ENV;
+    expect(createMail(loadConfig(defaults as NodeJS.ProcessEnv), log)?.kind).toBe('log');
+    expect(createMail(loadConfig({ ...TEST_ENV, MAIL_TRANSPORT: 'none' } as NodeJS.ProcessEnv), log)).toBeUndefined();
+    expect(createMail(loadConfig({ ...defaults, SMTP_URL: 'smtp://relay.example:25' } as NodeJS.ProcessEnv), log)?.kind).toBe('smtp');
     expect(createMail(loadConfig({ ...TEST_ENV, MAIL_TRANSPORT: 'log' } as NodeJS.ProcessEnv), log)?.kind).toBe('log');
     expect(() => loadConfig({ ...TEST_ENV, MAIL_TRANSPORT: 'smtp' } as NodeJS.ProcessEnv)).toThrow(/SMTP_URL/);
   });
