@@ -4,6 +4,7 @@ import type { ClusterAdapter } from './adapters/cluster/types.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import type { Deps } from './deps.js';
+import { createSessionAuthenticator } from './features/accounts/authenticator.js';
 import { createMetrics } from './http/metrics.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
@@ -38,6 +39,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     database,
     cluster,
     metrics: createMetrics(),
+    sessions: createSessionAuthenticator(),
     shutdown: shutdown.signal,
   };
   const apps = createApps(deps);

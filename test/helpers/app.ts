@@ -5,6 +5,7 @@ import { createApps } from '../../src/app/index.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { DatabaseHandle } from '../../src/db/client.js';
 import type { Deps } from '../../src/deps.js';
+import { createSessionAuthenticator } from '../../src/features/accounts/authenticator.js';
 import type { AppEnv, Face } from '../../src/http/env.js';
 import { createMetrics } from '../../src/http/metrics.js';
 import { ManualClock } from '../../src/lib/clock.js';
@@ -48,6 +49,7 @@ export function createTestDeps(
     database,
     cluster: new SimulatedCluster(),
     metrics: createMetrics({ defaultMetrics: false }),
+    sessions: createSessionAuthenticator(),
     shutdown: new AbortController().signal,
     ...options.overrides,
   } as TestDeps;

@@ -1,5 +1,6 @@
 // One file per feature's tables; this index is what Drizzle and drizzle-kit read.
 export * from './audit.js';
 export * from './settings.js';
+export * from './accounts.js';
 export * from './images.js';
 export * from './servers.js';

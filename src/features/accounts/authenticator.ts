@@ -1,0 +1,80 @@
+import { eq } from 'drizzle-orm';
+import type { Context } from 'hono';
+import { getCookie } from 'hono/cookie';
+import { sessions, users } from '../../db/schema/accounts.js';
+import type { AppEnv } from '../../http/env.js';
+import { ApiError } from '../../http/errors.js';
+import type { SessionAuthenticator, SessionContext, TierRequirement } from '../../http/session.js';
+import { sha256Hex } from '../../lib/secrets.js';
+import { isConsoleHost, requestHost } from './hosts.js';
+import { SESSION_COOKIE, SESSION_TTL_MS, setSessionCookie, STAFF_IDLE_MS, touchSession } from './session-service.js';
+
+/** A session token is 32 random bytes in base64url; anything far longer is not ours. */
+const MAX_TOKEN_LENGTH = 128;
+
+export const isStaffRole = (role: string): boolean => role === 'owner' || role === 'admin';
+
+/** A session of a staff member that has been idle too long no longer counts as live. */
+export function isIdleStaffSession(role: string, lastSeenAt: Date, now: Date): boolean {
+  return isStaffRole(role) && now.getTime() - lastSeenAt.getTime() >= STAFF_IDLE_MS;
+}
+
+const unauthorized = () => new ApiError('unauthorized', 'A signed-in session is required.');
+
+/**
+ * The session check of the app and admin tiers. Every refusal that could tell an attacker which
+ * part was wrong (unknown, expired, revoked, other host, disabled, deleted, idle) is the same 401.
+ */
+export function createSessionAuthenticator(): SessionAuthenticator {
+  return {
+    async authenticate(c: Context, requirement: TierRequirement): Promise<SessionContext> {
+      const ctx = c as Context<AppEnv>;
+      const { deps } = ctx.var;
+      const token = getCookie(c, SESSION_COOKIE);
+      if (!token || token.length > MAX_TOKEN_LENGTH) throw unauthorized();
+      const tokenHash = sha256Hex(token);
+      const [row] = await deps.database.db
+        .select({
+          host: sessions.host,
+          expiresAt: sessions.expiresAt,
+          lastSeenAt: sessions.lastSeenAt,
+          revokedAt: sessions.revokedAt,
+          userId: users.id,
+          role: users.role,
+          disabled: users.disabled,
+          deletedAt: users.deletedAt,
+          inSetup: users.inSetup,
+        })
+        .from(sessions)
+        .innerJoin(users, eq(users.id, sessions.userId))
+        .where(eq(sessions.tokenHash, tokenHash))
+        .limit(1);
+      const now = deps.clock.now();
+      const host = requestHost(c);
+      if (
+        !row ||
+        row.revokedAt !== null ||
+        row.expiresAt.getTime() <= now.getTime() ||
+        row.host !== host ||
+        row.disabled ||
+        row.deletedAt !== null ||
+        isIdleStaffSession(row.role, row.lastSeenAt, now)
+      ) {
+        throw unauthorized();
+      }
+      const onConsole = isConsoleHost(deps.config, host);
+      if (!isStaffRole(row.role) && onConsole) {
+        throw new ApiError('forbidden', 'Player sessions are not served on the operator console.');
+      }
+      if (requirement.tier === 'admin' && (!onConsole || !isStaffRole(row.role))) {
+        throw new ApiError('forbidden', 'This operation needs a staff session on the operator console.');
+      }
+      if (row.inSetup && !requirement.setupAllowed) {
+        throw new ApiError('setup_required', 'Finish first-run setup: add a passkey or verify an e-mail address.');
+      }
+      const slid = await touchSession(deps.database.db, tokenHash, now);
+      if (slid) setSessionCookie(c, token, SESSION_TTL_MS);
+      return { userId: row.userId, role: row.role, tokenHash, inSetup: row.inSetup };
+    },
+  };
+}

@@ -1,0 +1,60 @@
+import { and, eq, inArray, isNull } from 'drizzle-orm';
+import type { Queryable } from '../../db/client.js';
+import { linkedAccounts, userQuotas, users, type UserRole } from '../../db/schema/accounts.js';
+
+/**
+ * The accounts feature's exported lookups for other features (servers, linking, …). They never
+ * return deleted accounts.
+ */
+
+export interface DirectoryUser {
+  id: string;
+  role: UserRole;
+  disabled: boolean;
+  email: string | null;
+  username: string;
+}
+
+/** The live (not deleted) account linked to an in-game UUID, if any. */
+export async function findUserByMcUuid(db: Queryable, mcUuid: string): Promise<DirectoryUser | undefined> {
+  const [row] = await db
+    .select({ id: users.id, role: users.role, disabled: users.disabled, email: users.email, username: users.username })
+    .from(linkedAccounts)
+    .innerJoin(users, eq(users.id, linkedAccounts.userId))
+    .where(and(eq(linkedAccounts.mcUuid, mcUuid.toLowerCase()), isNull(users.deletedAt)))
+    .limit(1);
+  return row;
+}
+
+export interface Quota {
+  user_id: string;
+  max_servers: number | null;
+  max_cpu_milli: number | null;
+  max_memory_mb: number | null;
+  max_storage_gb: number | null;
+}
+
+/** A user's quota; every limit is null (unlimited) when none was set. */
+export async function getQuota(db: Queryable, userId: string): Promise<Quota> {
+  const [row] = await db.select().from(userQuotas).where(eq(userQuotas.userId, userId)).limit(1);
+  return {
+    user_id: userId,
+    max_servers: row?.maxServers ?? null,
+    max_cpu_milli: row?.maxCpuMilli ?? null,
+    max_memory_mb: row?.maxMemoryMb ?? null,
+    max_storage_gb: row?.maxStorageGb ?? null,
+  };
+}
+
+/** How to show each user to others: the e-mail address, else the username. Unknown ids are absent. */
+export async function displayIdentities(db: Queryable, userIds: string[]): Promise<Map<string, string>> {
+  const ids = [...new Set(userIds)];
+  const out = new Map<string, string>();
+  if (ids.length === 0) return out;
+  const rows = await db
+    .select({ id: users.id, email: users.email, username: users.username })
+    .from(users)
+    .where(inArray(users.id, ids));
+  for (const row of rows) out.set(row.id, row.email ?? row.username);
+  return out;
+}
