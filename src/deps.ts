@@ -1,4 +1,5 @@
 import type { ClusterAdapter } from './adapters/cluster/types.js';
+import type { RegistryAdapter } from './adapters/registry/types.js';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
 import type { Metrics } from './http/metrics.js';
@@ -18,6 +19,8 @@ export interface Deps {
   random: RandomSource;
   database: DatabaseHandle;
   cluster: ClusterAdapter;
+  /** The platform image registry (tag → digest), or a static table. */
+  registry: RegistryAdapter;
   metrics: Metrics;
   /** Provided by the accounts feature; without it the app and admin tiers refuse everyone. */
   sessions?: SessionAuthenticator;

@@ -1,10 +1,14 @@
 import { createApps } from './app/index.js';
 import { SimulatedCluster } from './adapters/cluster/simulated.js';
 import type { ClusterAdapter } from './adapters/cluster/types.js';
+import { OciRegistry } from './adapters/registry/oci.js';
+import { StaticRegistry } from './adapters/registry/static.js';
+import type { RegistryAdapter } from './adapters/registry/types.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import type { Deps } from './deps.js';
 import { createSessionAuthenticator } from './features/accounts/authenticator.js';
+import { SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/startup.js';
 import { createMetrics } from './http/metrics.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
@@ -23,7 +27,15 @@ function createCluster(config: Config): ClusterAdapter {
   if (config.cluster === 'kubernetes') {
     throw new Error('CLUSTER=kubernetes: the Kubernetes adapter is not part of this build yet; use CLUSTER=simulated');
   }
-  return new SimulatedCluster();
+  const cluster = new SimulatedCluster({ clock: systemClock });
+  for (const spec of SIMULATED_SYSTEM_SERVERS) cluster.addServer(spec);
+  cluster.startTicking();
+  return cluster;
+}
+
+function createRegistry(config: Config): RegistryAdapter {
+  if (!config.registryUrl) return new StaticRegistry();
+  return new OciRegistry({ url: config.registryUrl, username: config.registryUsername, password: config.registryPassword });
 }
 
 /** Wires the dependencies from the configuration and serves both faces. */
@@ -38,10 +50,12 @@ export async function startService(config: Config, log: Logger = createLogger(co
     random: cryptoRandom,
     database,
     cluster,
+    registry: createRegistry(config),
     metrics: createMetrics(),
     sessions: createSessionAuthenticator(),
     shutdown: shutdown.signal,
   };
+  await startServersFeature(deps);
   const apps = createApps(deps);
   const internal = await serve({ fetch: apps.internal.fetch, port: config.internalPort, host: config.host, log });
   const external = await serve({ fetch: apps.external.fetch, port: config.externalPort, host: config.host, log });
@@ -58,6 +72,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
       (stopping ??= (async () => {
         shutdown.abort();
         await Promise.all([internal.close(), external.close()]);
+        stopServersFeature(deps);
         await cluster.close();
         await database.close();
         log.info('stopped');

@@ -1,12 +1,16 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Deps } from '../deps.js';
 import { healthRoutes } from '../features/probes/routes.js';
+import { imageRoutes } from '../features/images/routes.js';
+import { externalServerRoutes } from '../features/servers/external.js';
 import type { AppEnv } from '../http/env.js';
 import { createApp } from './create-app.js';
 
 /** Routers of the external face; each feature adds its own line. */
 export function mountExternalRoutes(app: OpenAPIHono<AppEnv>): void {
   app.route('/', healthRoutes());
+  app.route('/', externalServerRoutes());
+  app.route('/', imageRoutes());
 }
 
 /** The external face: the browser panel and the operator console. */

@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { SimulatedCluster } from '../../src/adapters/cluster/simulated.js';
+import { StaticRegistry } from '../../src/adapters/registry/static.js';
 import { createApp } from '../../src/app/create-app.js';
 import { createApps } from '../../src/app/index.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -40,14 +41,16 @@ export function createTestDeps(
 ): TestDeps {
   const config: Config = loadConfig({ ...TEST_ENV, ...options.env } as NodeJS.ProcessEnv);
   const captured = captureLog(config.logLevel);
+  const clock = new ManualClock('2026-06-01T12:00:00.000Z');
   return {
     config,
     log: captured.log,
     captured,
-    clock: new ManualClock('2026-06-01T12:00:00.000Z'),
+    clock,
     random: cryptoRandom,
     database,
-    cluster: new SimulatedCluster(),
+    cluster: new SimulatedCluster({ clock }),
+    registry: new StaticRegistry(),
     metrics: createMetrics({ defaultMetrics: false }),
     sessions: createSessionAuthenticator(),
     shutdown: new AbortController().signal,

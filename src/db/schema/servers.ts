@@ -1,4 +1,5 @@
 import { index, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { users } from './accounts.js';
 
 const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -10,7 +11,11 @@ export const serverClaims = pgTable(
   'server_claims',
   {
     serverName: text('server_name').primaryKey(),
-    userId: uuid('user_id').notNull(),
+    /** Kept so that the owner's list can name it while the cluster cannot be reached. */
+    subdomain: text('subdomain').notNull(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
     claimedAt: at('claimed_at').notNull(),
     cpuMilli: integer('cpu_milli').notNull().default(0),
     memoryMb: integer('memory_mb').notNull().default(0),
