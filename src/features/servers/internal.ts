@@ -4,6 +4,7 @@ import { createRouter, defineRoute, ErrorEnvelopeSchema } from '../../http/route
 import type { Access } from '../../http/tiers.js';
 import { ownerOf, claimServer } from './claims.js';
 import { findUserByMcUuid } from '../accounts/directory.js';
+import { serverCacheOf } from './cache.js';
 import { requireServer, syncedCache } from './lookup.js';
 import { isReservedServerName } from './names.js';
 import {
@@ -117,7 +118,10 @@ export function internalServerRoutes() {
       return c.json({ servers }, 200);
     })
     .openapi(byHost, async (c) => {
-      const cache = await syncedCache(c.var.deps);
+      // The proxy's hot path: one map lookup when the cache is synced.
+      const deps = c.get('deps');
+      const cached = serverCacheOf(deps);
+      const cache = cached.synced ? cached : await syncedCache(deps);
       const server = cache.byHost(c.req.valid('param').host);
       if (!server || server.system || isReservedServerName(server.info.name)) {
         throw new ApiError('not_found', 'No server has this host.');
