@@ -100,8 +100,13 @@ export class SimulatedCluster implements ClusterAdapter {
     };
   }
 
-  watchServers(_resourceVersion: string, onEvent: (event: ServerWatchEvent) => void): ServerWatch {
-    // Writes are delivered synchronously, so nothing can happen between a list and this call.
+  watchServers(
+    _resourceVersion: string,
+    onEvent: (event: ServerWatchEvent) => void,
+    _onError?: (err: Error) => void,
+  ): ServerWatch {
+    // Writes are delivered synchronously, so nothing can happen between a list and this call, and
+    // the watch never breaks (so it never reports an error).
     this.#watchers.add(onEvent);
     return { stop: () => this.#watchers.delete(onEvent) };
   }
