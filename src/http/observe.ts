@@ -55,28 +55,31 @@ export const observe = createMiddleware<AppEnv>(async (c, next) => {
 
 /** The log line and metrics of an answered request that began at `started` (performance.now()). */
 export function recordRequest(c: Context<AppEnv>, started: number): void {
-  {
-    // c.var builds a new object on every access: read the variables once.
-    const { deps, face, requestId, caller, session } = c.var;
-    const seconds = (performance.now() - started) / 1000;
-    const status = c.res.status;
-    const method = c.req.method;
-    const route = routePattern(c);
-    const series = seriesOf(deps.metrics, face, method, route, String(status));
-    series.requests.inc();
-    series.duration.observe(seconds);
-    const line = {
+  // c.get() rather than c.var: c.var builds a new object on every access.
+  const deps = c.get('deps');
+  const face = c.get('face');
+  const seconds = (performance.now() - started) / 1000;
+  const status = c.res.status;
+  const method = c.req.method;
+  const route = routePattern(c);
+  const series = seriesOf(deps.metrics, face, method, route, String(status));
+  series.requests.inc();
+  series.duration.observe(seconds);
+  const log = accessLogOf(deps.log);
+  const level = status >= 500 ? 'error' : 'info';
+  if (!log.isLevelEnabled(level)) return;
+  log[level](
+    {
       face,
       method,
       route,
       path: c.req.path,
       status,
       duration_ms: Math.round(seconds * 1e5) / 100,
-      request_id: requestId,
-      caller,
-      user_id: session?.userId,
-    };
-    if (status >= 500) accessLogOf(deps.log).error(line, 'request');
-    else accessLogOf(deps.log).info(line, 'request');
-  }
+      request_id: c.get('requestId'),
+      caller: c.get('caller'),
+      user_id: c.get('session')?.userId,
+    },
+    'request',
+  );
 }
