@@ -6,6 +6,7 @@ import { createTestApps, createTestDeps, errorOf, type TestDeps } from '../../..
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { addServer, addSystemServer, randomMcUuid } from '../../../test/helpers/servers.js';
 import { createUser, linkAccount, signIn } from '../../../test/helpers/sessions.js';
+import { fleet } from './lists.js';
 import { writeSetting } from './settings.js';
 import type { FleetServer, MyServerView, ServerInfo } from './schema.js';
 
@@ -272,5 +273,25 @@ describe('external server routes', () => {
       expect(adminOnPanel.status).toBe(403);
       expect((await errorOf(adminOnPanel)).code).toBe('forbidden');
     });
+  });
+});
+
+describe('fleet owner lookup', () => {
+  const database = useTestDatabase();
+
+  it('marks rows ownerUnknown and not claimable when the ownership lookup fails', async () => {
+    const deps = createTestDeps(database());
+    addServer(deps);
+    addSystemServer(deps, 'lobby');
+    const failing = new Proxy(deps.database.db, {
+      get(target, key, receiver) {
+        if (key === 'select') return () => { throw new Error('database went away'); };
+        return Reflect.get(target, key, receiver) as unknown;
+      },
+    });
+    const rows = await fleet({ ...deps, database: { ...deps.database, db: failing } }, 'someone');
+    expect(rows.length).toBe(2);
+    for (const row of rows) expect(row).toMatchObject({ owned: false, claimable: false, ownerUnknown: true });
+    expect(deps.captured.lines().some((l) => l.msg === 'fleet owner lookup failed')).toBe(true);
   });
 });
