@@ -14,6 +14,11 @@ function viaTlsEdge(c: Context): boolean {
   return c.req.header('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase() === 'https';
 }
 
+/** Every header of contract section 9 this request's answer carries. */
+export function securityHeaderList(c: Context): Array<[string, string]> {
+  return viaTlsEdge(c) ? [...FIXED, ['Strict-Transport-Security', HSTS]] : FIXED;
+}
+
 /**
  * Contract section 9, before the handler: the headers go into the context's prepared headers, so
  * every response built with `c.json()`/`c.body()` (error envelopes included) is born with them and
