@@ -127,8 +127,10 @@ export async function wakeFromPanel(
     throw new ApiError('forbidden', `Only ${spec.name}'s owner may wake it.`);
   }
   await refuseInMaintenance(deps, server);
-  if (status.phase === 'Failed') {
-    if (!privileged) throw new ApiError('start_failed', `${spec.name} failed to start; its owner can retry.`);
+  if (status.phase === 'Failed' && !privileged && status.startGaveUp) {
+    throw new ApiError('start_failed', `${spec.name} failed to start; its owner can retry.`);
+  }
+  if (status.phase === 'Failed' && privileged) {
     await takeWakeSlot(deps, spec.name);
     await clusterWrite(spec.name, async () => {
       if (spec.desiredState !== 'Running') await deps.cluster.setDesiredState(spec.name, 'Running');
