@@ -27,8 +27,8 @@ export async function requireServer(deps: CacheDeps, name: string): Promise<Cach
   return server;
 }
 
-/** Runs a cluster write; its failures leave as 404 (vanished) or 503 (unreachable). */
-export async function clusterWrite<T>(name: string, write: () => Promise<T>): Promise<T> {
+/** Runs a cluster call; its failures leave as 404 (vanished) or 503 (unreachable). */
+export async function clusterCall<T>(name: string, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (err) {

@@ -10,7 +10,7 @@ import type { SessionContext } from '../../http/session.js';
 import { findUserByMcUuid } from '../accounts/directory.js';
 import type { CachedServer } from './cache.js';
 import { ownerOf } from './claims.js';
-import { clusterWrite } from './lookup.js';
+import { clusterCall } from './lookup.js';
 import { integerSetting, SERVER_SETTINGS } from './settings.js';
 
 const isStaff = (role: string) => role === 'owner' || role === 'admin';
@@ -77,7 +77,7 @@ async function checkCapacity(deps: Pick<Deps, 'database' | 'cluster'>, server: C
   const name = server.resource.spec.name;
   const [cap, capacity] = await Promise.all([
     integerSetting(deps.database.db, SERVER_SETTINGS.nodeServerCap),
-    clusterWrite(name, () => deps.cluster.capacity()),
+    clusterCall(name, () => deps.cluster.capacity()),
   ]);
   if (capacity.running >= cap * capacity.nodes) {
     throw new ApiError('at_capacity', 'Every node runs as many servers as it may; try again later.');
@@ -106,7 +106,7 @@ export async function wakeForPlayer(deps: WakeDeps, server: CachedServer, mcUuid
   }
   await checkCapacity(deps, server);
   await takeWakeSlot(deps, spec.name);
-  return clusterWrite(spec.name, () => deps.cluster.setDesiredState(spec.name, 'Running'));
+  return clusterCall(spec.name, () => deps.cluster.setDesiredState(spec.name, 'Running'));
 }
 
 /**
@@ -132,7 +132,7 @@ export async function wakeFromPanel(
   }
   if (status.phase === 'Failed' && privileged) {
     await takeWakeSlot(deps, spec.name);
-    await clusterWrite(spec.name, async () => {
+    await clusterCall(spec.name, async () => {
       if (spec.desiredState !== 'Running') await deps.cluster.setDesiredState(spec.name, 'Running');
       await deps.cluster.recreatePod(spec.name);
     });
@@ -148,7 +148,7 @@ export async function wakeFromPanel(
   }
   await checkCapacity(deps, server);
   await takeWakeSlot(deps, spec.name);
-  await clusterWrite(spec.name, () => deps.cluster.setDesiredState(spec.name, 'Running'));
+  await clusterCall(spec.name, () => deps.cluster.setDesiredState(spec.name, 'Running'));
 }
 
 async function userMayWake(deps: Pick<Deps, 'database'>, server: CachedServer, userId: string, owner: string | undefined) {
@@ -169,7 +169,7 @@ export async function stopFromPanel(deps: Pick<Deps, 'database' | 'cluster'>, se
   const name = server.resource.spec.name;
   const owner = await ownerOf(deps.database.db, name);
   if (owner !== session.userId && !isStaff(session.role)) throw new ApiError('forbidden', `Only ${name}'s owner may stop it.`);
-  await clusterWrite(name, () => deps.cluster.setDesiredState(name, 'Stopped'));
+  await clusterCall(name, () => deps.cluster.setDesiredState(name, 'Stopped'));
 }
 
 /** Whether a signed-in user may read a server's status: its owner, staff, or anyone while unclaimed. */
@@ -180,7 +180,7 @@ export async function mayRead(deps: Pick<Deps, 'database'>, server: CachedServer
 }
 
 export async function recordReady(deps: Pick<Deps, 'database' | 'clock' | 'cluster'>, name: string): Promise<void> {
-  await clusterWrite(name, () => deps.cluster.reportReady(name));
+  await clusterCall(name, () => deps.cluster.reportReady(name));
   const now = deps.clock.now();
   await deps.database.db
     .insert(serverActivity)
