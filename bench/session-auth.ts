@@ -4,34 +4,21 @@
  *
  *   npx tsx bench/session-auth.ts
  */
-import { SimulatedCluster } from '../src/adapters/cluster/simulated.js';
 import { createApps } from '../src/app/index.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
 import { users } from '../src/db/schema/accounts.js';
-import { createSessionAuthenticator } from '../src/features/accounts/authenticator.js';
 import { mintSession } from '../src/features/accounts/session-service.js';
 import { createMetrics } from '../src/http/metrics.js';
-import { systemClock } from '../src/lib/clock.js';
 import { createLogger } from '../src/lib/logger.js';
-import { cryptoRandom } from '../src/lib/random.js';
+import { assembleDeps } from '../src/wiring.js';
 
 const N = 2000;
 
 async function main(): Promise<void> {
   const config = loadConfig({ DATABASE_URL: 'memory:', PANEL_HOST: 'panel.felis.test', CONSOLE_HOST: 'console.felis.test', LOG_LEVEL: 'silent' });
   const database = await openDatabase({ url: config.databaseUrl, dataDir: '/tmp' });
-  const deps = {
-    config,
-    log: createLogger('silent'),
-    clock: systemClock,
-    random: cryptoRandom,
-    database,
-    cluster: new SimulatedCluster(),
-    metrics: createMetrics({ defaultMetrics: false }),
-    sessions: createSessionAuthenticator(),
-    shutdown: new AbortController().signal,
-  };
+  const deps = assembleDeps({ config, log: createLogger('silent'), database, metrics: createMetrics({ defaultMetrics: false }) });
   const now = new Date();
   const [user] = await database.db.insert(users).values({ username: 'bench', createdAt: now, updatedAt: now }).returning();
   const { token } = await mintSession(deps, database.db, { userId: user!.id, host: 'panel.felis.test', method: 'passkey' });

@@ -105,6 +105,10 @@ const envSchema = z.object({
     v === undefined ? undefined : v.split(',').map((o) => o.trim()).filter(Boolean),
   ),
   SETUP_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  REGISTRY_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
+  REGISTRY_USERNAME: optionalString,
+  REGISTRY_PASSWORD: optionalString,
+  DEFAULT_IMAGE: z.string().trim().min(1).default('itzg/minecraft-server:java21'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -138,6 +142,10 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     webauthnOrigins: env.WEBAUTHN_ORIGINS,
     setupToken: env.SETUP_TOKEN,
     logLevel: env.LOG_LEVEL,
+    registryUrl: env.REGISTRY_URL,
+    registryUsername: env.REGISTRY_USERNAME,
+    registryPassword: env.REGISTRY_PASSWORD,
+    defaultImage: env.DEFAULT_IMAGE,
   };
 }
 

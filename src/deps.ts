@@ -1,5 +1,6 @@
 import type { ClusterAdapter } from './adapters/cluster/types.js';
 import type { MailAdapter } from './adapters/mail/types.js';
+import type { RegistryAdapter } from './adapters/registry/types.js';
 import type { Config } from './config.js';
 import type { DatabaseHandle, Queryable } from './db/client.js';
 import type { Metrics } from './http/metrics.js';
@@ -19,6 +20,8 @@ export interface Deps {
   random: RandomSource;
   database: DatabaseHandle;
   cluster: ClusterAdapter;
+  /** The platform image registry (tag → digest), or a static table. */
+  registry: RegistryAdapter;
   metrics: Metrics;
   /** Outbound mail; undefined when no relay is configured (the e-mail doors answer mail_unavailable). */
   mail?: MailAdapter;

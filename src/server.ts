@@ -1,18 +1,16 @@
 import { createApps } from './app/index.js';
 import { SimulatedCluster } from './adapters/cluster/simulated.js';
-import { createMail } from './adapters/mail/index.js';
 import type { ClusterAdapter } from './adapters/cluster/types.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import type { Deps } from './deps.js';
-import { createSessionAuthenticator } from './features/accounts/authenticator.js';
 import { startAccountHousekeeping } from './features/accounts/housekeeping.js';
 import { setupOnStart } from './features/auth/setup-token.js';
-import { createMetrics } from './http/metrics.js';
+import { SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/startup.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
-import { cryptoRandom } from './lib/random.js';
 import { serve, type Listening } from './runtime/serve.js';
+import { assembleDeps } from './wiring.js';
 
 export interface RunningService {
   deps: Deps;
@@ -26,7 +24,10 @@ function createCluster(config: Config): ClusterAdapter {
   if (config.cluster === 'kubernetes') {
     throw new Error('CLUSTER=kubernetes: the Kubernetes adapter is not part of this build yet; use CLUSTER=simulated');
   }
-  return new SimulatedCluster();
+  const cluster = new SimulatedCluster({ clock: systemClock });
+  for (const spec of SIMULATED_SYSTEM_SERVERS) cluster.addServer(spec);
+  cluster.startTicking();
+  return cluster;
 }
 
 /** Wires the dependencies from the configuration and serves both faces. */
@@ -34,24 +35,14 @@ export async function startService(config: Config, log: Logger = createLogger(co
   const shutdown = new AbortController();
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
   const cluster = createCluster(config);
-  const mail = createMail(config, log);
+  const deps = assembleDeps({ config, log, database, cluster, shutdown: shutdown.signal });
+  const { mail } = deps;
   if (mail?.kind === 'log') {
     log.warn('mail goes to this log (no SMTP_URL): sign-in codes are written here; set SMTP_URL, or MAIL_TRANSPORT=none to refuse mail');
   }
-  const deps: Deps = {
-    config,
-    log,
-    clock: systemClock,
-    random: cryptoRandom,
-    database,
-    cluster,
-    metrics: createMetrics(),
-    mail,
-    sessions: createSessionAuthenticator(),
-    shutdown: shutdown.signal,
-  };
   await setupOnStart(deps);
   const stopHousekeeping = startAccountHousekeeping(deps);
+  await startServersFeature(deps);
   const apps = createApps(deps);
   const internal = await serve({ fetch: apps.internal.fetch, port: config.internalPort, host: config.host, log });
   const external = await serve({ fetch: apps.external.fetch, port: config.externalPort, host: config.host, log });
@@ -69,6 +60,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
         shutdown.abort();
         stopHousekeeping();
         await Promise.all([internal.close(), external.close()]);
+        stopServersFeature(deps);
         await cluster.close();
         await mail?.close();
         await database.close();

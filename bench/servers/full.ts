@@ -1,16 +1,12 @@
 import { z } from '@hono/zod-openapi';
 import { pino } from 'pino';
-import { SimulatedCluster } from '../../src/adapters/cluster/simulated.js';
 import { createApps } from '../../src/app/index.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/client.js';
-import type { Deps } from '../../src/deps.js';
-import { createMetrics } from '../../src/http/metrics.js';
 import { createRouter, defineRoute } from '../../src/http/route.js';
-import { systemClock } from '../../src/lib/clock.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { cryptoRandom } from '../../src/lib/random.js';
 import { serve } from '../../src/runtime/serve.js';
+import { assembleDeps } from '../../src/wiring.js';
 import { announce } from './announce.js';
 
 /**
@@ -33,16 +29,7 @@ const benchOnly = defineRoute(
 const config = loadConfig({ ...process.env, DATABASE_URL: 'memory:', EXTERNAL_PORT: '0', INTERNAL_PORT: '0' });
 const log = createLogger(config.logLevel, pino.destination({ dest: '/dev/null', sync: true }));
 const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
-const deps: Deps = {
-  config,
-  log,
-  clock: systemClock,
-  random: cryptoRandom,
-  database,
-  cluster: new SimulatedCluster(),
-  metrics: createMetrics(),
-  shutdown: new AbortController().signal,
-};
+const deps = assembleDeps({ config, log, database });
 const apps = createApps(deps);
 apps.internal.route('/', createRouter().openapi(benchOnly, (c) => c.json({ caller: c.var.caller ?? '' }, 200)));
 const internal = await serve({ fetch: apps.internal.fetch, port: 0, host: '127.0.0.1', log });

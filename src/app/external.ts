@@ -4,6 +4,8 @@ import { accountRoutes } from '../features/accounts/account-routes.js';
 import { adminAccountRoutes } from '../features/accounts/admin-routes.js';
 import { authRoutes } from '../features/auth/routes.js';
 import { healthRoutes } from '../features/probes/routes.js';
+import { imageRoutes } from '../features/images/routes.js';
+import { externalServerRoutes } from '../features/servers/external.js';
 import type { AppEnv } from '../http/env.js';
 import { createApp } from './create-app.js';
 
@@ -13,6 +15,8 @@ export function mountExternalRoutes(app: OpenAPIHono<AppEnv>): void {
   app.route('/', authRoutes());
   app.route('/', accountRoutes());
   app.route('/', adminAccountRoutes());
+  app.route('/', externalServerRoutes());
+  app.route('/', imageRoutes());
 }
 
 /** The external face: the browser panel and the operator console. */

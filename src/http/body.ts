@@ -14,6 +14,8 @@ export function declaresBody(c: Context): boolean {
   if (c.req.header('transfer-encoding') !== undefined) return true;
   const length = c.req.header('content-length');
   if (length !== undefined) return length.trim() !== '0';
+  // GET and HEAD never carry one, and reading `Request.body` allocates a stream on some runtimes.
+  if (c.req.method === 'GET' || c.req.method === 'HEAD') return false;
   const env = c.env as { incoming?: unknown } | undefined;
   if (env?.incoming) return false;
   return c.req.raw.body !== null;

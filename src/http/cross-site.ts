@@ -1,3 +1,4 @@
+import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { ApiError } from './errors.js';
 
@@ -9,16 +10,18 @@ const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * `Sec-Fetch-Site` nor `Origin` (the proxy, curl) are unaffected.
  */
 export const crossSiteGuard = createMiddleware(async (c, next) => {
-  if (UNSAFE.has(c.req.method)) {
-    const site = c.req.header('sec-fetch-site')?.toLowerCase();
-    if (site === 'same-site' || site === 'cross-site') throw new ApiError('cross_site');
-    const origin = c.req.header('origin');
-    if (origin !== undefined && originHost(origin) !== requestHost(c.req.header('host'), c.req.url)) {
-      throw new ApiError('cross_site');
-    }
-  }
+  if (isCrossSite(c)) throw new ApiError('cross_site');
   await next();
 });
+
+/** Whether an unsafe request came from a browser on another site. */
+export function isCrossSite(c: Context): boolean {
+  if (!UNSAFE.has(c.req.method)) return false;
+  const site = c.req.header('sec-fetch-site')?.toLowerCase();
+  if (site === 'same-site' || site === 'cross-site') return true;
+  const origin = c.req.header('origin');
+  return origin !== undefined && originHost(origin) !== requestHost(c.req.header('host'), c.req.url);
+}
 
 function originHost(origin: string): string | undefined {
   try {

@@ -41,6 +41,8 @@ export const ERROR_STATUS = {
   cooldown: 429,
   quota_exceeded: 403,
   already_claimed: 409,
+  link_required: 412,
+  image_not_whitelisted: 400,
   local_auth_disabled: 403,
   no_passkey: 400,
   passkey_login_failed: 400,
@@ -75,6 +77,7 @@ const DEFAULT_MESSAGE: Partial<Record<ErrorCode, string>> = {
   wrong_caller: 'This operation does not serve your caller.',
   cross_site: 'Cross-site requests are refused.',
   rate_limited: 'Too many requests; try again later.',
+  link_required: 'Link your Minecraft account first.',
 };
 
 /** A domain or HTTP error with a stable code; the error handler turns it into the envelope. */

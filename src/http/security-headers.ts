@@ -1,17 +1,50 @@
+import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 
-/** Contract section 9; set after the handler so error and 404 answers carry them too. */
-export const securityHeaders = createMiddleware(async (c, next) => {
-  await next();
+const FIXED: Array<[string, string]> = [
+  ['X-Content-Type-Options', 'nosniff'],
+  ['X-Frame-Options', 'DENY'],
+  ['Referrer-Policy', 'no-referrer'],
+  ['Content-Security-Policy', "default-src 'none'"],
+];
+const HSTS = 'max-age=63072000; includeSubDomains';
+
+/** HSTS only for requests that came through the TLS edge: a plain-HTTP answer must not pin hosts. */
+function viaTlsEdge(c: Context): boolean {
+  return c.req.header('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase() === 'https';
+}
+
+/** Every header of contract section 9 this request's answer carries. */
+export function securityHeaderList(c: Context): Array<[string, string]> {
+  return viaTlsEdge(c) ? [...FIXED, ['Strict-Transport-Security', HSTS]] : FIXED;
+}
+
+/**
+ * Contract section 9, before the handler: the headers go into the context's prepared headers, so
+ * every response built with `c.json()`/`c.body()` (error envelopes included) is born with them and
+ * no response object is rebuilt afterwards.
+ */
+export function presetSecurityHeaders(c: Context): boolean {
+  for (const [name, value] of FIXED) c.header(name, value);
+  const tls = viaTlsEdge(c);
+  if (tls) c.header('Strict-Transport-Security', HSTS);
+  return tls;
+}
+
+/** After the handler: a response built without the context (a raw `Response`) gets them too. */
+export function ensureSecurityHeaders(c: Context, tls: boolean): void {
   const h = c.res.headers;
-  h.set('X-Content-Type-Options', 'nosniff');
-  h.set('X-Frame-Options', 'DENY');
-  h.set('Referrer-Policy', 'no-referrer');
-  h.set('Content-Security-Policy', "default-src 'none'");
-  // HSTS only for requests that came through the TLS edge: a plain-HTTP answer must not pin hosts.
-  if (c.req.header('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase() === 'https') {
-    h.set('Strict-Transport-Security', 'max-age=63072000; includeSubDomains');
-  } else {
+  if (h.get('X-Frame-Options') !== 'DENY') for (const [name, value] of FIXED) h.set(name, value);
+  if (tls) {
+    if (!h.has('Strict-Transport-Security')) h.set('Strict-Transport-Security', HSTS);
+  } else if (h.has('Strict-Transport-Security')) {
     h.delete('Strict-Transport-Security');
   }
+}
+
+/** The same rules as a middleware of their own (the app factory inlines them in its front door). */
+export const securityHeaders = createMiddleware(async (c, next) => {
+  const tls = presetSecurityHeaders(c);
+  await next();
+  ensureSecurityHeaders(c, tls);
 });

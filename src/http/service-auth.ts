@@ -1,15 +1,37 @@
+import { hash, timingSafeEqual } from 'node:crypto';
 import { createMiddleware } from 'hono/factory';
 import { CALLERS, type Caller } from '../config.js';
-import { secretsEqual } from '../lib/secrets.js';
 import type { AppEnv } from './env.js';
 import { ApiError } from './errors.js';
 
-/** Which configured caller holds this token. Every configured token is compared, in constant time. */
+// One-shot hashing: a Hash object per request cost more than the comparison itself.
+const digest = (value: string): Buffer => hash('sha256', value, 'buffer');
+
+/** The sha-256 of each configured token, computed once per token table (not per request). */
+const expectedDigests = new WeakMap<object, Array<[Caller, Buffer]>>();
+
+function digestsOf(tokens: Partial<Record<Caller, string>>): Array<[Caller, Buffer]> {
+  let digests = expectedDigests.get(tokens);
+  if (!digests) {
+    digests = CALLERS.flatMap((caller): Array<[Caller, Buffer]> => {
+      const token = tokens[caller];
+      return token === undefined ? [] : [[caller, digest(token)]];
+    });
+    expectedDigests.set(tokens, digests);
+  }
+  return digests;
+}
+
+/**
+ * Which configured caller holds this token. The presented token is hashed once and its digest is
+ * compared with every configured token's digest in constant time, so neither the content nor the
+ * length of a token leaks through timing, and every caller is always compared.
+ */
 export function identifyCaller(tokens: Partial<Record<Caller, string>>, presented: string): Caller | undefined {
+  const presentedDigest = digest(presented);
   let found: Caller | undefined;
-  for (const caller of CALLERS) {
-    const expected = tokens[caller];
-    if (expected !== undefined && secretsEqual(presented, expected) && found === undefined) found = caller;
+  for (const [caller, expected] of digestsOf(tokens)) {
+    if (timingSafeEqual(presentedDigest, expected) && found === undefined) found = caller;
   }
   return found;
 }
@@ -25,7 +47,7 @@ export function requireCaller(callers: readonly Caller[]) {
   const allowed = new Set(callers);
   return createMiddleware<AppEnv>(async (c, next) => {
     const token = bearerToken(c.req.header('authorization'));
-    const caller = token === undefined ? undefined : identifyCaller(c.var.deps.config.serviceTokens, token);
+    const caller = token === undefined ? undefined : identifyCaller(c.get('deps').config.serviceTokens, token);
     if (!caller) {
       throw new ApiError('unauthorized', 'A valid service token is required.', {
         headers: { 'WWW-Authenticate': 'Bearer' },

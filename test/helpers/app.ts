@@ -1,16 +1,15 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { SimulatedCluster } from '../../src/adapters/cluster/simulated.js';
-import { createMail } from '../../src/adapters/mail/index.js';
+import { StaticRegistry } from '../../src/adapters/registry/static.js';
 import { createApp } from '../../src/app/create-app.js';
 import { createApps } from '../../src/app/index.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { DatabaseHandle } from '../../src/db/client.js';
 import type { Deps } from '../../src/deps.js';
-import { createSessionAuthenticator } from '../../src/features/accounts/authenticator.js';
 import type { AppEnv, Face } from '../../src/http/env.js';
 import { createMetrics } from '../../src/http/metrics.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { cryptoRandom } from '../../src/lib/random.js';
+import { assembleDeps } from '../../src/wiring.js';
 import { captureLog, type CapturedLog } from './log.js';
 
 export const TOKENS = {
@@ -43,19 +42,19 @@ export function createTestDeps(
 ): TestDeps {
   const config: Config = loadConfig({ ...TEST_ENV, ...options.env } as NodeJS.ProcessEnv);
   const captured = captureLog(config.logLevel);
+  const clock = new ManualClock('2026-06-01T12:00:00.000Z');
   return {
-    config,
-    log: captured.log,
+    ...assembleDeps({
+      config,
+      log: captured.log,
+      database,
+      clock,
+      cluster: new SimulatedCluster({ clock }),
+      registry: new StaticRegistry(),
+      metrics: createMetrics({ defaultMetrics: false }),
+      ...options.overrides,
+    }),
     captured,
-    clock: new ManualClock('2026-06-01T12:00:00.000Z'),
-    random: cryptoRandom,
-    database,
-    cluster: new SimulatedCluster(),
-    metrics: createMetrics({ defaultMetrics: false }),
-    mail: createMail(config, captured.log),
-    sessions: createSessionAuthenticator(),
-    shutdown: new AbortController().signal,
-    ...options.overrides,
   } as TestDeps;
 }
 

@@ -1,9 +1,71 @@
-import type { ClusterAdapter } from './types.js';
+import { systemClock, type Clock } from '../../lib/clock.js';
+import {
+  ClusterConflictError,
+  ClusterNotFoundError,
+  SYSTEM_LABEL,
+  type ClusterAdapter,
+  type ClusterCapacity,
+  type DesiredState,
+  type ServerList,
+  type ServerResource,
+  type ServerSpec,
+  type ServerWatch,
+  type ServerWatchEvent,
+} from './types.js';
 
-/** An in-process cluster for `npm start` without Kubernetes and for tests. */
+export interface SimulatedClusterOptions {
+  clock?: Clock;
+  /** Time from Starting to Running. */
+  startDelayMs?: number;
+  /** A start that is not Running after this long times out (its pod is recreated, at most 3 times). */
+  startTimeoutMs?: number;
+  stopDelayMs?: number;
+  maxAutoRestarts?: number;
+  defaultIdleStopSeconds?: number;
+  defaultPlayersMax?: number;
+  nodes?: number;
+}
+
+interface SimServer {
+  spec: ServerSpec;
+  status: ServerResource['status'];
+  resourceVersion: string;
+  /** When the current phase began (clock milliseconds). */
+  phaseSince: number;
+  /** Starts of this server never come up (simulates a start time-out). */
+  hangs: boolean;
+}
+
+const clone = <T>(value: T): T => structuredClone(value);
+
+/**
+ * An in-process cluster for `npm start` without Kubernetes and for tests. Phases move on the
+ * injected clock: `tick()` applies every transition that is due (tests advance a ManualClock and
+ * tick; `startTicking()` does it on a timer for a real run). Every change is delivered to watchers
+ * synchronously, as an informer would deliver it (later).
+ */
 export class SimulatedCluster implements ClusterAdapter {
   readonly kind = 'simulated' as const;
+  readonly clock: Clock;
+  readonly options: Required<Omit<SimulatedClusterOptions, 'clock'>>;
   #down = false;
+  #version = 0;
+  #servers = new Map<string, SimServer>();
+  #watchers = new Set<(event: ServerWatchEvent) => void>();
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: SimulatedClusterOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+    this.options = {
+      startDelayMs: options.startDelayMs ?? 5_000,
+      startTimeoutMs: options.startTimeoutMs ?? 120_000,
+      stopDelayMs: options.stopDelayMs ?? 2_000,
+      maxAutoRestarts: options.maxAutoRestarts ?? 3,
+      defaultIdleStopSeconds: options.defaultIdleStopSeconds ?? 900,
+      defaultPlayersMax: options.defaultPlayersMax ?? 20,
+      nodes: options.nodes ?? 1,
+    };
+  }
 
   /** Makes the cluster unreachable (tests of the 503 paths). */
   setReachable(reachable: boolean): void {
@@ -11,8 +73,226 @@ export class SimulatedCluster implements ClusterAdapter {
   }
 
   async ping(): Promise<void> {
+    this.#check();
+  }
+
+  async close(): Promise<void> {
+    this.stopTicking();
+    this.#watchers.clear();
+  }
+
+  /** Applies due transitions every `intervalMs` of real time (a real run, not tests). */
+  startTicking(intervalMs = 250): void {
+    this.#timer ??= setInterval(() => this.tick(), intervalMs);
+    this.#timer.unref();
+  }
+
+  stopTicking(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  async listServers(): Promise<ServerList> {
+    this.#check();
+    return {
+      servers: [...this.#servers.values()].map((s) => this.#resource(s)),
+      resourceVersion: String(this.#version),
+    };
+  }
+
+  watchServers(
+    _resourceVersion: string,
+    onEvent: (event: ServerWatchEvent) => void,
+    _onError?: (err: Error) => void,
+  ): ServerWatch {
+    // Writes are delivered synchronously, so nothing can happen between a list and this call, and
+    // the watch never breaks (so it never reports an error).
+    this.#watchers.add(onEvent);
+    return { stop: () => this.#watchers.delete(onEvent) };
+  }
+
+  async createServer(spec: ServerSpec): Promise<ServerResource> {
+    this.#check();
+    return this.addServer(spec);
+  }
+
+  /** Synchronous create, for seeding (system servers, benches, tests). */
+  addServer(spec: ServerSpec): ServerResource {
+    if (this.#servers.has(spec.name)) throw new ClusterConflictError(`server ${spec.name} exists`);
+    const system = spec.labels[SYSTEM_LABEL] === 'true';
+    const server: SimServer = {
+      spec: clone({ ...spec, desiredState: spec.desiredState ?? 'Stopped' }),
+      status: {
+        phase: 'Stopped',
+        ready: false,
+        playersOnline: 0,
+        playersMax: this.options.defaultPlayersMax,
+        playerCountUnknown: false,
+        autoRestarts: 0,
+        startGaveUp: false,
+        idleStopSeconds: system ? 0 : (spec.idleStopSeconds ?? this.options.defaultIdleStopSeconds),
+      },
+      resourceVersion: '',
+      phaseSince: this.#now(),
+      hangs: false,
+    };
+    this.#servers.set(spec.name, server);
+    if (server.spec.desiredState === 'Running') this.#enter(server, 'Starting');
+    return this.#emit('ADDED', server);
+  }
+
+  async setDesiredState(name: string, state: DesiredState): Promise<ServerResource> {
+    this.#check();
+    const server = this.#get(name);
+    server.spec.desiredState = state;
+    if (state === 'Running' && (server.status.phase === 'Stopped' || server.status.phase === 'Stopping')) {
+      server.status.autoRestarts = 0;
+      this.#enter(server, 'Starting');
+    } else if (state === 'Stopped' && server.status.phase !== 'Stopped' && server.status.phase !== 'Stopping') {
+      this.#enter(server, 'Stopping');
+    }
+    return this.#emit('MODIFIED', server);
+  }
+
+  async recreatePod(name: string): Promise<ServerResource> {
+    this.#check();
+    const server = this.#get(name);
+    server.status.autoRestarts = 0;
+    server.status.startGaveUp = false;
+    this.#enter(server, server.spec.desiredState === 'Running' ? 'Starting' : 'Stopped');
+    return this.#emit('MODIFIED', server);
+  }
+
+  async reportReady(name: string): Promise<void> {
+    this.#check();
+    const server = this.#get(name);
+    if (server.status.phase === 'Running' && !server.status.ready) {
+      server.status.ready = true;
+      this.#emit('MODIFIED', server);
+    }
+  }
+
+  async capacity(): Promise<ClusterCapacity> {
+    this.#check();
+    let running = 0;
+    for (const s of this.#servers.values()) {
+      if (s.spec.labels[SYSTEM_LABEL] === 'true') continue;
+      if (s.spec.desiredState === 'Running' || s.status.phase !== 'Stopped') running += 1;
+    }
+    return { running, nodes: this.options.nodes };
+  }
+
+  /** Applies every transition that is due at the clock's now. */
+  tick(): void {
+    const now = this.#now();
+    for (const server of this.#servers.values()) {
+      const age = now - server.phaseSince;
+      const { phase } = server.status;
+      if (phase === 'Starting') {
+        if (!server.hangs && age >= this.options.startDelayMs) {
+          this.#enter(server, 'Running');
+          server.status.ready = true;
+          this.#emit('MODIFIED', server);
+        } else if (server.hangs && age >= this.options.startTimeoutMs) {
+          if (server.status.autoRestarts < this.options.maxAutoRestarts) {
+            server.status.autoRestarts += 1;
+            this.#enter(server, 'Starting');
+          } else {
+            this.#enter(server, 'Failed');
+            server.status.startGaveUp = true;
+          }
+          this.#emit('MODIFIED', server);
+        }
+      } else if (phase === 'Stopping' && age >= this.options.stopDelayMs) {
+        this.#enter(server, 'Stopped');
+        server.status.autoRestarts = 0;
+        server.status.startGaveUp = false;
+        this.#emit('MODIFIED', server);
+      }
+    }
+  }
+
+  /** Starts of this server hang until they time out (or come up again once cleared). */
+  setStartHangs(name: string, hangs: boolean): void {
+    this.#get(name).hangs = hangs;
+  }
+
+  /** Puts a server in Failed, as a crash loop (`gaveUp` false) or an invalid spec (`gaveUp` true). */
+  fail(name: string, gaveUp: boolean): void {
+    const server = this.#get(name);
+    this.#enter(server, 'Failed');
+    server.status.startGaveUp = gaveUp;
+    this.#emit('MODIFIED', server);
+  }
+
+  setPlayers(name: string, online: number, max?: number): void {
+    const server = this.#get(name);
+    server.status.playersOnline = online;
+    if (max !== undefined) server.status.playersMax = max;
+    server.status.playerCountUnknown = false;
+    this.#emit('MODIFIED', server);
+  }
+
+  setPlayerCountUnknown(name: string, unknown: boolean): void {
+    const server = this.#get(name);
+    server.status.playerCountUnknown = unknown;
+    this.#emit('MODIFIED', server);
+  }
+
+  setLabel(name: string, key: string, value: string | undefined): void {
+    const server = this.#get(name);
+    if (value === undefined) delete server.spec.labels[key];
+    else server.spec.labels[key] = value;
+    this.#emit('MODIFIED', server);
+  }
+
+  deleteServer(name: string): void {
+    if (!this.#servers.delete(name)) throw new ClusterNotFoundError(`server ${name} not found`);
+    const resourceVersion = String(++this.#version);
+    for (const watcher of this.#watchers) watcher({ type: 'DELETED', name, resourceVersion });
+  }
+
+  /** The current resource, or undefined. */
+  server(name: string): ServerResource | undefined {
+    const server = this.#servers.get(name);
+    return server && this.#resource(server);
+  }
+
+  #enter(server: SimServer, phase: ServerResource['status']['phase']): void {
+    server.status.phase = phase;
+    server.phaseSince = this.#now();
+    if (phase !== 'Running') {
+      server.status.ready = false;
+      server.status.playersOnline = 0;
+    }
+    if (phase === 'Running') {
+      server.status.endpointMode = 'service';
+      server.status.endpointAddress = `${server.spec.name}.felis.svc:25565`;
+    }
+  }
+
+  #emit(type: 'ADDED' | 'MODIFIED', server: SimServer): ServerResource {
+    server.resourceVersion = String(++this.#version);
+    const resource = this.#resource(server);
+    for (const watcher of this.#watchers) watcher({ type, server: this.#resource(server) });
+    return resource;
+  }
+
+  #resource(server: SimServer): ServerResource {
+    return { spec: clone(server.spec), status: { ...server.status }, resourceVersion: server.resourceVersion };
+  }
+
+  #get(name: string): SimServer {
+    const server = this.#servers.get(name);
+    if (!server) throw new ClusterNotFoundError(`server ${name} not found`);
+    return server;
+  }
+
+  #check(): void {
     if (this.#down) throw new Error('simulated cluster is unreachable');
   }
 
-  async close(): Promise<void> {}
+  #now(): number {
+    return this.clock.now().getTime();
+  }
 }

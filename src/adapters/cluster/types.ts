@@ -1,10 +1,120 @@
 /**
- * The cluster adapter: where server resources and their pods live. The servers feature widens this
- * interface; the foundation needs only to know whether the cluster answers.
+ * The cluster adapter: where server resources and their pods live. Shaped for a Kubernetes
+ * informer: a list that returns a resource version, then a watch from that version that feeds a
+ * cache; writes go straight to the cluster and come back through the watch.
  */
+
+export const PHASES = ['Unknown', 'Stopped', 'Starting', 'Running', 'Stopping', 'Failed'] as const;
+export type Phase = (typeof PHASES)[number];
+export const AUTOSTART_POLICIES = ['ownerOnly', 'public', 'allowlist'] as const;
+export type AutostartPolicy = (typeof AUTOSTART_POLICIES)[number];
+export const DESIRED_STATES = ['Running', 'Stopped'] as const;
+export type DesiredState = (typeof DESIRED_STATES)[number];
+
+/** The label domain of our server resources (`<vendor>/…`). */
+export const LABEL_DOMAIN = 'felis.dev';
+/** `felis.dev/forwarding=legacy`: the proxy forwards players BungeeCord-style. */
+export const FORWARDING_LABEL = `${LABEL_DOMAIN}/forwarding`;
+/** `felis.dev/system=true`: a platform-provisioned system service (login gate, lobby). */
+export const SYSTEM_LABEL = `${LABEL_DOMAIN}/system`;
+
+/** What an operator asked for: the server resource's spec. */
+export interface ServerSpec {
+  name: string;
+  subdomain: string;
+  displayName?: string;
+  image?: string;
+  /** Pod memory limit, an orchestrator quantity such as `4Gi`. */
+  memory?: string;
+  memoryRequest?: string;
+  storage?: string;
+  cpu?: string;
+  cpuRequest?: string;
+  autostartPolicy?: AutostartPolicy;
+  desiredState?: DesiredState;
+  /** Seconds a server may sit empty before idle auto-stop; 0 never idles out. */
+  idleStopSeconds?: number;
+  labels: Record<string, string>;
+}
+
+/** What the cluster reports: the server resource's status. */
+export interface ServerStatus {
+  phase: Phase;
+  ready: boolean;
+  playersOnline: number;
+  playersMax: number;
+  /** True while the player count cannot be read over RCON. */
+  playerCountUnknown: boolean;
+  /** Pod recreations after a start time-out in this start (at most 3). */
+  autoRestarts: number;
+  /** Failed and no automatic retry will bring it up. */
+  startGaveUp: boolean;
+  /** Effective idle stop in seconds (0 when it never idles out). */
+  idleStopSeconds: number;
+  endpointMode?: string;
+  endpointAddress?: string;
+}
+
+export interface ServerResource {
+  spec: ServerSpec;
+  status: ServerStatus;
+  /** Opaque, changes on every write (Kubernetes `metadata.resourceVersion`). */
+  resourceVersion: string;
+}
+
+export type ServerWatchEvent =
+  | { type: 'ADDED' | 'MODIFIED'; server: ServerResource }
+  | { type: 'DELETED'; name: string; resourceVersion: string };
+
+export interface ServerList {
+  servers: ServerResource[];
+  /** Start a watch here to miss nothing that happened after the list. */
+  resourceVersion: string;
+}
+
+export interface ServerWatch {
+  stop(): void;
+}
+
+export interface ClusterCapacity {
+  /** Servers that hold a node slot: desired Running, or not yet Stopped. System servers excluded. */
+  running: number;
+  /** Nodes that can host game servers. */
+  nodes: number;
+}
+
+/** A write refused because the resource already exists (or a subdomain is taken). */
+export class ClusterConflictError extends Error {
+  override name = 'ClusterConflictError';
+}
+
+/** A write aimed at a resource that does not exist. */
+export class ClusterNotFoundError extends Error {
+  override name = 'ClusterNotFoundError';
+}
+
 export interface ClusterAdapter {
   readonly kind: 'simulated' | 'kubernetes';
   /** Resolves when the cluster answers; rejects with the reason otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
+
+  listServers(): Promise<ServerList>;
+  /**
+   * Streams changes after `resourceVersion`. `onError` means the watch ended and the caller
+   * must list again (Kubernetes answers 410 Gone for an expired version).
+   */
+  watchServers(
+    resourceVersion: string,
+    onEvent: (event: ServerWatchEvent) => void,
+    onError: (err: Error) => void,
+  ): ServerWatch;
+  /** Creates a server resource; ClusterConflictError when the name exists. */
+  createServer(spec: ServerSpec): Promise<ServerResource>;
+  setDesiredState(name: string, state: DesiredState): Promise<ServerResource>;
+  /** Deletes the pod of the current start so it comes up again with a fresh restart budget. */
+  recreatePod(name: string): Promise<ServerResource>;
+  /** The backend answered the proxy: the server is ready for players. */
+  reportReady(name: string): Promise<void>;
+  capacity(): Promise<ClusterCapacity>;
 }

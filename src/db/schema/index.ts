@@ -2,3 +2,5 @@
 export * from './audit.js';
 export * from './settings.js';
 export * from './accounts.js';
+export * from './images.js';
+export * from './servers.js';

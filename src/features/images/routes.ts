@@ -1,0 +1,51 @@
+import { z } from '@hono/zod-openapi';
+import { createRouter, defineRoute, ErrorEnvelopeSchema } from '../../http/route.js';
+import { AddImageBody, ImageRefParam, ImageSchema, PatchImageBody } from './schema.js';
+import { addImage, listImages, setImageEnabled } from './service.js';
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+const error = (description: string) => json(ErrorEnvelopeSchema, description);
+
+const list = defineRoute({ tier: 'admin' }, {
+  method: 'get',
+  path: '/api/v1/images',
+  summary: 'The image whitelist',
+  responses: { 200: json(z.object({ images: z.array(ImageSchema) }), 'the whitelist') },
+});
+
+const add = defineRoute({ tier: 'admin' }, {
+  method: 'post',
+  path: '/api/v1/images',
+  summary: 'Whitelist an image (a platform-registry image must exist there)',
+  request: { body: { content: { 'application/json': { schema: AddImageBody } } } },
+  responses: {
+    201: json(ImageSchema, 'whitelisted'),
+    400: error('bad_request, or image_not_in_registry'),
+    409: error('already whitelisted'),
+    503: error('registry_unavailable'),
+  },
+});
+
+const patch = defineRoute({ tier: 'admin' }, {
+  method: 'patch',
+  path: '/api/v1/images/{image_ref}',
+  summary: 'Enable or disable a whitelisted image',
+  request: { params: ImageRefParam, body: { content: { 'application/json': { schema: PatchImageBody } } } },
+  responses: { 200: json(ImageSchema, 'updated'), 404: error('not whitelisted') },
+});
+
+export function imageRoutes() {
+  return createRouter()
+    .openapi(list, async (c) => c.json({ images: await listImages(c.var.deps.database.db) }, 200))
+    .openapi(add, async (c) => {
+      const image = await addImage(c.var.deps, { imageRef: c.req.valid('json').image_ref, addedBy: c.var.session!.userId });
+      return c.json(image, 201);
+    })
+    .openapi(patch, async (c) => {
+      const image = await setImageEnabled(c.var.deps.database.db, c.req.valid('param').image_ref, c.req.valid('json').enabled);
+      return c.json(image, 200);
+    });
+}

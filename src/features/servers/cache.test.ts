@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { SimulatedCluster } from '../../adapters/cluster/simulated.js';
+import type { ServerList, ServerWatchEvent } from '../../adapters/cluster/types.js';
+import { ManualClock } from '../../lib/clock.js';
+import { ServerCache } from './cache.js';
+import { normalizeHost } from './names.js';
+
+describe('server cache', () => {
+  it('fills from a list, follows the watch (add, change, delete) and indexes hosts', async () => {
+    const cluster = new SimulatedCluster({ clock: new ManualClock() });
+    cluster.addServer({ name: 'one', subdomain: 'Alpha', labels: {} });
+    const cache = new ServerCache(cluster, 'Felis.Test');
+    expect(cache.synced).toBe(false);
+    await cache.ready();
+    expect(cache.byHost('alpha.felis.test')?.info.name).toBe('one');
+    cluster.addServer({ name: 'two', subdomain: 'beta', displayName: 'Beta', labels: {} });
+    expect(cache.byHost('BETA')?.info.displayName).toBe('Beta');
+    cluster.setPlayers('two', 4);
+    expect(cache.get('two')?.info.playersOnline).toBe(4);
+    cluster.deleteServer('two');
+    expect(cache.get('two')).toBeUndefined();
+    expect(cache.byHost('beta.felis.test')).toBeUndefined();
+    expect(cache.size).toBe(1);
+    cache.close();
+  });
+
+  it('retries a failed first list on the next call, and lists again when the watch breaks', async () => {
+    const cluster = new SimulatedCluster({ clock: new ManualClock() });
+    cluster.addServer({ name: 'one', subdomain: 'one', labels: {} });
+    let lists = 0;
+    let breakWatch: ((err: Error) => void) | undefined;
+    const adapter = Object.create(cluster) as SimulatedCluster;
+    adapter.listServers = async (): Promise<ServerList> => {
+      lists += 1;
+      return cluster.listServers();
+    };
+    adapter.watchServers = (rv: string, onEvent: (e: ServerWatchEvent) => void, onError: (err: Error) => void) => {
+      breakWatch = onError;
+      return cluster.watchServers(rv, onEvent, onError);
+    };
+    cluster.setReachable(false);
+    const cache = new ServerCache(adapter, 'felis.test');
+    await expect(cache.ready()).rejects.toThrow('unreachable');
+    cluster.setReachable(true);
+    await cache.ready();
+    expect(lists).toBe(2);
+    breakWatch!(new Error('410 Gone'));
+    expect(cache.synced).toBe(false);
+    await cache.ready();
+    expect(cache.synced).toBe(true);
+    expect(cache.get('one')).toBeDefined();
+    cache.close();
+  });
+
+  it.each([
+    ['Survival.Felis.Test', 'survival.felis.test'],
+    ['survival.felis.test.', 'survival.felis.test'],
+    ['survival.felis.test:25565', 'survival.felis.test'],
+    ['SURVIVAL.:25565', 'survival'],
+    ['::1', '::1'],
+  ])('normalizes %s to %s', (host, expected) => {
+    expect(normalizeHost(host)).toBe(expected);
+  });
+});

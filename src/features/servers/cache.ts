@@ -1,0 +1,132 @@
+import type { ClusterAdapter, ServerResource, ServerWatch, ServerWatchEvent } from '../../adapters/cluster/types.js';
+import { normalizeHost } from './names.js';
+import type { ServerInfo } from './schema.js';
+import { isSystemServer, toServerInfo } from './views.js';
+
+export interface CachedServer {
+  resource: ServerResource;
+  /** The ServerInfo view, built once per change so that the hot path only looks it up. */
+  info: ServerInfo;
+  system: boolean;
+}
+
+const RELIST_DELAY_MS = 1_000;
+
+/**
+ * The server resources as the cluster's watch last reported them: the proxy's hot calls are answered
+ * from here, never by a cluster round trip. List once, then watch from the list's version; when the
+ * watch breaks, list again.
+ */
+export class ServerCache {
+  readonly #cluster: ClusterAdapter;
+  readonly #rootDomain: string | undefined;
+  #byName = new Map<string, CachedServer>();
+  #byHost = new Map<string, CachedServer>();
+  #watch: ServerWatch | undefined;
+  #syncing: Promise<void> | undefined;
+  #closed = false;
+  #synced = false;
+
+  constructor(cluster: ClusterAdapter, rootDomain: string | undefined) {
+    this.#cluster = cluster;
+    this.#rootDomain = rootDomain?.toLowerCase();
+  }
+
+  get synced(): boolean {
+    return this.#synced;
+  }
+
+  /** Resolves once the first list is in; a failed list rejects and the next call tries again. */
+  ready(): Promise<void> {
+    if (this.#synced) return Promise.resolve();
+    this.#syncing ??= this.#sync().finally(() => {
+      this.#syncing = undefined;
+    });
+    return this.#syncing;
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#watch?.stop();
+  }
+
+  get(name: string): CachedServer | undefined {
+    return this.#byName.get(name);
+  }
+
+  /** `subdomain.ROOT_DOMAIN` or the bare subdomain, any case, with or without port and trailing dot. */
+  byHost(host: string): CachedServer | undefined {
+    return this.#byHost.get(normalizeHost(host));
+  }
+
+  all(): IterableIterator<CachedServer> {
+    return this.#byName.values();
+  }
+
+  get size(): number {
+    return this.#byName.size;
+  }
+
+  async #sync(): Promise<void> {
+    this.#watch?.stop();
+    const list = await this.#cluster.listServers();
+    this.#byName.clear();
+    this.#byHost.clear();
+    for (const resource of list.servers) this.#put(resource);
+    this.#watch = this.#cluster.watchServers(
+      list.resourceVersion,
+      (event) => this.#apply(event),
+      () => this.#relist(),
+    );
+    this.#synced = true;
+  }
+
+  #relist(): void {
+    this.#synced = false;
+    if (this.#closed) return;
+    setTimeout(() => {
+      if (!this.#closed) void this.ready().catch(() => this.#relist());
+    }, RELIST_DELAY_MS).unref();
+  }
+
+  #apply(event: ServerWatchEvent): void {
+    if (event.type === 'DELETED') this.#remove(event.name);
+    else this.#put(event.server);
+  }
+
+  #put(resource: ServerResource): void {
+    this.#remove(resource.spec.name);
+    const entry: CachedServer = { resource, info: toServerInfo(resource), system: isSystemServer(resource) };
+    this.#byName.set(resource.spec.name, entry);
+    for (const host of this.#hostsOf(resource)) this.#byHost.set(host, entry);
+  }
+
+  #remove(name: string): void {
+    const old = this.#byName.get(name);
+    if (!old) return;
+    this.#byName.delete(name);
+    for (const host of this.#hostsOf(old.resource)) {
+      if (this.#byHost.get(host) === old) this.#byHost.delete(host);
+    }
+  }
+
+  #hostsOf(resource: ServerResource): string[] {
+    const sub = resource.spec.subdomain.toLowerCase();
+    return this.#rootDomain ? [sub, `${sub}.${this.#rootDomain}`] : [sub];
+  }
+}
+
+const caches = new WeakMap<ClusterAdapter, ServerCache>();
+
+/**
+ * The one cache of a cluster adapter (and so of a process, or of a test's deps). Keyed by the
+ * adapter so that each test's deps get their own.
+ */
+export function serverCacheOf(deps: { cluster: ClusterAdapter; config: { rootDomain: string | undefined } }): ServerCache {
+  let cache = caches.get(deps.cluster);
+  if (!cache) {
+    cache = new ServerCache(deps.cluster, deps.config.rootDomain);
+    caches.set(deps.cluster, cache);
+  }
+  return cache;
+}

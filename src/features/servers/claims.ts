@@ -1,0 +1,94 @@
+import { count, eq, inArray, sql } from 'drizzle-orm';
+import type { Queryable } from '../../db/client.js';
+import { linkedAccounts, users } from '../../db/schema/accounts.js';
+import { serverClaims } from '../../db/schema/servers.js';
+import type { Deps } from '../../deps.js';
+import { ApiError } from '../../http/errors.js';
+import { getQuota } from '../accounts/directory.js';
+import type { CachedServer } from './cache.js';
+import { cpuMilli, memoryMb, storageGb } from './quantity.js';
+
+export async function ownerOf(db: Queryable, serverName: string): Promise<string | undefined> {
+  const [row] = await db.select({ userId: serverClaims.userId }).from(serverClaims).where(eq(serverClaims.serverName, serverName));
+  return row?.userId;
+}
+
+/** server name → owner id, for the given names (all claims when omitted). */
+export async function ownersOf(db: Queryable, serverNames?: string[]): Promise<Map<string, string>> {
+  if (serverNames?.length === 0) return new Map();
+  const query = db.select({ serverName: serverClaims.serverName, userId: serverClaims.userId }).from(serverClaims);
+  const rows = serverNames ? await query.where(inArray(serverClaims.serverName, serverNames)) : await query;
+  return new Map(rows.map((r) => [r.serverName, r.userId]));
+}
+
+/** server name → subdomain of the servers a user claimed. */
+export async function serversOwnedBy(db: Queryable, userId: string): Promise<Map<string, string>> {
+  const rows = await db
+    .select({ serverName: serverClaims.serverName, subdomain: serverClaims.subdomain })
+    .from(serverClaims)
+    .where(eq(serverClaims.userId, userId));
+  return new Map(rows.map((r) => [r.serverName, r.subdomain]));
+}
+
+/** user id → number of servers claimed, for the given users (the admin user list's server_count). */
+export async function countServersByOwner(db: Queryable, userIds: string[]): Promise<Map<string, number>> {
+  if (userIds.length === 0) return new Map();
+  const rows = await db
+    .select({ userId: serverClaims.userId, n: count() })
+    .from(serverClaims)
+    .where(inArray(serverClaims.userId, userIds))
+    .groupBy(serverClaims.userId);
+  return new Map(rows.map((r) => [r.userId, Number(r.n)]));
+}
+
+/** Whether the account has a linked in-game identity (the accounts feature owns the table). */
+export async function isLinked(db: Queryable, userId: string): Promise<boolean> {
+  const [row] = await db.select({ n: count() }).from(linkedAccounts).where(eq(linkedAccounts.userId, userId));
+  return (row?.n ?? 0) > 0;
+}
+
+/** The resources a claim counts against the owner's quota, from the server's spec. */
+export function claimCost(server: CachedServer) {
+  const { spec } = server.resource;
+  return {
+    cpuMilli: (spec.cpu && cpuMilli(spec.cpu)) || 0,
+    memoryMb: (spec.memory && memoryMb(spec.memory)) || 0,
+    storageGb: (spec.storage && storageGb(spec.storage)) || 0,
+  };
+}
+
+/**
+ * Claims a server for a user in one transaction. The user's row is locked first, so that one user's
+ * concurrent claims of different servers are counted one after another against the quota; the
+ * primary key of server_claims decides a race for the same server (exactly one insert wins).
+ */
+export async function claimServer(deps: Pick<Deps, 'database' | 'clock'>, server: CachedServer, userId: string): Promise<void> {
+  const name = server.resource.spec.name;
+  const cost = claimCost(server);
+  await deps.database.db.transaction(async (tx) => {
+    const [user] = await tx.select({ id: users.id }).from(users).where(eq(users.id, userId)).for('update');
+    if (!user) throw new ApiError('forbidden', 'The account no longer exists.');
+    if (await ownerOf(tx, name)) throw new ApiError('already_claimed', `${name} is already claimed.`);
+    const quota = await getQuota(tx, userId);
+    const [used] = await tx
+      .select({
+        servers: count(),
+        cpu: sql<number>`coalesce(sum(${serverClaims.cpuMilli}), 0)::int`,
+        memory: sql<number>`coalesce(sum(${serverClaims.memoryMb}), 0)::int`,
+        storage: sql<number>`coalesce(sum(${serverClaims.storageGb}), 0)::int`,
+      })
+      .from(serverClaims)
+      .where(eq(serverClaims.userId, userId));
+    const over = (limit: number | null, usedNow: number, adding: number) => limit !== null && usedNow + adding > limit;
+    if (over(quota.max_servers, used!.servers, 1)) throw new ApiError('quota_exceeded', 'Your server quota is used up.');
+    if (over(quota.max_cpu_milli, Number(used!.cpu), cost.cpuMilli)) throw new ApiError('quota_exceeded', 'Your CPU quota would be exceeded.');
+    if (over(quota.max_memory_mb, Number(used!.memory), cost.memoryMb)) throw new ApiError('quota_exceeded', 'Your memory quota would be exceeded.');
+    if (over(quota.max_storage_gb, Number(used!.storage), cost.storageGb)) throw new ApiError('quota_exceeded', 'Your storage quota would be exceeded.');
+    const inserted = await tx
+      .insert(serverClaims)
+      .values({ serverName: name, subdomain: server.resource.spec.subdomain, userId, claimedAt: deps.clock.now(), ...cost })
+      .onConflictDoNothing()
+      .returning({ serverName: serverClaims.serverName });
+    if (inserted.length === 0) throw new ApiError('already_claimed', `${name} is already claimed.`);
+  });
+}

@@ -1,0 +1,75 @@
+import { ClusterConflictError, type ServerSpec } from '../../adapters/cluster/types.js';
+import { formatImageRef } from '../../adapters/registry/types.js';
+import type { Deps } from '../../deps.js';
+import { ApiError } from '../../http/errors.js';
+import { canonicalImageRef, ensureWhitelisted, isPlatformImage, isWhitelisted, resolveDigest } from '../images/service.js';
+import { syncedCache } from './lookup.js';
+import { isReservedServerName } from './names.js';
+import type { CreateServerInput } from './schema.js';
+import { DEFAULT_IMAGE_SETTING, seedSetting } from './settings.js';
+
+/** Limits of a server created without them, so that every server counts against a quota. */
+export const DEFAULT_RESOURCES = { memory: '4Gi', storage: '10Gi', cpu: '2' } as const;
+
+/** Hosts of the platform itself under ROOT_DOMAIN: no server may take them as its subdomain. */
+const RESERVED_SUBDOMAINS = new Set(['api', 'api-internal', 'panel', 'console', 'www', 'registry']);
+
+type CreateDeps = Pick<Deps, 'database' | 'registry' | 'cluster' | 'clock' | 'config'>;
+
+/**
+ * The platform default image: the `platform_default_image` setting, seeded from DEFAULT_IMAGE and
+ * whitelisted the first time it is needed (at start-up, or by the first create on a fresh install).
+ */
+export async function platformDefaultImage(deps: Pick<Deps, 'database' | 'clock' | 'config'>): Promise<string> {
+  const now = deps.clock.now();
+  const { text } = canonicalImageRef(deps.config.defaultImage);
+  const image = await seedSetting(deps.database.db, DEFAULT_IMAGE_SETTING, text, now);
+  await ensureWhitelisted(deps.database.db, image, now);
+  return image;
+}
+
+/** The image a new server runs: whitelisted, and pinned to its digest when it is a platform image. */
+async function imageFor(deps: CreateDeps, requested: string | undefined): Promise<string> {
+  const { ref } = canonicalImageRef(requested ?? (await platformDefaultImage(deps)));
+  if (!(await isWhitelisted(deps.database.db, ref))) {
+    throw new ApiError('image_not_whitelisted', `${formatImageRef(ref)} is not an enabled whitelisted image.`);
+  }
+  if (!isPlatformImage(deps.registry, ref)) return formatImageRef(ref);
+  const digest = await resolveDigest(deps.registry, ref);
+  return formatImageRef({ registry: ref.registry, repository: ref.repository, tag: ref.tag ?? 'latest', digest });
+}
+
+export async function createServer(deps: CreateDeps, input: CreateServerInput): Promise<ServerSpec> {
+  if (isReservedServerName(input.name)) throw new ApiError('bad_name', `${input.name} is reserved for a system server.`);
+  if (isReservedServerName(input.subdomain) || RESERVED_SUBDOMAINS.has(input.subdomain)) {
+    throw new ApiError('bad_name', `The subdomain ${input.subdomain} is reserved.`);
+  }
+  const { memory: topMemory, resources = {} } = input;
+  if (topMemory !== undefined && resources.memory !== undefined && topMemory !== resources.memory) {
+    throw new ApiError('bad_request', 'memory and resources.memory differ; give one.');
+  }
+  const cache = await syncedCache(deps);
+  if (cache.get(input.name)) throw new ApiError('conflict', `A server named ${input.name} exists.`);
+  if (cache.byHost(input.subdomain)) throw new ApiError('conflict', `The subdomain ${input.subdomain} is taken.`);
+  const image = await imageFor(deps, input.image);
+  const spec: ServerSpec = {
+    name: input.name,
+    subdomain: input.subdomain,
+    image,
+    memory: resources.memory ?? topMemory ?? DEFAULT_RESOURCES.memory,
+    storage: input.storage ?? DEFAULT_RESOURCES.storage,
+    cpu: resources.cpu ?? DEFAULT_RESOURCES.cpu,
+    desiredState: 'Stopped',
+    labels: {},
+  };
+  if (input.display_name) spec.displayName = input.display_name;
+  if (resources.cpu_request) spec.cpuRequest = resources.cpu_request;
+  if (resources.memory_request) spec.memoryRequest = resources.memory_request;
+  if (input.autostart_policy) spec.autostartPolicy = input.autostart_policy;
+  try {
+    return (await deps.cluster.createServer(spec)).spec;
+  } catch (err) {
+    if (err instanceof ClusterConflictError) throw new ApiError('conflict', `A server named ${input.name} exists.`);
+    throw new ApiError('unavailable', 'The cluster cannot be reached.', { cause: err });
+  }
+}

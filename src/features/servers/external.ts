@@ -1,0 +1,140 @@
+import { z } from '@hono/zod-openapi';
+import { ApiError } from '../../http/errors.js';
+import { createRouter, defineRoute, ErrorEnvelopeSchema } from '../../http/route.js';
+import { claimServer, isLinked } from './claims.js';
+import { createServer } from './create.js';
+import { fleet, myServers } from './lists.js';
+import { requireServer } from './lookup.js';
+import {
+  ClaimResponse,
+  CreateServerBody,
+  CreateServerResponse,
+  DesiredStateResponse,
+  FleetServerSchema,
+  MyServerViewSchema,
+  ServerInfoSchema,
+  ServerNameParam,
+} from './schema.js';
+import { mayRead, stopFromPanel, wakeFromPanel } from './service.js';
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+const error = (description: string) => json(ErrorEnvelopeSchema, description);
+
+const wake = defineRoute({ tier: 'app' }, {
+  method: 'post',
+  path: '/api/v1/servers/{name}/wake',
+  summary: 'Wake a server (the owner also retries a failed start)',
+  request: { params: ServerNameParam },
+  responses: {
+    202: json(DesiredStateResponse('Running').openapi('WakeResult'), 'the server is starting'),
+    403: error('not allowed to wake it'),
+    404: error('no such server'),
+    409: error('maintenance_in_progress, or start_failed for a non-owner'),
+    429: error('cooldown: woken moments ago (Retry-After)'),
+    503: error('at_capacity, or the cluster cannot be reached'),
+  },
+});
+
+const stop = defineRoute({ tier: 'app' }, {
+  method: 'post',
+  path: '/api/v1/servers/{name}/stop',
+  summary: 'Stop a server (owner or staff)',
+  request: { params: ServerNameParam },
+  responses: {
+    202: json(DesiredStateResponse('Stopped').openapi('StopResult'), 'the server is stopping'),
+    403: error('not the owner'),
+    404: error('no such server'),
+  },
+});
+
+const claim = defineRoute({ tier: 'app' }, {
+  method: 'post',
+  path: '/api/v1/servers/{name}/claim',
+  summary: 'Claim an unowned server',
+  request: { params: ServerNameParam },
+  responses: {
+    200: json(ClaimResponse, 'claimed'),
+    403: error('quota_exceeded'),
+    404: error('no such server'),
+    409: error('already_claimed'),
+    412: error('link_required: no linked Minecraft account'),
+  },
+});
+
+const status = defineRoute({ tier: 'app' }, {
+  method: 'get',
+  path: '/api/v1/servers/{name}/status',
+  summary: 'A server’s status (owner, staff, or an unclaimed server)',
+  request: { params: ServerNameParam },
+  responses: { 200: json(ServerInfoSchema, 'the server'), 403: error('claimed by someone else'), 404: error('no such server') },
+});
+
+const mine = defineRoute({ tier: 'app', setupAllowed: true }, {
+  method: 'get',
+  path: '/api/v1/me/servers',
+  summary: 'The caller’s servers and the ones they can claim',
+  responses: { 200: json(z.object({ servers: z.array(MyServerViewSchema) }), 'the list') },
+});
+
+const create = defineRoute({ tier: 'admin' }, {
+  method: 'post',
+  path: '/api/v1/servers',
+  summary: 'Create a server (stopped)',
+  request: { body: { content: { 'application/json': { schema: CreateServerBody } } } },
+  responses: {
+    201: json(CreateServerResponse, 'created'),
+    400: error('bad_request, bad_name, image_not_whitelisted or image_not_in_registry'),
+    409: error('the name or the subdomain is taken'),
+    503: error('registry_unavailable, or the cluster cannot be reached'),
+  },
+});
+
+const fleetRoute = defineRoute({ tier: 'admin' }, {
+  method: 'get',
+  path: '/api/v1/fleet',
+  summary: 'Every server with its owner',
+  responses: { 200: json(z.object({ servers: z.array(FleetServerSchema) }), 'the fleet') },
+});
+
+/** Server routes of the external face: the panel (app tier) and the operator console (admin). */
+export function externalServerRoutes() {
+  return createRouter()
+    .openapi(wake, async (c) => {
+      const { name } = c.req.valid('param');
+      const server = await requireServer(c.var.deps, name);
+      await wakeFromPanel(c.var.deps, server, c.var.session!, c.var.requestId);
+      return c.json({ name, desiredState: 'Running' as const }, 202);
+    })
+    .openapi(stop, async (c) => {
+      const { name } = c.req.valid('param');
+      const server = await requireServer(c.var.deps, name);
+      await stopFromPanel(c.var.deps, server, c.var.session!);
+      return c.json({ name, desiredState: 'Stopped' as const }, 202);
+    })
+    .openapi(claim, async (c) => {
+      const { name } = c.req.valid('param');
+      const server = await requireServer(c.var.deps, name);
+      const { userId } = c.var.session!;
+      if (!(await isLinked(c.var.deps.database.db, userId))) {
+        throw new ApiError('link_required', 'Link your Minecraft account before claiming a server.');
+      }
+      await claimServer(c.var.deps, server, userId);
+      return c.json({ name, claimed: true as const }, 200);
+    })
+    .openapi(status, async (c) => {
+      const server = await requireServer(c.var.deps, c.req.valid('param').name);
+      if (!(await mayRead(c.var.deps, server, c.var.session!))) {
+        throw new ApiError('forbidden', 'This server belongs to someone else.');
+      }
+      return c.json(server.info, 200);
+    })
+    .openapi(mine, async (c) => c.json({ servers: await myServers(c.var.deps, c.var.session!.userId) }, 200))
+    .openapi(create, async (c) => {
+      const spec = await createServer(c.var.deps, c.req.valid('json'));
+      return c.json({ name: spec.name, subdomain: spec.subdomain, desiredState: 'Stopped' as const }, 201);
+    })
+    .openapi(fleetRoute, async (c) => c.json({ servers: await fleet(c.var.deps, c.var.session!.userId) }, 200));
+}

@@ -1,0 +1,179 @@
+import { z } from '@hono/zod-openapi';
+import { ApiError } from '../../http/errors.js';
+import { createRouter, defineRoute, ErrorEnvelopeSchema } from '../../http/route.js';
+import type { Access } from '../../http/tiers.js';
+import { ownerOf, claimServer } from './claims.js';
+import { findUserByMcUuid } from '../accounts/directory.js';
+import { serverCacheOf } from './cache.js';
+import { requireServer, syncedCache } from './lookup.js';
+import { isReservedServerName } from './names.js';
+import {
+  ClaimResponse,
+  McUuidBody,
+  McUuidSchema,
+  MenuResponse,
+  ServerInfoSchema,
+  ServerNameParam,
+  WakeInternalResponse,
+} from './schema.js';
+import { recordJoin, recordReady, wakeForPlayer } from './service.js';
+
+const PROXY: Access = { tier: 'service', callers: ['proxy'] };
+const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+const error = (description: string) => json(ErrorEnvelopeSchema, description);
+const noContent = (description: string) => ({ description });
+const mcUuidBody = { body: { content: { 'application/json': { schema: McUuidBody } } } };
+
+const list = defineRoute(PROXY, {
+  method: 'get',
+  path: '/api/v1/servers',
+  summary: 'Every server, from the watch-fed cache',
+  responses: { 200: json(z.object({ servers: z.array(ServerInfoSchema) }), 'the servers') },
+});
+
+const byHost = defineRoute(PROXY, {
+  method: 'get',
+  path: '/api/v1/servers/by-host/{host}',
+  summary: 'The server a connecting hostname names (subdomain.ROOT_DOMAIN or the bare subdomain)',
+  request: {
+    params: z.object({ host: z.string().min(1).max(255).openapi({ param: { name: 'host', in: 'path' }, example: 'survival.example.net' }) }),
+  },
+  responses: { 200: json(ServerInfoSchema, 'the server'), 404: error('no server has this host') },
+});
+
+const ready = defineRoute(PROXY, {
+  method: 'post',
+  path: '/api/v1/internal/servers/{name}/ready',
+  summary: 'Backend readiness callback',
+  request: { params: ServerNameParam },
+  responses: { 204: noContent('recorded'), 404: error('no such server') },
+});
+
+const joinEvent = defineRoute(PROXY, {
+  method: 'post',
+  path: '/api/v1/internal/servers/{name}/join-event',
+  summary: 'A player joined (activity tracking, idle reset)',
+  request: { params: ServerNameParam, ...mcUuidBody },
+  responses: { 204: noContent('recorded'), 404: error('no such server') },
+});
+
+const wake = defineRoute(PROXY, {
+  method: 'post',
+  path: '/api/v1/internal/servers/{name}/wake',
+  summary: 'Wake a server for a joining player (autostart policy, cooldown, capacity)',
+  request: { params: ServerNameParam, ...mcUuidBody },
+  responses: {
+    202: json(WakeInternalResponse, 'the server is starting'),
+    403: error('wrong_caller, or the autostart policy refuses this player (forbidden)'),
+    404: error('no such server'),
+    409: error('maintenance_in_progress or start_failed'),
+    429: error('cooldown: woken moments ago (Retry-After)'),
+    503: error('at_capacity, or the cluster cannot be reached'),
+  },
+});
+
+const status = defineRoute(PROXY, {
+  method: 'get',
+  path: '/api/v1/internal/servers/{name}/status',
+  summary: 'A server’s status, from the cache',
+  request: { params: ServerNameParam },
+  responses: { 200: json(ServerInfoSchema, 'the server'), 404: error('no such server') },
+});
+
+const claim = defineRoute(PROXY, {
+  method: 'post',
+  path: '/api/v1/internal/servers/{name}/claim',
+  summary: 'Claim an unowned server for the player’s linked account',
+  request: { params: ServerNameParam, ...mcUuidBody },
+  responses: {
+    200: json(ClaimResponse, 'claimed'),
+    403: error('wrong_caller, quota_exceeded, or the account is disabled'),
+    404: error('no such server'),
+    409: error('already_claimed'),
+    412: error('link_required: the player has no linked account'),
+  },
+});
+
+const menu = defineRoute(PROXY, {
+  method: 'get',
+  path: '/api/v1/internal/servers/{name}/menu',
+  summary: 'What the in-game server menu shows',
+  request: {
+    params: ServerNameParam,
+    query: z.object({ mc_uuid: McUuidSchema.optional().openapi({ param: { name: 'mc_uuid', in: 'query' } }) }),
+  },
+  responses: { 200: json(MenuResponse, 'the menu entry'), 404: error('no such server') },
+});
+
+/** The proxy's server routes on the internal face; lookups are answered from the cache. */
+export function internalServerRoutes() {
+  return createRouter()
+    .openapi(list, async (c) => {
+      const cache = await syncedCache(c.var.deps);
+      const servers = [];
+      for (const server of cache.all()) servers.push(server.info);
+      return c.json({ servers }, 200);
+    })
+    .openapi(byHost, async (c) => {
+      // The proxy's hot path: one map lookup when the cache is synced.
+      const deps = c.get('deps');
+      const cached = serverCacheOf(deps);
+      const cache = cached.synced ? cached : await syncedCache(deps);
+      const server = cache.byHost(c.req.valid('param').host);
+      if (!server || server.system || isReservedServerName(server.info.name)) {
+        throw new ApiError('not_found', 'No server has this host.');
+      }
+      return c.json(server.info, 200);
+    })
+    .openapi(ready, async (c) => {
+      const { name } = c.req.valid('param');
+      await requireServer(c.var.deps, name);
+      await recordReady(c.var.deps, name);
+      return c.body(null, 204);
+    })
+    .openapi(joinEvent, async (c) => {
+      const { name } = c.req.valid('param');
+      await requireServer(c.var.deps, name);
+      await recordJoin(c.var.deps, name, c.req.valid('json').mc_uuid);
+      return c.body(null, 204);
+    })
+    .openapi(wake, async (c) => {
+      const { name } = c.req.valid('param');
+      const server = await requireServer(c.var.deps, name);
+      const woken = await wakeForPlayer(c.var.deps, server, c.req.valid('json').mc_uuid);
+      return c.json({ name, desiredState: 'Running' as const, phase: woken.status.phase, ready: woken.status.ready }, 202);
+    })
+    .openapi(status, async (c) => {
+      const server = await requireServer(c.var.deps, c.req.valid('param').name);
+      return c.json(server.info, 200);
+    })
+    .openapi(claim, async (c) => {
+      const { name } = c.req.valid('param');
+      const server = await requireServer(c.var.deps, name);
+      const player = await findUserByMcUuid(c.var.deps.database.db, c.req.valid('json').mc_uuid);
+      if (!player) throw new ApiError('link_required', 'Link your Minecraft account to a web account to claim a server.');
+      if (player.disabled) throw new ApiError('forbidden', 'This account is disabled.');
+      await claimServer(c.var.deps, server, player.id);
+      return c.json({ name, claimed: true as const }, 200);
+    })
+    .openapi(menu, async (c) => {
+      const { name } = c.req.valid('param');
+      const server = await requireServer(c.var.deps, name);
+      const owner = await ownerOf(c.var.deps.database.db, name);
+      const { info } = server;
+      return c.json(
+        {
+          name,
+          phase: info.phase,
+          ready: info.ready,
+          playersOnline: info.playersOnline,
+          playersMax: info.playersMax,
+          claimable: owner === undefined,
+        },
+        200,
+      );
+    });
+}

@@ -1,0 +1,112 @@
+import type { Deps } from '../../deps.js';
+import { displayIdentities } from '../accounts/directory.js';
+import type { CachedServer } from './cache.js';
+import { ownersOf, serversOwnedBy } from './claims.js';
+import { syncedCache } from './lookup.js';
+import type { FleetServer, MyServerView } from './schema.js';
+
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/**
+ * The operator's fleet: every server, system ones included. Ownership comes from the database and
+ * display identities from the accounts feature, both best effort: when either fails the row says
+ * `ownerUnknown` and is not claimable.
+ */
+export async function fleet(deps: Pick<Deps, 'database' | 'cluster' | 'config' | 'log'>, userId: string): Promise<FleetServer[]> {
+  const cache = await syncedCache(deps);
+  const servers = [...cache.all()];
+  let owners: Map<string, string> | undefined;
+  let identities = new Map<string, string>();
+  try {
+    owners = await ownersOf(deps.database.db);
+    identities = await displayIdentities(deps.database.db, [...owners.values()]);
+  } catch (err) {
+    deps.log.warn({ err }, 'fleet owner lookup failed');
+  }
+  return servers.map((server) => fleetRow(server, userId, owners, identities)).sort(byName);
+}
+
+function fleetRow(
+  server: CachedServer,
+  userId: string,
+  owners: Map<string, string> | undefined,
+  identities: Map<string, string>,
+): FleetServer {
+  const ownerId = owners?.get(server.info.name);
+  const row: FleetServer = {
+    ...server.info,
+    owned: ownerId !== undefined && ownerId === userId,
+    claimable: owners !== undefined && ownerId === undefined && !server.system,
+    system: server.system,
+  };
+  if (ownerId !== undefined) {
+    const identity = identities.get(ownerId);
+    if (identity !== undefined) row.owner = identity;
+    else row.ownerUnknown = true;
+  } else if (owners === undefined) {
+    row.ownerUnknown = true;
+  }
+  return row;
+}
+
+/**
+ * The caller's servers: those they own (from the database, so they are listed even while the
+ * cluster cannot be reached) and the unclaimed ones they could claim. Live fields are best effort.
+ */
+export async function myServers(deps: Pick<Deps, 'database' | 'cluster' | 'config' | 'log'>, userId: string): Promise<MyServerView[]> {
+  const owned = await serversOwnedBy(deps.database.db, userId);
+  const unreachableRow = (name: string, subdomain: string): MyServerView => ({
+    name,
+    subdomain,
+    owned: true,
+    claimable: false,
+    playersOnline: 0,
+    playersMax: 0,
+  });
+  let cache: Awaited<ReturnType<typeof syncedCache>> | undefined;
+  try {
+    cache = await syncedCache(deps);
+  } catch (err) {
+    deps.log.warn({ err }, 'my servers: cluster unreachable, listing owned servers only');
+  }
+  const rows: MyServerView[] = [];
+  if (!cache) {
+    for (const [name, subdomain] of owned) rows.push(unreachableRow(name, subdomain));
+    return rows.sort(byName);
+  }
+  for (const [name, subdomain] of owned) {
+    const server = cache.get(name);
+    rows.push(server ? myRow(server, true, false) : unreachableRow(name, subdomain));
+  }
+  const others = [...cache.all()].filter((s) => !s.system && !owned.has(s.info.name));
+  const otherOwners = await ownersOf(
+    deps.database.db,
+    others.map((s) => s.info.name),
+  );
+  for (const server of others) {
+    if (!otherOwners.has(server.info.name)) rows.push(myRow(server, false, true));
+  }
+  return rows.sort(byName);
+}
+
+function myRow(server: CachedServer, owned: boolean, claimable: boolean): MyServerView {
+  const { info } = server;
+  const row: MyServerView = {
+    name: info.name,
+    subdomain: info.subdomain,
+    owned,
+    claimable,
+    playersOnline: info.playersOnline,
+    playersMax: info.playersMax,
+    phase: info.phase,
+  };
+  if (info.displayName) row.displayName = info.displayName;
+  if (owned) {
+    if (info.desiredState) row.desiredState = info.desiredState;
+    if (info.autostartPolicy) row.autostartPolicy = info.autostartPolicy;
+    if (info.playerCountUnknown) row.playerCountUnknown = true;
+    if (info.autoRestarts) row.autoRestarts = info.autoRestarts;
+    if (info.startGaveUp) row.startGaveUp = true;
+  }
+  return row;
+}

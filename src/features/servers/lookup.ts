@@ -1,0 +1,39 @@
+import { ClusterNotFoundError } from '../../adapters/cluster/types.js';
+import type { Deps } from '../../deps.js';
+import { ApiError } from '../../http/errors.js';
+import { serverCacheOf, type CachedServer, type ServerCache } from './cache.js';
+import { isReservedServerName } from './names.js';
+
+type CacheDeps = Pick<Deps, 'cluster' | 'config'>;
+
+/** The synced cache; 503 while the cluster cannot be listed. */
+export async function syncedCache(deps: CacheDeps): Promise<ServerCache> {
+  const cache = serverCacheOf(deps);
+  if (!cache.synced) {
+    try {
+      await cache.ready();
+    } catch (err) {
+      throw new ApiError('unavailable', 'The cluster cannot be reached.', { cause: err });
+    }
+  }
+  return cache;
+}
+
+/** A per-server route's server: 404 for unknown names and for the reserved system servers. */
+export async function requireServer(deps: CacheDeps, name: string): Promise<CachedServer> {
+  const cache = await syncedCache(deps);
+  const server = isReservedServerName(name) ? undefined : cache.get(name);
+  if (!server || server.system) throw new ApiError('not_found', `No server named ${name}.`);
+  return server;
+}
+
+/** Runs a cluster call; its failures leave as 404 (vanished) or 503 (unreachable). */
+export async function clusterCall<T>(name: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    if (err instanceof ClusterNotFoundError) throw new ApiError('not_found', `No server named ${name}.`);
+    throw new ApiError('unavailable', 'The cluster cannot be reached.', { cause: err });
+  }
+}

@@ -1,0 +1,128 @@
+import { z } from '@hono/zod-openapi';
+import { AUTOSTART_POLICIES, DESIRED_STATES, PHASES } from '../../adapters/cluster/types.js';
+import { isQuantity } from './quantity.js';
+import { SERVER_NAME_PATTERN } from './names.js';
+
+export const PhaseSchema = z.enum(PHASES).openapi('Phase');
+const AutostartPolicySchema = z.enum(AUTOSTART_POLICIES);
+const DesiredStateSchema = z.enum(DESIRED_STATES);
+const int32 = z.number().int();
+
+export const ServerInfoSchema = z
+  .object({
+    name: z.string(),
+    subdomain: z.string(),
+    phase: PhaseSchema,
+    ready: z.boolean(),
+    playersOnline: int32,
+    playersMax: int32,
+    idleStopSeconds: int32,
+    autostartPolicy: AutostartPolicySchema.optional(),
+    desiredState: DesiredStateSchema.optional(),
+    endpointMode: z.string().optional(),
+    endpointAddress: z.string().optional(),
+    displayName: z.string().optional(),
+    image: z.string().optional(),
+    javaMemory: z.string().optional(),
+    memory: z.string().optional(),
+    storageSize: z.string().optional(),
+    cpu: z.string().optional(),
+    playerCountUnknown: z.boolean().optional(),
+    legacyForwarding: z.boolean().optional(),
+    autoRestarts: int32.optional(),
+    startGaveUp: z.boolean().optional(),
+  })
+  .openapi('ServerInfo');
+export type ServerInfo = z.infer<typeof ServerInfoSchema>;
+
+export const FleetServerSchema = ServerInfoSchema.extend({
+  owned: z.boolean(),
+  claimable: z.boolean(),
+  owner: z.string().optional(),
+  ownerUnknown: z.boolean().optional(),
+  system: z.boolean(),
+}).openapi('FleetServer');
+export type FleetServer = z.infer<typeof FleetServerSchema>;
+
+export const MyServerViewSchema = z
+  .object({
+    name: z.string(),
+    subdomain: z.string(),
+    owned: z.boolean(),
+    claimable: z.boolean(),
+    playersOnline: int32,
+    playersMax: int32,
+    phase: PhaseSchema.optional(),
+    displayName: z.string().optional(),
+    desiredState: DesiredStateSchema.optional(),
+    autostartPolicy: AutostartPolicySchema.optional(),
+    playerCountUnknown: z.boolean().optional(),
+    autoRestarts: int32.optional(),
+    startGaveUp: z.boolean().optional(),
+  })
+  .openapi('MyServerView');
+export type MyServerView = z.infer<typeof MyServerViewSchema>;
+
+export const ServerNameParam = z.object({
+  name: z
+    .string()
+    .regex(SERVER_NAME_PATTERN, 'must be a server name')
+    .openapi({ param: { name: 'name', in: 'path' }, example: 'survival' }),
+});
+
+/** A player UUID, dashed or not; normalized to the dashed lower-case form. */
+export const McUuidSchema = z
+  .string()
+  .regex(/^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/, 'must be a UUID')
+  .transform((v) => {
+    const hex = v.replaceAll('-', '').toLowerCase();
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  })
+  .openapi({ type: 'string', example: '069a79f4-44e9-4726-a5be-fca90e38aaf5' });
+
+export const McUuidBody = z.strictObject({ mc_uuid: McUuidSchema });
+
+export const WakeInternalResponse = z
+  .object({ name: z.string(), desiredState: z.literal('Running'), phase: PhaseSchema, ready: z.boolean() })
+  .openapi('InternalWakeResult');
+export const DesiredStateResponse = (state: 'Running' | 'Stopped') =>
+  z.object({ name: z.string(), desiredState: z.literal(state) });
+export const ClaimResponse = z.object({ name: z.string(), claimed: z.literal(true) }).openapi('ClaimResult');
+export const MenuResponse = z
+  .object({
+    name: z.string(),
+    phase: PhaseSchema,
+    ready: z.boolean(),
+    playersOnline: int32,
+    playersMax: int32,
+    claimable: z.boolean(),
+  })
+  .openapi('ServerMenu');
+
+const quantity = (what: string) =>
+  z.string().max(32).refine(isQuantity, `must be a ${what} quantity such as 4Gi or 500m`);
+
+export const CreateServerBody = z
+  .strictObject({
+    name: z.string().regex(SERVER_NAME_PATTERN, 'must be a DNS label of at most 40 characters'),
+    subdomain: z.string().regex(SERVER_NAME_PATTERN, 'must be a DNS label of at most 40 characters'),
+    display_name: z.string().trim().min(1).max(64).optional(),
+    image: z.string().min(1).max(512).optional(),
+    memory: quantity('memory').optional(),
+    storage: quantity('storage').optional(),
+    autostart_policy: AutostartPolicySchema.optional(),
+    resources: z
+      .strictObject({
+        cpu: quantity('cpu').optional(),
+        cpu_request: quantity('cpu').optional(),
+        memory: quantity('memory').optional(),
+        memory_request: quantity('memory').optional(),
+      })
+      .optional(),
+  })
+  .openapi('CreateServer');
+export type CreateServerInput = z.infer<typeof CreateServerBody>;
+
+export const CreateServerResponse = z
+  .object({ name: z.string(), subdomain: z.string(), desiredState: z.literal('Stopped') })
+  .openapi('CreatedServer');

@@ -1,0 +1,198 @@
+import { and, eq, lte } from 'drizzle-orm';
+import type { ServerResource } from '../../adapters/cluster/types.js';
+import type { Queryable } from '../../db/client.js';
+import { linkedAccounts } from '../../db/schema/accounts.js';
+import { auditLog } from '../../db/schema/audit.js';
+import { serverActivity, serverMaintenance, serverWakeAllowlist, serverWakes } from '../../db/schema/servers.js';
+import type { Deps } from '../../deps.js';
+import { ApiError } from '../../http/errors.js';
+import type { SessionContext } from '../../http/session.js';
+import { findUserByMcUuid } from '../accounts/directory.js';
+import type { CachedServer } from './cache.js';
+import { ownerOf } from './claims.js';
+import { clusterCall } from './lookup.js';
+import { integerSetting, SERVER_SETTINGS } from './settings.js';
+
+const isStaff = (role: string) => role === 'owner' || role === 'admin';
+
+export async function inMaintenance(db: Queryable, serverName: string): Promise<boolean> {
+  const [row] = await db.select({ reason: serverMaintenance.reason }).from(serverMaintenance).where(eq(serverMaintenance.serverName, serverName));
+  return row !== undefined;
+}
+
+async function onWakeAllowlist(db: Queryable, serverName: string, mcUuid: string): Promise<boolean> {
+  const [row] = await db
+    .select({ mcUuid: serverWakeAllowlist.mcUuid })
+    .from(serverWakeAllowlist)
+    .where(and(eq(serverWakeAllowlist.serverName, serverName), eq(serverWakeAllowlist.mcUuid, mcUuid)));
+  return row !== undefined;
+}
+
+/**
+ * The autostart policy for a player joining by domain. `public`: anyone. `ownerOnly` (also when
+ * unset): the owner and staff; an unclaimed server may be woken by anyone, so it can be tried and
+ * claimed. `allowlist`: the owner, staff and the players on the server's wake allowlist.
+ */
+async function playerMayWake(deps: Pick<Deps, 'database'>, server: CachedServer, mcUuid: string): Promise<boolean> {
+  const { db } = deps.database;
+  const policy = server.resource.spec.autostartPolicy ?? 'ownerOnly';
+  if (policy === 'public') return true;
+  const name = server.resource.spec.name;
+  const [owner, player] = await Promise.all([ownerOf(db, name), findUserByMcUuid(db, mcUuid)]);
+  if (player && !player.disabled && (player.id === owner || isStaff(player.role))) return true;
+  if (policy === 'ownerOnly') return owner === undefined;
+  return onWakeAllowlist(db, name, mcUuid);
+}
+
+/** Counts a wake in the database: at most one per server per cooldown, whichever replica is asked. */
+async function takeWakeSlot(deps: Pick<Deps, 'database' | 'clock'>, serverName: string): Promise<void> {
+  const { db } = deps.database;
+  const now = deps.clock.now();
+  const cooldownMs = (await integerSetting(db, SERVER_SETTINGS.wakeCooldownSeconds)) * 1000;
+  const taken = await db
+    .insert(serverWakes)
+    .values({ serverName, lastWakeAt: now })
+    .onConflictDoUpdate({
+      target: serverWakes.serverName,
+      set: { lastWakeAt: now },
+      setWhere: lte(serverWakes.lastWakeAt, new Date(now.getTime() - cooldownMs)),
+    })
+    .returning({ serverName: serverWakes.serverName });
+  if (taken.length > 0) return;
+  const [row] = await db.select({ at: serverWakes.lastWakeAt }).from(serverWakes).where(eq(serverWakes.serverName, serverName));
+  const waitMs = row ? row.at.getTime() + cooldownMs - now.getTime() : cooldownMs;
+  const retryAfter = String(Math.max(1, Math.ceil(waitMs / 1000)));
+  throw new ApiError('cooldown', `${serverName} was woken moments ago; try again in ${retryAfter} s.`, {
+    headers: { 'Retry-After': retryAfter },
+  });
+}
+
+function holdsSlot(resource: ServerResource): boolean {
+  return resource.spec.desiredState === 'Running' || resource.status.phase !== 'Stopped';
+}
+
+/** 503 at_capacity when starting one more server would pass the node cap. */
+async function checkCapacity(deps: Pick<Deps, 'database' | 'cluster'>, server: CachedServer): Promise<void> {
+  if (holdsSlot(server.resource)) return;
+  const name = server.resource.spec.name;
+  const [cap, capacity] = await Promise.all([
+    integerSetting(deps.database.db, SERVER_SETTINGS.nodeServerCap),
+    clusterCall(name, () => deps.cluster.capacity()),
+  ]);
+  if (capacity.running >= cap * capacity.nodes) {
+    throw new ApiError('at_capacity', 'Every node runs as many servers as it may; try again later.');
+  }
+}
+
+async function refuseInMaintenance(deps: Pick<Deps, 'database'>, server: CachedServer): Promise<void> {
+  const name = server.resource.spec.name;
+  if (await inMaintenance(deps.database.db, name)) {
+    throw new ApiError('maintenance_in_progress', `${name}'s world is held by a restore, backup or file write.`);
+  }
+}
+
+type WakeDeps = Pick<Deps, 'database' | 'clock' | 'cluster'>;
+
+/** The proxy's wake on a join by domain (policy, cooldown, capacity); a given-up start stays down. */
+export async function wakeForPlayer(deps: WakeDeps, server: CachedServer, mcUuid: string): Promise<ServerResource> {
+  const { spec, status } = server.resource;
+  if (!(await playerMayWake(deps, server, mcUuid))) {
+    throw new ApiError('forbidden', `${spec.name}'s autostart policy does not let you wake it.`);
+  }
+  await refuseInMaintenance(deps, server);
+  // A join never resets the retry budget: only the owner's wake from the panel starts it over.
+  if (status.phase === 'Failed' && status.startGaveUp) {
+    throw new ApiError('start_failed', `${spec.name} failed to start and will not be retried automatically.`);
+  }
+  await checkCapacity(deps, server);
+  await takeWakeSlot(deps, spec.name);
+  return clusterCall(spec.name, () => deps.cluster.setDesiredState(spec.name, 'Running'));
+}
+
+/**
+ * The panel's wake. The owner and staff may always wake (and a Failed start is retried with a
+ * fresh restart budget, audited as retry_start); anyone else follows the server's policy through
+ * their linked identities.
+ */
+export async function wakeFromPanel(
+  deps: WakeDeps,
+  server: CachedServer,
+  session: SessionContext,
+  requestId: string | undefined,
+): Promise<void> {
+  const { spec, status } = server.resource;
+  const owner = await ownerOf(deps.database.db, spec.name);
+  const privileged = owner === session.userId || isStaff(session.role);
+  if (!privileged && !(await userMayWake(deps, server, session.userId, owner))) {
+    throw new ApiError('forbidden', `Only ${spec.name}'s owner may wake it.`);
+  }
+  await refuseInMaintenance(deps, server);
+  if (status.phase === 'Failed' && !privileged && status.startGaveUp) {
+    throw new ApiError('start_failed', `${spec.name} failed to start; its owner can retry.`);
+  }
+  if (status.phase === 'Failed' && privileged) {
+    await takeWakeSlot(deps, spec.name);
+    await clusterCall(spec.name, async () => {
+      if (spec.desiredState !== 'Running') await deps.cluster.setDesiredState(spec.name, 'Running');
+      await deps.cluster.recreatePod(spec.name);
+    });
+    await deps.database.db.insert(auditLog).values({
+      at: deps.clock.now(),
+      actor: session.userId,
+      action: 'retry_start',
+      target: spec.name,
+      detail: { autoRestarts: status.autoRestarts, startGaveUp: status.startGaveUp, desiredState: spec.desiredState ?? null },
+      requestId: requestId ?? null,
+    });
+    return;
+  }
+  await checkCapacity(deps, server);
+  await takeWakeSlot(deps, spec.name);
+  await clusterCall(spec.name, () => deps.cluster.setDesiredState(spec.name, 'Running'));
+}
+
+async function userMayWake(deps: Pick<Deps, 'database'>, server: CachedServer, userId: string, owner: string | undefined) {
+  const policy = server.resource.spec.autostartPolicy ?? 'ownerOnly';
+  if (policy === 'public') return true;
+  if (policy === 'ownerOnly') return owner === undefined;
+  const { db } = deps.database;
+  const rows = await db
+    .select({ mcUuid: serverWakeAllowlist.mcUuid })
+    .from(serverWakeAllowlist)
+    .innerJoin(linkedAccounts, eq(linkedAccounts.mcUuid, serverWakeAllowlist.mcUuid))
+    .where(and(eq(serverWakeAllowlist.serverName, server.resource.spec.name), eq(linkedAccounts.userId, userId)))
+    .limit(1);
+  return rows.length > 0;
+}
+
+export async function stopFromPanel(deps: Pick<Deps, 'database' | 'cluster'>, server: CachedServer, session: SessionContext): Promise<void> {
+  const name = server.resource.spec.name;
+  const owner = await ownerOf(deps.database.db, name);
+  if (owner !== session.userId && !isStaff(session.role)) throw new ApiError('forbidden', `Only ${name}'s owner may stop it.`);
+  await clusterCall(name, () => deps.cluster.setDesiredState(name, 'Stopped'));
+}
+
+/** Whether a signed-in user may read a server's status: its owner, staff, or anyone while unclaimed. */
+export async function mayRead(deps: Pick<Deps, 'database'>, server: CachedServer, session: SessionContext): Promise<boolean> {
+  if (isStaff(session.role)) return true;
+  const owner = await ownerOf(deps.database.db, server.resource.spec.name);
+  return owner === undefined || owner === session.userId;
+}
+
+export async function recordReady(deps: Pick<Deps, 'database' | 'clock' | 'cluster'>, name: string): Promise<void> {
+  await clusterCall(name, () => deps.cluster.reportReady(name));
+  const now = deps.clock.now();
+  await deps.database.db
+    .insert(serverActivity)
+    .values({ serverName: name, readyAt: now })
+    .onConflictDoUpdate({ target: serverActivity.serverName, set: { readyAt: now } });
+}
+
+/** A player joined: the idle timer starts over from now. */
+export async function recordJoin(deps: Pick<Deps, 'database' | 'clock'>, name: string, mcUuid: string): Promise<void> {
+  const now = deps.clock.now();
+  await deps.database.db
+    .insert(serverActivity)
+    .values({ serverName: name, lastJoinAt: now, lastJoinUuid: mcUuid })
+    .onConflictDoUpdate({ target: serverActivity.serverName, set: { lastJoinAt: now, lastJoinUuid: mcUuid } });
+}

@@ -1,0 +1,40 @@
+import { eq, sql } from 'drizzle-orm';
+import type { Queryable } from '../../db/client.js';
+import { settings } from '../../db/schema/settings.js';
+
+/** Settings of the servers feature, with the defaults of api-extensions. */
+export const SERVER_SETTINGS = {
+  nodeServerCap: { key: 'node_server_cap', fallback: 20 },
+  wakeCooldownSeconds: { key: 'wake_cooldown_seconds', fallback: 30 },
+} as const;
+
+export const DEFAULT_IMAGE_SETTING = 'platform_default_image';
+
+/** A positive integer setting, or its default when unset or not an integer. */
+export async function integerSetting(db: Queryable, setting: { key: string; fallback: number }): Promise<number> {
+  const [row] = await db.select({ value: settings.value }).from(settings).where(eq(settings.key, setting.key));
+  const value = row?.value;
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : setting.fallback;
+}
+
+export async function stringSetting(db: Queryable, key: string): Promise<string | undefined> {
+  const [row] = await db.select({ value: settings.value }).from(settings).where(eq(settings.key, key));
+  return typeof row?.value === 'string' ? row.value : undefined;
+}
+
+/** Writes a setting only when it has no value yet; returns the value in force. */
+export async function seedSetting(db: Queryable, key: string, value: string, now: Date): Promise<string> {
+  await db
+    .insert(settings)
+    .values({ key, value: sql`${JSON.stringify(value)}::jsonb`, updatedAt: now })
+    .onConflictDoNothing();
+  return (await stringSetting(db, key)) ?? value;
+}
+
+export async function writeSetting(db: Queryable, key: string, value: unknown, now: Date): Promise<void> {
+  const json = sql`${JSON.stringify(value)}::jsonb`;
+  await db
+    .insert(settings)
+    .values({ key, value: json, updatedAt: now })
+    .onConflictDoUpdate({ target: settings.key, set: { value: json, updatedAt: now } });
+}

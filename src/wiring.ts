@@ -1,0 +1,46 @@
+import { SimulatedCluster } from './adapters/cluster/simulated.js';
+import type { ClusterAdapter } from './adapters/cluster/types.js';
+import { createMail } from './adapters/mail/index.js';
+import { OciRegistry } from './adapters/registry/oci.js';
+import { StaticRegistry } from './adapters/registry/static.js';
+import type { RegistryAdapter } from './adapters/registry/types.js';
+import type { Config } from './config.js';
+import type { DatabaseHandle } from './db/client.js';
+import type { Deps } from './deps.js';
+import { createSessionAuthenticator } from './features/accounts/authenticator.js';
+import { countServersByOwner } from './features/servers/claims.js';
+import { createMetrics } from './http/metrics.js';
+import { systemClock } from './lib/clock.js';
+import type { Logger } from './lib/logger.js';
+import { cryptoRandom } from './lib/random.js';
+
+export function createRegistry(config: Config): RegistryAdapter {
+  if (!config.registryUrl) return new StaticRegistry();
+  return new OciRegistry({ url: config.registryUrl, username: config.registryUsername, password: config.registryPassword });
+}
+
+export type DepsParts = Pick<Deps, 'config' | 'log' | 'database'> & Partial<Omit<Deps, 'config' | 'log' | 'database'>>;
+
+/**
+ * The one place that assembles Deps: the service (server.ts), the test harness, the benches and
+ * the process fixtures all start here and override only what they must, so a new dependency is
+ * wired everywhere at once. Defaults: system clock and randomness, a bare simulated cluster, the
+ * configured registry and mail, the real session authenticator.
+ */
+export function assembleDeps(parts: DepsParts): Deps {
+  const clock = parts.clock ?? systemClock;
+  const cluster: ClusterAdapter = parts.cluster ?? new SimulatedCluster({ clock });
+  return {
+    random: cryptoRandom,
+    registry: createRegistry(parts.config),
+    metrics: createMetrics(),
+    mail: createMail(parts.config, parts.log),
+    sessions: createSessionAuthenticator(),
+    serverCounts: countServersByOwner,
+    shutdown: new AbortController().signal,
+    ...parts,
+    clock,
+    cluster,
+  };
+}
+
