@@ -85,6 +85,8 @@ const envSchema = z.object({
   SMTP_URL: optionalString.pipe(z.url({ protocol: /^smtps?$/ }).optional()),
   MAIL_FROM: optionalString,
   SESSION_SOURCES: sessionSources,
+  /** Per-source time-out of one hasJoined (or profile-by-name) request, in milliseconds. */
+  SESSION_SOURCE_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
   CLIENT_IP_HEADER: optionalString.pipe(
     z
       .string()
@@ -119,6 +121,7 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     smtpUrl: env.SMTP_URL,
     mailFrom: env.MAIL_FROM,
     sessionSources: env.SESSION_SOURCES,
+    sessionSourceTimeoutMs: env.SESSION_SOURCE_TIMEOUT_MS,
     clientIpHeader: env.CLIENT_IP_HEADER,
     localAuth: env.LOCAL_AUTH === 'on',
     webauthnRpId: env.WEBAUTHN_RP_ID,

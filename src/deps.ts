@@ -1,6 +1,7 @@
 import type { ClusterAdapter } from './adapters/cluster/types.js';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
+import type { SessionVerifier } from './features/verifier/service.js';
 import type { Metrics } from './http/metrics.js';
 import type { SessionAuthenticator } from './http/session.js';
 import type { Clock } from './lib/clock.js';
@@ -21,6 +22,8 @@ export interface Deps {
   metrics: Metrics;
   /** Provided by the accounts feature; without it the app and admin tiers refuse everyone. */
   sessions?: SessionAuthenticator;
+  /** The hasJoined verifier (keep-alive clients, name cache); built from config when absent. */
+  sessionVerifier?: SessionVerifier;
   /** Aborted when the process begins to shut down: long-lived streams end on it. */
   shutdown: AbortSignal;
 }

@@ -4,6 +4,7 @@ import type { ClusterAdapter } from './adapters/cluster/types.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import type { Deps } from './deps.js';
+import { createSessionVerifier } from './features/verifier/service.js';
 import { createMetrics } from './http/metrics.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
@@ -30,6 +31,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
   const shutdown = new AbortController();
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
   const cluster = createCluster(config);
+  const metrics = createMetrics();
+  const sessionVerifier = createSessionVerifier({ config, clock: systemClock, metrics, log });
   const deps: Deps = {
     config,
     log,
@@ -37,7 +40,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
     random: cryptoRandom,
     database,
     cluster,
-    metrics: createMetrics(),
+    metrics,
+    sessionVerifier,
     shutdown: shutdown.signal,
   };
   const apps = createApps(deps);
@@ -56,6 +60,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
       (stopping ??= (async () => {
         shutdown.abort();
         await Promise.all([internal.close(), external.close()]);
+        sessionVerifier.close();
         await cluster.close();
         await database.close();
         log.info('stopped');

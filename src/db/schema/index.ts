@@ -1,3 +1,4 @@
 // One file per feature's tables; this index is what Drizzle and drizzle-kit read.
 export * from './audit.js';
 export * from './settings.js';
+export * from './verifier.js';
