@@ -401,7 +401,7 @@ describe('GET /session/minecraft/hasJoined', () => {
         profile(JEB_ID, 'Notch'),
       );
       let settled = false;
-      const pending = internal.request(path(login)).then((res) => {
+      const pending = Promise.resolve(internal.request(path(login))).then((res) => {
         settled = true;
         return res;
       });
@@ -416,7 +416,7 @@ describe('GET /session/minecraft/hasJoined', () => {
     it("answers the lower source's success once the slow primary says no", async () => {
       const { primary, elyby, internal } = await pair({ kind: 'held', then: noContent }, profile(JEB_ID, 'jeb_'));
       let settled = false;
-      const pending = internal.request(path({ username: 'jeb_', serverId: 'abc' })).then((res) => {
+      const pending = Promise.resolve(internal.request(path({ username: 'jeb_', serverId: 'abc' }))).then((res) => {
         settled = true;
         return res;
       });
@@ -485,7 +485,7 @@ describe('GET /session/minecraft/hasJoined', () => {
 
     it('answers 400 without a body to a request that declares one, and asks no source', async () => {
       const { primary, internal } = await pair(profile(NOTCH_ID, 'Notch'), noContent);
-      for (const headers of [{ 'Content-Length': '5' }, { 'Transfer-Encoding': 'chunked' }]) {
+      for (const headers of [{ 'Content-Length': '5' }, { 'Transfer-Encoding': 'chunked' }] as Array<Record<string, string>>) {
         const res = await internal.request(path(login), { headers: { 'Content-Type': 'text/plain', ...headers } });
         expect(res.status).toBe(400);
         expect(res.headers.get('connection')).toBe('close');
