@@ -7,6 +7,9 @@ import { createRouter, defineRoute } from '../../http/route.js';
 import { HasJoinedProfileSchema } from './schema.js';
 import { byteLength, MAX_PARAM_BYTES, verifierOf } from './service.js';
 
+/** Without it the Node adapter sends an empty chunked body; the contract says no body at all. */
+const NO_BODY = { 'Content-Length': '0' };
+
 export const HAS_JOINED_PATH = '/session/minecraft/hasJoined';
 
 const queryParameter = (name: string, required: boolean, description: string) => ({
@@ -71,7 +74,7 @@ function readQuery(all: Record<string, string[]>): HasJoinedQuery | undefined {
  */
 const refuseDeclaredBody = createMiddleware<AppEnv>(async (c, next) => {
   if (!declaresBody(c)) return next();
-  return c.body(null, 400, { Connection: 'close' });
+  return c.body(null, 400, { Connection: 'close', ...NO_BODY });
 });
 
 export function verifierRoutes() {
@@ -88,6 +91,6 @@ export function verifierRoutes() {
         throw new ApiError('internal');
       });
     if (verdict.status === 200) return c.json(verdict.profile, 200);
-    return c.body(null, verdict.status);
+    return verdict.status === 204 ? c.body(null, 204) : c.body(null, 503, NO_BODY);
   });
 }
