@@ -32,7 +32,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
   const cluster = createCluster(config);
   const metrics = createMetrics();
-  const sessionVerifier = createSessionVerifier({ config, clock: systemClock, metrics, log });
+  const sessionVerifier = createSessionVerifier({ config, clock: systemClock, metrics, log, database });
   const deps: Deps = {
     config,
     log,

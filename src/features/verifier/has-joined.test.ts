@@ -1,9 +1,10 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { barredPlayers } from '../../db/schema/index.js';
 import { bearer, createTestApps, createTestDeps, errorOf, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { SessionStandIn, type Behaviour } from '../../../test/helpers/session-stand-in.js';
 import type { DatabaseHandle } from '../../db/client.js';
+import { BAR_FRESH_MS, BAR_MAX_STALE_MS } from './bar-list.js';
 import { FAILED_TTL_MS, FREE_TTL_MS, TAKEN_TTL_MS } from './name-registry.js';
 import { createSessionVerifier, type SessionVerifier } from './service.js';
 
@@ -318,6 +319,74 @@ describe('GET /session/minecraft/hasJoined', () => {
     });
   });
 
+  describe('bar list snapshot', () => {
+    const NOTCH_DASHED = '069a79f4-44e9-4726-a5be-fca90e38aaf5';
+    const bar = (db: DatabaseHandle['db']) =>
+      db.insert(barredPlayers).values({
+        mcUuid: NOTCH_DASHED,
+        username: 'Notch',
+        barredAt: new Date('2026-06-01T12:00:00Z'),
+        holdExpiresAt: new Date('2026-07-01T12:00:00Z'),
+      });
+
+    /** The real database, whose reads fail while `broken` is set. */
+    function switchable() {
+      const real = database();
+      const state = { broken: false };
+      const db = new Proxy(real.db, {
+        get(target, prop, receiver) {
+          if (prop === 'select' && state.broken) {
+            return () => ({ from: () => Promise.reject(new Error('connection terminated')) });
+          }
+          return Reflect.get(target, prop, receiver) as unknown;
+        },
+      });
+      return { handle: { ...real, db } as DatabaseHandle, state };
+    }
+
+    it('sees a new bar within the freshness bounds, and at once after invalidate()', async () => {
+      const primary = await standIn(profile(NOTCH_ID, 'Notch'));
+      const { internal, deps } = setup([{ name: 'mojang', at: primary, primary: true }]);
+      const status = async () => (await internal.request(path(login))).status;
+      try {
+        expect(await status()).toBe(200);
+        await bar(database().db);
+        expect(await status()).toBe(200); // the snapshot is fresh
+        deps.clock.advance(BAR_FRESH_MS);
+        await vi.waitFor(async () => expect(await status()).toBe(204)); // refreshed behind a stale answer
+
+        await database().db.delete(barredPlayers);
+        deps.clock.advance(BAR_MAX_STALE_MS);
+        expect(await status()).toBe(200); // too old to answer: this login waited for the read
+
+        await bar(database().db);
+        deps.sessionVerifier!.barList.invalidate();
+        expect(await status()).toBe(204);
+      } finally {
+        await database().db.delete(barredPlayers);
+      }
+    });
+
+    it('answers from the snapshot while a refresh fails, and 500 once it is too old', async () => {
+      const primary = await standIn(profile(NOTCH_ID, 'Notch'));
+      const { handle, state } = switchable();
+      const { internal, deps } = setup([{ name: 'mojang', at: primary, primary: true }], { db: handle });
+      expect((await internal.request(path(login))).status).toBe(200);
+      state.broken = true;
+      deps.clock.advance(BAR_FRESH_MS);
+      expect((await internal.request(path(login))).status).toBe(200);
+      await vi.waitFor(() =>
+        expect(deps.captured.lines().some((l) => l.msg === 'bar list refresh failed; the snapshot in memory still answers')).toBe(true),
+      );
+      deps.clock.advance(BAR_MAX_STALE_MS - BAR_FRESH_MS);
+      const res = await internal.request(path(login));
+      expect(res.status).toBe(500);
+      expect((await errorOf(res)).code).toBe('internal');
+      state.broken = false;
+      expect((await internal.request(path(login))).status).toBe(200);
+    });
+  });
+
   describe('failures', () => {
     const failures: Array<[string, Behaviour]> = [
       ['5xx', { kind: 'status', status: 500, body: '{"error":"boom"}' }],
@@ -377,11 +446,7 @@ describe('GET /session/minecraft/hasJoined', () => {
       const real = database();
       const broken = {
         ...real,
-        db: {
-          select: () => ({
-            from: () => ({ where: () => ({ limit: () => Promise.reject(new Error('connection terminated')) }) }),
-          }),
-        },
+        db: { select: () => ({ from: () => Promise.reject(new Error('connection terminated')) }) },
       } as unknown as DatabaseHandle;
       const primary = await standIn(profile(NOTCH_ID, 'Notch'));
       const { internal, deps } = setup([{ name: 'mojang', at: primary, primary: true }], { db: broken });

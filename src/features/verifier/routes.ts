@@ -85,7 +85,7 @@ export function verifierRoutes() {
     if (query === undefined) return c.body(null, 204);
     const { deps } = c.var;
     const verdict = await verifierOf(deps)
-      .verify(deps.database.db, query)
+      .verify(query)
       .catch((err: unknown) => {
         deps.log.error({ err, request_id: c.var.requestId }, 'hasJoined failed (bar-list lookup)');
         throw new ApiError('internal');

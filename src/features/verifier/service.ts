@@ -4,14 +4,13 @@ import {
   type HasJoinedQuery,
   type SessionSource,
 } from '../../adapters/session-sources/sources.js';
-import type { Queryable } from '../../db/client.js';
 import type { Deps } from '../../deps.js';
-import { isBarred } from './bar-list.js';
+import { BarList } from './bar-list.js';
 import { verifierMetrics, type SourceOutcome, type VerifierMetrics } from './metrics.js';
 import { NameRegistry } from './name-registry.js';
 import { parseUuid, thirdPartyUuid, undash } from './uuid.js';
 
-export { isBarred } from './bar-list.js';
+export { BarList, isBarred } from './bar-list.js';
 export { thirdPartyUuid, sourceNamespace } from './uuid.js';
 
 export const MAX_PARAM_BYTES = 64;
@@ -68,6 +67,7 @@ export class SessionVerifier {
   constructor(
     private readonly sources: readonly SessionSource[],
     names: NameRegistry,
+    readonly barList: BarList,
     metrics: VerifierMetrics,
     private readonly onClose: () => void = () => {},
   ) {
@@ -80,7 +80,7 @@ export class SessionVerifier {
    * sources still running when the answer is known are left to finish within their time-out, so
    * their kept-alive connections survive and their outcomes are counted.
    */
-  async verify(db: Queryable, query: HasJoinedQuery): Promise<Verdict> {
+  async verify(query: HasJoinedQuery): Promise<Verdict> {
     const answers = this.sources.map((source) => this.#ask(source, query));
     const winner = await firstDecisive(answers);
     if (winner === undefined) {
@@ -90,7 +90,7 @@ export class SessionVerifier {
     const { source, judged, nameTaken } = winner;
     if (judged.kind !== 'validated') return { status: 204 };
     const canonical = source.primary ? judged.id : thirdPartyUuid(source.name, judged.id);
-    const [barred, taken] = await Promise.all([isBarred(db, canonical), nameTaken ?? false]);
+    const [barred, taken] = await Promise.all([this.barList.has(canonical), nameTaken ?? false]);
     if (barred) return { status: 204 };
     const name = taken ? prefixedName(source.prefix ?? defaultPrefix(source.name), judged.name) : judged.name;
     return { status: 200, profile: { id: undash(canonical), name, properties: judged.properties } };
@@ -190,14 +190,17 @@ function firstDecisive(answers: readonly Promise<Answer>[]): Promise<Answer | un
 }
 
 /** The verifier of the configured sources, with its keep-alive client and name cache. */
-export function createSessionVerifier(deps: Pick<Deps, 'config' | 'clock' | 'metrics' | 'log'>): SessionVerifier {
+export function createSessionVerifier(
+  deps: Pick<Deps, 'config' | 'clock' | 'metrics' | 'log' | 'database'>,
+): SessionVerifier {
   const { sources, profiles, close } = createHttpSessionSources(
     deps.config.sessionSources,
     deps.config.sessionSourceTimeoutMs,
   );
   const metrics = verifierMetrics(deps.metrics.registry);
   const names = new NameRegistry(profiles, deps.clock, metrics, deps.log);
-  return new SessionVerifier(sources, names, metrics, close);
+  const barList = new BarList(deps.database.db, deps.clock, deps.log);
+  return new SessionVerifier(sources, names, barList, metrics, close);
 }
 
 const fallbacks = new WeakMap<Deps, SessionVerifier>();
