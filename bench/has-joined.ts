@@ -99,10 +99,43 @@ async function scenario(name: string, sources: Array<{ standIn: StandIn; primary
   } finally {
     await service.stop();
   }
+  report(name, added);
+}
+
+/**
+ * The floor: a bare node:http server that forwards to the source with the same kind of keep-alive
+ * client and copies the answer. Whatever it adds is the extra loopback hop itself, on this machine,
+ * in this run.
+ */
+async function bareForwarder(name: string, source: StandIn) {
+  const upstream = new Agent({ keepAlive: true });
+  const server = createServer((req, res) => {
+    request(`${source.url}${req.url ?? '/'}`, { agent: upstream }, (up) => {
+      const chunks: Buffer[] = [];
+      up.on('data', (c: Buffer) => chunks.push(c));
+      up.on('end', () => res.writeHead(up.statusCode ?? 502, { 'Content-Type': 'application/json' }).end(Buffer.concat(chunks)));
+    }).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const added: number[] = [];
+  for (let i = 0; i < N + WARMUP; i += 1) {
+    const direct = await get(`${source.url}/session/minecraft/hasJoined?username=Bench&serverId=fd${i}`);
+    const via = await get(`http://127.0.0.1:${port}/session/minecraft/hasJoined?username=Bench&serverId=fv${i}`);
+    if (i < WARMUP) continue;
+    added.push(via.ms - source.held.get(`fv${i}`)! - (direct.ms - source.held.get(`fd${i}`)!));
+  }
+  server.closeAllConnections();
+  server.close();
+  upstream.destroy();
+  report(name, added);
+}
+
+function report(name: string, added: number[]) {
   added.sort((a, b) => a - b);
   const f = (v: number) => `${v.toFixed(3)} ms`;
   console.log(
-    `${name.padEnd(44)} n=${added.length}  added p50 ${f(percentile(added, 50))}  p90 ${f(percentile(added, 90))}  p99 ${f(percentile(added, 99))}  max ${f(added.at(-1)!)}`,
+    `${name.padEnd(50)} n=${added.length}  added p50 ${f(percentile(added, 50))}  p90 ${f(percentile(added, 90))}  p99 ${f(percentile(added, 99))}  max ${f(added.at(-1)!)}`,
   );
 }
 
@@ -111,6 +144,7 @@ const primaryYes = await standIn(DELAY_MS, 'profile', NOTCH);
 const primaryNo = await standIn(DELAY_MS, 'none', NOTCH);
 const fastThird = await standIn(Math.max(1, Math.round(DELAY_MS / 4)), 'profile', NOTCH);
 console.log(`hasJoined added latency, ${N} sequential requests after ${WARMUP} warm-up, source delay ${DELAY_MS} ms, node ${process.version}`);
+await bareForwarder('floor: bare node:http forwarder (1 source)', primaryYes);
 await scenario('primary validates (1 source)', [{ standIn: primaryYes, primary: true }], primaryYes);
 await scenario('slow primary says no, fast secondary validates', [{ standIn: primaryNo, primary: true }, { standIn: fastThird }], primaryNo);
 agent.destroy();

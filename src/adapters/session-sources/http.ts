@@ -19,7 +19,7 @@ const USER_AGENT = 'felis/4.1.0 (session verifier)';
 /**
  * A keep-alive HTTP client for the session sources. node:http rather than fetch: it never follows
  * a redirect (a redirect is a failure by contract), its Agent keeps connections open between
- * logins without an extra dependency, and an AbortSignal bounds each request.
+ * logins without an extra dependency, and a timer bounds each request.
  */
 export class SessionSourceHttp {
   readonly #http = new http.Agent({ keepAlive: true, scheduling: 'lifo' });
@@ -32,45 +32,51 @@ export class SessionSourceHttp {
    * JSON; 3xx is a redirect failure; any other status is a status failure.
    */
   get(url: URL, emptyStatuses: readonly number[]): Promise<SourceResponse> {
-    const signal = AbortSignal.timeout(this.timeoutMs);
     const client = url.protocol === 'https:' ? https : http;
     const agent = url.protocol === 'https:' ? this.#https : this.#http;
-    return new Promise<SourceResponse>((resolve) => {
+    return new Promise<SourceResponse>((settle) => {
+      // A plain timer rather than AbortSignal.timeout(): it is cleared the moment the answer is
+      // in, and it bounds the whole exchange (connect, headers and body), not socket idleness.
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        req.destroy(new Error(`no answer within ${this.timeoutMs} ms`));
+      }, this.timeoutMs);
+      const resolve = (response: SourceResponse) => {
+        clearTimeout(timer);
+        settle(response);
+      };
       const fail = (reason: FailureReason, detail: string) => resolve({ kind: 'failed', reason, detail });
-      const req = client.get(
-        url,
-        { agent, signal, headers: { Accept: 'application/json', 'User-Agent': USER_AGENT } },
-        (res) => {
-          const status = res.statusCode ?? 0;
-          if (status >= 300 && status < 400) {
-            res.resume();
-            return fail('redirect', `redirect ${status} to ${res.headers.location ?? '(no location)'}`);
+      const transportFailure = (err: Error) => fail(timedOut ? 'timeout' : 'transport', err.message);
+      const req = client.get(url, { agent, headers: { Accept: 'application/json', 'User-Agent': USER_AGENT } }, (res) => {
+        const status = res.statusCode ?? 0;
+        if (status >= 300 && status < 400) {
+          res.resume();
+          return fail('redirect', `redirect ${status} to ${res.headers.location ?? '(no location)'}`);
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_RESPONSE_BYTES) {
+            fail('malformed', `response over ${MAX_RESPONSE_BYTES} bytes`);
+            req.destroy();
+            return;
           }
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size > MAX_RESPONSE_BYTES) {
-              req.destroy();
-              fail('malformed', `response over ${MAX_RESPONSE_BYTES} bytes`);
-              return;
-            }
-            chunks.push(chunk);
-          });
-          res.on('error', (err) => fail(signal.aborted ? 'timeout' : 'transport', err.message));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            if (emptyStatuses.includes(status)) return resolve({ kind: 'empty', status });
-            if (status < 200 || status >= 300) return fail('status', `status ${status}`);
-            try {
-              resolve({ kind: 'json', status, body: JSON.parse(text) as unknown });
-            } catch {
-              fail('malformed', `status ${status} with a body that is not JSON`);
-            }
-          });
-        },
-      );
-      req.on('error', (err) => fail(signal.aborted ? 'timeout' : 'transport', err.message));
+          chunks.push(chunk);
+        });
+        res.on('error', transportFailure);
+        res.on('end', () => {
+          if (emptyStatuses.includes(status)) return resolve({ kind: 'empty', status });
+          if (status < 200 || status >= 300) return fail('status', `status ${status}`);
+          try {
+            resolve({ kind: 'json', status, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown });
+          } catch {
+            fail('malformed', `status ${status} with a body that is not JSON`);
+          }
+        });
+      });
+      req.on('error', transportFailure);
     });
   }
 

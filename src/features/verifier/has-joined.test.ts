@@ -396,6 +396,7 @@ describe('GET /session/minecraft/hasJoined', () => {
       ['200 without an id', { kind: 'profile', body: { name: 'Notch', properties: [] } }],
       ['200 with a non-array properties', { kind: 'profile', body: { id: NOTCH_ID, name: 'Notch', properties: 'x' } }],
       ['200 with an empty body', { kind: 'status', status: 200 }],
+      ['an answer over 64 KiB', profile(NOTCH_ID, 'Notch', [{ name: 'textures', value: 'x'.repeat(70_000) }])],
     ];
 
     it.each(failures)('answers 503 with no body when nothing validated and a source sent %s', async (_, failing) => {
