@@ -2,6 +2,7 @@
  * Added latency of hasJoined over the slowest session source it needs.
  *
  *   npx tsx bench/has-joined.ts [requests=2000] [delayMs=20]
+ *   (BENCH_DATABASE_URL=postgres://… to run the app on PostgreSQL instead of an embedded PGlite)
  *
  * Stand-in session servers answer after a fixed delay. Each round sends one request straight to the
  * needed stand-in and one through the full internal app (real server, embedded database for the
@@ -72,7 +73,7 @@ async function scenario(name: string, sources: Array<{ standIn: StandIn; primary
   const config = loadConfig({
     INTERNAL_PORT: '0',
     EXTERNAL_PORT: '0',
-    DATABASE_URL: 'memory:',
+    DATABASE_URL: process.env.BENCH_DATABASE_URL ?? 'memory:',
     LOG_LEVEL: 'silent',
     SESSION_SOURCES: JSON.stringify(
       sources.map((s, i) => ({
