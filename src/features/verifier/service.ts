@@ -5,6 +5,7 @@ import {
   type SessionSource,
 } from '../../adapters/session-sources/sources.js';
 import type { Deps } from '../../deps.js';
+import type { Logger } from '../../lib/logger.js';
 import { BarList } from './bar-list.js';
 import { verifierMetrics, type SourceOutcome, type VerifierMetrics } from './metrics.js';
 import { NameRegistry } from './name-registry.js';
@@ -27,7 +28,7 @@ export interface Profile {
 /** What hasJoined answers: the profile, 204 (not admitted) or 503 (a source failed, none validated). */
 export type Verdict = { status: 200; profile: Profile } | { status: 204 } | { status: 503 };
 
-/** One source's answer, judged. `decisive` answers end the search at their priority. */
+/** One source's answer, judged. `validated` and `refused` end the search at their priority. */
 type Judged =
   | { kind: 'validated'; id: string; name: string; properties: unknown[] }
   | { kind: 'refused' }
@@ -61,19 +62,14 @@ export function byteLength(value: string): number {
  * the sources above it, and nothing waits for a source below the winner.
  */
 export class SessionVerifier {
-  readonly #names: NameRegistry;
-  readonly #metrics: VerifierMetrics;
-
   constructor(
     private readonly sources: readonly SessionSource[],
-    names: NameRegistry,
+    private readonly names: NameRegistry,
     readonly barList: BarList,
-    metrics: VerifierMetrics,
+    private readonly metrics: VerifierMetrics,
+    private readonly log: Logger,
     private readonly onClose: () => void = () => {},
-  ) {
-    this.#names = names;
-    this.#metrics = metrics;
-  }
+  ) {}
 
   /**
    * Decides one login. Rejects only when the bar-list lookup fails (the route's 500). Lower
@@ -102,16 +98,22 @@ export class SessionVerifier {
 
   async #ask(source: SessionSource, query: HasJoinedQuery): Promise<Answer> {
     const started = performance.now();
-    this.#metrics.sourceRequests.inc({ source: source.name });
+    this.metrics.sourceRequests.inc({ source: source.name });
     const response = await source.hasJoined(query);
     const [judged, outcome] = judge(source, response);
+    if (response.kind === 'failed' || outcome === 'failed_profile' || outcome === 'unparseable_id') {
+      this.log.warn(
+        { source: source.name, outcome, detail: response.kind === 'failed' ? response.detail : undefined },
+        'session source gave no usable answer',
+      );
+    }
     const labels = { source: source.name, outcome };
-    this.#metrics.sourceOutcomes.inc(labels);
-    this.#metrics.sourceDuration.observe(labels, (performance.now() - started) / 1000);
+    this.metrics.sourceOutcomes.inc(labels);
+    this.metrics.sourceDuration.observe(labels, (performance.now() - started) / 1000);
     // A third-party success asks the primary about its name at once, while the sources above
     // it may still be answering (the lookup is cached and never rejects).
     const nameTaken =
-      judged.kind === 'validated' && !source.primary ? this.#names.isTaken(judged.name) : undefined;
+      judged.kind === 'validated' && !source.primary ? this.names.isTaken(judged.name) : undefined;
     return { source, judged, nameTaken };
   }
 }
@@ -200,7 +202,7 @@ export function createSessionVerifier(
   const metrics = verifierMetrics(deps.metrics.registry);
   const names = new NameRegistry(profiles, deps.clock, metrics, deps.log);
   const barList = new BarList(deps.database.db, deps.clock, deps.log);
-  return new SessionVerifier(sources, names, barList, metrics, close);
+  return new SessionVerifier(sources, names, barList, metrics, deps.log, close);
 }
 
 const fallbacks = new WeakMap<Deps, SessionVerifier>();
