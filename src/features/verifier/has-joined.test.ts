@@ -270,6 +270,16 @@ describe('GET /session/minecraft/hasJoined', () => {
       expect(elyby.requests).toHaveLength(0);
     });
 
+    it.each([
+      ['broken percent-encoding', 'username=%E0%A4%A&serverId=abc'],
+      ['a lone percent sign', 'username=%&serverId=%zz'],
+      ['an encoded NUL', 'username=No%00tch&serverId=abc'],
+    ])('never answers 500 to %s', async (_, query) => {
+      const { internal } = await pair(noContent, noContent);
+      const res = await internal.request(`/session/minecraft/hasJoined?${query}`);
+      expect(res.status).toBe(204);
+    });
+
     it('without asking any source when a parameter is repeated', async () => {
       const { primary, internal } = await pair(profile(NOTCH_ID, 'Notch'), noContent);
       const res = await internal.request('/session/minecraft/hasJoined?username=Notch&username=jeb_&serverId=abc');
@@ -461,19 +471,29 @@ describe('GET /session/minecraft/hasJoined', () => {
   });
 
   describe('priority', () => {
+    /**
+     * Checks that the response is still pending once `lower` has answered (and the app has had
+     * 100 ms to act on that answer), then hands the pending response back (wrapped, or the
+     * caller's await would wait for it).
+     */
+    async function stillWaitingAfter(response: Response | Promise<Response>, lower: SessionStandIn) {
+      let settled = false;
+      const pending = Promise.resolve(response).then((res) => {
+        settled = true;
+        return res;
+      });
+      await lower.answered(1);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(settled).toBe(false);
+      return { pending };
+    }
+
     it("makes a lower source's early success wait for the slow primary, which then wins", async () => {
       const { primary, elyby, internal } = await pair(
         { kind: 'held', then: profile(NOTCH_ID, 'Notch') },
         profile(JEB_ID, 'Notch'),
       );
-      let settled = false;
-      const pending = Promise.resolve(internal.request(path(login))).then((res) => {
-        settled = true;
-        return res;
-      });
-      await elyby.answered(1);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(settled).toBe(false);
+      const { pending } = await stillWaitingAfter(internal.request(path(login)), elyby);
       primary.release();
       const res = await pending;
       expect(await res.json()).toMatchObject({ id: NOTCH_ID });
@@ -481,14 +501,7 @@ describe('GET /session/minecraft/hasJoined', () => {
 
     it("answers the lower source's success once the slow primary says no", async () => {
       const { primary, elyby, internal } = await pair({ kind: 'held', then: noContent }, profile(JEB_ID, 'jeb_'));
-      let settled = false;
-      const pending = Promise.resolve(internal.request(path({ username: 'jeb_', serverId: 'abc' }))).then((res) => {
-        settled = true;
-        return res;
-      });
-      await elyby.answered(1);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(settled).toBe(false);
+      const { pending } = await stillWaitingAfter(internal.request(path({ username: 'jeb_', serverId: 'abc' })), elyby);
       primary.release();
       expect(await (await pending).json()).toEqual({ id: JEB_AT_ELYBY, name: 'jeb_', properties: TEXTURES });
     });
