@@ -73,7 +73,7 @@ async function scenario(name: string, sources: Array<{ standIn: StandIn; primary
   const config = loadConfig({
     INTERNAL_PORT: '0',
     EXTERNAL_PORT: '0',
-    DATABASE_URL: process.env.BENCH_DATABASE_URL ?? 'memory:',
+    DATABASE_URL: process.env.BENCH_DATABASE_URL || 'memory:',
     LOG_LEVEL: 'silent',
     SESSION_SOURCES: JSON.stringify(
       sources.map((s, i) => ({
