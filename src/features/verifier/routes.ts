@@ -68,9 +68,8 @@ function readQuery(all: Record<string, string[]>): HasJoinedQuery | undefined {
 
 /**
  * A GET that declares a body is refused before the JSON body rules of defineRoute could answer
- * 415: 400 with no body, and the connection is closed because the unread body would otherwise be
- * taken for the next request. `Content-Length: 0`, which the proxy's Java client sends on every
- * GET, declares no body.
+ * 415: 400 with no body and the connection closed, as the contract says (the body is never read).
+ * `Content-Length: 0`, which the proxy's Java client sends on every GET, declares no body.
  */
 const refuseDeclaredBody = createMiddleware<AppEnv>(async (c, next) => {
   if (!declaresBody(c)) return next();
