@@ -16,18 +16,14 @@ import { createRequire } from 'node:module';
 import { Hono } from 'hono';
 import { pino } from 'pino';
 import { SimulatedCluster } from '../src/adapters/cluster/simulated.js';
-import { StaticRegistry } from '../src/adapters/registry/static.js';
 import { createApps } from '../src/app/index.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
-import type { Deps } from '../src/deps.js';
-import { createSessionAuthenticator } from '../src/features/accounts/authenticator.js';
 import { serverCacheOf } from '../src/features/servers/cache.js';
-import { createMetrics } from '../src/http/metrics.js';
 import { systemClock } from '../src/lib/clock.js';
 import { createLogger } from '../src/lib/logger.js';
-import { cryptoRandom } from '../src/lib/random.js';
 import { isBun, serve } from '../src/runtime/serve.js';
+import { assembleDeps } from '../src/wiring.js';
 
 const SERVERS = 10_000;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -46,19 +42,13 @@ const cluster = new SimulatedCluster({ clock: systemClock });
 for (let i = 0; i < SERVERS; i++) {
   cluster.addServer({ name: `s${i}`, subdomain: `play${i}`, memory: '4Gi', storage: '10Gi', cpu: '2', autostartPolicy: 'public', labels: {} });
 }
-const deps: Deps = {
+const deps = assembleDeps({
   config,
   // A real log line per request, written as main.ts writes it (to /dev/null instead of stdout).
   log: createLogger(config.logLevel, pino.destination({ dest: '/dev/null', sync: true })),
-  clock: systemClock,
-  random: cryptoRandom,
   database,
   cluster,
-  registry: new StaticRegistry(),
-  metrics: createMetrics(),
-  sessions: createSessionAuthenticator(),
-  shutdown: new AbortController().signal,
-};
+});
 const cache = serverCacheOf(deps);
 await cache.ready();
 

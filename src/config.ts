@@ -92,6 +92,8 @@ const envSchema = z.object({
   MAIL_FROM: optionalString,
   MAIL_TRANSPORT: optionalString.pipe(z.enum(['smtp', 'log', 'none']).optional()),
   SESSION_SOURCES: sessionSources,
+  /** Per-source time-out of one hasJoined (or profile-by-name) request, in milliseconds. */
+  SESSION_SOURCE_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
   CLIENT_IP_HEADER: optionalString.pipe(
     z
       .string()
@@ -136,6 +138,7 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
      */
     mailTransport: env.MAIL_TRANSPORT ?? (env.SMTP_URL ? 'smtp' : 'log'),
     sessionSources: env.SESSION_SOURCES,
+    sessionSourceTimeoutMs: env.SESSION_SOURCE_TIMEOUT_MS,
     clientIpHeader: env.CLIENT_IP_HEADER,
     localAuth: env.LOCAL_AUTH === 'on',
     webauthnRpId: env.WEBAUTHN_RP_ID,

@@ -3,6 +3,7 @@ import type { MailAdapter } from './adapters/mail/types.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
 import type { Config } from './config.js';
 import type { DatabaseHandle, Queryable } from './db/client.js';
+import type { SessionVerifier } from './features/verifier/service.js';
 import type { Metrics } from './http/metrics.js';
 import type { SessionAuthenticator } from './http/session.js';
 import type { Clock } from './lib/clock.js';
@@ -32,6 +33,8 @@ export interface Deps {
    * Absent: every count is 0.
    */
   serverCounts?: (db: Queryable, userIds: string[]) => Promise<Map<string, number>>;
+  /** The hasJoined verifier (keep-alive clients to the session sources, name cache, bar-list snapshot). */
+  sessionVerifier: SessionVerifier;
   /** Aborted when the process begins to shut down: long-lived streams end on it. */
   shutdown: AbortSignal;
 }

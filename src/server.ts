@@ -61,6 +61,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
         stopHousekeeping();
         await Promise.all([internal.close(), external.close()]);
         stopServersFeature(deps);
+        deps.sessionVerifier.close();
         await cluster.close();
         await mail?.close();
         await database.close();

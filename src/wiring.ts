@@ -9,6 +9,7 @@ import type { DatabaseHandle } from './db/client.js';
 import type { Deps } from './deps.js';
 import { createSessionAuthenticator } from './features/accounts/authenticator.js';
 import { countServersByOwner } from './features/servers/claims.js';
+import { createSessionVerifier } from './features/verifier/service.js';
 import { createMetrics } from './http/metrics.js';
 import { systemClock } from './lib/clock.js';
 import type { Logger } from './lib/logger.js';
@@ -25,15 +26,15 @@ export type DepsParts = Pick<Deps, 'config' | 'log' | 'database'> & Partial<Omit
  * The one place that assembles Deps: the service (server.ts), the test harness, the benches and
  * the process fixtures all start here and override only what they must, so a new dependency is
  * wired everywhere at once. Defaults: system clock and randomness, a bare simulated cluster, the
- * configured registry and mail, the real session authenticator.
+ * configured registry, mail and session sources, the real session authenticator.
  */
 export function assembleDeps(parts: DepsParts): Deps {
   const clock = parts.clock ?? systemClock;
   const cluster: ClusterAdapter = parts.cluster ?? new SimulatedCluster({ clock });
+  const metrics = parts.metrics ?? createMetrics();
   return {
     random: cryptoRandom,
     registry: createRegistry(parts.config),
-    metrics: createMetrics(),
     mail: createMail(parts.config, parts.log),
     sessions: createSessionAuthenticator(),
     serverCounts: countServersByOwner,
@@ -41,6 +42,8 @@ export function assembleDeps(parts: DepsParts): Deps {
     ...parts,
     clock,
     cluster,
+    metrics,
+    sessionVerifier: parts.sessionVerifier ?? createSessionVerifier({ ...parts, clock, metrics }),
   };
 }
 

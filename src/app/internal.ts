@@ -2,6 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Deps } from '../deps.js';
 import { healthRoutes, internalProbeRoutes } from '../features/probes/routes.js';
 import { internalServerRoutes } from '../features/servers/internal.js';
+import { verifierRoutes } from '../features/verifier/routes.js';
 import type { AppEnv } from '../http/env.js';
 import { createApp } from './create-app.js';
 import { openApiDocument } from './openapi.js';
@@ -11,6 +12,7 @@ export function mountInternalRoutes(app: OpenAPIHono<AppEnv>): void {
   app.route('/', healthRoutes());
   app.route('/', internalProbeRoutes());
   app.route('/', internalServerRoutes());
+  app.route('/', verifierRoutes());
 }
 
 /**

@@ -4,3 +4,4 @@ export * from './settings.js';
 export * from './accounts.js';
 export * from './images.js';
 export * from './servers.js';
+export * from './verifier.js';
