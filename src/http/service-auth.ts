@@ -1,11 +1,8 @@
-import { hash, timingSafeEqual } from 'node:crypto';
 import { createMiddleware } from 'hono/factory';
 import { CALLERS, type Caller } from '../config.js';
+import { digestsEqual, sha256Digest } from '../lib/secrets.js';
 import type { AppEnv } from './env.js';
 import { ApiError } from './errors.js';
-
-// One-shot hashing: a Hash object per request cost more than the comparison itself.
-const digest = (value: string): Buffer => hash('sha256', value, 'buffer');
 
 /** The sha-256 of each configured token, computed once per token table (not per request). */
 const expectedDigests = new WeakMap<object, Array<[Caller, Buffer]>>();
@@ -15,7 +12,7 @@ function digestsOf(tokens: Partial<Record<Caller, string>>): Array<[Caller, Buff
   if (!digests) {
     digests = CALLERS.flatMap((caller): Array<[Caller, Buffer]> => {
       const token = tokens[caller];
-      return token === undefined ? [] : [[caller, digest(token)]];
+      return token === undefined ? [] : [[caller, sha256Digest(token)]];
     });
     expectedDigests.set(tokens, digests);
   }
@@ -28,10 +25,10 @@ function digestsOf(tokens: Partial<Record<Caller, string>>): Array<[Caller, Buff
  * length of a token leaks through timing, and every caller is always compared.
  */
 export function identifyCaller(tokens: Partial<Record<Caller, string>>, presented: string): Caller | undefined {
-  const presentedDigest = digest(presented);
+  const presentedDigest = sha256Digest(presented);
   let found: Caller | undefined;
   for (const [caller, expected] of digestsOf(tokens)) {
-    if (timingSafeEqual(presentedDigest, expected) && found === undefined) found = caller;
+    if (digestsEqual(presentedDigest, expected) && found === undefined) found = caller;
   }
   return found;
 }

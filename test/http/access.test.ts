@@ -161,14 +161,18 @@ describe('cross-site guard and service-token auth', () => {
     });
 
     it('compares with the constant-time helper against every configured token, whatever matches first', () => {
-      const spy = vi.spyOn(secrets, 'secretsEqual');
+      const spy = vi.spyOn(secrets, 'digestsEqual');
       try {
         identifyCaller(tokens, 'p-token-aaaaaaaa');
         expect(spy).toHaveBeenCalledTimes(3);
         spy.mockClear();
         identifyCaller(tokens, 'no-match');
         expect(spy).toHaveBeenCalledTimes(3);
-        expect(spy.mock.calls.map((call) => call[1]).sort()).toEqual(Object.values(tokens).sort());
+        const hex = (d: Uint8Array) => Buffer.from(d).toString('hex');
+        expect(spy.mock.calls.map((call) => hex(call[1])).sort()).toEqual(
+          Object.values(tokens).map((t) => hex(secrets.sha256Digest(t))).sort(),
+        );
+        expect(spy.mock.calls.every((call) => hex(call[0]) === hex(secrets.sha256Digest('no-match')))).toBe(true);
       } finally {
         spy.mockRestore();
       }
