@@ -1,20 +1,12 @@
 import type { Context } from 'hono';
-import { createMiddleware } from 'hono/factory';
-import { ApiError } from './errors.js';
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
- * Refuses unsafe requests a browser made from another site, before authentication. Hono's csrf()
- * ignores JSON bodies, so the contract's rule is checked here. Callers that send neither
- * `Sec-Fetch-Site` nor `Origin` (the proxy, curl) are unaffected.
+ * Whether an unsafe request came from a browser on another site (the front door then answers 403
+ * cross_site before authentication). Hono's csrf() ignores JSON bodies, so the contract's rule is
+ * checked here. Callers that send neither `Sec-Fetch-Site` nor `Origin` (the proxy, curl) pass.
  */
-export const crossSiteGuard = createMiddleware(async (c, next) => {
-  if (isCrossSite(c)) throw new ApiError('cross_site');
-  await next();
-});
-
-/** Whether an unsafe request came from a browser on another site. */
 export function isCrossSite(c: Context): boolean {
   if (!UNSAFE.has(c.req.method)) return false;
   const site = c.req.header('sec-fetch-site')?.toLowerCase();

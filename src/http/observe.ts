@@ -1,5 +1,4 @@
 import type { Context } from 'hono';
-import { createMiddleware } from 'hono/factory';
 import { matchedRoutes } from 'hono/route';
 import type { Logger } from '../lib/logger.js';
 import type { AppEnv } from './env.js';
@@ -41,19 +40,9 @@ function accessLogOf(log: Logger): Logger {
 }
 
 /**
- * One wide log line and the request metrics per request. Only 5xx are logged as errors: a
- * client's mistake is an info line.
+ * The wide log line and the metrics of an answered request that began at `started`
+ * (performance.now()). Only 5xx are logged as errors: a client's mistake is an info line.
  */
-export const observe = createMiddleware<AppEnv>(async (c, next) => {
-  const started = performance.now();
-  try {
-    await next();
-  } finally {
-    recordRequest(c, started);
-  }
-});
-
-/** The log line and metrics of an answered request that began at `started` (performance.now()). */
 export function recordRequest(c: Context<AppEnv>, started: number): void {
   // c.get() rather than c.var: c.var builds a new object on every access.
   const deps = c.get('deps');

@@ -14,23 +14,30 @@ export const ErrorEnvelopeSchema = z
   })
   .openapi('Error');
 
-const errorContent = (description: string) => ({
+/** A JSON response entry of an OpenAPI route. */
+export const json = <T extends z.ZodType>(schema: T, description: string) => ({
   description,
-  content: { 'application/json': { schema: ErrorEnvelopeSchema } },
+  content: { 'application/json': { schema } },
 });
+
+/** An error answer (the envelope), documented by the codes it carries. */
+export const errorAnswer = (description: string) => json(ErrorEnvelopeSchema, description);
+
+/** A JSON request body (required unless the route says otherwise). */
+export const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { content: { 'application/json': { schema } } } });
 
 /** The common answers each tier can give, so every operation documents them. */
 function commonResponses(access: Access, hasJsonBody: boolean): RouteConfig['responses'] {
-  const responses: RouteConfig['responses'] = { 500: errorContent('internal') };
+  const responses: RouteConfig['responses'] = { 500: errorAnswer('internal') };
   if (hasJsonBody) {
-    responses[400] = errorContent('bad_request');
-    responses[413] = errorContent('too_large');
-    responses[415] = errorContent('unsupported_media_type');
+    responses[400] = errorAnswer('bad_request');
+    responses[413] = errorAnswer('too_large');
+    responses[415] = errorAnswer('unsupported_media_type');
   }
-  if (access.tier !== 'public') responses[401] = errorContent('unauthorized');
-  if (access.tier === 'service') responses[403] = errorContent('wrong_caller');
+  if (access.tier !== 'public') responses[401] = errorAnswer('unauthorized');
+  if (access.tier === 'service') responses[403] = errorAnswer('wrong_caller');
   if (access.tier === 'app' || access.tier === 'admin') {
-    responses[403] = errorContent('forbidden, setup_required or cross_site');
+    responses[403] = errorAnswer('forbidden, setup_required or cross_site');
   }
   return responses;
 }

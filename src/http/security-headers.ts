@@ -1,5 +1,4 @@
 import type { Context } from 'hono';
-import { createMiddleware } from 'hono/factory';
 
 const FIXED: Array<[string, string]> = [
   ['X-Content-Type-Options', 'nosniff'],
@@ -41,10 +40,3 @@ export function ensureSecurityHeaders(c: Context, tls: boolean): void {
     h.delete('Strict-Transport-Security');
   }
 }
-
-/** The same rules as a middleware of their own (the app factory inlines them in its front door). */
-export const securityHeaders = createMiddleware(async (c, next) => {
-  const tls = presetSecurityHeaders(c);
-  await next();
-  ensureSecurityHeaders(c, tls);
-});

@@ -11,7 +11,7 @@ import { EmailSchema, MeSchema, RevokedSchema, SessionListSchema, TokenHashParam
 import { listLiveSessions, revokeSession } from './session-service.js';
 import { findLiveUserByEmail, findUserById, uniqueViolation } from './users-service.js';
 import { toSessionView, signInRole } from './views.js';
-import { errorAnswer, json, jsonBody } from './route-helpers.js';
+import { errorAnswer, json, jsonBody } from '../../http/route.js';
 
 
 const me = defineRoute(

@@ -22,7 +22,7 @@ import {
 import { listLiveSessions, revokeSession, revokeUserSessions } from './session-service.js';
 import { findUserById, uniqueViolation } from './users-service.js';
 import { toSessionView, toUserView } from './views.js';
-import { errorAnswer, json, jsonBody } from './route-helpers.js';
+import { errorAnswer, json, jsonBody } from '../../http/route.js';
 
 const admin = { tier: 'admin' } as const;
 

@@ -6,7 +6,7 @@ import { createRouter, defineRoute } from '../../http/route.js';
 import { isStaffRole } from '../accounts/authenticator.js';
 import { checkCode, CODE_TTL_MS, dropCode, emailDoorLocked, issueCode, resendCooldown } from '../accounts/email-codes.js';
 import { mailCode, requireMail } from '../accounts/mail-codes.js';
-import { errorAnswer, json, jsonBody } from '../accounts/route-helpers.js';
+import { errorAnswer, json, jsonBody } from '../../http/route.js';
 import { EmailSchema } from '../accounts/schema.js';
 import { startSession } from '../accounts/session-service.js';
 import { findLiveUserByEmail } from '../accounts/users-service.js';

@@ -6,7 +6,7 @@ import { ApiError } from '../../http/errors.js';
 import { createRouter, defineRoute } from '../../http/route.js';
 import { sha256Hex } from '../../lib/secrets.js';
 import { writeAudit } from '../accounts/audit.js';
-import { errorAnswer, json, jsonBody } from '../accounts/route-helpers.js';
+import { errorAnswer, json, jsonBody } from '../../http/route.js';
 import { clearSessionCookie, revokeSession, revokeUserSessions, SESSION_COOKIE, startSession } from '../accounts/session-service.js';
 import { findUserById } from '../accounts/users-service.js';
 import { signInRole } from '../accounts/views.js';

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { errorAnswer } from '../accounts/route-helpers.js';
+import { errorAnswer } from '../../http/route.js';
 import { SignInRoleSchema } from '../accounts/schema.js';
 
 /** The answer of a door whose per-address limit is spent. */

@@ -3,7 +3,7 @@ import { users } from '../../db/schema/accounts.js';
 import { ApiError } from '../../http/errors.js';
 import { createRouter, defineRoute } from '../../http/route.js';
 import { writeAudit } from '../accounts/audit.js';
-import { errorAnswer, json, jsonBody } from '../accounts/route-helpers.js';
+import { errorAnswer, json, jsonBody } from '../../http/route.js';
 import { EmailSchema, UsernameSchema } from '../accounts/schema.js';
 import { startSession } from '../accounts/session-service.js';
 import { uniqueViolation } from '../accounts/users-service.js';

@@ -1,13 +1,8 @@
 import { z } from '@hono/zod-openapi';
-import { createRouter, defineRoute, ErrorEnvelopeSchema } from '../../http/route.js';
+import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
 import { AddImageBody, ImageRefParam, ImageSchema, PatchImageBody } from './schema.js';
 import { addImage, listImages, setImageEnabled } from './service.js';
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  description,
-  content: { 'application/json': { schema } },
-});
-const error = (description: string) => json(ErrorEnvelopeSchema, description);
 
 const list = defineRoute({ tier: 'admin' }, {
   method: 'get',
@@ -23,9 +18,9 @@ const add = defineRoute({ tier: 'admin' }, {
   request: { body: { content: { 'application/json': { schema: AddImageBody } } } },
   responses: {
     201: json(ImageSchema, 'whitelisted'),
-    400: error('bad_request, or image_not_in_registry'),
-    409: error('already whitelisted'),
-    503: error('registry_unavailable'),
+    400: errorAnswer('bad_request, or image_not_in_registry'),
+    409: errorAnswer('already whitelisted'),
+    503: errorAnswer('registry_unavailable'),
   },
 });
 
@@ -34,7 +29,7 @@ const patch = defineRoute({ tier: 'admin' }, {
   path: '/api/v1/images/{image_ref}',
   summary: 'Enable or disable a whitelisted image',
   request: { params: ImageRefParam, body: { content: { 'application/json': { schema: PatchImageBody } } } },
-  responses: { 200: json(ImageSchema, 'updated'), 404: error('not whitelisted') },
+  responses: { 200: json(ImageSchema, 'updated'), 404: errorAnswer('not whitelisted') },
 });
 
 export function imageRoutes() {

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { ApiError } from '../../http/errors.js';
-import { createRouter, defineRoute, ErrorEnvelopeSchema } from '../../http/route.js';
+import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
 import { claimServer, isLinked } from './claims.js';
 import { createServer } from './create.js';
 import { fleet, myServers } from './lists.js';
@@ -17,11 +17,6 @@ import {
 } from './schema.js';
 import { mayRead, stopFromPanel, wakeFromPanel } from './service.js';
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  description,
-  content: { 'application/json': { schema } },
-});
-const error = (description: string) => json(ErrorEnvelopeSchema, description);
 
 const wake = defineRoute({ tier: 'app' }, {
   method: 'post',
@@ -30,11 +25,11 @@ const wake = defineRoute({ tier: 'app' }, {
   request: { params: ServerNameParam },
   responses: {
     202: json(DesiredStateResponse('Running').openapi('WakeResult'), 'the server is starting'),
-    403: error('not allowed to wake it'),
-    404: error('no such server'),
-    409: error('maintenance_in_progress, or start_failed for a non-owner'),
-    429: error('cooldown: woken moments ago (Retry-After)'),
-    503: error('at_capacity, or the cluster cannot be reached'),
+    403: errorAnswer('not allowed to wake it'),
+    404: errorAnswer('no such server'),
+    409: errorAnswer('maintenance_in_progress, or start_failed for a non-owner'),
+    429: errorAnswer('cooldown: woken moments ago (Retry-After)'),
+    503: errorAnswer('at_capacity, or the cluster cannot be reached'),
   },
 });
 
@@ -45,8 +40,8 @@ const stop = defineRoute({ tier: 'app' }, {
   request: { params: ServerNameParam },
   responses: {
     202: json(DesiredStateResponse('Stopped').openapi('StopResult'), 'the server is stopping'),
-    403: error('not the owner'),
-    404: error('no such server'),
+    403: errorAnswer('not the owner'),
+    404: errorAnswer('no such server'),
   },
 });
 
@@ -57,10 +52,10 @@ const claim = defineRoute({ tier: 'app' }, {
   request: { params: ServerNameParam },
   responses: {
     200: json(ClaimResponse, 'claimed'),
-    403: error('quota_exceeded'),
-    404: error('no such server'),
-    409: error('already_claimed'),
-    412: error('link_required: no linked Minecraft account'),
+    403: errorAnswer('quota_exceeded'),
+    404: errorAnswer('no such server'),
+    409: errorAnswer('already_claimed'),
+    412: errorAnswer('link_required: no linked Minecraft account'),
   },
 });
 
@@ -69,7 +64,7 @@ const status = defineRoute({ tier: 'app' }, {
   path: '/api/v1/servers/{name}/status',
   summary: 'A server’s status (owner, staff, or an unclaimed server)',
   request: { params: ServerNameParam },
-  responses: { 200: json(ServerInfoSchema, 'the server'), 403: error('claimed by someone else'), 404: error('no such server') },
+  responses: { 200: json(ServerInfoSchema, 'the server'), 403: errorAnswer('claimed by someone else'), 404: errorAnswer('no such server') },
 });
 
 const mine = defineRoute({ tier: 'app', setupAllowed: true }, {
@@ -86,9 +81,9 @@ const create = defineRoute({ tier: 'admin' }, {
   request: { body: { content: { 'application/json': { schema: CreateServerBody } } } },
   responses: {
     201: json(CreateServerResponse, 'created'),
-    400: error('bad_request, bad_name, image_not_whitelisted or image_not_in_registry'),
-    409: error('the name or the subdomain is taken'),
-    503: error('registry_unavailable, or the cluster cannot be reached'),
+    400: errorAnswer('bad_request, bad_name, image_not_whitelisted or image_not_in_registry'),
+    409: errorAnswer('the name or the subdomain is taken'),
+    503: errorAnswer('registry_unavailable, or the cluster cannot be reached'),
   },
 });
 

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { ApiError } from '../../http/errors.js';
-import { createRouter, defineRoute, ErrorEnvelopeSchema } from '../../http/route.js';
+import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
 import type { Access } from '../../http/tiers.js';
 import { ownerOf, claimServer } from './claims.js';
 import { findUserByMcUuid } from '../accounts/directory.js';
@@ -19,11 +19,6 @@ import {
 import { recordJoin, recordReady, wakeForPlayer } from './service.js';
 
 const PROXY: Access = { tier: 'service', callers: ['proxy'] };
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  description,
-  content: { 'application/json': { schema } },
-});
-const error = (description: string) => json(ErrorEnvelopeSchema, description);
 const noContent = (description: string) => ({ description });
 const mcUuidBody = { body: { content: { 'application/json': { schema: McUuidBody } } } };
 
@@ -41,7 +36,7 @@ const byHost = defineRoute(PROXY, {
   request: {
     params: z.object({ host: z.string().min(1).max(255).openapi({ param: { name: 'host', in: 'path' }, example: 'survival.example.net' }) }),
   },
-  responses: { 200: json(ServerInfoSchema, 'the server'), 404: error('no server has this host') },
+  responses: { 200: json(ServerInfoSchema, 'the server'), 404: errorAnswer('no server has this host') },
 });
 
 const ready = defineRoute(PROXY, {
@@ -49,7 +44,7 @@ const ready = defineRoute(PROXY, {
   path: '/api/v1/internal/servers/{name}/ready',
   summary: 'Backend readiness callback',
   request: { params: ServerNameParam },
-  responses: { 204: noContent('recorded'), 404: error('no such server') },
+  responses: { 204: noContent('recorded'), 404: errorAnswer('no such server') },
 });
 
 const joinEvent = defineRoute(PROXY, {
@@ -57,7 +52,7 @@ const joinEvent = defineRoute(PROXY, {
   path: '/api/v1/internal/servers/{name}/join-event',
   summary: 'A player joined (activity tracking, idle reset)',
   request: { params: ServerNameParam, ...mcUuidBody },
-  responses: { 204: noContent('recorded'), 404: error('no such server') },
+  responses: { 204: noContent('recorded'), 404: errorAnswer('no such server') },
 });
 
 const wake = defineRoute(PROXY, {
@@ -67,11 +62,11 @@ const wake = defineRoute(PROXY, {
   request: { params: ServerNameParam, ...mcUuidBody },
   responses: {
     202: json(WakeInternalResponse, 'the server is starting'),
-    403: error('wrong_caller, or the autostart policy refuses this player (forbidden)'),
-    404: error('no such server'),
-    409: error('maintenance_in_progress or start_failed'),
-    429: error('cooldown: woken moments ago (Retry-After)'),
-    503: error('at_capacity, or the cluster cannot be reached'),
+    403: errorAnswer('wrong_caller, or the autostart policy refuses this player (forbidden)'),
+    404: errorAnswer('no such server'),
+    409: errorAnswer('maintenance_in_progress or start_failed'),
+    429: errorAnswer('cooldown: woken moments ago (Retry-After)'),
+    503: errorAnswer('at_capacity, or the cluster cannot be reached'),
   },
 });
 
@@ -80,7 +75,7 @@ const status = defineRoute(PROXY, {
   path: '/api/v1/internal/servers/{name}/status',
   summary: 'A server’s status, from the cache',
   request: { params: ServerNameParam },
-  responses: { 200: json(ServerInfoSchema, 'the server'), 404: error('no such server') },
+  responses: { 200: json(ServerInfoSchema, 'the server'), 404: errorAnswer('no such server') },
 });
 
 const claim = defineRoute(PROXY, {
@@ -90,10 +85,10 @@ const claim = defineRoute(PROXY, {
   request: { params: ServerNameParam, ...mcUuidBody },
   responses: {
     200: json(ClaimResponse, 'claimed'),
-    403: error('wrong_caller, quota_exceeded, or the account is disabled'),
-    404: error('no such server'),
-    409: error('already_claimed'),
-    412: error('link_required: the player has no linked account'),
+    403: errorAnswer('wrong_caller, quota_exceeded, or the account is disabled'),
+    404: errorAnswer('no such server'),
+    409: errorAnswer('already_claimed'),
+    412: errorAnswer('link_required: the player has no linked account'),
   },
 });
 
@@ -105,7 +100,7 @@ const menu = defineRoute(PROXY, {
     params: ServerNameParam,
     query: z.object({ mc_uuid: McUuidSchema.optional().openapi({ param: { name: 'mc_uuid', in: 'query' } }) }),
   },
-  responses: { 200: json(MenuResponse, 'the menu entry'), 404: error('no such server') },
+  responses: { 200: json(MenuResponse, 'the menu entry'), 404: errorAnswer('no such server') },
 });
 
 /** The proxy's server routes on the internal face; lookups are answered from the cache. */
