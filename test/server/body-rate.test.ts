@@ -4,20 +4,10 @@ import { TOKENS, createTestApp, createTestDeps, type TestDeps } from '../helpers
 import { useTestDatabase } from '../helpers/database.js';
 import { ECHO_PATH, fixtureRoutes } from '../helpers/fixture-routes.js';
 import { RawConnection } from '../helpers/raw-http.js';
+import { echoHead, paddedBody, trickleUntilClosed } from '../helpers/slow-body.js';
 
 /** The contract's rule scaled down: judged after 300 ms instead of 30 s, 16 KiB/s as in the contract. */
 const RULE = { graceMs: 300, minBytesPerSecond: 16 * 1024, checkEveryMs: 50 };
-
-const head = (port: number, extra: string[]) =>
-  [`POST ${ECHO_PATH} HTTP/1.1`, `Host: 127.0.0.1:${port}`, `Authorization: Bearer ${TOKENS.proxy}`, 'Content-Type: application/json', ...extra]
-    .join('\r\n')
-    .concat('\r\n\r\n');
-
-/** `{"name":"x","count":1}` padded with spaces to `size` bytes (valid JSON of any length). */
-const paddedBody = (size: number) => {
-  const json = '{"name":"x","count":1}';
-  return json + ' '.repeat(size - json.length);
-};
 
 describe('request body rate', () => {
   const database = useTestDatabase();
@@ -34,22 +24,9 @@ describe('request body rate', () => {
   it('closes the connection of a body that trickles below the rate after the grace period', async () => {
     const conn = await RawConnection.open(server.port);
     const body = paddedBody(100_000);
-    await conn.write(head(server.port, [`Content-Length: ${body.length}`]));
-    const started = Date.now();
-    let sent = 0;
-    const trickle = setInterval(() => {
-      if (conn.closed) return clearInterval(trickle);
-      conn.socket.write(body.slice(sent, sent + 20));
-      sent += 20;
-    }, 25);
-    try {
-      await conn.whenClosed();
-    } finally {
-      clearInterval(trickle);
-    }
-    const elapsed = Date.now() - started;
-    expect(elapsed).toBeGreaterThanOrEqual(RULE.graceMs - 20);
-    expect(elapsed).toBeLessThan(2000);
+    const { sent, elapsedMs } = await trickleUntilClosed(conn, server.port, body);
+    expect(elapsedMs).toBeGreaterThanOrEqual(RULE.graceMs - 20);
+    expect(elapsedMs).toBeLessThan(2000);
     expect(sent).toBeLessThan(body.length);
     const warning = deps.captured.lines().find((l) => l.msg === 'request body too slow; connection closed');
     expect(warning).toMatchObject({ level: 'warn', method: 'POST', path: ECHO_PATH });
@@ -57,7 +34,7 @@ describe('request body rate', () => {
 
   it('closes a chunked body that trickles, too', async () => {
     const conn = await RawConnection.open(server.port);
-    await conn.write(head(server.port, ['Transfer-Encoding: chunked']));
+    await conn.write(echoHead(server.port, ['Transfer-Encoding: chunked']));
     const trickle = setInterval(() => {
       if (!conn.closed) conn.socket.write('1\r\n \r\n');
     }, 25);
@@ -71,7 +48,7 @@ describe('request body rate', () => {
 
   it('closes a connection whose body stalls completely', async () => {
     const conn = await RawConnection.open(server.port);
-    await conn.write(head(server.port, ['Content-Length: 1000']) + '{"name":');
+    await conn.write(echoHead(server.port, ['Content-Length: 1000']) + '{"name":');
     await conn.whenClosed();
     expect(conn.closed).toBe(true);
   });
@@ -80,7 +57,7 @@ describe('request body rate', () => {
     const conn = await RawConnection.open(server.port);
     try {
       const body = paddedBody(200_000);
-      await conn.write(head(server.port, [`Content-Length: ${body.length}`]) + body);
+      await conn.write(echoHead(server.port, [`Content-Length: ${body.length}`]) + body);
       const res = await conn.readResponse();
       expect(res.status).toBe(200);
       expect(JSON.parse(res.body)).toEqual({ name: 'x', count: 1, caller: 'proxy' });
@@ -93,7 +70,7 @@ describe('request body rate', () => {
     const conn = await RawConnection.open(server.port);
     try {
       const body = paddedBody(96 * 1024);
-      await conn.write(head(server.port, [`Content-Length: ${body.length}`]));
+      await conn.write(echoHead(server.port, [`Content-Length: ${body.length}`]));
       const started = Date.now();
       // 8 KiB every 50 ms is 160 KiB/s, ten times the minimum (room for a loaded machine), for ~600 ms.
       for (let sent = 0; sent < body.length; sent += 8192) {
@@ -141,7 +118,7 @@ describe('request body rate', () => {
     try {
       const body = paddedBody(100);
       for (let i = 0; i < 15; i++) {
-        await conn.write(head(server.port, [`Content-Length: ${body.length}`]) + body);
+        await conn.write(echoHead(server.port, [`Content-Length: ${body.length}`]) + body);
         expect((await conn.readResponse()).status).toBe(200);
       }
       await new Promise((r) => setImmediate(r));

@@ -3,16 +3,7 @@ import { TOKENS } from '../helpers/app.js';
 import { ECHO_PATH } from '../helpers/fixture-routes.js';
 import { BUN, spawnService, type ServiceProcess } from '../helpers/process.js';
 import { RawConnection } from '../helpers/raw-http.js';
-
-const head = (port: number, extra: string[]) =>
-  [`POST ${ECHO_PATH} HTTP/1.1`, `Host: 127.0.0.1:${port}`, `Authorization: Bearer ${TOKENS.proxy}`, 'Content-Type: application/json', ...extra]
-    .join('\r\n')
-    .concat('\r\n\r\n');
-
-const paddedBody = (size: number) => {
-  const json = '{"name":"x","count":1}';
-  return json + ' '.repeat(size - json.length);
-};
+import { echoHead, paddedBody, trickleUntilClosed } from '../helpers/slow-body.js';
 
 /** The JSON body rules and the body-rate rule (judged after 300 ms here) on Bun.serve. */
 describe('request bodies under Bun', () => {
@@ -26,27 +17,15 @@ describe('request bodies under Bun', () => {
   it('closes the connection of a body that trickles', async () => {
     const conn = await RawConnection.open(server.internalPort);
     const body = paddedBody(100_000);
-    await conn.write(head(server.internalPort, [`Content-Length: ${body.length}`]));
-    const started = Date.now();
-    let sent = 0;
-    const trickle = setInterval(() => {
-      if (conn.closed) return clearInterval(trickle);
-      conn.socket.write(body.slice(sent, sent + 20));
-      sent += 20;
-    }, 25);
-    try {
-      await conn.whenClosed();
-    } finally {
-      clearInterval(trickle);
-    }
-    expect(Date.now() - started).toBeLessThan(3000);
+    const { sent, elapsedMs } = await trickleUntilClosed(conn, server.internalPort, body);
+    expect(elapsedMs).toBeLessThan(3000);
     expect(sent).toBeLessThan(body.length);
     expect(server.lines.some((l) => l.msg === 'request body too slow; connection closed')).toBe(true);
   });
 
   it('closes a stalled chunked body', async () => {
     const conn = await RawConnection.open(server.internalPort);
-    await conn.write(head(server.internalPort, ['Transfer-Encoding: chunked']) + '8\r\n{"name":\r\n');
+    await conn.write(echoHead(server.internalPort, ['Transfer-Encoding: chunked']) + '8\r\n{"name":\r\n');
     await conn.whenClosed();
     expect(conn.closed).toBe(true);
   });
@@ -55,13 +34,13 @@ describe('request bodies under Bun', () => {
     const conn = await RawConnection.open(server.internalPort);
     try {
       const fast = paddedBody(200_000);
-      await conn.write(head(server.internalPort, [`Content-Length: ${fast.length}`]) + fast);
+      await conn.write(echoHead(server.internalPort, [`Content-Length: ${fast.length}`]) + fast);
       const first = await conn.readResponse();
       expect(first.status).toBe(200);
       expect(JSON.parse(first.body)).toEqual({ name: 'x', count: 1, caller: 'proxy' });
 
       const steady = paddedBody(96 * 1024);
-      await conn.write(head(server.internalPort, [`Content-Length: ${steady.length}`]));
+      await conn.write(echoHead(server.internalPort, [`Content-Length: ${steady.length}`]));
       for (let sent = 0; sent < steady.length; sent += 8192) {
         await conn.write(steady.slice(sent, sent + 8192));
         await new Promise((r) => setTimeout(r, 50));
