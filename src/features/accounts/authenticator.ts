@@ -7,7 +7,7 @@ import { ApiError } from '../../http/errors.js';
 import type { SessionAuthenticator, SessionContext, TierRequirement } from '../../http/session.js';
 import { sha256Hex } from '../../lib/secrets.js';
 import { isConsoleHost, requestHost } from './hosts.js';
-import { clearSessionCookie, SESSION_COOKIE, SESSION_TTL_MS, setSessionCookie, STAFF_IDLE_MS, touchSession } from './session-service.js';
+import { clearSessionCookie, LAST_SEEN_WRITE_MS, SESSION_COOKIE, SESSION_TTL_MS, setSessionCookie, STAFF_IDLE_MS, touchSession } from './session-service.js';
 
 /** A session token is 32 random bytes in base64url; anything far longer is not ours. */
 const MAX_TOKEN_LENGTH = 128;
@@ -74,8 +74,12 @@ export function createSessionAuthenticator(): SessionAuthenticator {
       if (row.inSetup && !requirement.setupAllowed) {
         throw new ApiError('setup_required', 'Finish first-run setup: add a passkey or verify an e-mail address.');
       }
-      const slid = await touchSession(deps.database.db, tokenHash, now);
-      if (slid) setSessionCookie(c, token, SESSION_TTL_MS);
+      // The row just read tells whether a minute has passed: only then is the write worth a round
+      // trip (touchSession re-checks in SQL, so concurrent requests still write once).
+      if (now.getTime() - row.lastSeenAt.getTime() >= LAST_SEEN_WRITE_MS) {
+        const slid = await touchSession(deps.database.db, tokenHash, now);
+        if (slid) setSessionCookie(c, token, SESSION_TTL_MS);
+      }
       return { userId: row.userId, role: row.role, tokenHash, inSetup: row.inSetup };
     },
   };
