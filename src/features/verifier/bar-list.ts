@@ -1,18 +1,7 @@
-import { eq } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { barredPlayers } from '../../db/schema/index.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
-
-/** Whether a canonical UUID (lowercase dashed) is on the bar list, read from the database now. */
-export async function isBarred(db: Queryable, mcUuid: string): Promise<boolean> {
-  const rows = await db
-    .select({ mcUuid: barredPlayers.mcUuid })
-    .from(barredPlayers)
-    .where(eq(barredPlayers.mcUuid, mcUuid))
-    .limit(1);
-  return rows.length > 0;
-}
 
 /** A snapshot younger than this answers alone. */
 export const BAR_FRESH_MS = 5_000;

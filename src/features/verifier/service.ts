@@ -11,7 +11,7 @@ import { verifierMetrics, type SourceOutcome, type VerifierMetrics } from './met
 import { NameRegistry } from './name-registry.js';
 import { parseUuid, thirdPartyUuid, undash } from './uuid.js';
 
-export { BarList, isBarred } from './bar-list.js';
+export { BarList } from './bar-list.js';
 export { thirdPartyUuid, sourceNamespace } from './uuid.js';
 
 export const MAX_PARAM_BYTES = 64;
