@@ -31,7 +31,7 @@ const log = createLogger(config.logLevel, pino.destination({ dest: '/dev/null', 
 const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
 const deps = assembleDeps({ config, log, database });
 const apps = createApps(deps);
-apps.internal.route('/', createRouter().openapi(benchOnly, (c) => c.json({ caller: c.var.caller ?? '' }, 200)));
+apps.internal.addRoutes(createRouter().openapi(benchOnly, (c) => c.json({ caller: c.var.caller ?? '' }, 200)));
 const internal = await serve({ fetch: apps.internal.fetch, port: 0, host: '127.0.0.1', log });
 const external = await serve({ fetch: apps.external.fetch, port: 0, host: '127.0.0.1', log });
 announce({ port: internal.port, external_port: external.port });

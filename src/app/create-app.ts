@@ -2,18 +2,36 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Deps } from '../deps.js';
 import type { AppEnv, Face } from '../http/env.js';
 import { handleError, notFoundHandler } from '../http/error-handler.js';
-import { frontDoor } from '../http/front-door.js';
-import { validationHook } from '../http/route.js';
+import { behindFrontDoor, routeStep } from '../http/pipeline.js';
+import type { RouteTable } from '../http/route.js';
 
 /**
- * One face's app with the shared stack (src/http/front-door.ts): request id, observation (log
- * line and metrics), security headers, the cross-site guard (before any authentication), and the
- * envelope for every error. Features only add routes.
+ * One face's app. Every route is mounted as one handler behind the face's front door
+ * (src/http/pipeline.ts): request id, answer headers, cross-site guard, access, body rules,
+ * validation, the envelope for every error, metrics and the log line. Features only add routes.
  */
-export function createApp(face: Face, deps: Deps): OpenAPIHono<AppEnv> {
-  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-  app.use(frontDoor(face, deps));
-  app.onError(handleError);
-  app.notFound(notFoundHandler(app));
-  return app;
+export class FaceApp extends OpenAPIHono<AppEnv> {
+  constructor(
+    readonly face: Face,
+    readonly deps: Deps,
+  ) {
+    super();
+    this.notFound(behindFrontDoor(face, deps, 'unmatched', notFoundHandler(this)));
+    // Failures inside a route are answered by its pipeline; this catches anything outside one.
+    this.onError(handleError);
+  }
+
+  addRoutes(table: RouteTable): this {
+    for (const entry of table.entries) {
+      const { hide, ...documented } = entry.route as typeof entry.route & { hide?: boolean };
+      if (!hide) this.openAPIRegistry.registerPath(documented);
+      const path = entry.route.path.replaceAll(/\/{(.+?)}/g, '/:$1');
+      this.on(entry.route.method.toUpperCase(), path, behindFrontDoor(this.face, this.deps, path, routeStep(entry)));
+    }
+    return this;
+  }
+}
+
+export function createApp(face: Face, deps: Deps): FaceApp {
+  return new FaceApp(face, deps);
 }

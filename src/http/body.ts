@@ -1,6 +1,5 @@
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { createMiddleware } from 'hono/factory';
 import { ApiError } from './errors.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -27,7 +26,8 @@ export function isJsonMediaType(contentType: string | undefined): boolean {
   return mediaType === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(mediaType);
 }
 
-const limitJson = bodyLimit({
+/** Reads the whole body within 1 MiB, counted on the bytes themselves (a chunked body too): 413. */
+export const limitJsonBody = bodyLimit({
   maxSize: JSON_BODY_LIMIT,
   onError: () => {
     throw new ApiError('too_large');
@@ -35,12 +35,15 @@ const limitJson = bodyLimit({
 });
 
 /**
- * JSON body rules (contract section 7): a declared body must be `application/json` (415) and at
- * most 1 MiB, counted on the bytes themselves so a chunked body without Content-Length is caught
- * too (413). Malformed JSON and unknown fields are the validator's 400.
+ * JSON body rules (contract section 7), the part decided by the headers: a declared body must be
+ * `application/json` (415) and must not announce more than 1 MiB (413). Routes that read a body
+ * count its bytes as well (limitJsonBody); malformed JSON and unknown fields are the validator's 400.
  */
-export const jsonBodyRules = createMiddleware(async (c, next) => {
-  if (!declaresBody(c)) return next();
+export function checkDeclaredJsonBody(c: Context): void {
+  if (!declaresBody(c)) return;
   if (!isJsonMediaType(c.req.header('content-type'))) throw new ApiError('unsupported_media_type');
-  return limitJson(c, next);
-});
+  const length = c.req.header('content-length');
+  if (length !== undefined && c.req.header('transfer-encoding') === undefined && Number.parseInt(length, 10) > JSON_BODY_LIMIT) {
+    throw new ApiError('too_large');
+  }
+}

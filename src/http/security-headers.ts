@@ -1,39 +1,37 @@
 import type { Context } from 'hono';
 
-const FIXED: Array<[string, string]> = [
-  ['X-Content-Type-Options', 'nosniff'],
-  ['X-Frame-Options', 'DENY'],
-  ['Referrer-Policy', 'no-referrer'],
-  ['Content-Security-Policy', "default-src 'none'"],
-];
-const HSTS = 'max-age=63072000; includeSubDomains';
+/** The headers contract section 9 puts on every answer. */
+export const FIXED_HEADERS: Record<string, string> = {
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+  'Content-Security-Policy': "default-src 'none'",
+};
+export const HSTS = 'max-age=63072000; includeSubDomains';
+const FIXED = Object.entries(FIXED_HEADERS);
 
 /** HSTS only for requests that came through the TLS edge: a plain-HTTP answer must not pin hosts. */
-function viaTlsEdge(c: Context): boolean {
-  return c.req.header('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase() === 'https';
-}
-
-/** Every header of contract section 9 this request's answer carries. */
-export function securityHeaderList(c: Context): Array<[string, string]> {
-  return viaTlsEdge(c) ? [...FIXED, ['Strict-Transport-Security', HSTS]] : FIXED;
+export function viaTlsEdge(c: Context): boolean {
+  const proto = c.req.header('x-forwarded-proto');
+  return proto !== undefined && proto.split(',')[0]!.trim().toLowerCase() === 'https';
 }
 
 /**
- * Contract section 9, before the handler: the headers go into the context's prepared headers, so
- * every response built with `c.json()`/`c.body()` (error envelopes included) is born with them and
- * no response object is rebuilt afterwards.
+ * Where the Node response cannot merge them (Bun, in-process requests): the headers go into the
+ * context's prepared headers before the handler, so every answer built with `c.json()`/`c.body()`
+ * is born with them.
  */
-export function presetSecurityHeaders(c: Context): boolean {
+export function presetSecurityHeaders(c: Context, requestId: string, tls: boolean): void {
+  c.header('X-Request-Id', requestId);
   for (const [name, value] of FIXED) c.header(name, value);
-  const tls = viaTlsEdge(c);
   if (tls) c.header('Strict-Transport-Security', HSTS);
-  return tls;
 }
 
-/** After the handler: a response built without the context (a raw `Response`) gets them too. */
-export function ensureSecurityHeaders(c: Context, tls: boolean): void {
-  const h = c.res.headers;
+/** After the handler: an answer built without the context (a raw `Response`) gets them too. */
+export function ensureSecurityHeaders(res: Response, requestId: string, tls: boolean): void {
+  const h = res.headers;
   if (h.get('X-Frame-Options') !== 'DENY') for (const [name, value] of FIXED) h.set(name, value);
+  if (h.get('X-Request-Id') !== requestId) h.set('X-Request-Id', requestId);
   if (tls) {
     if (!h.has('Strict-Transport-Security')) h.set('Strict-Transport-Security', HSTS);
   } else if (h.has('Strict-Transport-Security')) {

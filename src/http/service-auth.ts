@@ -1,4 +1,4 @@
-import { createMiddleware } from 'hono/factory';
+import type { Context } from 'hono';
 import { CALLERS, type Caller } from '../config.js';
 import { digestsEqual, sha256Digest } from '../lib/secrets.js';
 import type { AppEnv } from './env.js';
@@ -40,18 +40,14 @@ function bearerToken(header: string | undefined): string | undefined {
 }
 
 /** Internal-face auth: 401 without a genuine token, 403 `wrong_caller` for a caller not listed. */
-export function requireCaller(callers: readonly Caller[]) {
-  const allowed = new Set(callers);
-  return createMiddleware<AppEnv>(async (c, next) => {
-    const token = bearerToken(c.req.header('authorization'));
-    const caller = token === undefined ? undefined : identifyCaller(c.get('deps').config.serviceTokens, token);
-    if (!caller) {
-      throw new ApiError('unauthorized', 'A valid service token is required.', {
-        headers: { 'WWW-Authenticate': 'Bearer' },
-      });
-    }
-    c.set('caller', caller);
-    if (!allowed.has(caller)) throw new ApiError('wrong_caller');
-    await next();
-  });
+export function checkCaller(c: Context<AppEnv>, allowed: ReadonlySet<Caller>): void {
+  const token = bearerToken(c.req.header('authorization'));
+  const caller = token === undefined ? undefined : identifyCaller(c.get('deps').config.serviceTokens, token);
+  if (!caller) {
+    throw new ApiError('unauthorized', 'A valid service token is required.', {
+      headers: { 'WWW-Authenticate': 'Bearer' },
+    });
+  }
+  c.set('caller', caller);
+  if (!allowed.has(caller)) throw new ApiError('wrong_caller');
 }

@@ -1,8 +1,8 @@
-import { createMiddleware } from 'hono/factory';
+import type { Context } from 'hono';
 import type { Caller } from '../config.js';
 import type { AppEnv } from './env.js';
 import { ApiError } from './errors.js';
-import { requireCaller } from './service-auth.js';
+import { checkCaller } from './service-auth.js';
 
 /** Who may call a route: declared once, next to the route's definition. */
 export type Access =
@@ -11,25 +11,31 @@ export type Access =
   | { tier: 'app'; setupAllowed?: boolean }
   | { tier: 'admin' };
 
-export function requireSession(tier: 'app' | 'admin', setupAllowed: boolean) {
-  return createMiddleware<AppEnv>(async (c, next) => {
-    const sessions = c.var.deps.sessions;
+/** The access check of a route: synchronous for tokens, a promise only where a session is read. */
+export type AccessCheck = (c: Context<AppEnv>) => void | Promise<void>;
+
+function requireSession(tier: 'app' | 'admin', setupAllowed: boolean): AccessCheck {
+  return (c) => {
+    const sessions = c.get('deps').sessions;
     // Fail closed: without an authenticator no session is ever accepted.
     if (!sessions) throw new ApiError('unauthorized', 'A signed-in session is required.');
-    c.set('session', await sessions.authenticate(c, { tier, setupAllowed }));
-    await next();
-  });
+    return sessions.authenticate(c, { tier, setupAllowed }).then((session) => {
+      c.set('session', session);
+    });
+  };
 }
 
-export function accessMiddleware(access: Access) {
+export function accessCheck(access: Access): AccessCheck {
   switch (access.tier) {
     case 'public':
-      return [];
-    case 'service':
-      return [requireCaller(access.callers)];
+      return () => undefined;
+    case 'service': {
+      const allowed = new Set(access.callers);
+      return (c) => checkCaller(c, allowed);
+    }
     case 'app':
-      return [requireSession('app', access.setupAllowed ?? false)];
+      return requireSession('app', access.setupAllowed ?? false);
     case 'admin':
-      return [requireSession('admin', false)];
+      return requireSession('admin', false);
   }
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Logger } from '../lib/logger.js';
+import { AnswerResponse } from './node-response.js';
 import { CONTRACT_BODY_RATE, fetchWithBodyRate, guardBodyRate, type BodyRateRule } from './body-rate.js';
 
 export interface Listening {
@@ -27,7 +28,12 @@ export function serve(options: ServeOptions): Promise<Listening> {
 function serveNode(options: ServeOptions): Promise<Listening> {
   // No 'upgrade' listener: the proxy's Java client offers h2c on every request, and Node then
   // answers it as the plain HTTP/1.1 request it also is.
-  const server = createAdaptorServer({ fetch: options.fetch, hostname: options.host }) as Server;
+  const server = createAdaptorServer({
+    fetch: options.fetch,
+    hostname: options.host,
+    // Merges each answer's request id and contract headers into its one writeHead (node-response.ts).
+    serverOptions: { ServerResponse: AnswerResponse },
+  }) as Server;
   guardBodyRate(server, options.bodyRate ?? CONTRACT_BODY_RATE, options.log);
   const connections = trackConnections(server);
   return new Promise((resolve, reject) => {

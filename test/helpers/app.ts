@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { SimulatedCluster } from '../../src/adapters/cluster/simulated.js';
 import { StaticRegistry } from '../../src/adapters/registry/static.js';
-import { createApp } from '../../src/app/create-app.js';
+import { createApp, type FaceApp } from '../../src/app/create-app.js';
+import type { RouteTable } from '../../src/http/route.js';
 import { createApps } from '../../src/app/index.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { DatabaseHandle } from '../../src/db/client.js';
@@ -64,10 +65,8 @@ export function createTestApps(deps: Deps) {
 }
 
 /** One router on the real middleware stack of a face, for focused tests. */
-export function createTestApp(face: Face, deps: Deps, router: OpenAPIHono<AppEnv>): OpenAPIHono<AppEnv> {
-  const app = createApp(face, deps);
-  app.route('/', router);
-  return app;
+export function createTestApp(face: Face, deps: Deps, routes: RouteTable): FaceApp {
+  return createApp(face, deps).addRoutes(routes);
 }
 
 export function bearer(caller: keyof typeof TOKENS): Record<string, string> {

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { clientIp } from '../../src/http/client-ip.js';
-import { createRouter, defineRoute } from '../../src/http/route.js';
+import { ApiError } from '../../src/http/errors.js';
+import { createRouter, defineRoute, json } from '../../src/http/route.js';
 
 /**
  * Test-only routes that exercise the shared middleware stack before any feature route exists:
@@ -104,3 +105,24 @@ export const FIXTURE_ROUTES = [
   { method: 'GET', path: '/api/v1/fixture/me', access: { tier: 'app' } },
   { method: 'POST', path: '/api/v1/fixture/ip', access: { tier: 'public' } },
 ] as const;
+
+const probe = <P extends string>(method: 'get' | 'post', path: P) =>
+  defineRoute({ tier: 'public' }, { method, path, responses: { 200: json(z.object({}).passthrough(), 'probe') } });
+
+/** Public routes that answer in each way the front door must dress: JSON, a raw Response, an ApiError, a crash, a POST. */
+export function frontDoorProbeRoutes() {
+  return createRouter()
+    .openapi(probe('get', '/t/json'), (c) => c.json({ ok: true }, 200))
+    .openapi(
+      probe('get', '/t/raw'),
+      // A raw Response (as a handler may build one): the typed handlers only know c.json/c.body.
+      (() => new Response('raw', { headers: { 'Strict-Transport-Security': 'max-age=1' } })) as never,
+    )
+    .openapi(probe('get', '/t/throw'), () => {
+      throw new ApiError('conflict', 'lost a race');
+    })
+    .openapi(probe('get', '/t/crash'), () => {
+      throw new Error('boom');
+    })
+    .openapi(probe('post', '/t/post'), (c) => c.json({ posted: true }, 200));
+}

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { flushAccessLogs } from '../../src/http/access-log.js';
 import { createLogger, type Logger } from '../../src/lib/logger.js';
 
 export interface CapturedLog {
@@ -18,11 +19,14 @@ export function captureLog(level = 'info'): CapturedLog {
   });
   return {
     log: createLogger(level, sink),
-    lines: () =>
-      chunks
+    lines: () => {
+      // Request lines are written in a batch after the answers of a turn (src/http/access-log.ts).
+      flushAccessLogs();
+      return chunks
         .join('')
         .split('\n')
         .filter(Boolean)
-        .map((l) => JSON.parse(l) as Record<string, unknown>),
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    },
   };
 }

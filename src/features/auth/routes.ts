@@ -5,5 +5,5 @@ import { setupRoutes } from './setup-routes.js';
 
 /** The public sign-in doors, logout, password change and first-run claim. External face. */
 export function authRoutes() {
-  return createRouter().route('/', emailDoorRoutes()).route('/', passwordRoutes()).route('/', setupRoutes());
+  return createRouter().include(emailDoorRoutes()).include(passwordRoutes()).include(setupRoutes());
 }

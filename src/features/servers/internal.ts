@@ -4,7 +4,7 @@ import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.j
 import type { Access } from '../../http/tiers.js';
 import { ownerOf, claimServer } from './claims.js';
 import { findUserByMcUuid } from '../accounts/directory.js';
-import { serverCacheOf } from './cache.js';
+import { serverCacheOf, type ServerCache } from './cache.js';
 import { requireServer, syncedCache } from './lookup.js';
 import { isReservedServerName } from './names.js';
 import {
@@ -112,16 +112,19 @@ export function internalServerRoutes() {
       for (const server of cache.all()) servers.push(server.info);
       return c.json({ servers }, 200);
     })
-    .openapi(byHost, async (c) => {
-      // The proxy's hot path: one map lookup when the cache is synced.
+    .openapi(byHost, (c) => {
+      // The proxy's hot path: one map lookup, answered synchronously once the cache is synced.
       const deps = c.get('deps');
+      const { host } = c.req.valid('param');
+      const answer = (cache: ServerCache) => {
+        const server = cache.byHost(host);
+        if (!server || server.system || isReservedServerName(server.info.name)) {
+          throw new ApiError('not_found', 'No server has this host.');
+        }
+        return c.json(server.info, 200);
+      };
       const cached = serverCacheOf(deps);
-      const cache = cached.synced ? cached : await syncedCache(deps);
-      const server = cache.byHost(c.req.valid('param').host);
-      if (!server || server.system || isReservedServerName(server.info.name)) {
-        throw new ApiError('not_found', 'No server has this host.');
-      }
-      return c.json(server.info, 200);
+      return cached.synced ? answer(cached) : syncedCache(deps).then(answer);
     })
     .openapi(ready, async (c) => {
       const { name } = c.req.valid('param');

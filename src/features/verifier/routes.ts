@@ -1,6 +1,5 @@
-import { createMiddleware } from 'hono/factory';
+import type { Context } from 'hono';
 import type { HasJoinedQuery } from '../../adapters/session-sources/sources.js';
-import { declaresBody } from '../../http/body.js';
 import type { AppEnv } from '../../http/env.js';
 import { ApiError } from '../../http/errors.js';
 import { createRouter, defineRoute } from '../../http/route.js';
@@ -19,6 +18,13 @@ const queryParameter = (name: string, required: boolean, description: string) =>
   description: `${description} At most ${MAX_PARAM_BYTES} bytes; missing, repeated or longer answers 204 without asking any source.`,
   schema: { type: 'string' as const, maxLength: MAX_PARAM_BYTES },
 });
+
+/**
+ * A GET that declares a body is refused before the JSON body rules of defineRoute could answer
+ * 415: 400 with no body and the connection closed, as the contract says (the body is never read).
+ * `Content-Length: 0`, which the proxy's Java client sends on every GET, declares no body.
+ */
+const refuseDeclaredBody = (c: Context<AppEnv>) => c.body(null, 400, { Connection: 'close', ...NO_BODY });
 
 /**
  * The query is read by hand, not by a zod validator: every bad parameter is the contract's 204
@@ -46,6 +52,7 @@ const hasJoined = defineRoute(
       503: { description: 'no source validated and at least one failed; no body' },
     },
   },
+  { onDeclaredBody: refuseDeclaredBody },
 );
 
 /** Single, present, non-empty and within the byte limit; anything else is not admitted. */
@@ -66,20 +73,9 @@ function readQuery(all: Record<string, string[]>): HasJoinedQuery | undefined {
   return ip === undefined ? { username, serverId } : { username, serverId, ip };
 }
 
-/**
- * A GET that declares a body is refused before the JSON body rules of defineRoute could answer
- * 415: 400 with no body and the connection closed, as the contract says (the body is never read).
- * `Content-Length: 0`, which the proxy's Java client sends on every GET, declares no body.
- */
-const refuseDeclaredBody = createMiddleware<AppEnv>(async (c, next) => {
-  if (!declaresBody(c)) return next();
-  return c.body(null, 400, { Connection: 'close', ...NO_BODY });
-});
 
 export function verifierRoutes() {
-  const router = createRouter();
-  router.use(HAS_JOINED_PATH, refuseDeclaredBody);
-  return router.openapi(hasJoined, async (c) => {
+  return createRouter().openapi(hasJoined, async (c) => {
     const query = readQuery(c.req.queries());
     if (query === undefined) return c.body(null, 204);
     const { deps } = c.var;

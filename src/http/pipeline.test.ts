@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createRouter } from './route.js';
 import { bearer, createTestApp, createTestDeps, errorOf } from '../../test/helpers/app.js';
 import { useTestDatabase } from '../../test/helpers/database.js';
+import { frontDoorProbeRoutes } from '../../test/helpers/fixture-routes.js';
 import { ApiError } from './errors.js';
 import { identifyCaller } from './service-auth.js';
 
@@ -12,26 +12,12 @@ const CONTRACT_HEADERS = {
   'content-security-policy': "default-src 'none'",
 };
 
-function probeRouter() {
-  const router = createRouter();
-  router.get('/t/json', (c) => c.json({ ok: true }));
-  router.get('/t/raw', () => new Response('raw', { headers: { 'Strict-Transport-Security': 'max-age=1' } }));
-  router.get('/t/throw', () => {
-    throw new ApiError('conflict', 'lost a race');
-  });
-  router.get('/t/crash', () => {
-    throw new Error('boom');
-  });
-  router.post('/t/post', (c) => c.json({ posted: true }));
-  return router;
-}
-
 describe('the front door (shared stack of both faces)', () => {
   const database = useTestDatabase();
 
   it('sets the contract headers and a request id on answers, errors, 404s and raw responses', async () => {
     const deps = createTestDeps(database());
-    const app = createTestApp('internal', deps, probeRouter());
+    const app = createTestApp('internal', deps, frontDoorProbeRoutes());
     for (const [path, status] of [['/t/json', 200], ['/t/raw', 200], ['/t/throw', 409], ['/t/crash', 500], ['/nowhere', 404], ['/t/post', 405]] as const) {
       const res = await app.request(path);
       expect(res.status, path).toBe(status);
@@ -44,7 +30,7 @@ describe('the front door (shared stack of both faces)', () => {
 
   it('adds HSTS only behind the TLS edge, keeps a well-formed inbound request id and replaces a bad one', async () => {
     const deps = createTestDeps(database());
-    const app = createTestApp('external', deps, probeRouter());
+    const app = createTestApp('external', deps, frontDoorProbeRoutes());
     const tls = await app.request('/t/json', { headers: { 'X-Forwarded-Proto': 'https', 'X-Request-Id': 'edge-id_1=' } });
     expect(tls.headers.get('strict-transport-security')).toBe('max-age=63072000; includeSubDomains');
     expect(tls.headers.get('x-request-id')).toBe('edge-id_1=');
@@ -59,7 +45,7 @@ describe('the front door (shared stack of both faces)', () => {
 
   it('refuses cross-site browser writes before anything else, with the envelope and the headers', async () => {
     const deps = createTestDeps(database());
-    const app = createTestApp('external', deps, probeRouter());
+    const app = createTestApp('external', deps, frontDoorProbeRoutes());
     const crossSite: Array<Record<string, string>> = [{ 'Sec-Fetch-Site': 'cross-site' }, { 'Sec-Fetch-Site': 'same-site' }, { Origin: 'https://evil.test', Host: 'panel.felis.test' }, { Origin: 'null', Host: 'panel.felis.test' }];
     for (const headers of crossSite) {
       const res = await app.request('/t/post', { method: 'POST', headers });
@@ -74,7 +60,7 @@ describe('the front door (shared stack of both faces)', () => {
 
   it('logs one request line and counts the request by route pattern', async () => {
     const deps = createTestDeps(database());
-    const app = createTestApp('internal', deps, probeRouter());
+    const app = createTestApp('internal', deps, frontDoorProbeRoutes());
     const res = await app.request('/t/throw', { headers: { ...bearer('proxy'), 'X-Request-Id': 'line-1' } });
     expect(res.status).toBe(409);
     const lines = deps.captured.lines().filter((l) => l.msg === 'request');

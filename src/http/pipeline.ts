@@ -1,0 +1,202 @@
+import type { RouteConfig } from '@hono/zod-openapi';
+import type { Context, MiddlewareHandler } from 'hono';
+import type { ZodType } from 'zod';
+import type { Deps } from '../deps.js';
+import { AnswerResponse } from '../runtime/node-response.js';
+import { accessLogOf } from './access-log.js';
+import { checkDeclaredJsonBody, declaresBody, limitJsonBody } from './body.js';
+import { isCrossSite } from './cross-site.js';
+import type { AppEnv, Face } from './env.js';
+import { handleError } from './error-handler.js';
+import { ApiError } from './errors.js';
+import type { RequestSeries } from './request-metrics.js';
+import { rulesOf, validationHook, type RouteEntry } from './route.js';
+import { ensureSecurityHeaders, presetSecurityHeaders, viaTlsEdge } from './security-headers.js';
+import { accessCheck } from './tiers.js';
+
+type Answer = Response | Promise<Response>;
+type Step = (c: Context<AppEnv>) => Answer;
+
+/** Inbound ids we keep: 1 to 128 of letters, digits, `-`, `_` and `=` (anything else is replaced). */
+const REQUEST_ID_MAX = 128;
+const REQUEST_ID = /^[\w\-=]+$/;
+
+/**
+ * The whole handling of one route (or of the not-found answer) as ONE function, registered as the
+ * route's only Hono handler. Hono calls a route with a single handler directly and, when it answers
+ * synchronously, so does @hono/node-server: no promise is made for a request that needs none (the
+ * proxy's by-host, a service token, path validation). A chain of async middlewares cost the hot
+ * path about as much as all of their work together (bench/by-host.ts).
+ *
+ * In order: deps and request id, the answer headers, the cross-site guard (before any
+ * authentication), the step, then the metrics and the request's log line; every failure becomes
+ * the envelope here, so it is observed like any answer.
+ */
+export function behindFrontDoor(face: Face, deps: Deps, route: string, step: Step): Step {
+  const accessLog = accessLogOf(deps.log);
+  const series = new Map<string, RequestSeries>();
+  const seriesOf = (method: string, status: number): RequestSeries => {
+    const key = `${method} ${status}`;
+    let found = series.get(key);
+    if (!found) {
+      found = deps.metrics.requests.seriesOf({ face, method, route, status: String(status) });
+      series.set(key, found);
+    }
+    return found;
+  };
+
+  return (c) => {
+    const started = performance.now();
+    c.set('deps', deps);
+    c.set('face', face);
+    const inbound = c.req.header('x-request-id');
+    const requestId =
+      inbound !== undefined && inbound.length <= REQUEST_ID_MAX && REQUEST_ID.test(inbound) ? inbound : crypto.randomUUID();
+    c.set('requestId', requestId);
+    const tls = viaTlsEdge(c);
+    const node = answerResponseOf(c);
+    if (node) node.answerHeaders = { requestId, tls };
+    else presetSecurityHeaders(c, requestId, tls);
+
+    const finish = (res: Response): Response => {
+      if (!node) ensureSecurityHeaders(res, requestId, tls);
+      const seconds = (performance.now() - started) / 1000;
+      const { method } = c.req;
+      const { status } = res;
+      seriesOf(method, status).observe(seconds);
+      if (accessLog.wants(status)) {
+        accessLog.add({
+          face,
+          method,
+          route,
+          path: c.req.path,
+          status,
+          duration_ms: Math.round(seconds * 1e5) / 100,
+          request_id: requestId,
+          caller: c.get('caller'),
+          user_id: c.get('session')?.userId,
+        });
+      }
+      return res;
+    };
+
+    let answer: Answer;
+    try {
+      answer = isCrossSite(c) ? handleError(new ApiError('cross_site'), c) : step(c);
+    } catch (err) {
+      answer = handleError(err as Error, c);
+    }
+    return answer instanceof Promise ? answer.then(finish, (err: Error) => finish(handleError(err, c))) : finish(answer);
+  };
+}
+
+/** The Node response when our server (runtime/serve.ts) is answering; it merges the answer headers. */
+function answerResponseOf(c: Context): AnswerResponse | undefined {
+  const outgoing = (c.env as { outgoing?: unknown } | undefined)?.outgoing;
+  return outgoing instanceof AnswerResponse && !outgoing.headersSent ? outgoing : undefined;
+}
+
+/**
+ * A route's own work behind the front door: access, the body rules, the route's middleware, then
+ * validation of path, query and body, then the handler. Synchronous unless a step must wait.
+ */
+export function routeStep({ route, handler }: RouteEntry): Step {
+  const rules = rulesOf(route);
+  const checkAccess = accessCheck(rules.access);
+  const params = route.request?.params as ZodType | undefined;
+  const query = route.request?.query as ZodType | undefined;
+  const json = jsonBodyOf(route);
+  const { declaredBody, middleware } = rules;
+
+  const validateAndHandle = (c: Context<AppEnv>): Answer => {
+    if (params) validate(c, 'param', params, c.req.param());
+    if (query) validate(c, 'query', query, queryValues(c));
+    return handler(c);
+  };
+  const readBodyThenHandle = json
+    ? async (c: Context<AppEnv>): Promise<Response> => {
+        await readJsonBody(c, json);
+        return validateAndHandle(c);
+      }
+    : validateAndHandle;
+  const afterAccess: Step =
+    middleware.length === 0
+      ? (c) => {
+          if (declaredBody === 'json') checkDeclaredJsonBody(c);
+          return readBodyThenHandle(c);
+        }
+      : (c) => {
+          if (declaredBody === 'json') checkDeclaredJsonBody(c);
+          return runMiddleware(c, middleware, readBodyThenHandle);
+        };
+
+  return (c) => {
+    if (typeof declaredBody === 'function' && declaresBody(c)) return declaredBody(c);
+    const checking = checkAccess(c);
+    return checking ? checking.then(() => afterAccess(c)) : afterAccess(c);
+  };
+}
+
+function validate(c: Context<AppEnv>, target: 'param' | 'query' | 'json', schema: ZodType, value: unknown): void {
+  const result = schema.safeParse(value);
+  if (!result.success) validationHook({ success: false, error: result.error, target });
+  c.req.addValidatedData(target, result.data as object);
+}
+
+/** As Hono's validator reads a query: a repeated key becomes an array. */
+function queryValues(c: Context): Record<string, string | string[]> {
+  const values: Record<string, string | string[]> = {};
+  for (const [key, all] of Object.entries(c.req.queries())) values[key] = all.length === 1 ? all[0]! : all;
+  return values;
+}
+
+interface JsonBody {
+  schema: ZodType;
+  required: boolean;
+}
+
+function jsonBodyOf(route: RouteConfig): JsonBody | undefined {
+  const body = route.request?.body;
+  const schema = (body?.content?.['application/json'] as { schema?: ZodType } | undefined)?.schema;
+  return schema ? { schema, required: body?.required === true } : undefined;
+}
+
+const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
+
+/** The JSON body, counted against the limit, parsed and validated (a missing one is `{}`). */
+async function readJsonBody(c: Context<AppEnv>, { schema, required }: JsonBody): Promise<void> {
+  const contentType = c.req.header('content-type');
+  if (!required && !contentType) {
+    c.req.addValidatedData('json', {});
+    return;
+  }
+  let value: unknown = {};
+  if (contentType && JSON_MEDIA_TYPE.test(contentType.split(';')[0]!.trim())) {
+    await limitJsonBody(c, async () => {
+      try {
+        value = await c.req.json();
+      } catch {
+        throw new ApiError('bad_request', 'Malformed JSON in request body');
+      }
+    });
+  }
+  validate(c, 'json', schema, value);
+}
+
+/** A route's own middleware (Hono's shape), in order; one may answer instead of going on. */
+async function runMiddleware(c: Context<AppEnv>, middleware: MiddlewareHandler<AppEnv>[], last: Step): Promise<Response> {
+  let index = 0;
+  let answer: Response | undefined;
+  const next = async (): Promise<void> => {
+    const current = middleware[index++];
+    if (!current) {
+      answer = await last(c);
+      return;
+    }
+    const early = await current(c, next);
+    if (early instanceof Response && answer === undefined) answer = early;
+  };
+  await next();
+  if (answer === undefined) throw new Error('route middleware gave no answer');
+  return answer;
+}
