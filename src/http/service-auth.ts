@@ -1,34 +1,19 @@
 import type { Context } from 'hono';
 import { CALLERS, type Caller } from '../config.js';
-import { digestsEqual, sha256Digest } from '../lib/secrets.js';
+import { tokensEqual } from '../lib/secrets.js';
 import type { AppEnv } from './env.js';
 import { ApiError } from './errors.js';
 
-/** The sha-256 of each configured token, computed once per token table (not per request). */
-const expectedDigests = new WeakMap<object, Array<[Caller, Buffer]>>();
-
-function digestsOf(tokens: Partial<Record<Caller, string>>): Array<[Caller, Buffer]> {
-  let digests = expectedDigests.get(tokens);
-  if (!digests) {
-    digests = CALLERS.flatMap((caller): Array<[Caller, Buffer]> => {
-      const token = tokens[caller];
-      return token === undefined ? [] : [[caller, sha256Digest(token)]];
-    });
-    expectedDigests.set(tokens, digests);
-  }
-  return digests;
-}
-
 /**
- * Which configured caller holds this token. The presented token is hashed once and its digest is
- * compared with every configured token's digest in constant time, so neither the content nor the
- * length of a token leaks through timing, and every caller is always compared.
+ * Which configured caller holds this token. Every configured token is compared in constant time
+ * (lib/secrets `tokensEqual`), whatever matched before, so timing tells nothing about which
+ * caller's token, or how much of one, was presented.
  */
 export function identifyCaller(tokens: Partial<Record<Caller, string>>, presented: string): Caller | undefined {
-  const presentedDigest = sha256Digest(presented);
   let found: Caller | undefined;
-  for (const [caller, expected] of digestsOf(tokens)) {
-    if (digestsEqual(presentedDigest, expected) && found === undefined) found = caller;
+  for (const caller of CALLERS) {
+    const expected = tokens[caller];
+    if (expected !== undefined && tokensEqual(presented, expected) && found === undefined) found = caller;
   }
   return found;
 }
