@@ -2,27 +2,36 @@
  * Added latency of hasJoined over the slowest session source it needs.
  *
  *   npx tsx bench/has-joined.ts [requests=2000] [delayMs=20]
- *   (BENCH_DATABASE_URL=postgres://… to run the app on PostgreSQL instead of an embedded PGlite)
+ *   (BENCH_DATABASE_URL=postgres://… to run the app on PostgreSQL instead of an embedded PGlite;
+ *    BENCH_LOG_LEVEL=info to measure with the per-request log line on, written to /dev/null)
  *
  * Stand-in session servers answer after a fixed delay. Each round sends one request straight to the
- * needed stand-in and one through the full internal app (real server, embedded database for the
- * bar list, keep-alive clients). The stand-ins record how long they held each request (timer
- * jitter), which is taken out of both sides, so:
+ * needed stand-in and one through the server under test (keep-alive clients, one request at a time).
+ * The stand-ins record how long they held each request (timer jitter), which is taken out of both
+ * sides, so:
  *
- *   added = (app total - hold of the slowest needed source) - (direct total - its hold)
+ *   added = (via total - hold of the slowest needed source) - (direct total - its hold)
  *
- * Scenarios: the primary validates; the primary says no (slow) and a fast secondary validates (its
- * early success waits for the primary, then its name is looked up, cached after the first).
+ * Process layout: this process runs the stand-ins and the client; the server under test runs alone
+ * in a child (bench/has-joined-target.ts), one child per scenario. When all of them shared one event
+ * loop, the figures mostly measured their interference with each other (the bare forwarder alone
+ * showed a p99 of about 1.6 ms), not the server.
+ *
+ * Scenarios: the floor, a bare node:http forwarder (the cost of the extra loopback hop itself); the
+ * full internal app (real server, embedded database for the bar list) where the primary validates;
+ * and where the primary says no (slow) and a fast secondary validates (its early success waits for
+ * the primary, then its name is looked up, cached after the first).
  */
+import { spawn } from 'node:child_process';
 import { createServer, request, Agent, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadConfig } from '../src/config.js';
-import { startService } from '../src/server.js';
-import { createLogger } from '../src/lib/logger.js';
+import { availableParallelism, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
 
 const N = Number(process.argv[2] ?? 2000);
 const DELAY_MS = Number(process.argv[3] ?? 20);
 const WARMUP = 200;
+const TARGET_SCRIPT = fileURLToPath(new URL('./has-joined-target.ts', import.meta.url));
 
 interface StandIn {
   url: string;
@@ -69,67 +78,76 @@ function get(url: string): Promise<{ ms: number; status: number }> {
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
-async function scenario(name: string, sources: Array<{ standIn: StandIn; primary?: boolean }>, needed: StandIn) {
-  const config = loadConfig({
-    INTERNAL_PORT: '0',
-    EXTERNAL_PORT: '0',
-    DATABASE_URL: process.env.BENCH_DATABASE_URL || 'memory:',
-    LOG_LEVEL: 'silent',
-    SESSION_SOURCES: JSON.stringify(
-      sources.map((s, i) => ({
-        name: i === 0 ? 'mojang' : `third${i}`,
-        url: s.standIn.url,
-        ...(s.primary ? { primary: true, profile_url: s.standIn.url } : { prefix: 'TP' }),
-      })),
-    ),
+interface Target {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts bench/has-joined-target.ts with this process's own node flags (under `npx tsx` they carry
+ * tsx's loader) and waits for its {"port": N} line.
+ */
+async function startTarget(args: string[]): Promise<Target> {
+  const child = spawn(process.execPath, [...process.execArgv, TARGET_SCRIPT, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const service = await startService(config, createLogger('silent'));
-  const app = `http://127.0.0.1:${service.internal.port}/session/minecraft/hasJoined`;
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const port = await new Promise<number>((resolve, reject) => {
+    let pending = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      pending += d.toString();
+      const newline = pending.indexOf('\n');
+      if (newline >= 0) resolve((JSON.parse(pending.slice(0, newline)) as { port: number }).port);
+    });
+    void exited.then(({ code, signal }) => reject(new Error(`target ${args[0]} exited (${signal ?? code}) before it was listening`)));
+  });
+  return {
+    port,
+    stop: async () => {
+      child.kill('SIGTERM');
+      const { code, signal } = await exited;
+      if (code !== 0) throw new Error(`target ${args[0]} exited (${signal ?? code}) on SIGTERM`);
+    },
+  };
+}
+
+/**
+ * `sources` are the stand-ins the via request may touch; `needed` is the one the direct request
+ * goes to.
+ */
+async function measure(name: string, targetArgs: string[], sources: StandIn[], needed: StandIn) {
+  // serverIds restart at d0/v0 in every scenario: a hold left from an earlier one must not count.
+  for (const s of sources) s.held.clear();
+  const target = await startTarget(targetArgs);
+  const via = `http://127.0.0.1:${target.port}/session/minecraft/hasJoined`;
   const added: number[] = [];
   try {
     for (let i = 0; i < N + WARMUP; i += 1) {
       const directId = `d${i}`;
       const viaId = `v${i}`;
       const direct = await get(`${needed.url}/session/minecraft/hasJoined?username=Bench&serverId=${directId}`);
-      const via = await get(`${app}?username=Bench&serverId=${viaId}&ip=127.0.0.1`);
-      if (via.status !== 200) throw new Error(`${name}: hasJoined answered ${via.status}`);
+      const through = await get(`${via}?username=Bench&serverId=${viaId}&ip=127.0.0.1`);
+      if (through.status !== 200) throw new Error(`${name}: hasJoined answered ${through.status}`);
       if (i < WARMUP) continue;
-      const viaHeld = Math.max(...sources.map((s) => s.standIn.held.get(viaId) ?? 0));
-      added.push(via.ms - viaHeld - (direct.ms - needed.held.get(directId)!));
+      const viaHeld = Math.max(...sources.map((s) => s.held.get(viaId) ?? 0));
+      added.push(through.ms - viaHeld - (direct.ms - needed.held.get(directId)!));
     }
   } finally {
-    await service.stop();
+    await target.stop();
   }
   report(name, added);
 }
 
-/**
- * The floor: a bare node:http server that forwards to the source with the same kind of keep-alive
- * client and copies the answer. Whatever it adds is the extra loopback hop itself, on this machine,
- * in this run.
- */
-async function bareForwarder(name: string, source: StandIn) {
-  const upstream = new Agent({ keepAlive: true });
-  const server = createServer((req, res) => {
-    request(`${source.url}${req.url ?? '/'}`, { agent: upstream }, (up) => {
-      const chunks: Buffer[] = [];
-      up.on('data', (c: Buffer) => chunks.push(c));
-      up.on('end', () => res.writeHead(up.statusCode ?? 502, { 'Content-Type': 'application/json' }).end(Buffer.concat(chunks)));
-    }).end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  const added: number[] = [];
-  for (let i = 0; i < N + WARMUP; i += 1) {
-    const direct = await get(`${source.url}/session/minecraft/hasJoined?username=Bench&serverId=fd${i}`);
-    const via = await get(`http://127.0.0.1:${port}/session/minecraft/hasJoined?username=Bench&serverId=fv${i}`);
-    if (i < WARMUP) continue;
-    added.push(via.ms - source.held.get(`fv${i}`)! - (direct.ms - source.held.get(`fd${i}`)!));
-  }
-  server.closeAllConnections();
-  server.close();
-  upstream.destroy();
-  report(name, added);
+function sessionSources(sources: Array<{ standIn: StandIn; primary?: boolean }>): string {
+  return JSON.stringify(
+    sources.map((s, i) => ({
+      name: i === 0 ? 'mojang' : `third${i}`,
+      url: s.standIn.url,
+      ...(s.primary ? { primary: true, profile_url: s.standIn.url } : { prefix: 'TP' }),
+    })),
+  );
 }
 
 function report(name: string, added: number[]) {
@@ -145,11 +163,20 @@ const primaryYes = await standIn(DELAY_MS, 'profile', NOTCH);
 const primaryNo = await standIn(DELAY_MS, 'none', NOTCH);
 const fastThird = await standIn(Math.max(1, Math.round(DELAY_MS / 4)), 'profile', NOTCH);
 console.log(`hasJoined added latency, ${N} sequential requests after ${WARMUP} warm-up, source delay ${DELAY_MS} ms, node ${process.version}`);
-await bareForwarder('floor: bare node:http forwarder (1 source)', primaryYes);
-await scenario('primary validates (1 source)', [{ standIn: primaryYes, primary: true }], primaryYes);
-await scenario('slow primary says no, fast secondary validates', [{ standIn: primaryNo, primary: true }, { standIn: fastThird }], primaryNo);
-agent.destroy();
-for (const s of [primaryYes, primaryNo, fastThird]) {
-  s.server.closeAllConnections();
-  s.server.close();
+console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} (1/5/15 min) on ${availableParallelism()} CPUs`);
+try {
+  await measure('floor: bare node:http forwarder (1 source)', ['floor', primaryYes.url], [primaryYes], primaryYes);
+  await measure('primary validates (1 source)', ['service', sessionSources([{ standIn: primaryYes, primary: true }])], [primaryYes], primaryYes);
+  await measure(
+    'slow primary says no, fast secondary validates',
+    ['service', sessionSources([{ standIn: primaryNo, primary: true }, { standIn: fastThird }])],
+    [primaryNo, fastThird],
+    primaryNo,
+  );
+} finally {
+  agent.destroy();
+  for (const s of [primaryYes, primaryNo, fastThird]) {
+    s.server.closeAllConnections();
+    s.server.close();
+  }
 }
