@@ -1,5 +1,5 @@
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
-import { FIXED_HEADERS, HSTS } from '../http/security-headers.js';
+import { answerHeaderObject, HSTS } from '../http/security-headers.js';
 
 /** What every answer of a request carries whatever built it: the request id, the fixed headers. */
 export interface AnswerHeaders {
@@ -31,7 +31,7 @@ export class AnswerResponse<Request extends IncomingMessage = IncomingMessage> e
 }
 
 function withAnswerHeaders(own: OutgoingHttpHeaders | undefined, answer: AnswerHeaders): OutgoingHttpHeaders {
-  const merged: OutgoingHttpHeaders = { ...FIXED_HEADERS, 'X-Request-Id': answer.requestId };
+  const merged: OutgoingHttpHeaders = answerHeaderObject(answer.requestId);
   let hsts = false;
   if (own) {
     for (const name in own) {
