@@ -27,6 +27,7 @@ import { createServer, request, Agent, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { announcedPort } from './servers/announce.js';
 
 const N = Number(process.argv[2] ?? 2000);
 const DELAY_MS = Number(process.argv[3] ?? 20);
@@ -94,15 +95,7 @@ async function startTarget(args: string[]): Promise<Target> {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
-  const port = await new Promise<number>((resolve, reject) => {
-    let pending = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      pending += d.toString();
-      const newline = pending.indexOf('\n');
-      if (newline >= 0) resolve((JSON.parse(pending.slice(0, newline)) as { port: number }).port);
-    });
-    void exited.then(({ code, signal }) => reject(new Error(`target ${args[0]} exited (${signal ?? code}) before it was listening`)));
-  });
+  const port = await announcedPort(child, `target ${args[0]}`);
   return {
     port,
     stop: async () => {

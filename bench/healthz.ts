@@ -9,6 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import autocannon from 'autocannon';
+import { announcedPort } from './servers/announce.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -53,15 +54,7 @@ async function startServer(runtime: Runtime, name: string): Promise<{ child: Chi
     env: { PATH: process.env.PATH, SERVICE_TOKEN_PROXY: TOKEN, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const port = await new Promise<number>((resolve, reject) => {
-    let pending = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      pending += d.toString();
-      const newline = pending.indexOf('\n');
-      if (newline >= 0) resolve((JSON.parse(pending.slice(0, newline)) as { port: number }).port);
-    });
-    child.once('exit', (code) => reject(new Error(`${runtime} ${name} exited ${code} before it was ready`)));
-  });
+  const port = await announcedPort(child, `${runtime} ${name}`);
   return { child, port };
 }
 
