@@ -108,17 +108,21 @@ export function routeStep({ route, handler }: RouteEntry): Step {
   const json = jsonBodyOf(route);
   const { declaredBody, middleware } = rules;
 
-  const validateAndHandle = (c: Context<AppEnv>): Answer => {
+  const validatePathAndQuery = (c: Context<AppEnv>): void => {
     if (params) validate(c, 'param', params, c.req.param());
     if (query) validate(c, 'query', query, queryValues(c));
-    return handler(c);
   };
-  const readBodyThenHandle = json
-    ? async (c: Context<AppEnv>): Promise<Response> => {
+  // Path and query before the body, as zod-openapi's validators ran them.
+  const readBodyThenHandle: Step = json
+    ? async (c) => {
+        validatePathAndQuery(c);
         await readJsonBody(c, json);
-        return validateAndHandle(c);
+        return handler(c);
       }
-    : validateAndHandle;
+    : (c) => {
+        validatePathAndQuery(c);
+        return handler(c);
+      };
   const afterAccess: Step =
     middleware.length === 0
       ? (c) => {

@@ -141,4 +141,12 @@ describe('JSON body rules', () => {
     const res = await app().request(ECHO_PATH, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'x' });
     expect(res.status).toBe(401);
   });
+
+  it('validates the path before reading the body: a bad id with a bad body names the id', async () => {
+    const res = await app().request('/api/v1/fixture/items/BAD!', jsonRequest('PUT', { nope: 1 }, bearer('ops')));
+    expect(res.status).toBe(400);
+    expect((await errorOf(res)).message).toMatch(/^param id/);
+    const badBodyOnly = await app().request('/api/v1/fixture/items/a1', jsonRequest('PUT', { nope: 1 }, bearer('ops')));
+    expect((await errorOf(badBodyOnly)).message).toMatch(/^json/);
+  });
 });
