@@ -4,13 +4,13 @@ import type { ZodType } from 'zod';
 import type { Deps } from '../deps.js';
 import { AnswerResponse } from '../runtime/node-response.js';
 import { accessLogOf } from './access-log.js';
-import { checkDeclaredJsonBody, declaresBody, limitJsonBody } from './body.js';
+import { checkDeclaredJsonBody, declaresBody, isJsonMediaType, limitJsonBody } from './body.js';
 import { isCrossSite } from './cross-site.js';
 import type { AppEnv, Face } from './env.js';
 import { handleError } from './error-handler.js';
 import { ApiError } from './errors.js';
 import type { RequestSeries } from './request-metrics.js';
-import { rulesOf, validationHook, type RouteEntry } from './route.js';
+import { rulesOf, type RouteEntry } from './route.js';
 import { ensureSecurityHeaders, presetSecurityHeaders, viaTlsEdge } from './security-headers.js';
 import { accessCheck } from './tiers.js';
 
@@ -143,7 +143,12 @@ export function routeStep({ route, handler }: RouteEntry): Step {
 
 function validate(c: Context<AppEnv>, target: 'param' | 'query' | 'json', schema: ZodType, value: unknown): void {
   const result = schema.safeParse(value);
-  if (!result.success) validationHook({ success: false, error: result.error, target });
+  if (!result.success) {
+    // The envelope's 400, naming the first issue (never zod's own body).
+    const first = result.error.issues[0];
+    const where = first?.path.length ? `${first.path.join('.')}: ` : '';
+    throw new ApiError('bad_request', first ? `${target} ${where}${first.message}` : undefined);
+  }
   c.req.addValidatedData(target, result.data as object);
 }
 
@@ -165,8 +170,6 @@ function jsonBodyOf(route: RouteConfig): JsonBody | undefined {
   return schema ? { schema, required: body?.required === true } : undefined;
 }
 
-const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
-
 /** The JSON body, counted against the limit, parsed and validated (a missing one is `{}`). */
 async function readJsonBody(c: Context<AppEnv>, { schema, required }: JsonBody): Promise<void> {
   const contentType = c.req.header('content-type');
@@ -175,7 +178,7 @@ async function readJsonBody(c: Context<AppEnv>, { schema, required }: JsonBody):
     return;
   }
   let value: unknown = {};
-  if (contentType && JSON_MEDIA_TYPE.test(contentType.split(';')[0]!.trim())) {
+  if (isJsonMediaType(contentType)) {
     await limitJsonBody(c, async () => {
       try {
         value = await c.req.json();

@@ -104,15 +104,6 @@ export function defineRoute<P extends string, R extends Omit<RouteConfig, 'path'
   return route;
 }
 
-/** Turns a failed zod validation into the envelope's 400 (never zValidator's bare body). */
-export function validationHook(result: { success: boolean; error?: unknown; target?: string }): void {
-  if (result.success) return;
-  const error = result.error as z.ZodError | undefined;
-  const first = error?.issues[0];
-  const where = first?.path.length ? `${first.path.join('.')}: ` : '';
-  throw new ApiError('bad_request', first ? `${result.target ?? 'request'} ${where}${first.message}` : undefined);
-}
-
 export interface RouteEntry {
   route: RouteConfig;
   handler: (c: Context<AppEnv>) => Response | Promise<Response>;
