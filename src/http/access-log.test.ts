@@ -37,6 +37,32 @@ describe('the request log', () => {
     expect(written[0]).toMatchObject({ service: 'felis', face: 'internal', request_id: 'id', caller: 'proxy', msg: 'request' });
   });
 
+  it('writes the very line pino writes for the same fields, bindings included', async () => {
+    const sink = () => {
+      const text: string[] = [];
+      const stream = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          text.push(chunk.toString());
+          done();
+        },
+      });
+      return { stream, text };
+    };
+    const ours = sink();
+    const theirs = sink();
+    const fields = { ...line(200), path: '/r/"quoted"\\/é', user_id: 'u-1' };
+    const access = new AccessLog(createLogger('info', ours.stream).child({ component: 'http' }));
+    access.add(fields);
+    access.add({ ...fields, status: 502 });
+    access.flush();
+    const pinoLog = createLogger('info', theirs.stream).child({ component: 'http' });
+    pinoLog.info(fields, 'request');
+    pinoLog.error({ ...fields, status: 502 }, 'request');
+    const untimed = (text: string[]) => text.join('').replace(/"time":"[^"]+"/g, '"time":"T"');
+    expect(untimed(ours.text)).toBe(untimed(theirs.text));
+    expect(ours.text).toHaveLength(1); // one write per batch
+  });
+
   it('knows which lines its level drops', () => {
     const access = new AccessLog(captureLog('warn').log);
     expect(access.wants(200)).toBe(false);
