@@ -8,7 +8,6 @@ export type Face = 'internal' | 'external';
 export interface AppEnv {
   Variables: RequestIdVariables & {
     deps: Deps;
-    face: Face;
     /** The service caller, set by service-token auth on the internal face. */
     caller?: Caller;
     /** The session, set by tier auth on the external face. */

@@ -11,7 +11,7 @@ export function errorResponse(
   message: string,
   headers: Record<string, string> = {},
 ): Response {
-  const body: ErrorEnvelope = { error: { code, message, request_id: c.var.requestId } };
+  const body: ErrorEnvelope = { error: { code, message, request_id: c.get('requestId') } };
   return c.json(body, status, headers);
 }
 
@@ -26,8 +26,8 @@ export function handleError(err: Error, c: Context<AppEnv>): Response {
     const message = code === 'bad_request' ? err.message || 'The request is malformed.' : new ApiError(code).message;
     return errorResponse(c, err.status as ContentfulStatusCode, code, message);
   }
-  c.var.deps?.log.error(
-    { err, request_id: c.var.requestId, method: c.req.method, path: c.req.path },
+  c.get('deps')?.log.error(
+    { err, request_id: c.get('requestId'), method: c.req.method, path: c.req.path },
     'unexpected error',
   );
   return errorResponse(c, 500, 'internal', new ApiError('internal').message);

@@ -103,6 +103,13 @@ const menu = defineRoute(PROXY, {
   responses: { 200: json(MenuResponse, 'the menu entry'), 404: errorAnswer('no such server') },
 });
 
+/** The server a hostname names; system servers are never reached this way. */
+function serverOfHost(cache: ServerCache, host: string) {
+  const server = cache.byHost(host);
+  if (!server || server.system || isReservedServerName(server.info.name)) throw new ApiError('not_found', 'No server has this host.');
+  return server;
+}
+
 /** The proxy's server routes on the internal face; lookups are answered from the cache. */
 export function internalServerRoutes() {
   return createRouter()
@@ -116,15 +123,9 @@ export function internalServerRoutes() {
       // The proxy's hot path: one map lookup, answered synchronously once the cache is synced.
       const deps = c.get('deps');
       const { host } = c.req.valid('param');
-      const answer = (cache: ServerCache) => {
-        const server = cache.byHost(host);
-        if (!server || server.system || isReservedServerName(server.info.name)) {
-          throw new ApiError('not_found', 'No server has this host.');
-        }
-        return c.json(server.info, 200);
-      };
       const cached = serverCacheOf(deps);
-      return cached.synced ? answer(cached) : syncedCache(deps).then(answer);
+      if (cached.synced) return c.json(serverOfHost(cached, host).info, 200);
+      return syncedCache(deps).then((cache) => c.json(serverOfHost(cache, host).info, 200));
     })
     .openapi(ready, async (c) => {
       const { name } = c.req.valid('param');
