@@ -1,147 +1,117 @@
 /**
- * `by-host` with 10,000 servers: the full internal app (request id, observation with metrics and a
- * log line, security headers, cross-site guard, token check, validation) against two baselines in
- * the same run: a bare Hono route on the same cache and a bare node:http server.
+ * `by-host` with 10,000 servers: the full internal app (request id, answer headers, cross-site
+ * guard, token check, validation, metrics and the request's log line) against two baselines started
+ * in the same run: a bare Hono route on the same cache and a bare node:http server.
  *
  *   npx tsx bench/by-host.ts            (Node, @hono/node-server)
  *   npx bun bench/by-host.ts            (Bun, Bun.serve)
  *
- * The load generator (autocannon) runs in a child Node process so it never shares the servers'
- * event loop. BENCH_SECONDS (default 5) and BENCH_CONNECTIONS (default 50) tune a run.
+ * Each target runs alone in its own child process (bench/by-host-target.ts) on this runtime, and
+ * the load generator (autocannon) in another, so no two share an event loop, a JIT or a heap.
+ * BENCH_SECONDS (default 5), BENCH_CONNECTIONS (default 50) and BENCH_ROUNDS (default 3) tune a run;
+ * BENCH_ONLY=full|hono|node measures one target.
  */
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
 import { createRequire } from 'node:module';
-import { Hono } from 'hono';
-import { pino } from 'pino';
-import { SimulatedCluster } from '../src/adapters/cluster/simulated.js';
-import { createApps } from '../src/app/index.js';
-import { loadConfig } from '../src/config.js';
-import { openDatabase } from '../src/db/client.js';
-import { serverCacheOf } from '../src/features/servers/cache.js';
-import { systemClock } from '../src/lib/clock.js';
-import { createLogger } from '../src/lib/logger.js';
-import { isBun, serve } from '../src/runtime/serve.js';
-import { assembleDeps } from '../src/wiring.js';
+import { fileURLToPath } from 'node:url';
+import { announcedPort, isBun } from './servers/announce.js';
+import { BENCH_HOST, BENCH_TOKEN, BY_HOST_PREFIX, FLEET_SIZE } from './servers/by-host-fleet.js';
 
-const SERVERS = 10_000;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const TOKEN = 'bench-proxy-token-0123456789abcdef';
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const TARGET_SCRIPT = fileURLToPath(new URL('./by-host-target.ts', import.meta.url));
+const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
 
-// BENCH_LOG_LEVEL=warn leaves out the request line, to show what it costs.
-const config = loadConfig({
-  DATABASE_URL: 'memory:',
-  SERVICE_TOKEN_PROXY: TOKEN,
-  ROOT_DOMAIN: 'felis.test',
-  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
-});
-const database = await openDatabase({ url: 'memory:', dataDir: '/tmp' });
-const cluster = new SimulatedCluster({ clock: systemClock });
-for (let i = 0; i < SERVERS; i++) {
-  cluster.addServer({ name: `s${i}`, subdomain: `play${i}`, memory: '4Gi', storage: '10Gi', cpu: '2', autostartPolicy: 'public', labels: {} });
+/**
+ * With two or more CPUs and taskset at hand, the server under test runs on the last CPU and the load
+ * generator on the others, so neither migrates onto the other's core mid-round (BENCH_PIN=0: off).
+ */
+const PIN = process.env.BENCH_PIN !== '0' && cpus().length >= 2 && spawnSync('taskset', ['-V']).status === 0;
+const SERVER_CPU = String(cpus().length - 1);
+const LOAD_CPUS = `0-${cpus().length - 2}`;
+function pinned(cpu: string, command: string, args: string[]): [string, string[]] {
+  return PIN ? ['taskset', ['-c', cpu, command, ...args]] : [command, args];
 }
-const deps = assembleDeps({
-  config,
-  // A real log line per request, written as main.ts writes it (to /dev/null instead of stdout).
-  log: createLogger(config.logLevel, pino.destination({ dest: '/dev/null', sync: true })),
-  database,
-  cluster,
-});
-const cache = serverCacheOf(deps);
-await cache.ready();
 
-const full = createApps(deps).internal;
-const bare = new Hono().get('/api/v1/servers/by-host/:host', (c) => {
-  const server = cache.byHost(c.req.param('host'));
-  return server ? c.json(server.info) : c.json({ error: { code: 'not_found', message: 'none' } }, 404);
-});
-const PREFIX = '/api/v1/servers/by-host/';
-const raw = createServer((req, res) => {
-  const url = req.url ?? '';
-  const server = url.startsWith(PREFIX) ? cache.byHost(decodeURIComponent(url.slice(PREFIX.length))) : undefined;
-  res.writeHead(server ? 200 : 404, { 'Content-Type': 'application/json' });
-  res.end(JSON.stringify(server ? server.info : { error: { code: 'not_found' } }));
-});
-
-const log = createLogger('warn');
-const targets = [
-  { label: 'felis internal app', listen: () => serve({ fetch: full.fetch, port: 0, host: '127.0.0.1', log }) },
-  { label: 'bare Hono route', listen: () => serve({ fetch: bare.fetch, port: 0, host: '127.0.0.1', log }) },
-  {
-    label: 'bare node:http',
-    listen: () =>
-      new Promise<{ port: number; close: () => Promise<void> }>((resolve) => {
-        raw.listen(0, '127.0.0.1', () =>
-          resolve({ port: (raw.address() as AddressInfo).port, close: () => new Promise((done) => raw.close(() => done())) }),
-        );
-      }),
-  },
-];
+const TARGETS = [
+  { role: 'full', label: 'felis internal app' },
+  { role: 'hono', label: 'bare Hono route' },
+  { role: 'node', label: 'bare node:http' },
+] as const;
 
 interface Result {
-  label: string;
   rps: number;
   p50: number;
   p99: number;
-  non2xx: number;
 }
 
-const autocannonBin = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
+interface Running {
+  label: string;
+  port: number;
+  child: ChildProcess;
+  best: Result;
+}
 
-function load(port: number): Promise<{ requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number }> {
-  const host = `PLAY${SERVERS / 2}.Felis.Test.:25565`;
-  const url = `http://127.0.0.1:${port}${PREFIX}${encodeURIComponent(host)}`;
+/** A target in its own process on this runtime (tsx's loader under Node), once it listens. */
+async function start(role: string, label: string): Promise<Running> {
+  const [command, args] = pinned(SERVER_CPU, process.execPath, [...process.execArgv, TARGET_SCRIPT, role]);
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await announcedPort(child, label);
+  return { label, port, child, best: { rps: 0, p50: 0, p99: 0 } };
+}
+
+function load(port: number): Promise<Result & { non2xx: number }> {
+  const url = `http://127.0.0.1:${port}${BY_HOST_PREFIX}${encodeURIComponent(BENCH_HOST)}`;
   return new Promise((resolve, reject) => {
-    const child = spawn('node', [autocannonBin, '-j', '-c', String(CONNECTIONS), '-d', String(SECONDS), '-H', `Authorization=Bearer ${TOKEN}`, url], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const [command, args] = pinned(LOAD_CPUS, 'node', [AUTOCANNON, '-j', '-c', String(CONNECTIONS), '-d', String(SECONDS), '-H', `Authorization=Bearer ${BENCH_TOKEN}`, url]);
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`autocannon exited ${code}`))));
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`autocannon exited ${code}`));
+      const r = JSON.parse(out) as { requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number };
+      resolve({ rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx });
+    });
   });
 }
 
-// Rounds interleave the three targets so that load from elsewhere on the machine hits them alike;
-// each target's best round counts. BENCH_ONLY=<n> measures only the n-th (for a CPU profile).
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const only = process.env.BENCH_ONLY === undefined ? undefined : Number(process.env.BENCH_ONLY);
-const chosen = only === undefined ? targets : [targets[only]!];
-const listening = [];
-for (const target of chosen) {
-  const l = await target.listen();
-  const check = await fetch(`http://127.0.0.1:${l.port}${PREFIX}play7.felis.test`, { headers: { Authorization: `Bearer ${TOKEN}` } });
-  if (check.status !== 200) throw new Error(`${target.label}: warm-up answered ${check.status}`);
-  await check.arrayBuffer();
-  await load(l.port); // warm-up (JIT), not counted
-  listening.push(l);
-}
-const results: Result[] = chosen.map((t) => ({ label: t.label, rps: 0, p50: 0, p99: 0, non2xx: 0 }));
-for (let round = 0; round < ROUNDS; round++) {
-  for (const [i, l] of listening.entries()) {
-    const r = await load(l.port);
-    if (r.non2xx > 0) throw new Error(`${chosen[i]!.label}: ${r.non2xx} answers were not 2xx`);
-    if (r.requests.average > results[i]!.rps) {
-      results[i] = { label: chosen[i]!.label, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: 0 };
+const chosen = process.env.BENCH_ONLY ? TARGETS.filter((t) => t.role === process.env.BENCH_ONLY) : TARGETS;
+if (chosen.length === 0) throw new Error(`BENCH_ONLY must be one of ${TARGETS.map((t) => t.role).join(', ')}`);
+const running: Running[] = [];
+try {
+  for (const { role, label } of chosen) {
+    const target = await start(role, label);
+    running.push(target);
+    const check = await fetch(`http://127.0.0.1:${target.port}${BY_HOST_PREFIX}play7.felis.test`, { headers: { Authorization: `Bearer ${BENCH_TOKEN}` } });
+    if (check.status !== 200) throw new Error(`${label}: warm-up answered ${check.status}`);
+    await check.arrayBuffer();
+    await load(target.port); // warm-up (JIT), not counted
+  }
+  // Rounds interleave the targets so that load from elsewhere on the machine hits them alike; each
+  // target's best round counts.
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const target of running) {
+      const r = await load(target.port);
+      if (r.non2xx > 0) throw new Error(`${target.label}: ${r.non2xx} answers were not 2xx`);
+      if (r.rps > target.best.rps) target.best = r;
     }
   }
+} finally {
+  for (const target of running) target.child.kill('SIGTERM');
 }
-for (const l of listening) await l.close();
 
 const runtime = isBun ? `Bun ${process.versions.bun}` : `Node ${process.versions.node}`;
-console.log(`by-host over ${SERVERS} servers, ${runtime}, ${CONNECTIONS} connections, best of ${ROUNDS} interleaved rounds of ${SECONDS} s`);
-if (only !== undefined) {
-  console.log(results[0]);
-  process.exit(0);
+console.log(`by-host over ${FLEET_SIZE} servers, ${runtime}, ${CONNECTIONS} connections, best of ${ROUNDS} interleaved rounds of ${SECONDS} s`);
+console.log(PIN ? `servers pinned to CPU ${SERVER_CPU}, load generator to ${LOAD_CPUS}` : 'not pinned to CPUs');
+console.log(`load average after the run: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+for (const { label, best } of running) {
+  console.log(`${label.padEnd(20)} ${best.rps.toFixed(0).padStart(7)} req/s   p50 ${best.p50} ms   p99 ${best.p99} ms`);
 }
-for (const r of results) {
-  console.log(`${r.label.padEnd(20)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50} ms   p99 ${r.p99} ms`);
+if (running.length === TARGETS.length) {
+  const [ours, hono, node] = running.map((t) => t.best.rps) as [number, number, number];
+  console.log(`ratio to the bare Hono route: ${(ours / hono).toFixed(2)} (target ≥ 0.80)`);
+  console.log(`ratio to bare node:http:      ${(ours / node).toFixed(2)}`);
 }
-const [ours, hono, node] = results as [Result, Result, Result];
-console.log(`ratio to the bare Hono route: ${(ours.rps / hono.rps).toFixed(2)} (target ≥ 0.80)`);
-console.log(`ratio to bare node:http:      ${(ours.rps / node.rps).toFixed(2)}`);
-cluster.stopTicking();
-await database.close();
-process.exit(0);

@@ -1,46 +1,40 @@
 /**
  * A CPU profile of the full internal app answering by-host under load, with start-up and warm-up
  * left out (a `--cpu-prof` of the whole run is dominated by PGlite's start). Writes
- * /tmp/by-host.cpuprofile (open it in Chrome DevTools or speedscope).
+ * /tmp/by-host-<target>.cpuprofile (open it in Chrome DevTools or speedscope).
  *
- *   npx tsx bench/profile-by-host.ts            (BENCH_SECONDS, default 6)
+ *   npx tsx bench/profile-by-host.ts [full|hono]     (BENCH_SECONDS, default 6)
  *
- * Sampled attributions under load are rough (time inside builtins lands on their callers); compare
- * variants by requests/s (bench/by-host.ts) before trusting a profile's split.
+ * `hono` profiles the bare Hono route of bench/by-host.ts, to set the two side by side. Sampled
+ * attributions under load are rough (time inside builtins lands on their callers); compare variants
+ * by requests/s (bench/by-host.ts) before trusting a profile's split.
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
-import { pino } from 'pino';
-import { SimulatedCluster } from '../src/adapters/cluster/simulated.js';
+import { Hono } from 'hono';
 import { createApps } from '../src/app/index.js';
-import { loadConfig } from '../src/config.js';
-import { openDatabase } from '../src/db/client.js';
-import { serverCacheOf } from '../src/features/servers/cache.js';
-import { systemClock } from '../src/lib/clock.js';
 import { createLogger } from '../src/lib/logger.js';
 import { serve } from '../src/runtime/serve.js';
-import { assembleDeps } from '../src/wiring.js';
+import { BENCH_HOST, BENCH_TOKEN, BY_HOST_PREFIX, byHostFleet } from './servers/by-host-fleet.js';
 
-const TOKEN = 'bench-proxy-token-0123456789abcdef';
+const target = process.argv[2] ?? 'full';
+if (target !== 'full' && target !== 'hono') throw new Error('usage: profile-by-host.ts [full|hono]');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
-const config = loadConfig({ DATABASE_URL: 'memory:', SERVICE_TOKEN_PROXY: TOKEN, ROOT_DOMAIN: 'felis.test', LOG_LEVEL: 'info' });
-const database = await openDatabase({ url: 'memory:', dataDir: '/tmp' });
-const cluster = new SimulatedCluster({ clock: systemClock });
-for (let i = 0; i < 10_000; i++) {
-  cluster.addServer({ name: `s${i}`, subdomain: `play${i}`, memory: '4Gi', storage: '10Gi', cpu: '2', autostartPolicy: 'public', labels: {} });
-}
-const log = createLogger(config.logLevel, pino.destination({ dest: '/dev/null', sync: true }));
-const deps = assembleDeps({ config, log, database, cluster });
-await serverCacheOf(deps).ready();
-const server = await serve({ fetch: createApps(deps).internal.fetch, port: 0, host: '127.0.0.1', log: createLogger('warn') });
+const { deps, cache } = await byHostFleet();
+const bare = new Hono().get(`${BY_HOST_PREFIX}:host`, (c) => {
+  const server = cache.byHost(c.req.param('host'));
+  return server ? c.json(server.info) : c.json({ error: { code: 'not_found', message: 'none' } }, 404);
+});
+const fetch = target === 'full' ? createApps(deps).internal.fetch : bare.fetch;
+const server = await serve({ fetch, port: 0, host: '127.0.0.1', log: createLogger('warn') });
 
 const autocannon = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
-const url = `http://127.0.0.1:${server.port}/api/v1/servers/by-host/${encodeURIComponent('PLAY5000.Felis.Test.:25565')}`;
+const url = `http://127.0.0.1:${server.port}${BY_HOST_PREFIX}${encodeURIComponent(BENCH_HOST)}`;
 function load(seconds: number): Promise<{ requests: { average: number } }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('node', [autocannon, '-j', '-c', '50', '-d', String(seconds), '-H', `Authorization=Bearer ${TOKEN}`, url], {
+    const child = spawn('node', [autocannon, '-j', '-c', '50', '-d', String(seconds), '-H', `Authorization=Bearer ${BENCH_TOKEN}`, url], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -58,9 +52,7 @@ await session.post('Profiler.setSamplingInterval', { interval: 100 });
 await session.post('Profiler.start');
 const result = await load(SECONDS);
 const { profile } = await session.post('Profiler.stop');
-writeFileSync('/tmp/by-host.cpuprofile', JSON.stringify(profile));
-console.log(`by-host ${result.requests.average.toFixed(0)} req/s while profiled; profile in /tmp/by-host.cpuprofile`);
-await server.close(100);
-cluster.stopTicking();
-await database.close();
+const file = `/tmp/by-host-${target}.cpuprofile`;
+writeFileSync(file, JSON.stringify(profile));
+console.log(`by-host (${target}) ${result.requests.average.toFixed(0)} req/s while profiled; profile in ${file}`);
 process.exit(0);
