@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../lib/logger.js';
 import { captureLog } from '../../test/helpers/log.js';
-import { AccessLog } from './access-log.js';
+import { ACCESS_LOG_DELAY_MS, AccessLog, flushAccessLogs } from './access-log.js';
 
 const line = (status: number) => ({
   face: 'internal',
@@ -17,24 +17,53 @@ const line = (status: number) => ({
 });
 
 describe('the request log', () => {
-  it('writes the lines of a turn after it, in order, 5xx as errors', async () => {
-    const written: Array<Record<string, unknown>> = [];
+  it('writes a batch at most ACCESS_LOG_DELAY_MS after its first line, in one write, 5xx as errors, each line timed when it was added', () => {
+    vi.useFakeTimers({ now: Date.parse('2026-11-23T10:00:00.000Z') });
+    try {
+      const writes: string[] = [];
+      const sink = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          writes.push(chunk.toString());
+          done();
+        },
+      });
+      const access = new AccessLog(createLogger('info', sink));
+      access.add(line(200));
+      vi.advanceTimersByTime(7);
+      access.add(line(503));
+      vi.advanceTimersByTime(ACCESS_LOG_DELAY_MS - 8);
+      expect(writes).toEqual([]); // nothing is formatted or written while answers still go out
+      vi.advanceTimersByTime(1);
+      expect(writes).toHaveLength(1);
+      const written = writes[0]!.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(written.map((l) => [l.status, l.level, l.time])).toEqual([
+        [200, 'info', '2026-11-23T10:00:00.000Z'],
+        [503, 'error', '2026-11-23T10:00:00.007Z'],
+      ]);
+      expect(written[0]).toMatchObject({ service: 'felis', face: 'internal', request_id: 'id', caller: 'proxy', msg: 'request' });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('writes at once when 512 lines wait, and whatever waits when flushed', () => {
+    const writes: string[] = [];
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
-        for (const l of chunk.toString().split('\n').filter(Boolean)) written.push(JSON.parse(l) as Record<string, unknown>);
+        writes.push(chunk.toString());
         done();
       },
     });
     const access = new AccessLog(createLogger('info', sink));
-    access.add(line(200));
-    access.add(line(503));
-    expect(written).toEqual([]); // nothing is formatted while this turn's answers still go out
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(written.map((l) => [l.status, l.level])).toEqual([
-      [200, 'info'],
-      [503, 'error'],
-    ]);
-    expect(written[0]).toMatchObject({ service: 'felis', face: 'internal', request_id: 'id', caller: 'proxy', msg: 'request' });
+    for (let i = 0; i < 511; i++) access.add(line(200));
+    expect(writes).toHaveLength(0);
+    access.add(line(204));
+    expect(writes).toHaveLength(1);
+    expect(writes[0]!.split('\n').filter(Boolean)).toHaveLength(512);
+    access.add(line(201));
+    flushAccessLogs();
+    expect(writes).toHaveLength(2);
+    expect(JSON.parse(writes[1]!)).toMatchObject({ status: 201 });
   });
 
   it('writes the very line pino writes for the same fields, bindings included', async () => {
