@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { ApiError } from './errors.js';
+import { requestHeader } from './request-header.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -10,8 +11,8 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
  * either header a body is only present in in-process requests (tests), where the Request says so.
  */
 export function declaresBody(c: Context): boolean {
-  if (c.req.header('transfer-encoding') !== undefined) return true;
-  const length = c.req.header('content-length');
+  if (requestHeader(c, 'transfer-encoding') !== undefined) return true;
+  const length = requestHeader(c, 'content-length');
   if (length !== undefined) return length.trim() !== '0';
   // GET and HEAD never carry one, and reading `Request.body` allocates a stream on some runtimes.
   if (c.req.method === 'GET' || c.req.method === 'HEAD') return false;
@@ -41,9 +42,9 @@ export const limitJsonBody = bodyLimit({
  */
 export function checkDeclaredJsonBody(c: Context): void {
   if (!declaresBody(c)) return;
-  if (!isJsonMediaType(c.req.header('content-type'))) throw new ApiError('unsupported_media_type');
-  const length = c.req.header('content-length');
-  if (length !== undefined && c.req.header('transfer-encoding') === undefined && Number.parseInt(length, 10) > JSON_BODY_LIMIT) {
+  if (!isJsonMediaType(requestHeader(c, 'content-type'))) throw new ApiError('unsupported_media_type');
+  const length = requestHeader(c, 'content-length');
+  if (length !== undefined && requestHeader(c, 'transfer-encoding') === undefined && Number.parseInt(length, 10) > JSON_BODY_LIMIT) {
     throw new ApiError('too_large');
   }
 }

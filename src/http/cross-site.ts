@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import { requestHeader } from './request-header.js';
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -9,10 +10,10 @@ const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  */
 export function isCrossSite(c: Context): boolean {
   if (!UNSAFE.has(c.req.method)) return false;
-  const site = c.req.header('sec-fetch-site')?.toLowerCase();
+  const site = requestHeader(c, 'sec-fetch-site')?.toLowerCase();
   if (site === 'same-site' || site === 'cross-site') return true;
-  const origin = c.req.header('origin');
-  return origin !== undefined && originHost(origin) !== requestHost(c.req.header('host'), c.req.url);
+  const origin = requestHeader(c, 'origin');
+  return origin !== undefined && originHost(origin) !== requestHost(requestHeader(c, 'host'), c.req.url);
 }
 
 function originHost(origin: string): string | undefined {

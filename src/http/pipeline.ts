@@ -14,6 +14,7 @@ import type { RequestSeries } from './request-metrics.js';
 import { rulesOf, type RouteEntry } from './route.js';
 import { ensureSecurityHeaders, presetSecurityHeaders, viaTlsEdge } from './security-headers.js';
 import { accessCheck } from './tiers.js';
+import { requestHeader } from './request-header.js';
 
 type Answer = Response | Promise<Response>;
 type Step = (c: Context<AppEnv>) => Answer;
@@ -38,7 +39,7 @@ export function behindFrontDoor(face: Face, deps: Deps, route: string, step: Ste
   return (c) => {
     const started = performance.now();
     c.set('deps', deps);
-    const inbound = c.req.header('x-request-id');
+    const inbound = requestHeader(c, 'x-request-id');
     const requestId =
       inbound !== undefined && inbound.length <= REQUEST_ID_MAX && REQUEST_ID.test(inbound) ? inbound : randomUUID();
     c.set('requestId', requestId);
@@ -131,8 +132,9 @@ export function routeStep({ route, handler }: RouteEntry): Step {
   const json = jsonBodyOf(route);
   const { declaredBody, middleware } = rules;
 
+  const paramNames = [...route.path.matchAll(/{(.+?)}/g)].map((match) => match[1]!);
   const validatePathAndQuery = (c: Context<AppEnv>): void => {
-    if (params) validate(c, 'param', params, c.req.param());
+    if (params) validate(c, 'param', params, pathValues(c, paramNames));
     if (query) validate(c, 'query', query, queryValues(c));
   };
   // Path and query before the body, as zod-openapi's validators ran them.
@@ -175,6 +177,16 @@ function validate(c: Context<AppEnv>, target: 'param' | 'query' | 'json', schema
   c.req.addValidatedData(target, result.data as object);
 }
 
+/** The decoded path parameters, read one by one (`c.req.param()` lists the matched route's keys first). */
+function pathValues(c: Context, names: string[]): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const name of names) {
+    const value = c.req.param(name);
+    if (value !== undefined) values[name] = value;
+  }
+  return values;
+}
+
 /** As Hono's validator reads a query: a repeated key becomes an array. */
 function queryValues(c: Context): Record<string, string | string[]> {
   const values: Record<string, string | string[]> = {};
@@ -195,7 +207,7 @@ function jsonBodyOf(route: RouteConfig): JsonBody | undefined {
 
 /** The JSON body, counted against the limit, parsed and validated (a missing one is `{}`). */
 async function readJsonBody(c: Context<AppEnv>, { schema, required }: JsonBody): Promise<void> {
-  const contentType = c.req.header('content-type');
+  const contentType = requestHeader(c, 'content-type');
   if (!required && !contentType) {
     c.req.addValidatedData('json', {});
     return;

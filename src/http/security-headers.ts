@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import { requestHeader } from './request-header.js';
 
 /**
  * A fresh object of the headers every answer carries: the request id and those of contract
@@ -19,7 +20,7 @@ const FIXED = Object.entries(answerHeaderObject('')).filter(([name]) => name !==
 
 /** HSTS only for requests that came through the TLS edge: a plain-HTTP answer must not pin hosts. */
 export function viaTlsEdge(c: Context): boolean {
-  const proto = c.req.header('x-forwarded-proto');
+  const proto = requestHeader(c, 'x-forwarded-proto');
   return proto !== undefined && proto.split(',')[0]!.trim().toLowerCase() === 'https';
 }
 

@@ -3,6 +3,7 @@ import { CALLERS, type Caller } from '../config.js';
 import { tokensEqual } from '../lib/secrets.js';
 import type { AppEnv } from './env.js';
 import { ApiError } from './errors.js';
+import { requestHeader } from './request-header.js';
 
 /**
  * Which configured caller holds this token. Every configured token is compared in constant time
@@ -26,7 +27,7 @@ function bearerToken(header: string | undefined): string | undefined {
 
 /** Internal-face auth: 401 without a genuine token, 403 `wrong_caller` for a caller not listed. */
 export function checkCaller(c: Context<AppEnv>, allowed: ReadonlySet<Caller>): void {
-  const token = bearerToken(c.req.header('authorization'));
+  const token = bearerToken(requestHeader(c, 'authorization'));
   const caller = token === undefined ? undefined : identifyCaller(c.get('deps').config.serviceTokens, token);
   if (!caller) {
     throw new ApiError('unauthorized', 'A valid service token is required.', {
