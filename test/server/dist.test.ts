@@ -37,7 +37,7 @@ describe('the built output (what the image runs)', () => {
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     const used = new Set<string>();
     for (const file of jsFiles(join(image, 'dist'))) {
-      for (const [, spec] of readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'([^'.][^']*)'/g)) {
+      for (const [, spec] of readFileSync(file, 'utf8').matchAll(/(?<![\w'"])(?:from|import)\s*\(?\s*'([^'.][^']*)'/g)) {
         if (spec!.startsWith('node:') || builtinModules.includes(spec!)) continue;
         const parts = spec!.split('/');
         used.add(spec!.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!);
