@@ -3,9 +3,10 @@
  * left out (a `--cpu-prof` of the whole run is dominated by PGlite's start). Writes
  * /tmp/by-host-<target>.cpuprofile (open it in Chrome DevTools or speedscope).
  *
- *   npx tsx bench/profile-by-host.ts [full|hono]     (BENCH_SECONDS, default 6)
+ *   npx tsx bench/profile-by-host.ts [full|hono|floor]     (BENCH_SECONDS, default 6)
  *
- * `hono` profiles the bare Hono route of bench/by-host.ts, to set the two side by side. Sampled
+ * `hono` and `floor` profile bench/by-host.ts's bare route and its "required work only", to set
+ * them side by side with the full app. Sampled
  * attributions under load are rough (time inside builtins lands on their callers); compare variants
  * by requests/s (bench/by-host.ts) before trusting a profile's split.
  */
@@ -13,21 +14,17 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
-import { Hono } from 'hono';
 import { createApps } from '../src/app/index.js';
 import { createLogger } from '../src/lib/logger.js';
 import { serve } from '../src/runtime/serve.js';
+import { bareHono, requiredWorkOnly } from './servers/by-host-baselines.js';
 import { BENCH_HOST, BENCH_TOKEN, BY_HOST_PREFIX, byHostFleet } from './servers/by-host-fleet.js';
 
 const target = process.argv[2] ?? 'full';
-if (target !== 'full' && target !== 'hono') throw new Error('usage: profile-by-host.ts [full|hono]');
+if (target !== 'full' && target !== 'hono' && target !== 'floor') throw new Error('usage: profile-by-host.ts [full|hono|floor]');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const { deps, cache } = await byHostFleet();
-const bare = new Hono().get(`${BY_HOST_PREFIX}:host`, (c) => {
-  const server = cache.byHost(c.req.param('host'));
-  return server ? c.json(server.info) : c.json({ error: { code: 'not_found', message: 'none' } }, 404);
-});
-const fetch = target === 'full' ? createApps(deps).internal.fetch : bare.fetch;
+const fetch = target === 'full' ? createApps(deps).internal.fetch : target === 'floor' ? requiredWorkOnly(deps, cache).fetch : bareHono(cache).fetch;
 const server = await serve({ fetch, port: 0, host: '127.0.0.1', log: createLogger('warn') });
 
 const autocannon = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
