@@ -16,18 +16,24 @@ const line = (status: number) => ({
   user_id: undefined,
 });
 
+/** A destination that keeps each write apart, to count the writes. */
+function sink() {
+  const writes: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      writes.push(chunk.toString());
+      done();
+    },
+  });
+  return { stream, writes };
+}
+
 describe('the request log', () => {
   it('writes a batch at most ACCESS_LOG_DELAY_MS after its first line, in one write, 5xx as errors, each line timed when it was added', () => {
     vi.useFakeTimers({ now: Date.parse('2026-11-23T10:00:00.000Z') });
     try {
-      const writes: string[] = [];
-      const sink = new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          writes.push(chunk.toString());
-          done();
-        },
-      });
-      const access = new AccessLog(createLogger('info', sink));
+      const { stream, writes } = sink();
+      const access = new AccessLog(createLogger('info', stream));
       access.add(line(200));
       vi.advanceTimersByTime(7);
       access.add(line(503));
@@ -47,14 +53,8 @@ describe('the request log', () => {
   });
 
   it('writes at once when 512 lines wait, and whatever waits when flushed', () => {
-    const writes: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        writes.push(chunk.toString());
-        done();
-      },
-    });
-    const access = new AccessLog(createLogger('info', sink));
+    const { stream, writes } = sink();
+    const access = new AccessLog(createLogger('info', stream));
     for (let i = 0; i < 511; i++) access.add(line(200));
     expect(writes).toHaveLength(0);
     access.add(line(204));
@@ -66,17 +66,7 @@ describe('the request log', () => {
     expect(JSON.parse(writes[1]!)).toMatchObject({ status: 201 });
   });
 
-  it('writes the very line pino writes for the same fields, bindings included', async () => {
-    const sink = () => {
-      const text: string[] = [];
-      const stream = new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          text.push(chunk.toString());
-          done();
-        },
-      });
-      return { stream, text };
-    };
+  it('writes the very line pino writes for the same fields, bindings included', () => {
     const ours = sink();
     const theirs = sink();
     const fields = { ...line(200), path: '/r/"quoted"\\/é', user_id: 'u-1' };
@@ -87,9 +77,9 @@ describe('the request log', () => {
     const pinoLog = createLogger('info', theirs.stream).child({ component: 'http' });
     pinoLog.info(fields, 'request');
     pinoLog.error({ ...fields, status: 502 }, 'request');
-    const untimed = (text: string[]) => text.join('').replace(/"time":"[^"]+"/g, '"time":"T"');
-    expect(untimed(ours.text)).toBe(untimed(theirs.text));
-    expect(ours.text).toHaveLength(1); // one write per batch
+    const untimed = (writes: string[]) => writes.join('').replace(/"time":"[^"]+"/g, '"time":"T"');
+    expect(untimed(ours.writes)).toBe(untimed(theirs.writes));
+    expect(ours.writes).toHaveLength(1); // one write per batch
   });
 
   it('knows which lines its level drops', () => {
