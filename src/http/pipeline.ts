@@ -1,20 +1,20 @@
+import { randomUUID } from 'node:crypto';
 import type { RouteConfig } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { ZodType } from 'zod';
 import type { Deps } from '../deps.js';
 import { AnswerResponse } from '../runtime/node-response.js';
-import { randomUUID } from 'node:crypto';
 import { accessLogOf, type AccessLog } from './access-log.js';
 import { checkDeclaredJsonBody, declaresBody, isJsonMediaType, limitJsonBody } from './body.js';
 import { isCrossSite } from './cross-site.js';
 import type { AppEnv, Face } from './env.js';
 import { handleError } from './error-handler.js';
 import { ApiError } from './errors.js';
+import { requestHeader } from './request-header.js';
 import type { RequestSeries } from './request-metrics.js';
 import { rulesOf, type RouteEntry } from './route.js';
 import { ensureSecurityHeaders, presetSecurityHeaders, viaTlsEdge } from './security-headers.js';
 import { accessCheck } from './tiers.js';
-import { requestHeader } from './request-header.js';
 
 type Answer = Response | Promise<Response>;
 type Step = (c: Context<AppEnv>) => Answer;
