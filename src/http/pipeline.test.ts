@@ -1,16 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { bearer, createTestApp, createTestDeps, errorOf } from '../../test/helpers/app.js';
 import { useTestDatabase } from '../../test/helpers/database.js';
-import { frontDoorProbeRoutes } from '../../test/helpers/fixture-routes.js';
+import { CONTRACT_HEADERS, frontDoorProbeRoutes } from '../../test/helpers/fixture-routes.js';
 import { ApiError } from './errors.js';
 import { identifyCaller } from './service-auth.js';
-
-const CONTRACT_HEADERS = {
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-  'content-security-policy': "default-src 'none'",
-};
 
 describe('the front door (shared stack of both faces)', () => {
   const database = useTestDatabase();

@@ -8,6 +8,14 @@ import { createRouter, defineRoute, json } from '../../src/http/route.js';
  * a service route with a strict JSON body, a public route that fails unexpectedly, a path served
  * under two methods, and an app-tier route (refused while no session authenticator is wired).
  */
+/** The fixed headers contract section 9 puts on every answer, as written there (lower-case names). */
+export const CONTRACT_HEADERS: Readonly<Record<string, string>> = {
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'content-security-policy': "default-src 'none'",
+};
+
 export const ECHO_PATH = '/api/v1/fixture/echo';
 export const BOOM_PATH = '/api/v1/fixture/boom';
 export const MULTI_PATH = '/api/v1/fixture/items/{id}';

@@ -1,17 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { bearer, createTestApp, createTestApps, createTestDeps, errorOf, jsonRequest } from '../helpers/app.js';
 import { useTestDatabase } from '../helpers/database.js';
-import { BOOM_DETAIL, BOOM_PATH, ECHO_PATH, fixtureRoutes } from '../helpers/fixture-routes.js';
-
-const SECURITY_HEADERS = {
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-  'content-security-policy': "default-src 'none'",
-};
+import { BOOM_DETAIL, BOOM_PATH, CONTRACT_HEADERS, ECHO_PATH, fixtureRoutes } from '../helpers/fixture-routes.js';
 
 function expectSecurityHeaders(res: Response): void {
-  for (const [name, value] of Object.entries(SECURITY_HEADERS)) expect(res.headers.get(name), name).toBe(value);
+  for (const [name, value] of Object.entries(CONTRACT_HEADERS)) expect(res.headers.get(name), name).toBe(value);
 }
 
 describe('error envelope, request id and security headers', () => {

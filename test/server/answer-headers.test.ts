@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serve, type Listening } from '../../src/runtime/serve.js';
 import { createTestApp, createTestDeps } from '../helpers/app.js';
 import { useTestDatabase } from '../helpers/database.js';
-import { frontDoorProbeRoutes } from '../helpers/fixture-routes.js';
+import { CONTRACT_HEADERS, frontDoorProbeRoutes } from '../helpers/fixture-routes.js';
 
 interface Answer {
   status: number;
@@ -26,13 +26,6 @@ function get(port: number, path: string, headers: Record<string, string> = {}, m
       .end();
   });
 }
-
-const CONTRACT = {
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-  'content-security-policy': "default-src 'none'",
-};
 
 /** On Node the answer headers are merged into the one writeHead (src/runtime/node-response.ts). */
 describe('answer headers on a real Node server', () => {
@@ -57,7 +50,7 @@ describe('answer headers on a real Node server', () => {
     ] as const) {
       const res = await get(server.port, path, {}, method);
       expect(res.status, path).toBe(status);
-      for (const [name, value] of Object.entries(CONTRACT)) expect(res.headers.get(name), `${path} ${name}`).toEqual([value]);
+      for (const [name, value] of Object.entries(CONTRACT_HEADERS)) expect(res.headers.get(name), `${path} ${name}`).toEqual([value]);
       expect(res.headers.get('x-request-id')?.length, path).toBe(1);
       expect(res.headers.get('strict-transport-security'), path).toBeUndefined();
       expect(res.headers.get('content-type')?.length ?? 1, path).toBe(1);

@@ -3,6 +3,7 @@ import { loadConfig } from '../../config.js';
 import { images } from '../../db/schema/images.js';
 import { startService } from '../../server.js';
 import { TEST_ENV, TOKENS } from '../../../test/helpers/app.js';
+import { CONTRACT_HEADERS } from '../../../test/helpers/fixture-routes.js';
 import { captureLog } from '../../../test/helpers/log.js';
 import type { ServerInfo } from './schema.js';
 
@@ -25,10 +26,7 @@ describe('start-up of an embedded install', () => {
       ] as const) {
         const answer = await fetch(`${base}${path}`, { headers });
         expect(answer.status).toBe(status);
-        expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
-        expect(answer.headers.get('x-frame-options')).toBe('DENY');
-        expect(answer.headers.get('referrer-policy')).toBe('no-referrer');
-        expect(answer.headers.get('content-security-policy')).toBe("default-src 'none'");
+        for (const [name, value] of Object.entries(CONTRACT_HEADERS)) expect(answer.headers.get(name), `${path} ${name}`).toBe(value);
         expect(answer.headers.get('strict-transport-security')).toBe(
           'X-Forwarded-Proto' in headers ? 'max-age=63072000; includeSubDomains' : null,
         );
