@@ -9,6 +9,9 @@ const optionalString = z
   .trim()
   .transform((v) => (v === '' ? undefined : v))
   .optional();
+
+/** A `Bearer` token cannot hold white space, so a token that does could never be presented. */
+const serviceToken = optionalString.pipe(z.string().regex(/^\S+$/, 'must not contain white space').optional());
 // Digits only: z.coerce would read an empty variable as port 0 (a random port) and accept `0x1F90`.
 const PORT_MESSAGE = 'must be a port number from 0 to 65535';
 const port = (fallback: number) =>
@@ -79,10 +82,10 @@ const envSchema = z.object({
       .optional(),
   ),
   DATA_DIR: z.string().min(1).default('./data'),
-  SERVICE_TOKEN_PROXY: optionalString,
-  SERVICE_TOKEN_LIMBO: optionalString,
-  SERVICE_TOKEN_BUILD: optionalString,
-  SERVICE_TOKEN_OPS: optionalString,
+  SERVICE_TOKEN_PROXY: serviceToken,
+  SERVICE_TOKEN_LIMBO: serviceToken,
+  SERVICE_TOKEN_BUILD: serviceToken,
+  SERVICE_TOKEN_OPS: serviceToken,
   ROOT_DOMAIN: hostName,
   PANEL_HOST: hostName,
   CONSOLE_HOST: hostName,

@@ -164,6 +164,11 @@ describe('loadConfig', () => {
     expect(message).toContain('SERVICE_TOKEN_PROXY');
   });
 
+  it('refuses a service token with white space inside (no Bearer header can carry it)', () => {
+    expect(configError({ SERVICE_TOKEN_PROXY: 'two words' })).toContain('SERVICE_TOKEN_PROXY');
+    expect(loadConfig(env({ SERVICE_TOKEN_PROXY: '  padded-token  ' })).serviceTokens).toEqual({ proxy: 'padded-token' });
+  });
+
   it('reads a token from its _FILE variant, trimmed', () => {
     const file = join(dir, 'proxy-token');
     writeFileSync(file, 'token-from-file-123\n');
