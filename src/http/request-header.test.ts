@@ -5,7 +5,7 @@ import { createLogger } from '../lib/logger.js';
 import { serve, type Listening } from '../runtime/serve.js';
 import { requestHeader } from './request-header.js';
 
-const NAMES = ['x-request-id', 'x-forwarded-proto', 'authorization', 'content-type', 'origin', 'sec-fetch-site', 'cookie', 'host', 'absent'];
+const NAMES = ['x-request-id', 'x-forwarded-proto', 'authorization', 'content-type', 'origin', 'sec-fetch-site', 'cookie', 'host', 'user-agent', 'absent'];
 
 const app = new Hono().all('*', (c) =>
   c.json(Object.fromEntries(NAMES.map((name) => [name, { ours: requestHeader(c, name) ?? null, hono: c.req.header(name) ?? null }]))),
@@ -42,10 +42,12 @@ describe('requestHeader', () => {
       'Cookie: a=1',
       'Cookie: b=2',
       'Origin:   http://example.test  ',
+      'User-Agent:   probe/1  ',
     ]);
     for (const name of NAMES) expect(seen[name]!.ours, name).toBe(seen[name]!.hono);
     expect(seen.authorization!.ours).toBe('Bearer one, Bearer two'); // a repeat is never silently dropped
     expect(seen['x-forwarded-proto']!.ours).toBe('https, http');
+    expect(seen['user-agent']!.ours).toBe('probe/1');
     expect(seen.absent!.ours).toBeNull();
   });
 
