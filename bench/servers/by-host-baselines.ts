@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Hono } from 'hono';
 import type { Deps } from '../../src/deps.js';
 import type { ServerCache } from '../../src/features/servers/cache.js';
-import { accessLogOf } from '../../src/http/access-log.js';
+import { accessLogOf, lineOpening } from '../../src/http/access-log.js';
 import { requestHeader } from '../../src/http/request-header.js';
 import { presetSecurityHeaders, viaTlsEdge } from '../../src/http/security-headers.js';
 import { tokensEqual } from '../../src/lib/secrets.js';
@@ -30,6 +30,7 @@ export function bareHono(cache: ServerCache) {
 export function requiredWorkOnly(deps: Deps, cache: ServerCache) {
   const series = deps.metrics.requests.seriesOf({ face: 'internal', method: 'GET', route: BY_HOST_ROUTE, status: '200' });
   const accessLog = accessLogOf(deps.log);
+  const opening = lineOpening('internal', 'GET', BY_HOST_ROUTE);
   const expected = deps.config.serviceTokens.proxy!;
   return new Hono().get(BY_HOST_ROUTE, (c) => {
     const started = performance.now();
@@ -37,8 +38,10 @@ export function requiredWorkOnly(deps: Deps, cache: ServerCache) {
     const requestId = inbound !== undefined && /^[\w\-=]{1,128}$/.test(inbound) ? inbound : randomUUID();
     const tls = viaTlsEdge(c);
     const outgoing = (c.env as { outgoing?: unknown }).outgoing;
-    if (outgoing instanceof AnswerResponse) outgoing.answerHeaders = { requestId, tls };
-    else presetSecurityHeaders(c, requestId, tls);
+    if (outgoing instanceof AnswerResponse) {
+      outgoing.requestId = requestId;
+      outgoing.viaTls = tls;
+    } else presetSecurityHeaders(c, requestId, tls);
     const authorization = requestHeader(c, 'authorization');
     const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : '';
     const host = c.req.param('host');
@@ -47,10 +50,7 @@ export function requiredWorkOnly(deps: Deps, cache: ServerCache) {
     const res = c.json(server.info, 200);
     const seconds = (performance.now() - started) / 1000;
     series.observe(seconds);
-    accessLog.add({
-      face: 'internal',
-      method: 'GET',
-      route: BY_HOST_ROUTE,
+    accessLog.add(opening, {
       path: c.req.path,
       status: 200,
       duration_ms: Math.round(seconds * 1e5) / 100,

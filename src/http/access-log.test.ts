@@ -1,13 +1,14 @@
 import { Writable } from 'node:stream';
+import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../lib/logger.js';
 import { captureLog } from '../../test/helpers/log.js';
-import { ACCESS_LOG_DELAY_MS, AccessLog, flushAccessLogs } from './access-log.js';
+import { ACCESS_LOG_DELAY_MS, AccessLog, decimalText, flushAccessLogs, lineOpening } from './access-log.js';
 
+const OPENING = lineOpening('internal', 'GET', '/r');
+/** What pino is handed for the same line: the opening's fields and the line's own. */
+const ROUTE = { face: 'internal', method: 'GET', route: '/r' };
 const line = (status: number) => ({
-  face: 'internal',
-  method: 'GET',
-  route: '/r',
   path: '/r',
   status,
   duration_ms: 0.12,
@@ -34,11 +35,11 @@ describe('the request log', () => {
     try {
       const { stream, writes } = sink();
       const access = new AccessLog(createLogger('info', stream));
-      access.add(line(200));
+      access.add(OPENING, line(200));
       vi.advanceTimersByTime(7);
-      access.add(line(503));
+      access.add(OPENING, line(503));
       vi.advanceTimersByTime(ACCESS_LOG_DELAY_MS - 8);
-      expect(writes).toEqual([]); // nothing is formatted or written while answers still go out
+      expect(writes).toEqual([]); // nothing is written while answers still go out
       vi.advanceTimersByTime(1);
       expect(writes).toHaveLength(1);
       const written = writes[0]!.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -55,12 +56,12 @@ describe('the request log', () => {
   it('writes at once when 512 lines wait, and whatever waits when flushed', () => {
     const { stream, writes } = sink();
     const access = new AccessLog(createLogger('info', stream));
-    for (let i = 0; i < 511; i++) access.add(line(200));
+    for (let i = 0; i < 511; i++) access.add(OPENING, line(200));
     expect(writes).toHaveLength(0);
-    access.add(line(204));
+    access.add(OPENING, line(204));
     expect(writes).toHaveLength(1);
     expect(writes[0]!.split('\n').filter(Boolean)).toHaveLength(512);
-    access.add(line(201));
+    access.add(OPENING, line(201));
     flushAccessLogs();
     expect(writes).toHaveLength(2);
     expect(JSON.parse(writes[1]!)).toMatchObject({ status: 201 });
@@ -71,15 +72,45 @@ describe('the request log', () => {
     const theirs = sink();
     const fields = { ...line(200), path: '/r/"quoted"\\/é', user_id: 'u-1' };
     const access = new AccessLog(createLogger('info', ours.stream).child({ component: 'http' }));
-    access.add(fields);
-    access.add({ ...fields, status: 502 });
+    access.add(lineOpening('internal', 'GET', '/r/{"x"}'), fields);
+    access.add(OPENING, { ...fields, status: 502 });
     access.flush();
     const pinoLog = createLogger('info', theirs.stream).child({ component: 'http' });
-    pinoLog.info(fields, 'request');
-    pinoLog.error({ ...fields, status: 502 }, 'request');
+    pinoLog.info({ ...ROUTE, route: '/r/{"x"}', ...fields }, 'request');
+    pinoLog.error({ ...ROUTE, ...fields, status: 502 }, 'request');
     const untimed = (writes: string[]) => writes.join('').replace(/"time":"[^"]+"/g, '"time":"T"');
     expect(untimed(ours.writes)).toBe(untimed(theirs.writes));
     expect(ours.writes).toHaveLength(1); // one write per batch
+  });
+
+  it('writes what pino writes for any path, user id and request id the front door lets through', () => {
+    const text = fc.string({ unit: 'binary', maxLength: 40 });
+    const requestIds = fc.stringMatching(/^[\w\-=]{1,128}$/);
+    fc.assert(
+      fc.property(text, requestIds, fc.option(text, { nil: undefined }), (path, requestId, userId) => {
+        const ours = sink();
+        const theirs = sink();
+        const fields = { ...line(200), path, request_id: requestId, user_id: userId };
+        const access = new AccessLog(createLogger('info', ours.stream));
+        access.add(OPENING, fields);
+        access.flush();
+        createLogger('info', theirs.stream).info({ ...ROUTE, ...fields }, 'request');
+        const untimed = (writes: string[]) => writes.join('').replace(/"time":"[^"]+"/, '"time":"T"');
+        expect(untimed(ours.writes)).toBe(untimed(theirs.writes));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('writes a duration as JSON does', () => {
+    const measured = fc.double({ min: 0, max: 1e7, noNaN: true }).map((ms) => Math.round(ms * 1e3) / 100);
+    fc.assert(
+      fc.property(fc.oneof(measured, fc.double()), (ms) => {
+        expect(decimalText(ms)).toBe(JSON.stringify(ms));
+      }),
+      { numRuns: 5000 },
+    );
+    for (const ms of [0, 0.01, 0.1, 0.12, 1, 1.5, 10.05, 99.99, 123456.78]) expect(decimalText(ms)).toBe(JSON.stringify(ms));
   });
 
   it('knows which lines its level drops', () => {

@@ -1,14 +1,15 @@
 import { pino } from 'pino';
 import { levelField, timeFieldAt, type Logger } from '../lib/logger.js';
 
-/** The fields of the one wide line each answered request leaves (DESIGN.md: one line per request). */
+/**
+ * The fields of the one wide line each answered request leaves (DESIGN.md: one line per request),
+ * after those its route and method open it with (`lineOpening`).
+ */
 export interface RequestLine {
-  face: string;
-  method: string;
-  route: string;
   path: string;
   status: number;
   duration_ms: number;
+  /** Written as it is: the front door makes or accepts ids only of letters, digits, `-`, `_` and `=`. */
   request_id: string;
   caller: string | undefined;
   user_id: string | undefined;
@@ -25,16 +26,21 @@ let exitHooked = false;
  * The request lines of one logger, written in batches: at most ACCESS_LOG_DELAY_MS after the first
  * line of a batch, or at once when MAX_PENDING lines wait, with one write to the logger's
  * destination per batch. The lines are the ones pino writes for `log.info(line, 'request')`
- * (access-log.test.ts compares them); `time` is when the answer went out. They are formatted here
- * because pino's per-call formatting, and a write per line, cost the proxy's hot path about a
- * tenth of its throughput (bench/by-host.ts). The fields are fixed and never secret, so the
+ * (access-log.test.ts compares them); `time` is when the answer went out. They are formatted here,
+ * as each answer goes out, because pino's per-call formatting, and a write per line, cost the
+ * proxy's hot path about a tenth of its throughput (bench/by-host.ts); a line waits as text, not
+ * as an object the collector would have to carry. The fields are fixed and never secret, so the
  * logger's redaction does not apply. Lines still pending at exit are written then.
  */
 export class AccessLog {
-  private lines: RequestLine[] = [];
-  private times: number[] = [];
+  private text = '';
+  private count = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly log: Logger;
+  /** The opening of a line up to its own fields (level, time, bindings), for the last millisecond seen. */
+  private stampedAt = -1;
+  private infoOpening = '';
+  private errorOpening = '';
 
   constructor(log: Logger) {
     this.log = log;
@@ -45,8 +51,12 @@ export class AccessLog {
     return this.log.isLevelEnabled(status >= 500 ? 'error' : 'info');
   }
 
-  add(line: RequestLine): void {
-    if (this.lines.length === 0) {
+  /** A line: `opening` is `lineOpening(face, method, route)`, made once per route and method. */
+  add(opening: string, line: RequestLine): void {
+    const now = Date.now();
+    if (now !== this.stampedAt) this.stamp(now);
+    this.text += (line.status >= 500 ? this.errorOpening : this.infoOpening) + opening + fieldsOf(line);
+    if (this.count++ === 0) {
       pending.add(this);
       this.timer = setTimeout(() => this.flush(), ACCESS_LOG_DELAY_MS).unref();
       if (!exitHooked) {
@@ -54,57 +64,83 @@ export class AccessLog {
         process.once('exit', flushAccessLogs);
       }
     }
-    this.lines.push(line);
-    this.times.push(Date.now());
-    if (this.lines.length >= MAX_PENDING) this.flush();
+    if (this.count >= MAX_PENDING) this.flush();
   }
 
   flush(): void {
-    const { lines, times } = this;
-    if (lines.length === 0) return;
-    this.lines = [];
-    this.times = [];
+    const { text } = this;
+    if (this.count === 0) return;
+    this.text = '';
+    this.count = 0;
     clearTimeout(this.timer);
     pending.delete(this);
-    // pino.symbols is pino's documented door to a logger's bindings and destination.
-    const logger = this.log as unknown as Record<symbol, unknown>;
-    const bindings = `${logger[pino.symbols.chindingsSym] as string},`;
-    let text = '';
-    let at = -1;
-    let time = '';
-    for (const [i, line] of lines.entries()) {
-      if (times[i] !== at) time = timeFieldAt((at = times[i]!));
-      text += (line.status >= 500 ? ERROR : INFO) + time + bindings + fieldsOf(line);
-    }
-    (logger[pino.symbols.streamSym] as { write(text: string): void }).write(text);
+    (this.pino[pino.symbols.streamSym] as { write(text: string): void }).write(text);
   }
+
+  private stamp(now: number): void {
+    this.stampedAt = now;
+    const middle = `${timeFieldAt(now)}${this.pino[pino.symbols.chindingsSym] as string},`;
+    this.infoOpening = INFO + middle;
+    this.errorOpening = ERROR + middle;
+  }
+
+  /** pino.symbols is pino's documented door to a logger's bindings and destination. */
+  private get pino(): Record<symbol, unknown> {
+    return this.log as unknown as Record<symbol, unknown>;
+  }
+}
+
+/** The fields that open every line of one route and method: face, method and route pattern. */
+export function lineOpening(face: string, method: string, route: string): string {
+  return `"face":${JSON.stringify(face)},"method":${JSON.stringify(method)},"route":${JSON.stringify(route)}`;
 }
 
 /**
- * A line's own fields and its message, as `JSON.stringify(line)` would write them (undefined ones
- * left out) but without walking an object: each string is quoted on its own, and the few that
- * repeat on every line (face, method, route, caller) are quoted once.
+ * The rest of a line and its message, as `JSON.stringify` would write them (undefined fields left
+ * out) but without walking an object: strings that need no escaping are quoted as they are, the
+ * request id needs none, the caller (one of a few) is quoted once, and the duration is written
+ * from its hundredths.
  */
 function fieldsOf(line: RequestLine): string {
   let text =
-    `"face":${quotedOnce(line.face)},"method":${quotedOnce(line.method)},"route":${quotedOnce(line.route)}` +
-    `,"path":${JSON.stringify(line.path)},"status":${line.status},"duration_ms":${line.duration_ms}` +
-    `,"request_id":${JSON.stringify(line.request_id)}`;
+    `,"path":${quoted(line.path)},"status":${line.status},"duration_ms":${decimalText(line.duration_ms)}` +
+    `,"request_id":"${line.request_id}"`;
   if (line.caller !== undefined) text += `,"caller":${quotedOnce(line.caller)}`;
-  if (line.user_id !== undefined) text += `,"user_id":${JSON.stringify(line.user_id)}`;
+  if (line.user_id !== undefined) text += `,"user_id":${quoted(line.user_id)}`;
   return `${text},"msg":"request"}\n`;
 }
 
-/** Face, method, route pattern and caller come from small fixed sets (a method from Node's parser). */
+/** What JSON.stringify escapes in a string: quotes, backslashes, control characters, lone surrogates. */
+const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+/** A string as JSON writes it: quoted as it is unless it holds what JSON escapes. */
+function quoted(value: string): string {
+  return ESCAPED.test(value) ? JSON.stringify(value) : `"${value}"`;
+}
+
+/** Callers come from a small fixed set. */
 const QUOTED_MAX = 1_000;
-const quoted = new Map<string, string>();
+const quotedTexts = new Map<string, string>();
 function quotedOnce(value: string): string {
-  let text = quoted.get(value);
+  let text = quotedTexts.get(value);
   if (text === undefined) {
     text = JSON.stringify(value);
-    if (quoted.size < QUOTED_MAX) quoted.set(value, text);
+    if (quotedTexts.size < QUOTED_MAX) quotedTexts.set(value, text);
   }
   return text;
+}
+
+/**
+ * JSON's text of a duration kept to hundredths, built from whole numbers (whose texts V8 caches)
+ * instead of converting a fraction on every line; anything else is left to JSON.stringify.
+ */
+export function decimalText(value: number): string {
+  const hundredths = Math.round(value * 100);
+  if (!(hundredths >= 0 && hundredths <= 0x3fffffff) || hundredths / 100 !== value) return JSON.stringify(value);
+  const whole = Math.floor(hundredths / 100);
+  const part = hundredths - whole * 100;
+  if (part === 0) return `${whole}`;
+  if (part % 10 === 0) return `${whole}.${part / 10}`;
+  return part < 10 ? `${whole}.0${part}` : `${whole}.${part}`;
 }
 
 const opening = (label: string) => `{${JSON.stringify(levelField(label)).slice(1, -1)}`;

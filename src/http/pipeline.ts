@@ -4,7 +4,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { ZodType } from 'zod';
 import type { Deps } from '../deps.js';
 import { AnswerResponse } from '../runtime/node-response.js';
-import { accessLogOf, type AccessLog } from './access-log.js';
+import { accessLogOf, lineOpening, type AccessLog } from './access-log.js';
 import { checkDeclaredJsonBody, declaresBody, isJsonMediaType, limitJsonBody } from './body.js';
 import { isCrossSite } from './cross-site.js';
 import type { AppEnv, Face } from './env.js';
@@ -45,8 +45,10 @@ export function behindFrontDoor(face: Face, deps: Deps, route: string, step: Ste
     c.set('requestId', requestId);
     const tls = viaTlsEdge(c);
     const node = answerResponseOf(c);
-    if (node) node.answerHeaders = { requestId, tls };
-    else presetSecurityHeaders(c, requestId, tls);
+    if (node) {
+      node.requestId = requestId;
+      node.viaTls = tls;
+    } else presetSecurityHeaders(c, requestId, tls);
 
     let answer: Answer;
     try {
@@ -70,7 +72,8 @@ export function behindFrontDoor(face: Face, deps: Deps, route: string, step: Ste
  */
 class FrontDoor {
   private readonly accessLog: AccessLog;
-  private readonly series = new Map<string, RequestSeries>();
+  /** What the route's answers to one method share: the log line's opening, the series by status. */
+  private readonly byMethod = new Map<string, MethodAnswers>();
 
   constructor(
     private readonly face: Face,
@@ -83,14 +86,11 @@ class FrontDoor {
   finish(c: Context<AppEnv>, res: Response, started: number, requestId: string, tls: boolean, ensureHeaders: boolean): Response {
     if (ensureHeaders) ensureSecurityHeaders(res, requestId, tls);
     const seconds = (performance.now() - started) / 1000;
-    const { method } = c.req;
+    const method = this.methodOf(c.req.method);
     const { status } = res;
     this.seriesOf(method, status).observe(seconds);
     if (this.accessLog.wants(status)) {
-      this.accessLog.add({
-        face: this.face,
-        method,
-        route: this.route,
+      this.accessLog.add(method.opening, {
         path: c.req.path,
         status,
         duration_ms: Math.round(seconds * 1e5) / 100,
@@ -103,15 +103,26 @@ class FrontDoor {
     return res;
   }
 
-  private seriesOf(method: string, status: number): RequestSeries {
-    const key = `${method} ${status}`;
-    let found = this.series.get(key);
+  private methodOf(method: string): MethodAnswers {
+    let found = this.byMethod.get(method);
+    if (!found) this.byMethod.set(method, (found = { name: method, opening: lineOpening(this.face, method, this.route), series: new Map() }));
+    return found;
+  }
+
+  private seriesOf(method: MethodAnswers, status: number): RequestSeries {
+    let found = method.series.get(status);
     if (!found) {
-      found = this.deps.metrics.requests.seriesOf({ face: this.face, method, route: this.route, status: String(status) });
-      this.series.set(key, found);
+      found = this.deps.metrics.requests.seriesOf({ face: this.face, method: method.name, route: this.route, status: String(status) });
+      method.series.set(status, found);
     }
     return found;
   }
+}
+
+interface MethodAnswers {
+  name: string;
+  opening: string;
+  series: Map<number, RequestSeries>;
 }
 
 /** The Node response when our server (runtime/serve.ts) is answering; it merges the answer headers. */
