@@ -67,6 +67,17 @@ describe('the request log', () => {
     expect(JSON.parse(writes[1]!)).toMatchObject({ status: 201 });
   });
 
+  it('keeps lines whole and in order when a batch outgrows its buffer, however long a line is', () => {
+    const { stream, writes } = sink();
+    const access = new AccessLog(createLogger('info', stream));
+    const paths = ['/a', `/${'é'.repeat(200_000)}`, '/b', ...Array.from({ length: 300 }, (_, i) => `/${i}${'x'.repeat(1000)}`)];
+    for (const path of paths) access.add(OPENING, { ...line(200), path });
+    flushAccessLogs();
+    expect(writes.length).toBeGreaterThan(1);
+    const written = writes.join('').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { path: string }).path);
+    expect(written).toEqual(paths);
+  });
+
   it('writes the very line pino writes for the same fields, bindings included', () => {
     const ours = sink();
     const theirs = sink();

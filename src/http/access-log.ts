@@ -18,6 +18,8 @@ export interface RequestLine {
 /** How long a line may wait to be written, and how many may wait, before the batch is written. */
 export const ACCESS_LOG_DELAY_MS = 20;
 const MAX_PENDING = 512;
+/** Room for a batch: MAX_PENDING lines of up to 500 bytes (a by-host line is about 330); a batch that outgrows it is written early. */
+const BATCH_BYTES = 256 * 1024;
 
 const pending = new Set<AccessLog>();
 let exitHooked = false;
@@ -28,12 +30,15 @@ let exitHooked = false;
  * destination per batch. The lines are the ones pino writes for `log.info(line, 'request')`
  * (access-log.test.ts compares them); `time` is when the answer went out. They are formatted here,
  * as each answer goes out, because pino's per-call formatting, and a write per line, cost the
- * proxy's hot path about a tenth of its throughput (bench/by-host.ts); a line waits as text, not
- * as an object the collector would have to carry. The fields are fixed and never secret, so the
- * logger's redaction does not apply. Lines still pending at exit are written then.
+ * proxy's hot path about a tenth of its throughput (bench/by-host.ts). A line waits as UTF-8
+ * bytes, off the JavaScript heap: kept as strings, waiting lines were copied by every young-
+ * generation collection that met them, and a batch was re-read piece by piece when written. The
+ * fields are fixed and never secret, so the logger's redaction does not apply. Lines still pending
+ * at exit are written then.
  */
 export class AccessLog {
-  private text = '';
+  private bytes: Buffer | undefined;
+  private used = 0;
   private count = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly log: Logger;
@@ -55,7 +60,11 @@ export class AccessLog {
   add(opening: string, line: RequestLine): void {
     const now = Date.now();
     if (now !== this.stampedAt) this.stamp(now);
-    this.text += (line.status >= 500 ? this.errorOpening : this.infoOpening) + opening + fieldsOf(line);
+    const text = (line.status >= 500 ? this.errorOpening : this.infoOpening) + opening + fieldsOf(line);
+    const most = text.length * 3; // bytes of UTF-8 a UTF-16 unit can take at most
+    let bytes = this.bytes;
+    if (bytes === undefined || this.used + most > bytes.length) bytes = this.makeRoom(most);
+    this.used += bytes.write(text, this.used);
     if (this.count++ === 0) {
       pending.add(this);
       this.timer = setTimeout(() => this.flush(), ACCESS_LOG_DELAY_MS).unref();
@@ -68,13 +77,21 @@ export class AccessLog {
   }
 
   flush(): void {
-    const { text } = this;
     if (this.count === 0) return;
-    this.text = '';
+    // One flat string per batch: what any destination takes (pino's own writes strings).
+    const text = this.bytes!.toString('utf8', 0, this.used);
+    this.used = 0;
     this.count = 0;
     clearTimeout(this.timer);
     pending.delete(this);
     (this.pino[pino.symbols.streamSym] as { write(text: string): void }).write(text);
+  }
+
+  /** The batch buffer with room for `most` more bytes: the waiting lines written first if they are in the way. */
+  private makeRoom(most: number): Buffer {
+    if (this.used > 0) this.flush();
+    if (this.bytes === undefined || most > this.bytes.length) this.bytes = Buffer.allocUnsafe(Math.max(BATCH_BYTES, most));
+    return this.bytes;
   }
 
   private stamp(now: number): void {

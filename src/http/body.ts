@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { ApiError } from './errors.js';
@@ -11,13 +12,16 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
  * either header a body is only present in in-process requests (tests), where the Request says so.
  */
 export function declaresBody(c: Context): boolean {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  // On Node, neither header at all (the usual GET) settles it without reading them as fetch would.
+  if (incoming !== undefined && incoming.headers['transfer-encoding'] === undefined && incoming.headers['content-length'] === undefined) {
+    return false;
+  }
   if (requestHeader(c, 'transfer-encoding') !== undefined) return true;
   const length = requestHeader(c, 'content-length');
   if (length !== undefined) return length.trim() !== '0';
   // GET and HEAD never carry one, and reading `Request.body` allocates a stream on some runtimes.
-  if (c.req.method === 'GET' || c.req.method === 'HEAD') return false;
-  const env = c.env as { incoming?: unknown } | undefined;
-  if (env?.incoming) return false;
+  if (incoming !== undefined || c.req.method === 'GET' || c.req.method === 'HEAD') return false;
   return c.req.raw.body !== null;
 }
 

@@ -16,12 +16,24 @@ export function identifyCaller(
   from = 0,
   to = presented.length,
 ): Caller | undefined {
+  const { callers, expected } = configuredOf(tokens);
   let found: Caller | undefined;
-  for (const caller of CALLERS) {
-    const expected = tokens[caller];
-    if (expected !== undefined && tokensEqual(presented, expected, from, to) && found === undefined) found = caller;
+  for (let i = 0; i < callers.length; i++) {
+    if (tokensEqual(presented, expected[i]!, from, to) && found === undefined) found = callers[i];
   }
   return found;
+}
+
+/** The configured callers and their tokens as two lists, made once per configuration. */
+const configured = new WeakMap<object, { callers: Caller[]; expected: string[] }>();
+function configuredOf(tokens: Partial<Record<Caller, string>>) {
+  let lists = configured.get(tokens);
+  if (!lists) {
+    const callers = CALLERS.filter((caller) => tokens[caller] !== undefined);
+    lists = { callers, expected: callers.map((caller) => tokens[caller]!) };
+    configured.set(tokens, lists);
+  }
+  return lists;
 }
 
 /**
