@@ -12,6 +12,12 @@
  * the load generator (autocannon) in another, so no two share an event loop, a JIT or a heap.
  * BENCH_SECONDS (default 3), BENCH_CONNECTIONS (default 50) and BENCH_ROUNDS (default 8) tune a run;
  * BENCH_ONLY=full|hono|node|floor measures one target.
+ *
+ * BENCH_SIDE=1 loads every target at once, all on the one server CPU, each by its own load
+ * generator: the scheduler shares that CPU between them, so each round's ratios meet the same
+ * machine at the same moment. This machine's speed drifts by half within seconds, which the
+ * default (targets one after the other) only pairs round by round; side by side, two identical
+ * bare Hono targets measured 0.97–0.99 of each other in every round.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -24,6 +30,7 @@ import { BENCH_HOST, BENCH_TOKEN, BY_HOST_PREFIX, FLEET_SIZE } from './servers/b
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
+const SIDE = process.env.BENCH_SIDE === '1';
 const TARGET_SCRIPT = fileURLToPath(new URL('./by-host-target.ts', import.meta.url));
 const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
 
@@ -110,15 +117,18 @@ try {
     await load(target.port); // warm-up (JIT), not counted
   }
   // Each round measures every target back to back, in an order that alternates from round to
-  // round, so that a pair of targets in one round met the same machine.
+  // round, so that a pair of targets in one round met the same machine; or all at once (SIDE).
+  const measure = async (target: Running): Promise<void> => {
+    const cpuBefore = cpuSeconds(target.child.pid);
+    const r = await load(target.port);
+    const cpuUs = ((cpuSeconds(target.child.pid) - cpuBefore) * 1e6) / r.total;
+    if (r.non2xx > 0) throw new Error(`${target.label}: ${r.non2xx} answers were not 2xx`);
+    target.rounds.push({ rps: r.rps, p50: r.p50, p99: r.p99, cpuUs });
+  };
   for (let round = 0; round < ROUNDS; round++) {
-    for (const target of round % 2 === 0 ? running : [...running].reverse()) {
-      const cpuBefore = cpuSeconds(target.child.pid);
-      const r = await load(target.port);
-      const cpuUs = ((cpuSeconds(target.child.pid) - cpuBefore) * 1e6) / r.total;
-      if (r.non2xx > 0) throw new Error(`${target.label}: ${r.non2xx} answers were not 2xx`);
-      target.rounds.push({ rps: r.rps, p50: r.p50, p99: r.p99, cpuUs });
-    }
+    const order = round % 2 === 0 ? running : [...running].reverse();
+    if (SIDE) await Promise.all(order.map(measure));
+    else for (const target of order) await measure(target);
   }
 } finally {
   for (const target of running) target.child.kill('SIGTERM');
@@ -134,6 +144,7 @@ const best = (t: Running) => t.rounds.reduce((a, b) => (b.rps > a.rps ? b : a));
 const runtime = isBun ? `Bun ${process.versions.bun}` : `Node ${process.versions.node}`;
 console.log(`by-host over ${FLEET_SIZE} servers, ${runtime}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s, targets interleaved`);
 console.log(PIN ? `servers pinned to CPU ${SERVER_CPU}, load generator to ${LOAD_CPUS}` : 'not pinned to CPUs');
+console.log(SIDE ? 'side by side: all targets loaded at once, sharing the server CPU' : 'one target at a time');
 console.log(`load average after the run: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 for (const t of running) {
   const top = best(t);
