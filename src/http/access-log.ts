@@ -115,14 +115,13 @@ export function lineOpening(face: string, method: string, route: string): string
 /**
  * The rest of a line and its message, as `JSON.stringify` would write them (undefined fields left
  * out) but without walking an object: strings that need no escaping are quoted as they are, the
- * request id needs none, the caller (one of a few) is quoted once, and the duration is written
- * from its hundredths.
+ * request id needs none, and the duration is written from its hundredths.
  */
 function fieldsOf(line: RequestLine): string {
   let text =
     `,"path":${quoted(line.path)},"status":${line.status},"duration_ms":${decimalText(line.duration_ms)}` +
     `,"request_id":"${line.request_id}"`;
-  if (line.caller !== undefined) text += `,"caller":${quotedOnce(line.caller)}`;
+  if (line.caller !== undefined) text += `,"caller":${quoted(line.caller)}`;
   if (line.user_id !== undefined) text += `,"user_id":${quoted(line.user_id)}`;
   return `${text},"msg":"request"}\n`;
 }
@@ -132,18 +131,6 @@ const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
 /** A string as JSON writes it: quoted as it is unless it holds what JSON escapes. */
 function quoted(value: string): string {
   return ESCAPED.test(value) ? JSON.stringify(value) : `"${value}"`;
-}
-
-/** Callers come from a small fixed set. */
-const QUOTED_MAX = 1_000;
-const quotedTexts = new Map<string, string>();
-function quotedOnce(value: string): string {
-  let text = quotedTexts.get(value);
-  if (text === undefined) {
-    text = JSON.stringify(value);
-    if (quotedTexts.size < QUOTED_MAX) quotedTexts.set(value, text);
-  }
-  return text;
 }
 
 /**

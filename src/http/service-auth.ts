@@ -42,12 +42,12 @@ function configuredOf(tokens: Partial<Record<Caller, string>>) {
  * every call. A span holding white space is no token (`/^Bearer[ ]+(\S+)\s*$/i` refuses it), and it
  * matches none: configured tokens hold none (config.ts). -1 when the header is not of that form.
  */
-export function bearerTokenStart(header: string): number {
+export function bearerTokenStart(header: string, end = bearerTokenEnd(header)): number {
   if (header.length < 8 || header.charCodeAt(6) !== SPACE) return -1;
   if (!header.startsWith('Bearer') && header.slice(0, 6).toLowerCase() !== 'bearer') return -1;
   let start = 7;
   while (header.charCodeAt(start) === SPACE) start++;
-  return start < bearerTokenEnd(header) ? start : -1;
+  return start < end ? start : -1;
 }
 
 /** The end of the token: the header less its trailing white space. */
@@ -78,8 +78,9 @@ function isWhitespace(code: number): boolean {
 /** The caller whose token an `Authorization` header presents, if any. */
 function callerOf(tokens: Partial<Record<Caller, string>>, header: string | undefined): Caller | undefined {
   if (header === undefined) return undefined;
-  const start = bearerTokenStart(header);
-  return start < 0 ? undefined : identifyCaller(tokens, header, start, bearerTokenEnd(header));
+  const end = bearerTokenEnd(header);
+  const start = bearerTokenStart(header, end);
+  return start < 0 ? undefined : identifyCaller(tokens, header, start, end);
 }
 
 /** Internal-face auth: 401 without a genuine token, 403 `wrong_caller` for a caller not listed. */

@@ -12,6 +12,16 @@ describe('tokensEqual', () => {
     );
   });
 
+  it('compares only the span it is given, as equality of that span', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 20 }), fc.string({ maxLength: 40 }), fc.string({ maxLength: 20 }), fc.string({ minLength: 1, maxLength: 40 }), (before, presented, after, expected) => {
+        const header = before + presented + after;
+        const from = before.length;
+        expect(tokensEqual(header, expected, from, from + presented.length)).toBe(presented === expected);
+      }),
+    );
+  });
+
   it('refuses prefixes, extensions, repetitions of the expected token and an empty expected token', () => {
     const expected = 'p-token-aaaaaaaa';
     for (const presented of ['', 'p-token-aaaaaaa', `${expected}p`, expected + expected, 'P-TOKEN-AAAAAAAA']) {
