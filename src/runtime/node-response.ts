@@ -25,11 +25,16 @@ function ownHeaderRole(name: string): 'ours' | 'hsts' | 'own' {
 const OUT_HEADERS = Object.getOwnPropertySymbols(new OutgoingMessage()).find((s) => s.description === 'kOutHeaders');
 
 type HeaderEntry = [name: string, value: string];
-/** Constant and valid: the table may share them (setHeader replaces an entry, never changes one). */
-const NOSNIFF: HeaderEntry = ['x-content-type-options', 'nosniff'];
-const DENY: HeaderEntry = ['x-frame-options', 'DENY'];
-const NO_REFERRER: HeaderEntry = ['referrer-policy', 'no-referrer'];
-const NO_CONTENT: HeaderEntry = ['content-security-policy', "default-src 'none'"];
+/**
+ * Constant and valid: the table may share them (setHeader replaces an entry, never changes one).
+ * The values are security-headers.ts's, the one place the contract's headers are written down.
+ */
+const fixed = answerHeaderObject('');
+const entry = (name: string): HeaderEntry => [name, fixed[Object.keys(fixed).find((key) => key.toLowerCase() === name)!]!];
+const NOSNIFF = entry('x-content-type-options');
+const DENY = entry('x-frame-options');
+const NO_REFERRER = entry('referrer-policy');
+const NO_CONTENT = entry('content-security-policy');
 const HSTS_ENTRY: HeaderEntry = [HSTS_NAME, HSTS];
 
 /**
