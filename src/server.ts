@@ -33,7 +33,7 @@ function createCluster(config: Config): ClusterAdapter {
 /** Wires the dependencies from the configuration and serves both faces. */
 export async function startService(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningService> {
   const shutdown = new AbortController();
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, log });
   const cluster = createCluster(config);
   const deps = assembleDeps({ config, log, database, cluster, shutdown: shutdown.signal });
   const { mail } = deps;

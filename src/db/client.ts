@@ -6,6 +6,9 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import type { Logger } from '../lib/logger.js';
+import { DatabaseGuard, type GuardOptions } from './guard.js';
+import { guardPglite, guardPostgres } from './guarded-clients.js';
 import * as schema from './schema/index.js';
 import { migratePglite, migratePostgres } from './migrate.js';
 
@@ -21,6 +24,8 @@ export interface DatabaseHandle {
   kind: 'pglite' | 'postgres';
   /** Resolves when the database answers, rejects after `timeoutMs`. */
   ping(timeoutMs?: number): Promise<void>;
+  /** Bounds every statement's wait and answers at once while the database is down. */
+  guard: DatabaseGuard;
   /** Applies the migrations in `drizzle/` that this database has not seen. */
   migrate(): Promise<void>;
   close(): Promise<void>;
@@ -31,12 +36,22 @@ export interface OpenDatabaseOptions {
   url: string | undefined;
   dataDir: string;
   migrate?: boolean;
+  /** Where the guard says that the database went away and came back. */
+  log?: Pick<Logger, 'warn' | 'info'>;
+}
+
+/** The guard's log lines: one when the database stops answering, one when it answers again. */
+export function guardLogging(log: Pick<Logger, 'warn' | 'info'> | undefined): Pick<GuardOptions, 'onDown' | 'onUp'> {
+  return {
+    onDown: (reason) => log?.warn({ dependency: 'database', reason }, 'database unreachable: answering 503 until it answers again'),
+    onUp: () => log?.info({ dependency: 'database' }, 'database answers again'),
+  };
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   const handle = options.url?.startsWith('postgres')
-    ? openPostgres(options.url)
-    : await openPglite(options.url === 'memory:' ? undefined : join(options.dataDir, 'db'));
+    ? openPostgres(options.url, options.log)
+    : await openPglite(options.url === 'memory:' ? undefined : join(options.dataDir, 'db'), undefined, options.log);
   if (options.migrate !== false) {
     try {
       await handle.migrate();
@@ -56,35 +71,55 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-export async function openPglite(dir: string | undefined, existing?: PGlite): Promise<DatabaseHandle> {
+export async function openPglite(dir: string | undefined, existing?: PGlite, log?: OpenDatabaseOptions['log']): Promise<DatabaseHandle> {
   if (dir) mkdirSync(dir, { recursive: true });
   const client = existing ?? (await PGlite.create(dir));
-  const db = drizzlePglite(client, { schema }) as unknown as Database;
+  const guard = new DatabaseGuard({ probe: () => client.query('select 1').then(() => undefined), ...guardLogging(log) });
+  const db = drizzlePglite(guardPglite(client, guard), { schema }) as unknown as Database;
   return {
     db,
     kind: 'pglite',
-    ping: (timeoutMs = 2000) => withTimeout(db.execute(sql`select 1`).then(() => undefined), timeoutMs, 'database'),
+    guard,
+    ping: (timeoutMs = 2000) => withTimeout(client.query('select 1').then(() => undefined), timeoutMs, 'database'),
     migrate: () => migratePglite(client),
     close: async () => {
+      guard.close();
       if (!client.closed) await client.close();
     },
   };
 }
 
-export function openPostgres(url: string): DatabaseHandle {
+/** One `select 1` on a connection of its own, so that a pool stuck on a silent server cannot hold it. */
+async function probePostgres(url: string, timeoutMs: number): Promise<void> {
+  const probe = postgres(url, { max: 1, connect_timeout: Math.ceil(timeoutMs / 1000), onnotice: () => {} });
+  try {
+    await withTimeout(probe`select 1`, timeoutMs, 'database');
+  } finally {
+    void probe.end({ timeout: 0 });
+  }
+}
+
+export function openPostgres(url: string, log?: OpenDatabaseOptions['log']): DatabaseHandle {
+  const guard = new DatabaseGuard({ probe: () => probePostgres(url, 1500), ...guardLogging(log) });
   const client = postgres(url, {
     max: 10,
-    connect_timeout: 5,
+    connect_timeout: 3,
     idle_timeout: 60,
     onnotice: () => {},
-    connection: { application_name: 'felis' },
+    // The server gives up on a statement when the guard does, so a slow one does not run on unseen.
+    connection: { application_name: 'felis', statement_timeout: guard.queryDeadlineMs },
   });
-  const db = drizzlePostgres(client, { schema }) as unknown as Database;
+  const db = drizzlePostgres(guardPostgres(client, guard), { schema }) as unknown as Database;
   return {
     db,
     kind: 'postgres',
-    ping: (timeoutMs = 2000) => withTimeout(client`select 1`.then(() => undefined), timeoutMs, 'database'),
+    guard,
+    ping: (timeoutMs = 2000) =>
+      guard.down ? Promise.reject(new Error('database does not answer')) : withTimeout(client`select 1`.then(() => undefined), timeoutMs, 'database'),
     migrate: () => migratePostgres(url),
-    close: () => client.end({ timeout: 5 }),
+    close: async () => {
+      guard.close();
+      await client.end({ timeout: 5 });
+    },
   };
 }

@@ -1,6 +1,8 @@
 import type { Context, Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { failureForLog } from '../lib/failure-for-log.js';
+import { findUnavailable } from '../lib/unavailable.js';
 import type { AppEnv } from './env.js';
 import { ApiError, codeForStatus, type ErrorCode, type ErrorEnvelope } from './errors.js';
 
@@ -26,8 +28,17 @@ export function handleError(err: Error, c: Context<AppEnv>): Response {
     const message = code === 'bad_request' ? err.message || 'The request is malformed.' : new ApiError(code).message;
     return errorResponse(c, err.status as ContentfulStatusCode, code, message);
   }
+  const unavailable = findUnavailable(err);
+  if (unavailable) {
+    c.get('deps')?.log.warn(
+      { dependency: unavailable.dependency, reason: unavailable.message, request_id: c.get('requestId'), method: c.req.method, path: c.req.path },
+      'dependency unavailable',
+    );
+    const message = `The ${unavailable.dependency} cannot be reached right now; try again shortly.`;
+    return errorResponse(c, 503, 'unavailable', message, { 'Retry-After': String(unavailable.retryAfterSeconds) });
+  }
   c.get('deps')?.log.error(
-    { err, request_id: c.get('requestId'), method: c.req.method, path: c.req.path },
+    { err: failureForLog(err), request_id: c.get('requestId'), method: c.req.method, path: c.req.path },
     'unexpected error',
   );
   return errorResponse(c, 500, 'internal', new ApiError('internal').message);
