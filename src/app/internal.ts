@@ -1,4 +1,5 @@
 import type { Deps } from '../deps.js';
+import { internalOperationsRoutes } from '../features/operations/internal.js';
 import { healthRoutes, internalProbeRoutes } from '../features/probes/routes.js';
 import { internalServerRoutes } from '../features/servers/internal.js';
 import { verifierRoutes } from '../features/verifier/routes.js';
@@ -13,6 +14,7 @@ export function mountInternalRoutes(app: FaceApp): void {
   app.addRoutes(internalProbeRoutes());
   app.addRoutes(internalServerRoutes());
   app.addRoutes(verifierRoutes());
+  app.addRoutes(internalOperationsRoutes());
 }
 
 /** The route of one face's OpenAPI document (not part of the documents themselves). */
