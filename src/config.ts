@@ -115,6 +115,10 @@ const envSchema = z.object({
   REGISTRY_PASSWORD: optionalString,
   DEFAULT_IMAGE: z.string().trim().min(1).default('itzg/minecraft-server:java21'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Where control-plane database bundles are written (the backup command, pre-migrate and pre-restore dumps). */
+  DB_BACKUP_DIR: optionalString,
+  /** How many bundles of each label the backup command keeps. */
+  DB_BACKUP_KEEP: z.coerce.number().int().min(1).max(1000).default(7),
 });
 
 export type Config = ReturnType<typeof toConfig>;
@@ -152,6 +156,8 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     registryUsername: env.REGISTRY_USERNAME,
     registryPassword: env.REGISTRY_PASSWORD,
     defaultImage: env.DEFAULT_IMAGE,
+    dbBackupDir: env.DB_BACKUP_DIR ?? `${env.DATA_DIR.replace(/\/+$/, '')}/db-backups`,
+    dbBackupKeep: env.DB_BACKUP_KEEP,
   };
 }
 

@@ -6,6 +6,7 @@ import { openDatabase } from './db/client.js';
 import type { Deps } from './deps.js';
 import { startAccountHousekeeping } from './features/accounts/housekeeping.js';
 import { setupOnStart } from './features/auth/setup-token.js';
+import { migrateWithSafetyDump } from './features/operations/db-backup.js';
 import { SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/startup.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
@@ -33,7 +34,13 @@ function createCluster(config: Config): ClusterAdapter {
 /** Wires the dependencies from the configuration and serves both faces. */
 export async function startService(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningService> {
   const shutdown = new AbortController();
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, log });
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, log, migrate: false });
+  try {
+    await migrateWithSafetyDump({ database, config, clock: systemClock }, log);
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
   const cluster = createCluster(config);
   const deps = assembleDeps({ config, log, database, cluster, shutdown: shutdown.signal });
   const { mail } = deps;

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv, Face } from '../http/env.js';
+import { SERVICE_VERSION } from '../version.js';
 
-export const SERVICE_VERSION = '4.1.0';
 
 export function openApiDocument(app: OpenAPIHono<AppEnv>, face: Face) {
   if (face === 'internal') {

@@ -7,6 +7,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import type { Logger } from '../lib/logger.js';
+import type { DumpSource } from './dump.js';
 import { DatabaseGuard, type GuardOptions } from './guard.js';
 import { guardPglite, guardPostgres } from './guarded-clients.js';
 import * as schema from './schema/index.js';
@@ -22,6 +23,10 @@ export type Queryable = Database | Transaction;
 export interface DatabaseHandle {
   db: Database;
   kind: 'pglite' | 'postgres';
+  /** What a dump is taken from (src/db/dump.ts). */
+  source: DumpSource;
+  /** The embedded database's folder; undefined for PostgreSQL and for a throw-away `memory:` one. */
+  dir?: string;
   /** Resolves when the database answers, rejects after `timeoutMs`. */
   ping(timeoutMs?: number): Promise<void>;
   /** Bounds every statement's wait and answers at once while the database is down. */
@@ -79,6 +84,8 @@ export async function openPglite(dir: string | undefined, existing?: PGlite, log
   return {
     db,
     kind: 'pglite',
+    source: { kind: 'pglite', client },
+    dir,
     guard,
     ping: (timeoutMs = 2000) => withTimeout(client.query('select 1').then(() => undefined), timeoutMs, 'database'),
     migrate: () => migratePglite(client),
@@ -113,6 +120,7 @@ export function openPostgres(url: string, log?: OpenDatabaseOptions['log']): Dat
   return {
     db,
     kind: 'postgres',
+    source: { kind: 'postgres', url },
     guard,
     ping: (timeoutMs = 2000) =>
       guard.down ? Promise.reject(new Error('database does not answer')) : withTimeout(client`select 1`.then(() => undefined), timeoutMs, 'database'),

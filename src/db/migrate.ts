@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
@@ -18,6 +18,11 @@ export const migrationsFolder = (() => {
   }
   throw new Error('drizzle/ migrations folder not found next to the package');
 })();
+
+/** drizzle-kit's journal of the migrations this build ships, in order. */
+export function readMigrationJournal(): { entries: Array<{ idx: number; tag: string; when: number }> } {
+  return JSON.parse(readFileSync(join(migrationsFolder, 'meta', '_journal.json'), 'utf8')) as ReturnType<typeof readMigrationJournal>;
+}
 
 // Any fixed 64-bit key: replicas starting together apply migrations one at a time.
 const MIGRATION_LOCK_KEY = 0x46454c4953n; // "FELIS"
