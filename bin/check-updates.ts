@@ -1,0 +1,36 @@
+/**
+ * Checks the service's own dependencies (against the npm registry, NPM_REGISTRY_URL) and its image
+ * (FELIS_IMAGE against REGISTRY_URL) for newer versions and records the report for
+ * GET /api/v1/updates/report. A feed that cannot be read gives its components the state `unknown`.
+ *
+ *   npm run check-updates
+ */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../src/config.js';
+import { openDatabase } from '../src/db/client.js';
+import { recordUpdateReport } from '../src/features/operations/records.js';
+import { checkDependencies, checkOwnImage } from '../src/features/operations/update-check.js';
+import { systemClock } from '../src/lib/clock.js';
+import { SERVICE_VERSION } from '../src/version.js';
+import { createRegistry } from '../src/wiring.js';
+import { runCommand } from './run-command.js';
+
+runCommand(async () => {
+  const config = loadConfig();
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+  const components = [
+    { name: 'felis', state: 'current' as const, current: SERVICE_VERSION },
+    await checkOwnImage(createRegistry(config), process.env.FELIS_IMAGE),
+    ...(await checkDependencies({ root, registryUrl: process.env.NPM_REGISTRY_URL ?? 'https://registry.npmjs.org' })),
+  ];
+  const report = { checked_at: systemClock.now().toISOString(), felis: SERVICE_VERSION, components };
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, migrate: false });
+  try {
+    await recordUpdateReport(database.db, report, systemClock.now());
+  } finally {
+    await database.close();
+  }
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  return 0;
+});
