@@ -28,6 +28,9 @@ ENV NODE_ENV=production \
     INTERNAL_PORT=8081 \
     DATA_DIR=/var/lib/felis
 WORKDIR /app
+# pg_dump and pg_restore for the database backup commands (dist/cli/db-backup.js, db-restore.js).
+RUN apt-get update && apt-get install -y --no-install-recommends postgresql-client \
+    && rm -rf /var/lib/apt/lists/*
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./

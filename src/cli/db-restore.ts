@@ -5,10 +5,10 @@
  *
  *   npm run db:restore -- <bundle.tar.gz>
  */
-import { loadConfig } from '../src/config.js';
-import { openDatabase } from '../src/db/client.js';
-import { restoreFromBundle } from '../src/features/operations/db-backup.js';
-import { systemClock } from '../src/lib/clock.js';
+import { loadConfig } from '../config.js';
+import { openDatabase } from '../db/client.js';
+import { restoreFromBundle } from '../features/operations/db-backup.js';
+import { systemClock } from '../lib/clock.js';
 import { runCommand } from './run-command.js';
 
 runCommand(async () => {

@@ -7,10 +7,10 @@
  *   npm run db:backup [-- --label daily|manual]
  */
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../src/config.js';
-import { openDatabase } from '../src/db/client.js';
-import { backupDatabase } from '../src/features/operations/db-backup.js';
-import { systemClock } from '../src/lib/clock.js';
+import { loadConfig } from '../config.js';
+import { openDatabase } from '../db/client.js';
+import { backupDatabase } from '../features/operations/db-backup.js';
+import { systemClock } from '../lib/clock.js';
 import { runCommand } from './run-command.js';
 
 runCommand(async () => {

@@ -7,18 +7,18 @@
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../src/config.js';
-import { openDatabase } from '../src/db/client.js';
-import { recordUpdateReport } from '../src/features/operations/records.js';
-import { checkDependencies, checkOwnImage } from '../src/features/operations/update-check.js';
-import { systemClock } from '../src/lib/clock.js';
-import { SERVICE_VERSION } from '../src/version.js';
-import { createRegistry } from '../src/wiring.js';
+import { loadConfig } from '../config.js';
+import { openDatabase } from '../db/client.js';
+import { recordUpdateReport } from '../features/operations/records.js';
+import { checkDependencies, checkOwnImage } from '../features/operations/update-check.js';
+import { systemClock } from '../lib/clock.js';
+import { SERVICE_VERSION } from '../version.js';
+import { createRegistry } from '../wiring.js';
 import { runCommand } from './run-command.js';
 
 runCommand(async () => {
   const config = loadConfig();
-  const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
   const components = [
     { name: 'felis', state: 'current' as const, current: SERVICE_VERSION },
     await checkOwnImage(createRegistry(config), process.env.FELIS_IMAGE),
