@@ -30,7 +30,8 @@ describe('raw bodies (in process)', () => {
 
   it('answers 415 for a media type the route does not list, a missing one, or a content coding', async () => {
     const { app, store } = setup();
-    for (const headers of [{ 'Content-Type': 'application/json' }, { 'Content-Type': 'text/plain' }, {}, { 'Content-Type': 'application/octet-stream', 'Content-Encoding': 'gzip' }]) {
+    const refused: Array<Record<string, string>> = [{ 'Content-Type': 'application/json' }, { 'Content-Type': 'text/plain' }, {}, { 'Content-Type': 'application/octet-stream', 'Content-Encoding': 'gzip' }];
+    for (const headers of refused) {
       const res = await app.request('/t/upload', put('abc', headers));
       expect(res.status, JSON.stringify(headers)).toBe(415);
       expect((await errorOf(res)).code).toBe('unsupported_media_type');
