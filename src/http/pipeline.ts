@@ -1,11 +1,10 @@
 import type { RouteConfig } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { ZodObject, ZodType } from 'zod';
-import type { Deps } from '../deps.js';
 import { RouteLog, type RequestLine } from './access-log.js';
 import { checkDeclaredJsonBody, declaresBody, isJsonMediaType, limitJsonBody } from './body.js';
 import { isCrossSite } from './cross-site.js';
-import type { AppEnv, Face } from './env.js';
+import type { AppDeps, AppEnv, Face } from './env.js';
 import { handleError } from './error-handler.js';
 import { ApiError } from './errors.js';
 import { openRawBody } from './raw-body.js';
@@ -35,7 +34,7 @@ export interface FrontDoorOptions {
  * authentication), the step, then the metrics and the request's log line; every failure becomes
  * the envelope here, so it is observed like any answer.
  */
-export function behindFrontDoor(face: Face, deps: Deps, route: string, step: Step, options: FrontDoorOptions = {}): Step {
+export function behindFrontDoor(face: Face, deps: AppDeps, route: string, step: Step, options: FrontDoorOptions = {}): Step {
   const door = new FrontDoor(face, deps, route, options.streamed ?? false);
   return (c) => {
     const started = performance.now();
@@ -72,7 +71,7 @@ class FrontDoor {
 
   constructor(
     private readonly face: Face,
-    private readonly deps: Deps,
+    private readonly deps: AppDeps,
     private readonly route: string,
     private readonly streamed: boolean,
   ) {
