@@ -10,6 +10,7 @@ import { ApiError } from './errors.js';
 import { openRawBody } from './raw-body.js';
 import { requestHeader } from './request-header.js';
 import { requestIdFor } from './request-id.js';
+import { assertStorableText } from './storable-text.js';
 import type { RequestSeries } from './request-metrics.js';
 import type { RouteEntry } from './route.js';
 import { answerHeaderWriterOf, ensureSecurityHeaders, presetSecurityHeaders, viaTlsEdge } from './security-headers.js';
@@ -164,7 +165,9 @@ export function routeStep({ route, rules, handler }: RouteEntry): Step {
   const headerNames = headers ? Object.keys(headers.shape) : [];
   const validatePathAndQuery = (c: Context<AppEnv>): void => {
     if (params) validate(c, 'param', params, pathValues(c, paramNames));
+    else if (paramNames.length > 0) assertStorableText('param', pathValues(c, paramNames));
     if (query) validate(c, 'query', query, queryValues(c));
+    else if (c.req.url.includes('?')) assertStorableText('query', queryValues(c));
     if (headers) validate(c, 'header', headers, headerValues(c, headerNames));
   };
   // Path and query before the body, as zod-openapi's validators ran them.
@@ -194,6 +197,7 @@ export function routeStep({ route, rules, handler }: RouteEntry): Step {
 }
 
 function validate(c: Context<AppEnv>, target: 'param' | 'query' | 'header' | 'json', schema: ZodType, value: unknown): void {
+  assertStorableText(target, value);
   const result = schema.safeParse(value);
   if (!result.success) {
     // The envelope's 400, naming the first issue (never zod's own body).

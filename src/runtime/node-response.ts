@@ -1,4 +1,5 @@
-import { ServerResponse, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
+import { requestIdFor } from '../http/request-id.js';
 import { ANSWER_HEADER_NAMES, answerHeaderObject, HSTS, type AnswerHeaderWriter } from '../http/security-headers.js';
 
 const HSTS_NAME = 'strict-transport-security';
@@ -7,7 +8,8 @@ const HSTS_NAME = 'strict-transport-security';
  * A Node response that adds the request id and the contract's fixed headers to whatever answer
  * @hono/node-server writes: its one `writeHead` gets them merged with the answer's own headers
  * (an answer may not replace them), so each is sent exactly once whatever built the answer.
- * Until the front door dresses it (`dressAnswers`), it is a plain ServerResponse.
+ * An answer the front door never saw (the adapter's, Node's own) is dressed all the same, with
+ * the request id it names, if any, or a fresh one.
  */
 export class AnswerResponse<Request extends IncomingMessage = IncomingMessage>
   extends ServerResponse<Request>
@@ -23,12 +25,26 @@ export class AnswerResponse<Request extends IncomingMessage = IncomingMessage>
   }
 
   override writeHead(statusCode: number, reason?: unknown, headers?: unknown): this {
-    const requestId = this.requestId;
-    if (requestId === undefined) return super.writeHead(statusCode, reason as string, headers as OutgoingHttpHeaders);
     const withReason = typeof reason === 'string';
-    const merged = withAnswerHeaders((withReason ? headers : reason) as OutgoingHttpHeaders | undefined, requestId, this.viaTls);
+    const own = asObject((withReason ? headers : reason) as OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined);
+    const requestId = this.requestId ?? requestIdFor(ownRequestId(own));
+    const merged = withAnswerHeaders(own, requestId, this.viaTls);
     return withReason ? super.writeHead(statusCode, reason, merged) : super.writeHead(statusCode, merged);
   }
+}
+
+/** node:http also takes headers as a flat list of names and values. */
+function asObject(headers: OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined): OutgoingHttpHeaders | undefined {
+  if (!Array.isArray(headers)) return headers;
+  const object: OutgoingHttpHeaders = {};
+  for (let i = 0; i + 1 < headers.length; i += 2) object[String(headers[i])] = headers[i + 1] as string;
+  return object;
+}
+
+function ownRequestId(own: OutgoingHttpHeaders | undefined): string | undefined {
+  if (own === undefined) return undefined;
+  for (const name in own) if (name.toLowerCase() === 'x-request-id') return String(own[name]);
+  return undefined;
 }
 
 /** The answer headers, then the answer's own (never one of ours; HSTS only behind the TLS edge). */
