@@ -61,7 +61,6 @@ describe('every answer kind on a real socket', () => {
     ['download', get('/t/download/10'), 200],
     ['401', get('/api/v1/fixture/items/a1', 'X-Request-Id: keep-me\r\n').replace('GET', 'PUT'), 401, 'unauthorized'],
     ['NUL in a path', get('/api/v1/fixture/items/a%00b'), 400, 'bad_request'],
-    ['NUL in a query', get('/t/json?x=a%00'), 400, 'bad_request'],
     ['lone surrogate in a JSON body', `POST ${ECHO_PATH} HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer ${TOKENS.proxy}\r\nContent-Type: application/json\r\nContent-Length: 30\r\n\r\n{"name":"a\\ud800","count":1}  `, 400, 'bad_request'],
     ['NUL in a JSON body', `POST ${ECHO_PATH} HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer ${TOKENS.proxy}\r\nContent-Type: application/json\r\nContent-Length: 30\r\n\r\n{"name":"a\\u0000","count":1}  `, 400, 'bad_request'],
     ['malformed request line', 'GARBAGE\r\n\r\n', 400, 'bad_request'],
