@@ -97,14 +97,19 @@ async function postgresAnswers(): Promise<boolean> {
   }
 }
 
+/** One target's resident memory once it has listened and settled for 3 s, alone on the machine. */
+async function settledRss(servers: string | undefined): Promise<number> {
+  const target = await start('memory', 'by-host-target', ['full'], servers === undefined ? {} : { BENCH_SERVERS: servers });
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  const rss = rssMiB(target.child.pid);
+  target.child.kill('SIGTERM');
+  return rss;
+}
+
 async function memory(): Promise<string> {
-  const idle = await start('idle', 'by-host-target', ['full'], { BENCH_SERVERS: '0' });
-  const fleet = await start('fleet', 'by-host-target', ['full']);
-  await new Promise((resolve) => setTimeout(resolve, 1000));
-  const text = `RSS of the internal face: idle ${rssMiB(idle.child.pid).toFixed(0)} MiB, over ${process.env.BENCH_SERVERS ?? 10_000} servers ${rssMiB(fleet.child.pid).toFixed(0)} MiB`;
-  idle.child.kill('SIGTERM');
-  fleet.child.kill('SIGTERM');
-  return text;
+  const idle = await settledRss('0');
+  const fleet = await settledRss(undefined);
+  return `RSS of the internal face: idle ${idle.toFixed(0)} MiB, over ${process.env.BENCH_SERVERS ?? 10_000} servers ${fleet.toFixed(0)} MiB`;
 }
 
 console.log(`Node ${process.versions.node}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s, compiled: ${extname(import.meta.url) === '.js'}`);
