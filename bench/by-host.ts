@@ -23,6 +23,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { createRequire } from 'node:module';
+import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { announcedPort, isBun } from './servers/announce.js';
 import { BENCH_HOST, BENCH_TOKEN, BY_HOST_PREFIX, FLEET_SIZE } from './servers/by-host-fleet.js';
@@ -31,7 +32,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
 const SIDE = process.env.BENCH_SIDE === '1';
-const TARGET_SCRIPT = fileURLToPath(new URL('./by-host-target.ts', import.meta.url));
+// The target of the same build as this bench: compiled (.js) or run by tsx (.ts).
+const TARGET_SCRIPT = fileURLToPath(new URL(`./by-host-target${extname(import.meta.url)}`, import.meta.url));
 const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
 
 /**

@@ -26,13 +26,14 @@ import { spawn } from 'node:child_process';
 import { createServer, request, Agent, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
+import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { announcedPort } from './servers/announce.js';
 
 const N = Number(process.argv[2] ?? 2000);
 const DELAY_MS = Number(process.argv[3] ?? 20);
 const WARMUP = 200;
-const TARGET_SCRIPT = fileURLToPath(new URL('./has-joined-target.ts', import.meta.url));
+const TARGET_SCRIPT = fileURLToPath(new URL(`./has-joined-target${extname(import.meta.url)}`, import.meta.url));
 
 interface StandIn {
   url: string;

@@ -1,3 +1,5 @@
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 /**
  * Load bench: the full app's `/healthz` and a service-token route against two baselines started in
  * the same run (a bare node:http JSON server, a bare Hono route on the same adapter), under Node and
@@ -44,12 +46,16 @@ const TARGETS: Target[] = [
   },
 ];
 
-function command(runtime: Runtime, script: string): [string, string[]] {
-  return runtime === 'bun' ? [BUN, [script]] : [process.execPath, ['--import', 'tsx', script]];
+/** Node runs the build this bench was run from (compiled .js, or .ts through tsx); Bun runs the sources. */
+const EXT = extname(import.meta.url);
+function command(runtime: Runtime, name: string): [string, string[]] {
+  if (runtime === 'bun') return [BUN, [`bench/servers/${name}.ts`]];
+  const script = fileURLToPath(new URL(`./servers/${name}${EXT}`, import.meta.url));
+  return [process.execPath, EXT === '.js' ? [script] : ['--import', 'tsx', script]];
 }
 
 async function startServer(runtime: Runtime, name: string): Promise<{ child: ChildProcess; port: number }> {
-  const [cmd, args] = command(runtime, `bench/servers/${name}.ts`);
+  const [cmd, args] = command(runtime, name);
   const child = spawn(cmd, args, {
     env: { PATH: process.env.PATH, SERVICE_TOKEN_PROXY: TOKEN, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -61,6 +61,10 @@ export const ERROR_STATUS = {
   backup_store_full: 507,
   volume_full: 507,
   uploads_full: 507,
+  digest_mismatch: 400,
+  request_timeout: 408,
+  expectation_failed: 417,
+  header_too_large: 431,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -78,6 +82,9 @@ const DEFAULT_MESSAGE: Partial<Record<ErrorCode, string>> = {
   cross_site: 'Cross-site requests are refused.',
   rate_limited: 'Too many requests; try again later.',
   link_required: 'Link your Minecraft account first.',
+  request_timeout: 'The request did not arrive in time.',
+  expectation_failed: 'Only Expect: 100-continue is understood.',
+  header_too_large: 'The request header block is too large.',
 };
 
 /** A domain or HTTP error with a stable code; the error handler turns it into the envelope. */
@@ -120,4 +127,10 @@ export function codeForStatus(status: number): ErrorCode {
 
 export interface ErrorEnvelope {
   error: { code: string; message: string; request_id?: string };
+}
+
+/** The envelope's JSON text for an error code (its default message unless one is given). */
+export function envelopeText(code: ErrorCode, requestId: string, message?: string): string {
+  const body: ErrorEnvelope = { error: { code, message: message ?? new ApiError(code).message, request_id: requestId } };
+  return JSON.stringify(body);
 }

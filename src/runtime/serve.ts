@@ -1,7 +1,8 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { createAdaptorServer } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import type { Logger } from '../lib/logger.js';
+import { adapterErrorAnswer, answerClientErrors, answerExpectations } from './below-app.js';
 import { AnswerResponse } from './node-response.js';
 import { CONTRACT_BODY_RATE, fetchWithBodyRate, guardBodyRate, type BodyRateRule } from './body-rate.js';
 
@@ -17,6 +18,8 @@ export interface ServeOptions {
   host: string;
   log: Logger;
   bodyRate?: BodyRateRule;
+  /** Node's `headersTimeout` (the head must arrive within it, else 408); Node's default otherwise. */
+  headersTimeoutMs?: number;
 }
 
 export const isBun = typeof process.versions.bun === 'string';
@@ -28,12 +31,18 @@ export function serve(options: ServeOptions): Promise<Listening> {
 function serveNode(options: ServeOptions): Promise<Listening> {
   // No 'upgrade' listener: the proxy's Java client offers h2c on every request, and Node then
   // answers it as the plain HTTP/1.1 request it also is.
-  const server = createAdaptorServer({
-    fetch: options.fetch,
-    hostname: options.host,
-    // Merges each answer's request id and contract headers into its one writeHead (node-response.ts).
-    serverOptions: { ServerResponse: AnswerResponse },
-  }) as Server;
+  const server = createServer(
+    {
+      // Merges each answer's request id and contract headers into its one writeHead (node-response.ts).
+      ServerResponse: AnswerResponse,
+      // A missing Host is the adapter's 400 with the envelope (below-app.ts), not Node's bare one.
+      requireHostHeader: false,
+      ...(options.headersTimeoutMs === undefined ? {} : { headersTimeout: options.headersTimeoutMs, requestTimeout: options.headersTimeoutMs * 2, connectionsCheckingInterval: Math.ceil(options.headersTimeoutMs / 4) }),
+    },
+    getRequestListener(options.fetch, { errorHandler: adapterErrorAnswer(options.log) }),
+  );
+  answerClientErrors(server, options.log);
+  answerExpectations(server, options.log);
   guardBodyRate(server, options.bodyRate ?? CONTRACT_BODY_RATE, options.log);
   const connections = trackConnections(server);
   return new Promise((resolve, reject) => {

@@ -11,6 +11,7 @@ import { EmailSchema, MeSchema, RevokedSchema, SessionListSchema, TokenHashParam
 import { listLiveSessions, revokeSession } from './session-service.js';
 import { findLiveUserByEmail, findUserById, uniqueViolation } from './users-service.js';
 import { toSessionView, signInRole } from './views.js';
+import { signedInAccount } from './authenticator.js';
 import { errorAnswer, json, jsonBody } from '../../http/route.js';
 
 
@@ -77,7 +78,8 @@ export function accountRoutes() {
   return createRouter()
     .openapi(me, async (c) => {
       const session = c.var.session!;
-      const user = await findUserById(c.var.deps.database.db, session.userId);
+      // The session check read the account already (authenticator.ts); a second query only without it.
+      const user = signedInAccount(c) ?? (await findUserById(c.var.deps.database.db, session.userId));
       if (!user) throw new ApiError('unauthorized');
       return c.json(
         {

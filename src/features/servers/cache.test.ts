@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SimulatedCluster } from '../../adapters/cluster/simulated.js';
 import type { ServerList, ServerWatchEvent } from '../../adapters/cluster/types.js';
 import { ManualClock } from '../../lib/clock.js';
@@ -44,12 +44,53 @@ describe('server cache', () => {
     cluster.setReachable(true);
     await cache.ready();
     expect(lists).toBe(2);
-    breakWatch!(new Error('410 Gone'));
-    expect(cache.synced).toBe(false);
-    await cache.ready();
-    expect(cache.synced).toBe(true);
-    expect(cache.get('one')).toBeDefined();
     cache.close();
+  });
+
+  it('answers from its last state while it re-lists after a broken watch, then catches up', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      const cluster = new SimulatedCluster({ clock: new ManualClock() });
+      cluster.addServer({ name: 'one', subdomain: 'one', labels: {} });
+      let breakWatch: ((err: Error) => void) | undefined;
+      let release: (() => void) | undefined;
+      let slowLists = false;
+      const adapter = Object.create(cluster) as SimulatedCluster;
+      adapter.listServers = async (): Promise<ServerList> => {
+        if (slowLists) await new Promise<void>((resolve) => (release = resolve));
+        return cluster.listServers();
+      };
+      adapter.watchServers = (rv: string, onEvent: (e: ServerWatchEvent) => void, onError: (err: Error) => void) => {
+        breakWatch = onError;
+        return cluster.watchServers(rv, onEvent, onError);
+      };
+      const cache = new ServerCache(adapter, 'felis.test');
+      await cache.ready();
+
+      // The watch breaks; the cluster is unreachable for the first re-list and slow for the next.
+      breakWatch!(new Error('410 Gone'));
+      cluster.setReachable(false);
+      expect(cache.synced).toBe(true);
+      expect(cache.relisting).toBe(true);
+      await vi.advanceTimersByTimeAsync(1_000); // first re-list fails
+      expect(cache.byHost('one.felis.test')?.info.name).toBe('one');
+      cluster.setReachable(true);
+      cluster.addServer({ name: 'two', subdomain: 'two', labels: {} }); // missed by the broken watch
+      slowLists = true;
+      await vi.advanceTimersByTimeAsync(1_000); // second re-list starts and waits
+      expect(release).toBeDefined();
+      expect(cache.byHost('one.felis.test')?.info.name).toBe('one');
+      expect(cache.byHost('two.felis.test')).toBeUndefined();
+      await expect(cache.ready()).resolves.toBeUndefined(); // no wait for the re-list
+
+      release!();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(cache.relisting).toBe(false);
+      expect(cache.byHost('two.felis.test')?.info.name).toBe('two');
+      cache.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it.each([

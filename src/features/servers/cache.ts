@@ -15,7 +15,8 @@ const RELIST_DELAY_MS = 1_000;
 /**
  * The server resources as the cluster's watch last reported them: the proxy's hot calls are answered
  * from here, never by a cluster round trip. List once, then watch from the list's version; when the
- * watch breaks, list again.
+ * watch breaks (a real one does every few minutes), list again, answering from the last state
+ * meanwhile: a re-list that fails or takes long must not turn the proxy's lookups into 503s.
  */
 export class ServerCache {
   readonly #cluster: ClusterAdapter;
@@ -26,14 +27,21 @@ export class ServerCache {
   #syncing: Promise<void> | undefined;
   #closed = false;
   #synced = false;
+  #relisting = false;
 
   constructor(cluster: ClusterAdapter, rootDomain: string | undefined) {
     this.#cluster = cluster;
     this.#rootDomain = rootDomain?.toLowerCase();
   }
 
+  /** A list has been read: the cache answers, from its last state while it re-lists. */
   get synced(): boolean {
     return this.#synced;
+  }
+
+  /** The watch broke and the cache is listing again (until then its state may be behind). */
+  get relisting(): boolean {
+    return this.#relisting;
   }
 
   /** Resolves once the first list is in; a failed list rejects and the next call tries again. */
@@ -82,10 +90,14 @@ export class ServerCache {
   }
 
   #relist(): void {
-    this.#synced = false;
     if (this.#closed) return;
+    this.#relisting = true;
     setTimeout(() => {
-      if (!this.#closed) void this.ready().catch(() => this.#relist());
+      if (this.#closed) return;
+      this.#sync().then(
+        () => (this.#relisting = false),
+        () => this.#relist(),
+      );
     }, RELIST_DELAY_MS).unref();
   }
 
