@@ -5,3 +5,5 @@ export * from './accounts.js';
 export * from './images.js';
 export * from './servers.js';
 export * from './verifier.js';
+export * from './builds.js';
+export * from './submissions.js';

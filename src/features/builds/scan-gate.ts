@@ -160,7 +160,7 @@ export function blockedReason(summary: ScanSummary): string | undefined {
 }
 
 function withOptional<T extends object>(required: T, optional: Record<string, string | true | undefined>): T {
-  const out: Record<string, unknown> = { ...required };
+  const out: Record<string, unknown> = { ...(required as Record<string, unknown>) };
   for (const [key, value] of Object.entries(optional)) if (value !== undefined && value !== '') out[key] = value;
   return out as T;
 }
