@@ -16,7 +16,7 @@ const submissionContext = defineRoute(BUILD, {
   summary: 'A submission’s stored context tarball, verbatim',
   request: { params: SubmissionIdParam },
   responses: { 200: contextAnswer('the tarball'), 404: errorAnswer('not_found'), 503: errorAnswer('unavailable: no context store') },
-});
+}, { streamed: true });
 
 const buildContext = defineRoute(BUILD, {
   method: 'get',
@@ -24,7 +24,7 @@ const buildContext = defineRoute(BUILD, {
   summary: 'The context a build is pinned to',
   request: { params: BuildIdParam },
   responses: { 200: contextAnswer('the tarball'), 404: errorAnswer('not_found: no such build, or it has no context'), 503: errorAnswer('unavailable') },
-});
+}, { streamed: true });
 
 const status = defineRoute(BUILD, {
   method: 'post',

@@ -1,7 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../http/env.js';
-import { requestHeader } from '../../http/request-header.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { buildLogEvents } from './log-stream.js';
 import { BuildIdParam, BuildListQuery, BuildListSchema, BuildScanSchema, BuildSchema, CreateBuildBody } from './schema.js';
@@ -49,12 +48,12 @@ const logs = defineRoute(ADMIN, {
   method: 'get',
   path: '/api/v1/images/build/{id}/logs',
   summary: 'The build log as Server-Sent Events',
-  request: { params: BuildIdParam },
+  request: { params: BuildIdParam, headers: z.object({ 'last-event-id': z.string().max(32).optional() }) },
   responses: {
     200: { description: 'one event per log line: `id:` unix seconds, `data:` the line', content: { 'text/event-stream': { schema: z.string() } } },
     404: errorAnswer('not_found'),
   },
-});
+}, { streamed: true });
 
 const scan = defineRoute(ADMIN, {
   method: 'get',
@@ -81,11 +80,11 @@ const sbom = defineRoute(ADMIN, {
   responses: { 200: json(anyJson, 'the SBOM'), 404: errorAnswer('not_found: not scanned, or the SBOM was omitted') },
 });
 
-function streamLogs(c: Context<AppEnv>, id: string) {
+function streamLogs(c: Context<AppEnv>, id: string, lastEventId: string | undefined) {
   const deps = c.var.deps;
   const events = buildLogEvents(deps, {
     buildId: id,
-    lastEventId: requestHeader(c, 'last-event-id'),
+    lastEventId,
     stillAllowed: async () => {
       try {
         await deps.sessions?.authenticate(c, { tier: 'admin', setupAllowed: false });
@@ -117,7 +116,7 @@ export function buildRoutes() {
     .openapi(logs, async (c) => {
       const { id } = c.req.valid('param');
       await getBuild(c.var.deps.database.db, id);
-      return streamLogs(c, id) as never;
+      return streamLogs(c, id, c.req.valid('header')['last-event-id']) as never;
     })
     .openapi(scan, async (c) => c.json(await getScan(c.var.deps.database.db, c.req.valid('param').id), 200))
     .openapi(report, async (c) => c.json((await getScanDocument(c.var.deps.database.db, c.req.valid('param').id, 'report')) as Record<string, unknown>, 200))

@@ -1,7 +1,9 @@
 import { z } from '@hono/zod-openapi';
-import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
+import type { Context } from 'hono';
+import type { AppEnv } from '../../http/env.js';
+import { rawBodyOf } from '../../http/raw-body.js';
+import { createRouter, defineRoute, errorAnswer, json, jsonBody, rawBody } from '../../http/route.js';
 import { contextAnswer, contextResponse } from './context-response.js';
-import { incomingPart } from './raw-part.js';
 import {
   ApproveSubmissionBody,
   ContextUploadProgressSchema,
@@ -28,13 +30,16 @@ import { completeUpload, putPart, uploadProgress, uploadWhole } from './upload.j
 const APP = { tier: 'app' } as const;
 const ADMIN = { tier: 'admin' } as const;
 const byId = { params: SubmissionIdParam };
-const rawContext = {
-  required: true,
-  content: {
-    'application/gzip': { schema: z.string().openapi({ format: 'binary' }) },
-    'application/octet-stream': { schema: z.string().openapi({ format: 'binary' }) },
-  },
-};
+/** The panel sends parts as octet-stream; a whole context is gzip. */
+const CONTEXT_MEDIA = ['application/gzip', 'application/x-gzip', 'application/octet-stream'];
+
+/** A part may carry part_max_bytes, and no more than the room left in the context after `offset`. */
+async function partLimit(c: Context<AppEnv>): Promise<number> {
+  const limits = await readUploadLimits(c.var.deps.database.db);
+  const offset = Number(c.req.query('offset'));
+  const room = Number.isSafeInteger(offset) && offset >= 0 ? limits.contextMaxBytes - offset : limits.contextMaxBytes;
+  return Math.max(0, Math.min(limits.partMaxBytes, room));
+}
 const uploadErrors = {
   400: errorAnswer('bad_request (Content-Digest missing or malformed), digest_mismatch'),
   404: errorAnswer('not_found'),
@@ -88,8 +93,10 @@ const uploadOnce = defineRoute(APP, {
   method: 'post',
   path: '/api/v1/me/submissions/{id}/context',
   summary: 'Upload the whole gzip context in one request',
-  request: { ...byId, body: rawContext },
+  request: { ...byId, ...rawBody(...CONTEXT_MEDIA) },
   responses: { 200: json(SubmissionSchema, 'stored, with context_sha256'), ...uploadErrors },
+}, {
+  rawBody: { limit: { name: 'context_max_bytes', bytes: async (c) => (await readUploadLimits(c.var.deps.database.db)).contextMaxBytes } },
 });
 
 const progress = defineRoute(APP, {
@@ -104,8 +111,10 @@ const part = defineRoute(APP, {
   method: 'put',
   path: '/api/v1/me/submissions/{id}/context/upload',
   summary: 'Stage one part at offset (which must equal received; 0 starts over), with its Content-Digest',
-  request: { ...byId, query: UploadOffsetQuery, body: rawContext },
+  request: { ...byId, query: UploadOffsetQuery, ...rawBody(...CONTEXT_MEDIA) },
   responses: { 200: json(ContextUploadProgressSchema, 'staged'), ...uploadErrors },
+}, {
+  rawBody: { limit: { name: 'part_max_bytes (or the room left under context_max_bytes)', bytes: partLimit }, digest: 'required' },
 });
 
 const complete = defineRoute(APP, {
@@ -163,7 +172,7 @@ const download = defineRoute(ADMIN, {
   summary: 'Download the stored context',
   request: byId,
   responses: { 200: contextAnswer('the tarball'), 404: errorAnswer('not_found'), 503: errorAnswer('unavailable') },
-});
+}, { streamed: true });
 
 export function submissionRoutes() {
   return createRouter()
@@ -173,14 +182,12 @@ export function submissionRoutes() {
     .openapi(readMine, async (c) => c.json(await readSubmission(c.var.deps.database.db, { userId: c.var.session!.userId }, c.req.valid('param').id), 200))
     .openapi(withdraw, async (c) => c.json(await deleteSubmission(c.var.deps, { userId: c.var.session!.userId }, c.req.valid('param').id), 200))
     .openapi(uploadOnce, async (c) => {
-      const part = incomingPart(c, { digestRequired: false });
-      return c.json(await uploadWhole(c.var.deps, c.var.session!.userId, c.req.valid('param').id, part), 200);
+      return c.json(await uploadWhole(c.var.deps, c.var.session!.userId, c.req.valid('param').id, rawBodyOf(c)), 200);
     })
     .openapi(progress, async (c) => c.json(await uploadProgress(c.var.deps, c.var.session!.userId, c.req.valid('param').id), 200))
     .openapi(part, async (c) => {
-      const incoming = incomingPart(c, { digestRequired: true });
       const { offset } = c.req.valid('query');
-      return c.json(await putPart(c.var.deps, c.var.session!.userId, c.req.valid('param').id, offset, incoming), 200);
+      return c.json(await putPart(c.var.deps, c.var.session!.userId, c.req.valid('param').id, offset, rawBodyOf(c)), 200);
     })
     .openapi(complete, async (c) => c.json(await completeUpload(c.var.deps, c.var.session!.userId, c.req.valid('param').id), 200))
     .openapi(all, async (c) => c.json(await listSubmissions(c.var.deps.database.db, 'all', c.req.valid('query')), 200))

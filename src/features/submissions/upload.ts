@@ -16,13 +16,11 @@ export interface UploadProgress {
   max_context_bytes: number;
 }
 
-export interface IncomingPart {
-  body: AsyncIterable<Uint8Array>;
-  /** Declared length, when the request carried one: refused up front when over the limit. */
-  length?: number;
-  /** From Content-Digest. */
-  sha256?: Buffer;
-}
+/**
+ * A request body as the pipeline hands it over (RawBody): its iteration itself throws 413 past the
+ * route's limit and 400 digest_mismatch after the last byte, so the store keeps nothing of a bad part.
+ */
+export type IncomingPart = AsyncIterable<Uint8Array>;
 
 async function pendingOwn(deps: SubmissionDeps, userId: string, id: string) {
   const row = await findSubmission(deps.database.db, { userId }, id);
@@ -80,11 +78,11 @@ export async function putPart(deps: SubmissionDeps, userId: string, id: string, 
   const store = requireStore(deps);
   const limits = await readUploadLimits(deps.database.db);
   const maxBytes = Math.min(limits.partMaxBytes, limits.contextMaxBytes - offset);
-  if (maxBytes < 0 || (part.length !== undefined && part.length > maxBytes)) throw tooLarge(limits, offset);
+  if (maxBytes < 0) throw tooLarge(limits, offset);
   await claim(deps, row.id, offset);
   let received = offset;
   try {
-    received = await store.stagePart(row.id, part.body, { offset, maxBytes, sha256: part.sha256 });
+    received = await store.stagePart(row.id, part, { offset, maxBytes });
   } catch (err) {
     throw partError(err, limits, offset);
   } finally {
@@ -117,11 +115,10 @@ export async function uploadWhole(deps: SubmissionDeps, userId: string, id: stri
   const row = await pendingOwn(deps, userId, id);
   const store = requireStore(deps);
   const limits = await readUploadLimits(deps.database.db);
-  if (part.length !== undefined && part.length > limits.contextMaxBytes) throw tooLarge(limits, 0);
   await claim(deps, row.id, 0);
   let received = 0;
   try {
-    received = await store.stagePart(row.id, part.body, { offset: 0, maxBytes: limits.contextMaxBytes, sha256: part.sha256 });
+    received = await store.stagePart(row.id, part, { offset: 0, maxBytes: limits.contextMaxBytes });
     if (received === 0) throw new ApiError('bad_request', 'The context is empty.');
     const stored = await store.commit(row.id);
     await deps.database.db.delete(submissionUploads).where(eq(submissionUploads.submissionId, row.id));
@@ -154,8 +151,6 @@ function partError(err: unknown, limits: { partMaxBytes: number; contextMaxBytes
   switch (err.reason) {
     case 'too_large':
       return tooLarge(limits, offset);
-    case 'digest_mismatch':
-      return new ApiError('digest_mismatch', err.message);
     case 'store_full':
       return new ApiError('uploads_full', err.message);
   }
