@@ -32,9 +32,7 @@ const session = await signIn(deps, { userId: user.id, host: config.panelHost });
 
 const samples: number[] = [];
 const sample = () => samples.push(process.memoryUsage().rss);
-global.gc?.();
-sample();
-const baseline = samples[0]!;
+let baseline = 0;
 const timer = setInterval(sample, 50);
 
 process.on('message', async (message: { type: string }) => {
@@ -42,8 +40,10 @@ process.on('message', async (message: { type: string }) => {
     const submission = await createSubmission(deps, user.id, `bench ${Date.now()}`);
     process.send!({ type: 'submission', id: submission.id });
   } else if (message.type === 'reset') {
+    global.gc?.();
     samples.length = 0;
     sample();
+    baseline = samples[0]!;
     process.send!({ type: 'reset' });
   } else if (message.type === 'report') {
     sample();

@@ -11,6 +11,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 
 const MIB = 1024 * 1024;
@@ -33,7 +34,24 @@ const ask = <T>(message: object, type: string) =>
     if ('type' in message && message.type !== 'wait') child.send(message);
   });
 const ready = await ask<{ port: number; headers: Record<string, string> }>({ type: 'wait' }, 'ready');
-const base = `http://127.0.0.1:${ready.port}/api/v1/me/submissions`;
+const base = '/api/v1/me/submissions';
+
+/** One request by node:http (fetch cannot send the session's Host header); the body as chunks. */
+function send(method: string, path: string, headers: Record<string, string>, chunks: Iterable<Buffer> = []) {
+  return new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: ready.port, method, path, headers: { ...ready.headers, ...headers } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    (async () => {
+      for (const chunk of chunks) if (!req.write(chunk)) await new Promise((r) => req.once('drain', r));
+      req.end();
+    })().catch(reject);
+  });
+}
 
 // One pseudo-random block, varied per part so that no two parts are alike.
 const block = randomBytes(PART);
@@ -51,8 +69,8 @@ async function run(label: string, upload: (id: string) => Promise<string>) {
   const expected = await upload(id);
   const seconds = (performance.now() - started) / 1000;
   const memory = await ask<{ baseline: number; max: number }>({ type: 'report' }, 'report');
-  const res = await fetch(`${base}/${id}`, { headers: ready.headers });
-  const stored = ((await res.json()) as { context_sha256?: string }).context_sha256;
+  const res = await send('GET', `${base}/${id}`, {});
+  const stored = (JSON.parse(res.text) as { context_sha256?: string }).context_sha256;
   if (stored !== expected) throw new Error(`${label}: stored digest ${stored} is not ${expected}`);
   const peak = memory.max - memory.baseline;
   console.log(
@@ -70,33 +88,23 @@ const peaks = [
   await run('in parts of 32 MiB', async (id) => {
     for (let offset = 0; offset < total; offset += PART) {
       const part = partAt(offset);
-      const res = await fetch(`${base}/${id}/context/upload?offset=${offset}`, {
-        method: 'PUT',
-        headers: { ...ready.headers, 'Content-Type': 'application/octet-stream', 'Content-Digest': digest(part) },
-        body: part,
-      });
-      if (res.status !== 200) throw new Error(`part at ${offset}: ${res.status} ${await res.text()}`);
+      const res = await send('PUT', `${base}/${id}/context/upload?offset=${offset}`, {
+        'Content-Type': 'application/octet-stream',
+        'Content-Length': String(part.length),
+        'Content-Digest': digest(part),
+      }, [part]);
+      if (res.status !== 200) throw new Error(`part at ${offset}: ${res.status} ${res.text}`);
     }
-    const done = await fetch(`${base}/${id}/context/upload/complete`, { method: 'POST', headers: ready.headers });
-    if (done.status !== 200) throw new Error(`complete: ${done.status} ${await done.text()}`);
+    const done = await send('POST', `${base}/${id}/context/upload/complete`, {});
+    if (done.status !== 200) throw new Error(`complete: ${done.status} ${done.text}`);
     return wholeDigest;
   }),
   await run('in one request', async (id) => {
-    let offset = 0;
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (offset >= total) return controller.close();
-        controller.enqueue(partAt(offset));
-        offset += PART;
-      },
-    });
-    const res = await fetch(`${base}/${id}/context`, {
-      method: 'POST',
-      headers: { ...ready.headers, 'Content-Type': 'application/gzip', 'Content-Length': String(total) },
-      body,
-      duplex: 'half',
-    } as RequestInit);
-    if (res.status !== 200) throw new Error(`whole: ${res.status} ${await res.text()}`);
+    function* body() {
+      for (let offset = 0; offset < total; offset += PART) yield partAt(offset);
+    }
+    const res = await send('POST', `${base}/${id}/context`, { 'Content-Type': 'application/gzip', 'Content-Length': String(total) }, body());
+    if (res.status !== 200) throw new Error(`whole: ${res.status} ${res.text}`);
     return wholeDigest;
   }),
 ];
