@@ -3,6 +3,8 @@ import type { MailAdapter } from './adapters/mail/types.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
 import type { Config } from './config.js';
 import type { DatabaseHandle, Queryable } from './db/client.js';
+import type { BuildRunner } from './features/builds/runner.js';
+import type { ContextStore } from './features/submissions/context-store.js';
 import type { SessionVerifier } from './features/verifier/service.js';
 import type { Metrics } from './http/metrics.js';
 import type { SessionAuthenticator } from './http/session.js';
@@ -35,6 +37,10 @@ export interface Deps {
   serverCounts?: (db: Queryable, userIds: string[]) => Promise<Map<string, number>>;
   /** The hasJoined verifier (keep-alive clients to the session sources, name cache, bar-list snapshot). */
   sessionVerifier: SessionVerifier;
+  /** Runs image builds as jobs; absent: build routes answer 503. */
+  buildRunner?: BuildRunner;
+  /** Where submission contexts are staged and stored; absent: upload routes answer 503. */
+  contextStore?: ContextStore;
   /** Aborted when the process begins to shut down: long-lived streams end on it. */
   shutdown: AbortSignal;
 }

@@ -7,6 +7,9 @@ import type { RegistryAdapter } from './adapters/registry/types.js';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
 import type { Deps } from './deps.js';
+import { SimulatedBuildRunner } from './features/builds/simulated-runner.js';
+import { DirectoryContextStore } from './features/submissions/context-store.js';
+import { join } from 'node:path';
 import { createSessionAuthenticator } from './features/accounts/authenticator.js';
 import { countServersByOwner } from './features/servers/claims.js';
 import { createSessionVerifier } from './features/verifier/service.js';
@@ -39,6 +42,12 @@ export function assembleDeps(parts: DepsParts): Deps {
     sessions: createSessionAuthenticator(),
     serverCounts: countServersByOwner,
     shutdown: new AbortController().signal,
+    contextStore: new DirectoryContextStore(join(parts.config.dataDir, 'contexts')),
+    // The cluster's job runner is wired by server.ts for CLUSTER=kubernetes.
+    buildRunner:
+      cluster.kind === 'simulated'
+        ? new SimulatedBuildRunner({ clock, onError: (err, job) => parts.log.warn({ err, buildId: job.buildId }, 'simulated build job failed') })
+        : undefined,
     ...parts,
     clock,
     cluster,

@@ -5,6 +5,8 @@ import { authRoutes } from '../features/auth/routes.js';
 import { externalOperationsRoutes } from '../features/operations/external.js';
 import { healthRoutes } from '../features/probes/routes.js';
 import { imageRoutes } from '../features/images/routes.js';
+import { buildRoutes } from '../features/builds/routes.js';
+import { submissionRoutes } from '../features/submissions/routes.js';
 import { externalServerRoutes } from '../features/servers/external.js';
 import { createApp, type FaceApp } from './create-app.js';
 
@@ -17,6 +19,8 @@ export function mountExternalRoutes(app: FaceApp): void {
   app.addRoutes(externalServerRoutes());
   app.addRoutes(imageRoutes());
   app.addRoutes(externalOperationsRoutes());
+  app.addRoutes(buildRoutes());
+  app.addRoutes(submissionRoutes());
 }
 
 /** The external face: the browser panel and the operator console. */

@@ -3,6 +3,7 @@ import { internalOperationsRoutes } from '../features/operations/internal.js';
 import { healthRoutes, internalProbeRoutes } from '../features/probes/routes.js';
 import { internalServerRoutes } from '../features/servers/internal.js';
 import { verifierRoutes } from '../features/verifier/routes.js';
+import { internalBuildRoutes } from '../features/builds/internal-routes.js';
 import { createApp, type FaceApp } from './create-app.js';
 import { openApiDocument } from './openapi.js';
 import { z } from '@hono/zod-openapi';
@@ -15,6 +16,7 @@ export function mountInternalRoutes(app: FaceApp): void {
   app.addRoutes(internalServerRoutes());
   app.addRoutes(verifierRoutes());
   app.addRoutes(internalOperationsRoutes());
+  app.addRoutes(internalBuildRoutes());
 }
 
 /** The route of one face's OpenAPI document (not part of the documents themselves). */

@@ -61,6 +61,8 @@ export const ERROR_STATUS = {
   backup_store_full: 507,
   volume_full: 507,
   uploads_full: 507,
+  upload_offset_mismatch: 409,
+  upload_busy: 409,
   digest_mismatch: 400,
   request_timeout: 408,
   expectation_failed: 417,

@@ -6,3 +6,5 @@ export * from './images.js';
 export * from './servers.js';
 export * from './verifier.js';
 export * from './operations.js';
+export * from './builds.js';
+export * from './submissions.js';

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
-import { AddImageBody, ImageRefParam, ImageSchema, PatchImageBody } from './schema.js';
-import { addImage, listImages, setImageEnabled } from './service.js';
+import { AddImageBody, ImageRefParam, ImageRefQuery, ImageSchema, PatchImageBody } from './schema.js';
+import { addImage, listImages, removeImage, setImageEnabled } from './service.js';
 
 
 const list = defineRoute({ tier: 'admin' }, {
@@ -32,6 +32,14 @@ const patch = defineRoute({ tier: 'admin' }, {
   responses: { 200: json(ImageSchema, 'updated'), 404: errorAnswer('not whitelisted') },
 });
 
+const remove = defineRoute({ tier: 'admin' }, {
+  method: 'delete',
+  path: '/api/v1/images',
+  summary: 'Remove an image from the whitelist',
+  request: { query: ImageRefQuery },
+  responses: { 204: { description: 'removed' }, 404: errorAnswer('not whitelisted') },
+});
+
 export function imageRoutes() {
   return createRouter()
     .openapi(list, async (c) => c.json({ images: await listImages(c.var.deps.database.db) }, 200))
@@ -42,5 +50,9 @@ export function imageRoutes() {
     .openapi(patch, async (c) => {
       const image = await setImageEnabled(c.var.deps.database.db, c.req.valid('param').image_ref, c.req.valid('json').enabled);
       return c.json(image, 200);
+    })
+    .openapi(remove, async (c) => {
+      await removeImage(c.var.deps.database.db, c.req.valid('query').ref);
+      return c.body(null, 204);
     });
 }

@@ -21,3 +21,5 @@ export const ImageRefParam = z.object({
     .max(512)
     .openapi({ param: { name: 'image_ref', in: 'path' }, description: 'URL-encoded image reference' }),
 });
+
+export const ImageRefQuery = z.strictObject({ ref: z.string().min(1).max(512) });

@@ -99,3 +99,10 @@ export async function ensureWhitelisted(db: Queryable, imageRef: string, now: Da
     .values({ imageRef, source: 'platform', addedBy: 'system', enabled: true, addedAt: now })
     .onConflictDoNothing();
 }
+
+/** Removes an image from the whitelist; 404 when it is not listed. */
+export async function removeImage(db: Queryable, imageRef: string): Promise<void> {
+  const { text } = canonicalImageRef(imageRef);
+  const [row] = await db.delete(images).where(eq(images.imageRef, text)).returning({ imageRef: images.imageRef });
+  if (!row) throw new ApiError('not_found', `${text} is not whitelisted.`);
+}

@@ -1,0 +1,128 @@
+import { and, asc, eq, gt, gte } from 'drizzle-orm';
+import type { Queryable } from '../../db/client.js';
+import { buildLogLines, builds } from '../../db/schema/builds.js';
+import type { Deps } from '../../deps.js';
+import { isTerminal } from './states.js';
+
+/** Section 6 and the stream rules of api-extensions. */
+export const STREAM_RULES = {
+  lifetimeMs: 30 * 60 * 1000,
+  recheckMs: 60 * 1000,
+  keepAliveMs: 15 * 1000,
+  resumeWindowMs: 60 * 60 * 1000,
+  pollMs: 1000,
+};
+
+const BATCH = 500;
+
+export interface LogStreamOptions {
+  buildId: string;
+  /** `Last-Event-ID`: unix seconds; within the resume window the stream resumes from that second. */
+  lastEventId?: string;
+  /** Whether the caller may still read the stream (re-checked every `recheckMs`). */
+  stillAllowed: () => Promise<boolean>;
+  rules?: Partial<typeof STREAM_RULES>;
+}
+
+const encoder = new TextEncoder();
+
+/** The first line's sequence number to send after a resume from `second` (inclusive). */
+async function resumeAfter(db: Queryable, buildId: string, second: number): Promise<number> {
+  const [first] = await db
+    .select({ seq: buildLogLines.seq })
+    .from(buildLogLines)
+    .where(and(eq(buildLogLines.buildId, buildId), gte(buildLogLines.at, new Date(second * 1000))))
+    .orderBy(asc(buildLogLines.seq))
+    .limit(1);
+  return first ? first.seq - 1 : Number.MAX_SAFE_INTEGER;
+}
+
+/**
+ * The build log as Server-Sent Events: the whole log (or from the resumed second), then new lines
+ * as the job writes them, read from the database so any replica can serve it. Ends once the build
+ * is terminal and every line went out, after the stream lifetime, on shutdown, or with
+ * `event: revoked` when the caller lost access.
+ */
+export function buildLogEvents(deps: Pick<Deps, 'database' | 'clock' | 'shutdown' | 'log'>, options: LogStreamOptions): ReadableStream<Uint8Array> {
+  const rules = { ...STREAM_RULES, ...options.rules };
+  const db = deps.database.db;
+  const stop = new AbortController();
+  const onShutdown = () => stop.abort();
+  const idle = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      stop.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    });
+
+  return new ReadableStream<Uint8Array>({
+    start: () => {
+      if (deps.shutdown.aborted) stop.abort();
+      deps.shutdown.addEventListener('abort', onShutdown, { once: true });
+    },
+    cancel: () => {
+      stop.abort();
+      deps.shutdown.removeEventListener('abort', onShutdown);
+    },
+    pull: async (controller) => {
+      try {
+        await pump(controller);
+      } catch (err) {
+        deps.log.warn({ err, buildId: options.buildId }, 'build log stream failed');
+      }
+      deps.shutdown.removeEventListener('abort', onShutdown);
+      controller.close();
+    },
+  });
+
+  async function pump(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
+    const send = (text: string) => controller.enqueue(encoder.encode(text));
+    const started = deps.clock.now().getTime();
+    let lastSent = started;
+    let lastCheck = started;
+    let after = 0;
+    const resumeFrom = Number(options.lastEventId);
+    if (options.lastEventId && Number.isInteger(resumeFrom) && started - resumeFrom * 1000 <= rules.resumeWindowMs && resumeFrom * 1000 <= started) {
+      after = await resumeAfter(db, options.buildId, resumeFrom);
+    }
+    send(': build log\n\n');
+    while (!stop.signal.aborted) {
+      const rows = await db
+        .select({ seq: buildLogLines.seq, at: buildLogLines.at, line: buildLogLines.line })
+        .from(buildLogLines)
+        .where(and(eq(buildLogLines.buildId, options.buildId), gt(buildLogLines.seq, after)))
+        .orderBy(asc(buildLogLines.seq))
+        .limit(BATCH);
+      for (const row of rows) {
+        send(`id: ${Math.floor(row.at.getTime() / 1000)}\ndata: ${row.line}\n\n`);
+        after = row.seq;
+      }
+      const now = deps.clock.now().getTime();
+      if (rows.length > 0) lastSent = now;
+      if (rows.length === BATCH) continue;
+      const [build] = await db.select({ status: builds.status }).from(builds).where(eq(builds.id, options.buildId));
+      if (!build || isTerminal(build.status)) {
+        // Lines written just before the terminal move are read once more before the end.
+        const [late] = await db
+          .select({ seq: buildLogLines.seq })
+          .from(buildLogLines)
+          .where(and(eq(buildLogLines.buildId, options.buildId), gt(buildLogLines.seq, after)))
+          .limit(1);
+        if (!late) return;
+        continue;
+      }
+      if (now - started >= rules.lifetimeMs) return;
+      if (now - lastCheck >= rules.recheckMs) {
+        lastCheck = now;
+        if (!(await options.stillAllowed())) {
+          send('event: revoked\ndata: revoked\n\n');
+          return;
+        }
+      }
+      if (now - lastSent >= rules.keepAliveMs) {
+        send(': keep-alive\n\n');
+        lastSent = now;
+      }
+      await idle(rules.pollMs);
+    }
+  }
+}

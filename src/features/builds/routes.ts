@@ -1,0 +1,124 @@
+import { z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import type { AppEnv } from '../../http/env.js';
+import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
+import { buildLogEvents } from './log-stream.js';
+import { BuildIdParam, BuildListQuery, BuildListSchema, BuildScanSchema, BuildSchema, CreateBuildBody } from './schema.js';
+import { cancelBuild, createBuild, getBuild, getScan, getScanDocument, listBuilds } from './service.js';
+
+const ADMIN = { tier: 'admin' } as const;
+
+const create = defineRoute(ADMIN, {
+  method: 'post',
+  path: '/api/v1/images/build',
+  summary: 'Start an image build (a Dockerfile, and optionally an approved submission’s context)',
+  request: jsonBody(CreateBuildBody),
+  responses: {
+    202: json(BuildSchema, 'pending, handed to the builder'),
+    400: errorAnswer('bad_request (no dockerfile nor context_ref, or context_ref names no approved submission)'),
+    503: errorAnswer('unavailable: no builder, or it did not take the build'),
+  },
+});
+
+const list = defineRoute(ADMIN, {
+  method: 'get',
+  path: '/api/v1/images/build',
+  summary: 'Builds, newest first',
+  request: { query: BuildListQuery },
+  responses: { 200: json(BuildListSchema, 'one page') },
+});
+
+const get = defineRoute(ADMIN, {
+  method: 'get',
+  path: '/api/v1/images/build/{id}',
+  summary: 'One build',
+  request: { params: BuildIdParam },
+  responses: { 200: json(BuildSchema, 'the build'), 404: errorAnswer('not_found') },
+});
+
+const cancel = defineRoute(ADMIN, {
+  method: 'post',
+  path: '/api/v1/images/build/{id}/cancel',
+  summary: 'Cancel a pending or running build',
+  request: { params: BuildIdParam },
+  responses: { 202: json(BuildSchema, 'cancelled'), 404: errorAnswer('not_found'), 409: errorAnswer('conflict: already terminal') },
+});
+
+const logs = defineRoute(ADMIN, {
+  method: 'get',
+  path: '/api/v1/images/build/{id}/logs',
+  summary: 'The build log as Server-Sent Events',
+  request: { params: BuildIdParam, headers: z.object({ 'last-event-id': z.string().max(32).optional() }) },
+  responses: {
+    200: { description: 'one event per log line: `id:` unix seconds, `data:` the line', content: { 'text/event-stream': { schema: z.string() } } },
+    404: errorAnswer('not_found'),
+  },
+}, { streamed: true });
+
+const scan = defineRoute(ADMIN, {
+  method: 'get',
+  path: '/api/v1/images/build/{id}/scan',
+  summary: 'The scan gate’s verdict on a build',
+  request: { params: BuildIdParam },
+  responses: { 200: json(BuildScanSchema, 'the scan'), 404: errorAnswer('not_found: not scanned') },
+});
+
+const anyJson = z.record(z.string(), z.unknown());
+const report = defineRoute(ADMIN, {
+  method: 'get',
+  path: '/api/v1/images/build/{id}/scan/report',
+  summary: 'The scanner’s full JSON report (Trivy format)',
+  request: { params: BuildIdParam },
+  responses: { 200: json(anyJson, 'the report'), 404: errorAnswer('not_found: not scanned, or the report was omitted') },
+});
+
+const sbom = defineRoute(ADMIN, {
+  method: 'get',
+  path: '/api/v1/images/build/{id}/sbom',
+  summary: 'The image’s CycloneDX SBOM',
+  request: { params: BuildIdParam },
+  responses: { 200: json(anyJson, 'the SBOM'), 404: errorAnswer('not_found: not scanned, or the SBOM was omitted') },
+});
+
+function streamLogs(c: Context<AppEnv>, id: string, lastEventId: string | undefined) {
+  const deps = c.var.deps;
+  const events = buildLogEvents(deps, {
+    buildId: id,
+    lastEventId,
+    stillAllowed: async () => {
+      try {
+        await deps.sessions?.authenticate(c, { tier: 'admin', setupAllowed: false });
+        return deps.sessions !== undefined;
+      } catch {
+        return false;
+      }
+    },
+  });
+  return c.body(events, 200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' });
+}
+
+export function buildRoutes() {
+  return createRouter()
+    .openapi(create, async (c) => {
+      const body = c.req.valid('json');
+      const build = await createBuild(c.var.deps, {
+        imageRef: body.image_ref,
+        requestedBy: c.var.session!.userId,
+        dockerfile: body.dockerfile,
+        contextRef: body.context_ref,
+        baseImage: body.base_image,
+      });
+      return c.json(build, 202);
+    })
+    .openapi(list, async (c) => c.json(await listBuilds(c.var.deps.database.db, c.req.valid('query')), 200))
+    .openapi(get, async (c) => c.json(await getBuild(c.var.deps.database.db, c.req.valid('param').id), 200))
+    .openapi(cancel, async (c) => c.json(await cancelBuild(c.var.deps, c.req.valid('param').id), 202))
+    .openapi(logs, async (c) => {
+      const { id } = c.req.valid('param');
+      await getBuild(c.var.deps.database.db, id);
+      return streamLogs(c, id, c.req.valid('header')['last-event-id']) as never;
+    })
+    .openapi(scan, async (c) => c.json(await getScan(c.var.deps.database.db, c.req.valid('param').id), 200))
+    .openapi(report, async (c) => c.json((await getScanDocument(c.var.deps.database.db, c.req.valid('param').id, 'report')) as Record<string, unknown>, 200))
+    .openapi(sbom, async (c) => c.json((await getScanDocument(c.var.deps.database.db, c.req.valid('param').id, 'sbom')) as Record<string, unknown>, 200));
+}

@@ -1,0 +1,274 @@
+import { and, count, desc, eq, ilike, inArray, or, sql } from 'drizzle-orm';
+import type { Queryable } from '../../db/client.js';
+import { buildLogLines, builds, buildScans, type BuildStatus } from '../../db/schema/builds.js';
+import { images } from '../../db/schema/images.js';
+import { submissions } from '../../db/schema/submissions.js';
+import type { Deps } from '../../deps.js';
+import { ApiError } from '../../http/errors.js';
+import { canonicalImageRef } from '../images/service.js';
+import { submissionIdOf } from '../submissions/views.js';
+import { integerSetting } from '../servers/settings.js';
+import { containsPattern } from './paging.js';
+import type { BuildJob, BuildReporter } from './runner.js';
+import type { BuildScanView, BuildView } from './views.js';
+import { toBuildScanView, toBuildView } from './views.js';
+import { blockedReason, evaluateScan, ScanReportError, type ScanSummary } from './scan-gate.js';
+import { readScanPolicy } from './scan-policy.js';
+import { canMove, isTerminal, sourcesOf } from './states.js';
+
+type BuildRow = typeof builds.$inferSelect;
+export type BuildDeps = Pick<Deps, 'database' | 'clock' | 'log' | 'buildRunner' | 'contextStore'>;
+
+/** Largest scanner documents kept with a scan (report and SBOM together); beyond it they are omitted. */
+export const SCAN_KEEP_SETTING = { key: 'scan_keep_max_bytes', fallback: 8 * 1024 * 1024 };
+
+export interface CreateBuildInput {
+  imageRef: string;
+  requestedBy: string;
+  dockerfile?: string;
+  contextRef?: string;
+  baseImage?: string;
+}
+
+export async function findBuild(db: Queryable, id: string): Promise<BuildRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  const [row] = await db.select().from(builds).where(eq(builds.id, id));
+  return row;
+}
+
+export async function getBuild(db: Queryable, id: string): Promise<BuildView> {
+  const row = await findBuild(db, id);
+  if (!row) throw new ApiError('not_found', 'No such build.');
+  return toBuildView(row);
+}
+
+/**
+ * Records a pending build. A `context_ref` must name an approved submission with a stored
+ * context; the build is pinned to that context's digest.
+ */
+export async function insertBuild(deps: Pick<Deps, 'clock'>, db: Queryable, input: CreateBuildInput): Promise<BuildRow> {
+  const { text: imageRef } = canonicalImageRef(input.imageRef);
+  const baseImage = input.baseImage === undefined ? null : canonicalImageRef(input.baseImage).text;
+  let contextDigest: string | null = null;
+  if (input.contextRef !== undefined) {
+    const submissionId = submissionIdOf(input.contextRef);
+    const [submission] = submissionId ? await db.select().from(submissions).where(eq(submissions.id, submissionId)) : [];
+    if (!submission || submission.status !== 'approved' || !submission.contextSha256) {
+      throw new ApiError('bad_request', 'context_ref names no approved submission with a stored context.');
+    }
+    contextDigest = submission.contextSha256;
+  } else if (input.dockerfile === undefined) {
+    throw new ApiError('bad_request', 'A build needs a dockerfile or a context_ref.');
+  }
+  const now = deps.clock.now();
+  const [row] = await db
+    .insert(builds)
+    .values({
+      imageRef,
+      status: 'pending',
+      requestedBy: input.requestedBy,
+      dockerfile: input.dockerfile ?? null,
+      contextRef: input.contextRef ?? null,
+      contextDigest,
+      baseImage,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning();
+  return row!;
+}
+
+/**
+ * Hands a pending build to the runner. Resolves with the build once its job exists; when the
+ * runner refuses, the build is failed with the reason and the error is thrown.
+ */
+export async function handOff(deps: BuildDeps, row: BuildRow): Promise<BuildRow> {
+  const runner = deps.buildRunner;
+  if (!runner) throw new ApiError('unavailable', 'No image builder is configured.');
+  const job: BuildJob = { buildId: row.id, imageRef: row.imageRef };
+  if (row.dockerfile) job.dockerfile = row.dockerfile;
+  if (row.contextRef) job.contextRef = row.contextRef;
+  if (row.contextDigest) job.contextDigest = row.contextDigest;
+  if (row.baseImage) job.baseImage = row.baseImage;
+  try {
+    const { jobName } = await runner.start(job, reporterFor(deps, row.id));
+    const [updated] = await deps.database.db.update(builds).set({ jobName }).where(eq(builds.id, row.id)).returning();
+    return updated ?? row;
+  } catch (err) {
+    deps.log.error({ err, buildId: row.id }, 'build hand-off failed');
+    await moveBuild(deps, row.id, 'failed', { error: 'the build could not be handed to the builder' }).catch(() => undefined);
+    throw new ApiError('unavailable', 'The image builder did not take the build.', { cause: err });
+  }
+}
+
+export async function createBuild(deps: BuildDeps, input: CreateBuildInput): Promise<BuildView> {
+  if (!deps.buildRunner) throw new ApiError('unavailable', 'No image builder is configured.');
+  const row = await insertBuild(deps, deps.database.db, input);
+  return toBuildView(await handOff(deps, row));
+}
+
+export async function listBuilds(
+  db: Queryable,
+  page: { query?: string; limit: number; offset: number },
+): Promise<{ builds: BuildView[]; total: number }> {
+  const where = page.query
+    ? or(ilike(builds.imageRef, containsPattern(page.query)), sql`${builds.id}::text = ${page.query}`)
+    : undefined;
+  const [rows, [{ total } = { total: 0 }]] = await Promise.all([
+    db.select().from(builds).where(where).orderBy(desc(builds.createdAt), desc(builds.id)).limit(page.limit).offset(page.offset),
+    db.select({ total: count() }).from(builds).where(where),
+  ]);
+  return { builds: rows.map(toBuildView), total };
+}
+
+/**
+ * Moves a build along one legal edge, atomically (the update is guarded by the statuses the move
+ * may start from). 404 when missing, 409 for an illegal move. A terminal status sets finished_at;
+ * a build that succeeds whitelists its image, in the same transaction.
+ */
+export async function moveBuild(
+  deps: Pick<Deps, 'database' | 'clock'>,
+  id: string,
+  to: BuildStatus,
+  details: { error?: string; logRef?: string } = {},
+): Promise<BuildRow> {
+  return deps.database.db.transaction(async (tx) => {
+    const current = await findBuild(tx, id);
+    if (!current) throw new ApiError('not_found', 'No such build.');
+    if (!canMove(current.status, to)) {
+      throw new ApiError('conflict', `A ${current.status} build cannot become ${to}.`);
+    }
+    if (to === 'succeeded') await requireUnblockedScan(tx, id);
+    const now = deps.clock.now();
+    const [row] = await tx
+      .update(builds)
+      .set({
+        status: to,
+        updatedAt: now,
+        ...(isTerminal(to) ? { finishedAt: now } : {}),
+        ...(details.error !== undefined ? { error: details.error } : {}),
+        ...(details.logRef !== undefined ? { logRef: details.logRef } : {}),
+      })
+      .where(and(eq(builds.id, id), inArray(builds.status, sourcesOf(to))))
+      .returning();
+    if (!row) throw new ApiError('conflict', 'The build moved meanwhile.');
+    if (to === 'succeeded') {
+      await tx
+        .insert(images)
+        .values({ imageRef: row.imageRef, source: 'build', addedBy: row.requestedBy, enabled: true, addedAt: now, buildId: row.id })
+        .onConflictDoUpdate({ target: images.imageRef, set: { buildId: row.id } });
+    }
+    return row;
+  });
+}
+
+/** Only a scanned, unblocked image may be pushed, so only such a build may succeed. */
+async function requireUnblockedScan(db: Queryable, id: string): Promise<void> {
+  const [scan] = await db.select({ summary: buildScans.summary }).from(buildScans).where(eq(buildScans.buildId, id));
+  if (!scan) throw new ApiError('conflict', 'The build has no scan: the image must pass the scan gate before it is pushed.');
+  if ((scan.summary as ScanSummary).blocked) throw new ApiError('conflict', 'The scan blocked this image.');
+}
+
+/** Cancels a pending or building build (409 once terminal) and stops its job. */
+export async function cancelBuild(deps: BuildDeps, id: string): Promise<BuildView> {
+  const row = await moveBuild(deps, id, 'cancelled');
+  if (row.jobName && deps.buildRunner) {
+    await deps.buildRunner.cancel(row.jobName).catch((err: unknown) => deps.log.warn({ err, buildId: id }, 'build job cancel failed'));
+  }
+  return toBuildView(row);
+}
+
+/**
+ * The scan gate of a building build: the verdict under the policy in force, kept once. A blocked
+ * image fails the build here, before any push; the documents are kept unless too large.
+ */
+export async function recordScan(
+  deps: Pick<Deps, 'database' | 'clock'>,
+  id: string,
+  documents: { report: unknown; sbom?: unknown },
+): Promise<ScanSummary> {
+  const db = deps.database.db;
+  const build = await findBuild(db, id);
+  if (!build) throw new ApiError('not_found', 'No such build.');
+  if (build.status !== 'building') throw new ApiError('conflict', `A ${build.status} build takes no scan.`);
+  let summary: ScanSummary;
+  try {
+    summary = evaluateScan(documents.report, await readScanPolicy(db));
+  } catch (err) {
+    if (err instanceof ScanReportError) throw new ApiError('bad_request', err.message);
+    throw err;
+  }
+  const kept = await keepDocuments(db, documents);
+  if (kept.omitted.length > 0) summary.omitted = kept.omitted;
+  const [inserted] = await db
+    .insert(buildScans)
+    .values({ buildId: id, scannedAt: deps.clock.now(), summary, report: kept.report, sbom: kept.sbom })
+    .onConflictDoNothing()
+    .returning({ buildId: buildScans.buildId });
+  if (!inserted) throw new ApiError('conflict', 'This build was already scanned.');
+  if (summary.blocked) await moveBuild(deps, id, 'failed', { error: blockedReason(summary)! });
+  return summary;
+}
+
+/** Drops the SBOM, then the report, until what is kept fits the setting. */
+async function keepDocuments(db: Queryable, documents: { report: unknown; sbom?: unknown }) {
+  const limit = await integerSetting(db, SCAN_KEEP_SETTING);
+  const size = (value: unknown) => (value === undefined || value === null ? 0 : Buffer.byteLength(JSON.stringify(value)));
+  let report: unknown = documents.report;
+  let sbom: unknown = documents.sbom ?? null;
+  const omitted: Array<'report' | 'sbom'> = [];
+  if (size(report) + size(sbom) > limit && sbom !== null) {
+    sbom = null;
+    omitted.push('sbom');
+  }
+  if (size(report) + size(sbom) > limit) {
+    report = null;
+    omitted.push('report');
+  }
+  return { report, sbom, omitted };
+}
+
+export async function getScan(db: Queryable, id: string): Promise<BuildScanView> {
+  const row = isUuid(id) ? (await db.select().from(buildScans).where(eq(buildScans.buildId, id)))[0] : undefined;
+  if (!row) throw new ApiError('not_found', 'This build has no scan.');
+  return toBuildScanView(row);
+}
+
+/** The kept scanner report or SBOM; 404 when the build was not scanned or the document omitted. */
+export async function getScanDocument(db: Queryable, id: string, which: 'report' | 'sbom'): Promise<unknown> {
+  const row = isUuid(id) ? (await db.select().from(buildScans).where(eq(buildScans.buildId, id)))[0] : undefined;
+  const document = row?.[which];
+  if (document === undefined || document === null) throw new ApiError('not_found', `This build has no kept ${which === 'report' ? 'scan report' : 'SBOM'}.`);
+  return document;
+}
+
+export async function appendBuildLog(deps: Pick<Deps, 'database' | 'clock'>, id: string, lines: string[]): Promise<void> {
+  // One stored line is one stream event: line breaks would end the event early.
+  const split = lines.flatMap((line) => line.split(/\r\n|\r|\n/)).map((line) => line.slice(0, 16 * 1024));
+  if (split.length === 0) return;
+  const at = deps.clock.now();
+  await deps.database.db.insert(buildLogLines).values(split.map((line) => ({ buildId: id, at, line })));
+}
+
+/** The in-process job's way back: the same service steps as the internal routes. */
+function reporterFor(deps: BuildDeps, id: string): BuildReporter {
+  return {
+    status: async (status, error) => {
+      await moveBuild(deps, id, status, error === undefined ? {} : { error });
+    },
+    scan: (report, sbom) => recordScan(deps, id, { report, sbom }),
+    log: (lines) => appendBuildLog(deps, id, lines),
+    context: async () => {
+      const build = await findBuild(deps.database.db, id);
+      const submissionId = build?.contextRef ? submissionIdOf(build.contextRef) : undefined;
+      const stream = submissionId ? await deps.contextStore?.open(submissionId) : undefined;
+      if (!stream) throw new Error('this build has no stored context');
+      return stream;
+    },
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
