@@ -1,5 +1,6 @@
 import type { ClusterAdapter } from './adapters/cluster/types.js';
 import type { MailAdapter } from './adapters/mail/types.js';
+import type { RconPool } from './adapters/rcon/pool.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
 import type { Config } from './config.js';
 import type { DatabaseHandle, Queryable } from './db/client.js';
@@ -35,6 +36,8 @@ export interface Deps {
   serverCounts?: (db: Queryable, userIds: string[]) => Promise<Map<string, number>>;
   /** The hasJoined verifier (keep-alive clients to the session sources, name cache, bar-list snapshot). */
   sessionVerifier: SessionVerifier;
+  /** One RCON connection per server, reused by every console command (password from the server's secret). */
+  rcon: RconPool;
   /** Aborted when the process begins to shut down: long-lived streams end on it. */
   shutdown: AbortSignal;
 }

@@ -1,6 +1,7 @@
 import { SimulatedCluster } from './adapters/cluster/simulated.js';
 import type { ClusterAdapter } from './adapters/cluster/types.js';
 import { createMail } from './adapters/mail/index.js';
+import { RconPool } from './adapters/rcon/pool.js';
 import { OciRegistry } from './adapters/registry/oci.js';
 import { StaticRegistry } from './adapters/registry/static.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
@@ -43,6 +44,7 @@ export function assembleDeps(parts: DepsParts): Deps {
     clock,
     cluster,
     metrics,
+    rcon: parts.rcon ?? new RconPool((name) => cluster.rconEndpoint(name)),
     sessionVerifier: parts.sessionVerifier ?? createSessionVerifier({ ...parts, clock, metrics }),
   };
 }
