@@ -63,6 +63,7 @@ export const ERROR_STATUS = {
   uploads_full: 507,
   console_unavailable: 503,
   luckperms_missing: 409,
+  digest_mismatch: 400,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
