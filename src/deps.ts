@@ -3,6 +3,7 @@ import type { MailAdapter } from './adapters/mail/types.js';
 import type { RconPool } from './adapters/rcon/pool.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
 import type { Config } from './config.js';
+import type { LogHubs } from './features/console/log-hub.js';
 import type { DatabaseHandle, Queryable } from './db/client.js';
 import type { SessionVerifier } from './features/verifier/service.js';
 import type { Metrics } from './http/metrics.js';
@@ -38,6 +39,8 @@ export interface Deps {
   sessionVerifier: SessionVerifier;
   /** One RCON connection per server, reused by every console command (password from the server's secret). */
   rcon: RconPool;
+  /** The console's log streams on this replica: one followed pod log per server, shared by its viewers. */
+  consoleLogs: LogHubs;
   /** Aborted when the process begins to shut down: long-lived streams end on it. */
   shutdown: AbortSignal;
 }

@@ -9,6 +9,7 @@ import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
 import type { Deps } from './deps.js';
 import { createSessionAuthenticator } from './features/accounts/authenticator.js';
+import { LogHubs } from './features/console/log-hub.js';
 import { countServersByOwner } from './features/servers/claims.js';
 import { createSessionVerifier } from './features/verifier/service.js';
 import { createMetrics } from './http/metrics.js';
@@ -45,6 +46,7 @@ export function assembleDeps(parts: DepsParts): Deps {
     cluster,
     metrics,
     rcon: parts.rcon ?? new RconPool((name) => cluster.rconEndpoint(name)),
+    consoleLogs: parts.consoleLogs ?? new LogHubs({ cluster, clock, log: parts.log }),
     sessionVerifier: parts.sessionVerifier ?? createSessionVerifier({ ...parts, clock, metrics }),
   };
 }

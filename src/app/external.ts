@@ -3,6 +3,7 @@ import { accountRoutes } from '../features/accounts/account-routes.js';
 import { adminAccountRoutes } from '../features/accounts/admin-routes.js';
 import { authRoutes } from '../features/auth/routes.js';
 import { consoleRoutes } from '../features/console/routes.js';
+import { consoleStreamRoutes } from '../features/console/stream-route.js';
 import { healthRoutes } from '../features/probes/routes.js';
 import { imageRoutes } from '../features/images/routes.js';
 import { externalServerRoutes } from '../features/servers/external.js';
@@ -17,6 +18,7 @@ export function mountExternalRoutes(app: FaceApp): void {
   app.addRoutes(externalServerRoutes());
   app.addRoutes(imageRoutes());
   app.addRoutes(consoleRoutes());
+  app.addRoutes(consoleStreamRoutes());
 }
 
 /** The external face: the browser panel and the operator console. */
