@@ -123,6 +123,8 @@ export class LogHub {
 /** The hubs of this replica, one per server with viewers. */
 export class LogHubs {
   readonly #hubs = new Map<string, LogHub>();
+  readonly #shutdowns = new WeakSet<AbortSignal>();
+  #closing = false;
   readonly timings: StreamTimings;
 
   constructor(
@@ -130,6 +132,22 @@ export class LogHubs {
     timings: Partial<StreamTimings> = {},
   ) {
     this.timings = { ...STREAM_TIMINGS, ...timings };
+  }
+
+  /**
+   * Ends every stream when `signal` aborts (process shutdown): one listener for all viewers,
+   * whatever their number.
+   */
+  endOn(signal: AbortSignal): void {
+    if (this.#shutdowns.has(signal)) return;
+    this.#shutdowns.add(signal);
+    if (signal.aborted) this.#closing = true;
+    else signal.addEventListener('abort', () => ((this.#closing = true), this.close()), { once: true });
+  }
+
+  /** Whether shutdown has begun (no new stream is started). */
+  get closing(): boolean {
+    return this.#closing;
   }
 
   /** The server's hub, started when its first viewer comes. */

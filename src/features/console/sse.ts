@@ -27,7 +27,6 @@ export interface ConsoleSseOptions {
   /** From a Last-Event-ID: lines stamped at or after this (ms); absent for the tailed backlog. */
   resumeFromMs?: number;
   timings: StreamTimings;
-  shutdown: AbortSignal;
   recheck: Recheck;
   /** Called once the stream has ended, whatever ended it. */
   onClose: () => void;
@@ -45,8 +44,8 @@ export function formatLine(line: PodLogLine): string {
 }
 
 /**
- * A viewer's event stream. It ends on its own after the lifetime, at shutdown, when the pod's log
- * ends, when a re-check finds the access gone (with `event: revoked`), or when the client leaves
+ * A viewer's event stream. It ends on its own after the lifetime, when its hub ends (the pod's
+ * log ended, or shutdown), when a re-check finds the access gone (with `event: revoked`), or when the client leaves
  * or stops reading (its queue passes maxQueuedBytes beyond its history: dropped, not buffered).
  */
 export function consoleSse(options: ConsoleSseOptions): ReadableStream<Uint8Array> {
@@ -61,12 +60,10 @@ export function consoleSse(options: ConsoleSseOptions): ReadableStream<Uint8Arra
     if (closed) return false;
     closed = true;
     for (const timer of timers) clearTimeout(timer);
-    options.shutdown.removeEventListener('abort', onShutdown);
     detach();
     options.onClose();
     return true;
   };
-  const onShutdown = () => finish();
   function finish(last?: Uint8Array) {
     if (!stop()) return;
     if (last) controller.enqueue(last);
@@ -95,8 +92,6 @@ export function consoleSse(options: ConsoleSseOptions): ReadableStream<Uint8Arra
         // The history is written at once; only what piles up after it counts as slow reading.
         allowance += Math.max(0, unread());
         if (closed) return;
-        if (options.shutdown.aborted) return finish();
-        options.shutdown.addEventListener('abort', onShutdown, { once: true });
         const keepAlive = setInterval(() => write(KEEP_ALIVE), timings.keepAliveMs);
         const recheck = setInterval(() => {
           void options.recheck().then((verdict) => {

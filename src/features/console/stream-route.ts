@@ -60,6 +60,8 @@ export function consoleStreamRoutes() {
     const server = await consoleServer(deps, name, session);
     if (!HAS_POD.has(server.resource.status.phase)) throw new ApiError('not_running', `${name} is not running; wake it first.`);
     const hubs = deps.consoleLogs;
+    hubs.endOn(deps.shutdown);
+    if (hubs.closing) throw new ApiError('unavailable', 'The service is shutting down; reconnect in a moment.');
     const slot = await takeStreamSlot(deps, session.userId, 'console', name, hubs.timings.recheckMs * 2);
     let hub = hubs.hub(name);
     await hub.ready;
@@ -87,7 +89,6 @@ export function consoleStreamRoutes() {
       hub,
       resumeFromMs: resumeFrom(c.req.valid('header')['last-event-id'], deps.clock.now().getTime()),
       timings: hubs.timings,
-      shutdown: deps.shutdown,
       recheck,
       onClose: () => void slot.release().catch((err: Error) => deps.log.warn({ err: err.message }, 'stream slot not released')),
     });

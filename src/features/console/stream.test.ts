@@ -158,10 +158,12 @@ describe('GET /servers/{name}/console', () => {
     const atShutdown = (await open(deps, name, owner.headers)).reader!;
     shutdown.abort();
     await atShutdown.until((r) => r.ended);
+    expect(await open(deps, name, owner.headers)).toMatchObject({ status: 503, error: 'unavailable' });
 
     const podEnds = await runningServer(deps);
     const cast = await consoleCast(deps, podEnds);
     deps.shutdown = new AbortController().signal;
+    deps.consoleLogs = new LogHubs({ cluster: deps.cluster, clock: deps.clock, log: deps.log });
     const reader = (await open(deps, podEnds, cast.owner.headers)).reader!;
     await deps.cluster.setDesiredState(podEnds, 'Stopped');
     deps.clock.advance(deps.cluster.options.stopDelayMs);
