@@ -2,6 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { PodLogOptions } from '../../adapters/cluster/types.js';
 import { sessions } from '../../db/schema/accounts.js';
+import { eventStreams } from '../../db/schema/console.js';
 import { serverClaims } from '../../db/schema/servers.js';
 import { createTestApps, createTestDeps, type TestDeps } from '../../../test/helpers/app.js';
 import { consoleCast, runningServer } from '../../../test/helpers/console.js';
@@ -131,7 +132,12 @@ describe('GET /servers/{name}/console', () => {
     const name = await runningServer(deps);
     const { owner } = await consoleCast(deps, name);
     const reader = (await open(deps, name, owner.headers)).reader!;
-    await new Promise((resolve) => setTimeout(resolve, 120));
+    // A minute on: the re-check slides the session (as any request would) and renews the stream's lease.
+    deps.clock.advance(61_000);
+    const renewedUntil = deps.clock.now().getTime() + 80;
+    await expect
+      .poll(async () => (await deps.database.db.select().from(eventStreams).where(eq(eventStreams.userId, owner.id)))[0]?.expiresAt.getTime())
+      .toBe(renewedUntil);
     expect(reader.ended).toBe(false);
     await deps.database.db.update(sessions).set({ revokedAt: deps.clock.now() }).where(eq(sessions.tokenHash, owner.tokenHash));
     await reader.until((r) => r.ended);
