@@ -21,8 +21,9 @@ export interface LogViewer {
 /**
  * The console of one server on this replica: ONE followed pod log, whatever the number of
  * viewers, kept for an hour so that a viewer resumes from its Last-Event-ID second without asking
- * the cluster again. It first reads the last hour once (not followed), then follows from the
- * last second it read, skipping the lines of that second it already holds.
+ * the cluster again. It first reads the last hour once (not followed; the last 100 lines when the
+ * hour holds fewer), then follows from the last second it read, skipping the lines of that second
+ * it already holds.
  */
 export class LogHub {
   readonly #lines: PodLogLine[] = [];
@@ -77,6 +78,12 @@ export class LogHub {
     const since = new Date(this.deps.clock.now().getTime() - RESUME_WINDOW_MS);
     try {
       for await (const line of this.deps.cluster.podLogs(this.name, { sinceTime: since, follow: false, signal })) this.#keep(line);
+      if (this.#lines.length < TAIL_LINES) {
+        // A quiet hour: the tail for new viewers reaches further back (a later read, so it holds the hour's lines too).
+        const tail: PodLogLine[] = [];
+        for await (const line of this.deps.cluster.podLogs(this.name, { tailLines: TAIL_LINES, follow: false, signal })) tail.push(line);
+        if (tail.length > this.#lines.length) this.#lines.splice(0, this.#lines.length, ...tail);
+      }
       markReady();
       const last = this.#lines.at(-1);
       const followFrom = last ? new Date(Math.floor(last.time.getTime() / 1000) * 1000) : since;

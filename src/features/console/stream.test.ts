@@ -217,3 +217,19 @@ describe('GET /servers/{name}/console', () => {
 });
 
 describeTierMatrix(database, 'app', [{ method: 'get', path: '/api/v1/servers/survival/console' }]);
+
+describe('console tail', () => {
+  it('shows the last lines to a new viewer even when the last hour was quiet', async () => {
+    const { deps } = streamDeps();
+    const name = await runningServer(deps);
+    const { owner } = await consoleCast(deps, name);
+    deps.clock.advance(2 * 3600_000);
+    const reader = (await open(deps, name, owner.headers)).reader!;
+    await reader.until((r) => r.messages().some((e) => e.data.includes('Done (')));
+    expect(reader.messages()[0]!.data).toContain('Starting minecraft server');
+    deps.cluster.pods.write(name, 'after the quiet');
+    await reader.until((r) => r.messages().at(-1)?.data.endsWith('after the quiet') === true);
+    expect(reader.messages().filter((e) => e.data.includes('Done ('))).toHaveLength(1);
+    await reader.cancel();
+  });
+});
