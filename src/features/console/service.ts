@@ -1,4 +1,4 @@
-import { ClusterNoPodError } from '../../adapters/cluster/types.js';
+import { ClusterNoPodError, ClusterNotFoundError } from '../../adapters/cluster/types.js';
 import { RconCommandTooLongError, RconUnavailableError } from '../../adapters/rcon/client.js';
 import { auditLog } from '../../db/schema/audit.js';
 import type { Deps } from '../../deps.js';
@@ -42,6 +42,7 @@ export async function rconCommand(deps: ConsoleDeps, name: string, command: stri
     return await deps.rcon.command(name, command);
   } catch (err) {
     if (err instanceof ClusterNoPodError) throw new ApiError('not_running', `${name} is not running; wake it first.`);
+    if (err instanceof ClusterNotFoundError) throw new ApiError('not_found', `No server named ${name}.`);
     if (err instanceof RconCommandTooLongError) throw new ApiError('bad_request', err.message);
     const reason = err instanceof RconUnavailableError ? err.message : 'the cluster cannot be asked for it';
     deps.log.warn({ server: name, err: (err as Error).name, reason }, 'RCON unreachable');
