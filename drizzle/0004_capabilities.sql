@@ -81,12 +81,23 @@ CREATE TABLE "submissions" (
 	"created_at" timestamp with time zone NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "event_streams" (
+	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
+	"user_id" uuid NOT NULL,
+	"kind" text NOT NULL,
+	"target" text NOT NULL,
+	"opened_at" timestamp with time zone NOT NULL,
+	"expires_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
 ALTER TABLE "build_log_lines" ADD CONSTRAINT "build_log_lines_build_id_builds_id_fk" FOREIGN KEY ("build_id") REFERENCES "public"."builds"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "build_scans" ADD CONSTRAINT "build_scans_build_id_builds_id_fk" FOREIGN KEY ("build_id") REFERENCES "public"."builds"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "submission_uploads" ADD CONSTRAINT "submission_uploads_submission_id_submissions_id_fk" FOREIGN KEY ("submission_id") REFERENCES "public"."submissions"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "event_streams" ADD CONSTRAINT "event_streams_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "db_backups_at_idx" ON "db_backups" USING btree ("at");--> statement-breakpoint
 CREATE INDEX "update_reports_checked_at_idx" ON "update_reports" USING btree ("checked_at");--> statement-breakpoint
 CREATE INDEX "build_log_lines_build_seq_idx" ON "build_log_lines" USING btree ("build_id","seq");--> statement-breakpoint
 CREATE INDEX "builds_created_at_idx" ON "builds" USING btree ("created_at");--> statement-breakpoint
 CREATE INDEX "submissions_submitted_by_idx" ON "submissions" USING btree ("submitted_by","created_at");--> statement-breakpoint
-CREATE INDEX "submissions_created_at_idx" ON "submissions" USING btree ("created_at");
+CREATE INDEX "submissions_created_at_idx" ON "submissions" USING btree ("created_at");--> statement-breakpoint
+CREATE INDEX "event_streams_user_idx" ON "event_streams" USING btree ("user_id","expires_at");

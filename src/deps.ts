@@ -1,7 +1,9 @@
 import type { ClusterAdapter } from './adapters/cluster/types.js';
 import type { MailAdapter } from './adapters/mail/types.js';
+import type { RconPool } from './adapters/rcon/pool.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
 import type { Config } from './config.js';
+import type { LogHubs } from './features/console/log-hub.js';
 import type { DatabaseHandle, Queryable } from './db/client.js';
 import type { BuildRunner } from './features/builds/runner.js';
 import type { ContextStore } from './features/submissions/context-store.js';
@@ -41,6 +43,10 @@ export interface Deps {
   buildRunner?: BuildRunner;
   /** Where submission contexts are staged and stored; absent: upload routes answer 503. */
   contextStore?: ContextStore;
+  /** One RCON connection per server, reused by every console command (password from the server's secret). */
+  rcon: RconPool;
+  /** The console's log streams on this replica: one followed pod log per server, shared by its viewers. */
+  consoleLogs: LogHubs;
   /** Aborted when the process begins to shut down: long-lived streams end on it. */
   shutdown: AbortSignal;
 }

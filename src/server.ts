@@ -68,6 +68,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
         stopHousekeeping();
         await Promise.all([internal.close(), external.close()]);
         stopServersFeature(deps);
+        deps.consoleLogs.close();
+        deps.rcon.close();
         deps.sessionVerifier.close();
         await cluster.close();
         await mail?.close();

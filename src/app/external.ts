@@ -3,6 +3,8 @@ import { accountRoutes } from '../features/accounts/account-routes.js';
 import { adminAccountRoutes } from '../features/accounts/admin-routes.js';
 import { authRoutes } from '../features/auth/routes.js';
 import { externalOperationsRoutes } from '../features/operations/external.js';
+import { consoleRoutes } from '../features/console/routes.js';
+import { consoleStreamRoutes } from '../features/console/stream-route.js';
 import { healthRoutes } from '../features/probes/routes.js';
 import { imageRoutes } from '../features/images/routes.js';
 import { buildRoutes } from '../features/builds/routes.js';
@@ -21,6 +23,8 @@ export function mountExternalRoutes(app: FaceApp): void {
   app.addRoutes(externalOperationsRoutes());
   app.addRoutes(buildRoutes());
   app.addRoutes(submissionRoutes());
+  app.addRoutes(consoleRoutes());
+  app.addRoutes(consoleStreamRoutes());
 }
 
 /** The external face: the browser panel and the operator console. */

@@ -63,6 +63,8 @@ export const ERROR_STATUS = {
   uploads_full: 507,
   upload_offset_mismatch: 409,
   upload_busy: 409,
+  console_unavailable: 503,
+  luckperms_missing: 409,
   digest_mismatch: 400,
   request_timeout: 408,
   expectation_failed: 417,

@@ -8,3 +8,4 @@ export * from './verifier.js';
 export * from './operations.js';
 export * from './builds.js';
 export * from './submissions.js';
+export * from './console.js';
