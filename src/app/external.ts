@@ -5,6 +5,9 @@ import { authRoutes } from '../features/auth/routes.js';
 import { healthRoutes } from '../features/probes/routes.js';
 import { imageRoutes } from '../features/images/routes.js';
 import { externalServerRoutes } from '../features/servers/external.js';
+import { externalLinkingRoutes } from '../features/linking/external.js';
+import { externalOpLoginRoutes } from '../features/op-login/external.js';
+import { externalMigrationRoutes } from '../features/migration/external.js';
 import { createApp, type FaceApp } from './create-app.js';
 
 /** Routers of the external face; each feature adds its own line. */
@@ -15,6 +18,9 @@ export function mountExternalRoutes(app: FaceApp): void {
   app.addRoutes(adminAccountRoutes());
   app.addRoutes(externalServerRoutes());
   app.addRoutes(imageRoutes());
+  app.addRoutes(externalLinkingRoutes());
+  app.addRoutes(externalOpLoginRoutes());
+  app.addRoutes(externalMigrationRoutes());
 }
 
 /** The external face: the browser panel and the operator console. */

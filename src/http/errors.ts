@@ -61,6 +61,15 @@ export const ERROR_STATUS = {
   backup_store_full: 507,
   volume_full: 507,
   uploads_full: 507,
+  already_linked: 409,
+  no_migration: 404,
+  already_confirmed: 409,
+  not_confirmed: 409,
+  no_step_up_factor: 409,
+  passkey_required: 409,
+  invalid_target: 400,
+  target_not_found: 400,
+  target_unavailable: 400,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -5,3 +5,6 @@ export * from './accounts.js';
 export * from './images.js';
 export * from './servers.js';
 export * from './verifier.js';
+export * from './linking.js';
+export * from './op-login.js';
+export * from './migration.js';
