@@ -2,6 +2,10 @@ import { z } from '@hono/zod-openapi';
 import { McUuidSchema } from '../servers/schema.js';
 
 export const DateTime = z.iso.datetime({ offset: true });
+/** Stored or audited, never put in a command: any text without control characters, bounded. */
+export const PrintableText = (max: number) => z.string().regex(/^[^\p{Cc}\p{Cs}]*$/u, 'no control characters').max(max);
+/** An opaque handle from a client (a request id): visible ASCII only, so it is safe to look up. */
+export const OpaqueId = z.string().regex(/^[\x21-\x7e]{1,64}$/, 'must be 1 to 64 visible ASCII characters');
 export const AuthSourceSchema = z.enum(['primary', 'thirdparty']);
 /** What a player types back: trimmed and upper-cased before it is compared. */
 export const TypedCodeSchema = z.string().min(1).max(64).openapi({ example: 'K7QX4M2P' });

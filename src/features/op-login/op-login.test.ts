@@ -231,6 +231,19 @@ describe('operator login', () => {
     expect(late.status).toBe(404);
   });
 
+  it('refuses ids and names a database cannot hold (NUL, control characters) with 400, never 500', async () => {
+    const { deps, internal, external } = setup();
+    const admin = await approver(deps);
+    const req = await staffStart(deps);
+    expect((await external.request('/api/v1/auth/op-login/status/%00', { headers: CONSOLE })).status).toBe(400);
+    expect((await external.request('/api/v1/auth/op-login/finish', jsonRequest('POST', { request_id: 'a\u0000b', code: '123456' }, CONSOLE))).status).toBe(400);
+    for (const username of ['o\u0000p', 'op\n', '\ud800']) {
+      const res = await internal.request(`/api/v1/internal/op-login/${req.id}/approve`, jsonRequest('POST', { approver_uuid: admin.mcUuid, username }, bearer('proxy')));
+      expect(res.status, JSON.stringify(username)).toBe(400);
+    }
+    expect((await internal.request(`/api/v1/internal/op-login/%00?approver_uuid=${admin.mcUuid}`, { headers: bearer('proxy') })).status).toBe(400);
+  });
+
   it('serves the internal routes to the proxy only', async () => {
     const { internal } = setup();
     const access = { tier: 'service', callers: ['proxy'] } as const;

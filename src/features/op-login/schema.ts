@@ -1,9 +1,9 @@
 import { z } from '@hono/zod-openapi';
 import { McUuidSchema } from '../servers/schema.js';
-import { DateTime } from '../linking/schema.js';
+import { DateTime, OpaqueId, PrintableText } from '../linking/schema.js';
 
 export const OpLoginIdParam = z.object({
-  id: z.string().min(1).max(64).openapi({ param: { name: 'id', in: 'path' }, example: '0123456789abcdef0123456789abcdef' }),
+  id: OpaqueId.openapi({ param: { name: 'id', in: 'path' }, example: '0123456789abcdef0123456789abcdef' }),
 });
 
 export const PendingOpLogin = z.object({
@@ -18,9 +18,9 @@ export const OpLoginDetail = PendingOpLogin.extend({ user_agent: z.string(), exp
 export const ApproverQuery = z.object({
   approver_uuid: McUuidSchema.openapi({ param: { name: 'approver_uuid', in: 'query' } }),
 });
-export const ApproveBody = z.strictObject({ approver_uuid: McUuidSchema, username: z.string().min(1).max(64) });
+export const ApproveBody = z.strictObject({ approver_uuid: McUuidSchema, username: PrintableText(64).min(1) });
 export const ApprovedResponse = z.object({ approved: z.literal(true), username: z.string(), email: z.string() });
 
 export const StartBody = z.strictObject({ email: z.email().max(254) });
 export const StartedResponse = z.object({ request_id: z.string(), expires_at: DateTime });
-export const FinishBody = z.strictObject({ request_id: z.string().min(1).max(64), code: z.string().min(1).max(64) });
+export const FinishBody = z.strictObject({ request_id: OpaqueId, code: z.string().min(1).max(64) });

@@ -1,11 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { McUuidSchema } from '../servers/schema.js';
-import { DateTime, McUuidParam } from '../linking/schema.js';
+import { DateTime, McUuidParam, PrintableText } from '../linking/schema.js';
 import { isBarred, reclaim } from './service.js';
-
-/** Stored and audited, never put in a command: any printable text, bounded. */
-const PrintableText = (max: number) => z.string().regex(/^[^\p{Cc}]+$/u, 'no control characters').max(max);
 
 const ReclaimRequest = z.strictObject({
   squatter_uuid: McUuidSchema,
