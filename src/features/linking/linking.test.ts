@@ -10,6 +10,7 @@ import { linkedAccounts, sessions, users } from '../../db/schema/accounts.js';
 import { linkCodes } from '../../db/schema/linking.js';
 import { sha256Hex } from '../../lib/secrets.js';
 import { CODE_ALPHABET, generateLinkCode, linkCodeHash, normalizeLinkCode } from './codes.js';
+import { purgeIdentityCodes } from './housekeeping.js';
 
 const PANEL = { Host: 'panel.felis.test' };
 /** A name-based (version 3) UUID: a third-party player's namespaced id. */
@@ -284,4 +285,19 @@ describe('web link start and verify', () => {
       headers: async (deps) => (await signIn(deps, { userId: (await createUser(deps)).id })).headers,
     },
   ]);
+});
+
+describe('housekeeping', () => {
+  const database = useTestDatabase();
+
+  it('drops link codes and operator-login requests an hour past expiry, and nothing live', async () => {
+    const deps = createTestDeps(database());
+    const old = await mintCode(deps, randomMcUuid());
+    deps.clock.advance(71 * 60_000);
+    const fresh = await mintCode(deps, randomMcUuid());
+    await purgeIdentityCodes(deps.database.db, deps.clock.now());
+    const left = await deps.database.db.select({ codeHash: linkCodes.codeHash }).from(linkCodes);
+    expect(left.map((r) => r.codeHash)).toContain(linkCodeHash(fresh.code));
+    expect(left.map((r) => r.codeHash)).not.toContain(linkCodeHash(old.code));
+  });
 });

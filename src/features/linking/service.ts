@@ -89,8 +89,3 @@ export async function verifyLinkCode(deps: Pick<Deps, 'clock' | 'database'>, use
     return { mcUuid, authSource: existing?.authSource ?? authSource };
   });
 }
-
-/** Drops spent and expired codes (housekeeping). */
-export async function purgeLinkCodes(db: Queryable, now: Date): Promise<void> {
-  await db.delete(linkCodes).where(sql`${linkCodes.expiresAt} <= ${now.toISOString()}::timestamptz`);
-}
