@@ -1,10 +1,10 @@
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bearer, createTestApps, createTestDeps, errorOf, jsonRequest, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { addServer, randomMcUuid } from '../../../test/helpers/servers.js';
 import { createUser, linkAccount, signIn, type SignedIn } from '../../../test/helpers/sessions.js';
-import { startSmtp, type TestSmtp } from '../../../test/helpers/smtp.js';
+import { useTestSmtp } from '../../../test/helpers/smtp.js';
 import { describeBadBodies, describeTierMatrix } from '../../../test/helpers/tiers.js';
 import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
 import { linkedAccounts, users } from '../../db/schema/accounts.js';
@@ -16,16 +16,10 @@ const address = () => `mig${++n}-${Date.now().toString(36)}@example.com`;
 
 describe('account migration', () => {
   const database = useTestDatabase();
-  let smtp: TestSmtp;
-  beforeAll(async () => {
-    smtp = await startSmtp();
-  });
-  afterAll(async () => {
-    await smtp.close();
-  });
+  const testSmtp = useTestSmtp();
 
   const setup = () => {
-    const deps = createTestDeps(database(), { overrides: { mail: smtp.adapter() } });
+    const deps = createTestDeps(database(), { overrides: { mail: testSmtp().adapter() } });
     return { deps, ...createTestApps(deps) };
   };
 
@@ -54,7 +48,7 @@ describe('account migration', () => {
     const w = web(deps, browser);
     const sent = await w.post('confirm/otp/start');
     expect(sent.status).toBe(202);
-    const verified = await w.post('confirm/otp/verify', { code: smtp.lastCode(email) });
+    const verified = await w.post('confirm/otp/verify', { code: testSmtp().lastCode(email) });
     expect(verified.status).toBe(200);
     expect(await verified.json()).toEqual({ confirmed: true });
   }
@@ -157,7 +151,7 @@ describe('account migration', () => {
     expect(again.status).toBe(429);
     expect((await errorOf(again)).code).toBe('otp_resend_cooldown');
     expect(again.headers.get('retry-after')).toBe('60');
-    const right = smtp.lastCode(source.email)!;
+    const right = testSmtp().lastCode(source.email)!;
     const wrong = right === '000000' ? '111111' : '000000';
     for (let i = 0; i < 5; i++) expect((await errorOf(await w.post('confirm/otp/verify', { code: wrong }))).code).toBe('invalid_code');
     const locked = await w.post('confirm/otp/verify', { code: right });

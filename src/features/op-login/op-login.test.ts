@@ -1,10 +1,10 @@
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bearer, createTestApps, createTestDeps, errorOf, jsonRequest, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { randomMcUuid } from '../../../test/helpers/servers.js';
 import { createUser, linkAccount } from '../../../test/helpers/sessions.js';
-import { startSmtp, type TestSmtp } from '../../../test/helpers/smtp.js';
+import { useTestSmtp } from '../../../test/helpers/smtp.js';
 import { describeBadBodies } from '../../../test/helpers/tiers.js';
 import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
 import { sessions } from '../../db/schema/accounts.js';
@@ -18,16 +18,10 @@ const address = () => `op${++mailbox}-${Date.now().toString(36)}@example.com`;
 
 describe('operator login', () => {
   const database = useTestDatabase();
-  let smtp: TestSmtp;
-  beforeAll(async () => {
-    smtp = await startSmtp();
-  });
-  afterAll(async () => {
-    await smtp.close();
-  });
+  const testSmtp = useTestSmtp();
 
   const setup = () => {
-    const deps = createTestDeps(database(), { overrides: { mail: smtp.adapter() } });
+    const deps = createTestDeps(database(), { overrides: { mail: testSmtp().adapter() } });
     return { deps, ...createTestApps(deps) };
   };
 
@@ -45,14 +39,14 @@ describe('operator login', () => {
     const res = await createTestApps(deps).external.request('/api/v1/auth/op-login/start', jsonRequest('POST', { email: email.toUpperCase() }, CONSOLE));
     expect(res.status).toBe(202);
     const body = (await res.json()) as { request_id: string; expires_at: string };
-    return { user, email, username, id: body.request_id, expiresAt: body.expires_at, code: smtp.lastCode(email)! };
+    return { user, email, username, id: body.request_id, expiresAt: body.expires_at, code: testSmtp().lastCode(email)! };
   }
 
   it('start answers the same shape for every address; only staff get a request and a mailed code', async () => {
     const { deps, external } = setup();
     const player = address();
     await createUser(deps, { email: player, emailVerified: true });
-    const sentBefore = smtp.received.length;
+    const sentBefore = testSmtp().received.length;
     for (const email of [player, address()]) {
       const res = await external.request('/api/v1/auth/op-login/start', jsonRequest('POST', { email }, CONSOLE));
       expect(res.status).toBe(202);
@@ -62,7 +56,7 @@ describe('operator login', () => {
       const [row] = await deps.database.db.select().from(opLoginRequests).where(eq(opLoginRequests.id, body.request_id));
       expect(row).toBeUndefined();
     }
-    expect(smtp.received.length).toBe(sentBefore);
+    expect(testSmtp().received.length).toBe(sentBefore);
 
     const staff = await staffStart(deps);
     expect(staff.id).toMatch(/^[0-9a-f]{32}$/);
@@ -77,7 +71,7 @@ describe('operator login', () => {
     const res = await createTestApps(noMail).external.request('/api/v1/auth/op-login/start', jsonRequest('POST', { email: address() }, CONSOLE));
     expect(res.status).toBe(503);
     expect((await errorOf(res)).code).toBe('mail_unavailable');
-    const off = createTestDeps(database(), { env: { LOCAL_AUTH: 'off' }, overrides: { mail: smtp.adapter() } });
+    const off = createTestDeps(database(), { env: { LOCAL_AUTH: 'off' }, overrides: { mail: testSmtp().adapter() } });
     const refused = await createTestApps(off).external.request('/api/v1/auth/op-login/start', jsonRequest('POST', { email: address() }, CONSOLE));
     expect(refused.status).toBe(403);
     expect((await errorOf(refused)).code).toBe('local_auth_disabled');
