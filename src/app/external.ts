@@ -4,6 +4,8 @@ import { adminAccountRoutes } from '../features/accounts/admin-routes.js';
 import { authRoutes } from '../features/auth/routes.js';
 import { healthRoutes } from '../features/probes/routes.js';
 import { imageRoutes } from '../features/images/routes.js';
+import { passkeyRoutes } from '../features/passkeys/routes.js';
+import { reauthRoutes } from '../features/reauth/routes.js';
 import { externalServerRoutes } from '../features/servers/external.js';
 import { createApp, type FaceApp } from './create-app.js';
 
@@ -15,6 +17,8 @@ export function mountExternalRoutes(app: FaceApp): void {
   app.addRoutes(adminAccountRoutes());
   app.addRoutes(externalServerRoutes());
   app.addRoutes(imageRoutes());
+  app.addRoutes(passkeyRoutes());
+  app.addRoutes(reauthRoutes());
 }
 
 /** The external face: the browser panel and the operator console. */
