@@ -4,6 +4,8 @@ import { adminAccountRoutes } from '../features/accounts/admin-routes.js';
 import { authRoutes } from '../features/auth/routes.js';
 import { healthRoutes } from '../features/probes/routes.js';
 import { imageRoutes } from '../features/images/routes.js';
+import { passkeyRoutes } from '../features/passkeys/routes.js';
+import { reauthRoutes } from '../features/reauth/routes.js';
 import { externalServerRoutes } from '../features/servers/external.js';
 import { externalLinkingRoutes } from '../features/linking/external.js';
 import { externalOpLoginRoutes } from '../features/op-login/external.js';
@@ -21,6 +23,8 @@ export function mountExternalRoutes(app: FaceApp): void {
   app.addRoutes(externalLinkingRoutes());
   app.addRoutes(externalOpLoginRoutes());
   app.addRoutes(externalMigrationRoutes());
+  app.addRoutes(passkeyRoutes());
+  app.addRoutes(reauthRoutes());
 }
 
 /** The external face: the browser panel and the operator console. */

@@ -8,3 +8,4 @@ export * from './verifier.js';
 export * from './linking.js';
 export * from './op-login.js';
 export * from './migration.js';
+export * from './passkeys.js';
