@@ -1,18 +1,25 @@
 import { z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { and, eq } from 'drizzle-orm';
 import { users } from '../../db/schema/accounts.js';
 import { accountMigrations } from '../../db/schema/migration.js';
+import type { AppEnv } from '../../http/env.js';
 import { ApiError } from '../../http/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { CODE_MAX_ATTEMPTS, CODE_RESEND_COOLDOWN_MS, CODE_TTL_MS, generateCode } from '../accounts/email-codes.js';
 import { mailCode, requireMail } from '../accounts/mail-codes.js';
 import { CodeBody, DateTime } from '../linking/schema.js';
+import { userHasPasskey } from '../passkeys/credentials.js';
+import { beginOwnAssertion, finishOwnAssertion, type OwnCeremony } from '../passkeys/own-assertion.js';
+import { AssertionSchema, WebAuthnOptionsSchema } from '../passkeys/schema.js';
+
 import {
   CONFIRM_WINDOW_MS,
   confirmByCode,
   confirmCodeHash,
   issueMigrationCode,
   liveMigration,
+  markConfirmed,
   redeemMigration,
   requireAtStepUp,
   stageOf,
@@ -47,7 +54,7 @@ const otpStart = defineRoute(APP, {
   responses: {
     202: json(z.object({ sent: z.literal(true), expires_at: DateTime }), 'code sent'),
     404: noMigration,
-    409: errorAnswer('already_confirmed, or no_step_up_factor: no verified address'),
+    409: errorAnswer('already_confirmed; passkey_required: the account has a passkey; no_step_up_factor: no verified address'),
     429: errorAnswer('otp_resend_cooldown, with Retry-After'),
     502: errorAnswer('mail_undeliverable'),
     503: errorAnswer('mail_unavailable'),
@@ -67,6 +74,36 @@ const otpVerify = defineRoute(APP, {
     429: errorAnswer('too_many_attempts: ask for a new code'),
   },
 });
+
+const passkeyBegin = defineRoute(APP, {
+  method: 'post',
+  path: '/api/v1/account/migrate/confirm/passkey/begin',
+  summary: 'Start the step-up with one of the account’s passkeys',
+  responses: {
+    200: json(z.object({ publicKey: WebAuthnOptionsSchema }), 'request options for navigator.credentials.get()'),
+    400: errorAnswer('no_passkey'),
+    404: noMigration,
+    409: errorAnswer('already_confirmed'),
+    503: errorAnswer('passkey_unavailable'),
+  },
+});
+
+const passkeyFinish = defineRoute(APP, {
+  method: 'post',
+  path: '/api/v1/account/migrate/confirm/passkey/finish',
+  summary: 'Confirm the migration with the assertion',
+  request: jsonBody(z.strictObject({ assertion: AssertionSchema })),
+  responses: {
+    200: json(z.object({ confirmed: z.literal(true) }), 'confirmed for this session, 10 minutes'),
+    400: errorAnswer('passkey_login_invalid; bad_request'),
+    404: noMigration,
+    409: errorAnswer('already_confirmed'),
+    503: errorAnswer('passkey_unavailable'),
+  },
+});
+
+/** The step-up ceremony belongs to the session that began it, apart from its reauth ceremony. */
+const ceremonyOf = (c: Context<AppEnv>): OwnCeremony => ({ purpose: 'reauth', subject: `migrate:${c.var.session!.tokenHash}`, userId: c.var.session!.userId });
 
 const issue = defineRoute(APP, {
   method: 'post',
@@ -121,6 +158,8 @@ export function externalMigrationRoutes() {
       const now = deps.clock.now();
       const m = await requireAtStepUp(db, session!.userId, session!.tokenHash, now);
       const [user] = await db.select({ email: users.email, verified: users.emailVerified }).from(users).where(eq(users.id, session!.userId));
+      // A strong factor is not downgraded to e-mail for a transfer of servers.
+      if (await userHasPasskey(db, session!.userId)) throw new ApiError('passkey_required', 'This account has a passkey; confirm the migration with it.');
       if (!user?.email || !user.verified) throw new ApiError('no_step_up_factor', 'No verified address on this account to confirm the migration.');
       const sentAt = m.confirmCodeExpiresAt ? m.confirmCodeExpiresAt.getTime() - CODE_TTL_MS : -Infinity;
       const wait = Math.ceil((sentAt + CODE_RESEND_COOLDOWN_MS - now.getTime()) / 1000);
@@ -140,6 +179,21 @@ export function externalMigrationRoutes() {
       const now = deps.clock.now();
       const m = await requireAtStepUp(db, session!.userId, session!.tokenHash, now);
       await confirmByCode(db, m, c.req.valid('json').code.trim(), session!.tokenHash, now, CODE_MAX_ATTEMPTS);
+      return c.json({ confirmed: true as const }, 200);
+    })
+    .openapi(passkeyBegin, async (c) => {
+      const { deps, session } = c.var;
+      await requireAtStepUp(deps.database.db, session!.userId, session!.tokenHash, deps.clock.now());
+      return c.json({ publicKey: await beginOwnAssertion(deps, ceremonyOf(c)) }, 200);
+    })
+    .openapi(passkeyFinish, async (c) => {
+      const { deps, session } = c.var;
+      const db = deps.database.db;
+      const m = await requireAtStepUp(db, session!.userId, session!.tokenHash, deps.clock.now());
+      await finishOwnAssertion(deps, ceremonyOf(c), c.req.valid('json').assertion, c.var.requestId);
+      if (!(await markConfirmed(db, m, 'passkey', session!.tokenHash, deps.clock.now()))) {
+        throw new ApiError('no_migration', 'The migration ended while the passkey was asked.');
+      }
       return c.json({ confirmed: true as const }, 200);
     })
     .openapi(issue, async (c) => {

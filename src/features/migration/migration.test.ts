@@ -10,6 +10,7 @@ import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
 import { linkedAccounts, users } from '../../db/schema/accounts.js';
 import { accountMigrations } from '../../db/schema/migration.js';
 import { serverClaims } from '../../db/schema/servers.js';
+import { passkeyCredentials } from '../../db/schema/passkeys.js';
 
 let n = 0;
 const address = () => `mig${++n}-${Date.now().toString(36)}@example.com`;
@@ -167,6 +168,50 @@ describe('account migration', () => {
     expect((await errorOf(noFactor)).code).toBe('no_step_up_factor');
   });
 
+  it('an account with a passkey confirms with it: e-mail is refused, the ceremony lists its credential, a bad assertion is 400', async () => {
+    const { deps } = setup();
+    const source = await linkedPlayer(deps);
+    const w = web(deps, source.browser);
+    const none = await w.post('confirm/passkey/begin');
+    expect(none.status).toBe(404);
+    expect((await errorOf(none)).code).toBe('no_migration');
+    expect((await start(deps, source.mcUuid)).status).toBe(201);
+    const noPasskey = await w.post('confirm/passkey/begin');
+    expect(noPasskey.status).toBe(400);
+    expect((await errorOf(noPasskey)).code).toBe('no_passkey');
+
+    await deps.database.db.insert(passkeyCredentials).values({
+      userId: source.id,
+      credentialId: 'bWlncmF0aW9uLWNyZWRlbnRpYWw',
+      publicKey: 'cHVibGlj',
+      counter: 0,
+      transports: ['internal'],
+      deviceType: 'singleDevice',
+      backedUp: false,
+      createdAt: deps.clock.now(),
+    });
+    const emailRefused = await w.post('confirm/otp/start');
+    expect(emailRefused.status).toBe(409);
+    expect((await errorOf(emailRefused)).code).toBe('passkey_required');
+
+    const begun = await w.post('confirm/passkey/begin');
+    expect(begun.status).toBe(200);
+    const { publicKey } = (await begun.json()) as { publicKey: { challenge: string; allowCredentials: Array<{ id: string }> } };
+    expect(publicKey.challenge).toEqual(expect.any(String));
+    expect(publicKey.allowCredentials.map((c) => c.id)).toEqual(['bWlncmF0aW9uLWNyZWRlbnRpYWw']);
+
+    const forged = {
+      id: 'bWlncmF0aW9uLWNyZWRlbnRpYWw',
+      rawId: 'bWlncmF0aW9uLWNyZWRlbnRpYWw',
+      type: 'public-key',
+      response: { clientDataJSON: 'e30', authenticatorData: 'AAAA', signature: 'AAAA' },
+    };
+    const refused = await w.post('confirm/passkey/finish', { assertion: forged });
+    expect(refused.status).toBe(400);
+    expect((await errorOf(refused)).code).toBe('passkey_login_invalid');
+    expect(await w.get()).toEqual({ active: true, state: 'initiated' });
+  });
+
   it('a disabled source cannot start: 409 account_retired', async () => {
     const { deps } = setup();
     const user = await createUser(deps, { disabled: true });
@@ -190,6 +235,7 @@ describe('account migration', () => {
     { method: 'GET', path: '/api/v1/account/migrate' },
     { method: 'POST', path: '/api/v1/account/migrate/confirm/otp/start' },
     { method: 'POST', path: '/api/v1/account/migrate/confirm/otp/verify', body: { code: '123456' } },
+    { method: 'POST', path: '/api/v1/account/migrate/confirm/passkey/begin' },
     { method: 'POST', path: '/api/v1/account/migrate/issue-code', body: { target_user_id: '00000000-0000-4000-8000-000000000000' } },
     { method: 'POST', path: '/api/v1/account/migrate/redeem', body: { code: 'ABCDEFGH' } },
   ]);

@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, lt, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { Queryable, Transaction } from '../../db/client.js';
 import { users } from '../../db/schema/accounts.js';
 import { accountMigrations } from '../../db/schema/migration.js';
@@ -98,12 +98,20 @@ export async function confirmByCode(db: Queryable, m: MigrationRow, code: string
     throw locked ? new ApiError('too_many_attempts', 'Too many wrong codes; ask for a new one.') : invalidCode();
   }
   if (!/^\d{6}$/.test(code) || !counted.codeHash || !secretsEqual(confirmCodeHash(m.id, code), counted.codeHash)) throw invalidCode();
+  if (!(await markConfirmed(db, m, 'email_otp', sessionHash, now, eq(accountMigrations.confirmCodeHash, counted.codeHash)))) throw invalidCode();
+}
+
+/**
+ * Moves the migration to `confirmed` for this session (a code issued before is void), when it is
+ * still the live one and `also` holds; false when it was not.
+ */
+export async function markConfirmed(db: Queryable, m: MigrationRow, factor: 'email_otp' | 'passkey', sessionHash: string, now: Date, also?: SQL): Promise<boolean> {
   const [confirmed] = await db
     .update(accountMigrations)
-    .set({ state: 'confirmed', confirmFactor: 'email_otp', confirmSession: sessionHash, confirmedAt: now, confirmCodeHash: null, targetUserId: null, codeHash: null, codeExpiresAt: null })
-    .where(and(eq(accountMigrations.id, m.id), eq(accountMigrations.confirmCodeHash, counted.codeHash)))
+    .set({ state: 'confirmed', confirmFactor: factor, confirmSession: sessionHash, confirmedAt: now, confirmCodeHash: null, targetUserId: null, codeHash: null, codeExpiresAt: null })
+    .where(and(eq(accountMigrations.id, m.id), inArray(accountMigrations.state, [...UNFINISHED]), also))
     .returning({ id: accountMigrations.id });
-  if (!confirmed) throw invalidCode();
+  return confirmed !== undefined;
 }
 
 export const invalidCode = () => new ApiError('invalid_code', 'The code is wrong, expired or already used.');
