@@ -153,7 +153,6 @@ export function externalMigrationRoutes() {
     })
     .openapi(otpStart, async (c) => {
       const { deps, session } = c.var;
-      requireMail(deps);
       const db = deps.database.db;
       const now = deps.clock.now();
       const m = await requireAtStepUp(db, session!.userId, session!.tokenHash, now);
@@ -161,6 +160,7 @@ export function externalMigrationRoutes() {
       // A strong factor is not downgraded to e-mail for a transfer of servers.
       if (await userHasPasskey(db, session!.userId)) throw new ApiError('passkey_required', 'This account has a passkey; confirm the migration with it.');
       if (!user?.email || !user.verified) throw new ApiError('no_step_up_factor', 'No verified address on this account to confirm the migration.');
+      requireMail(deps);
       const sentAt = m.confirmCodeExpiresAt ? m.confirmCodeExpiresAt.getTime() - CODE_TTL_MS : -Infinity;
       const wait = Math.ceil((sentAt + CODE_RESEND_COOLDOWN_MS - now.getTime()) / 1000);
       if (wait > 0) throw new ApiError('otp_resend_cooldown', 'A code was sent moments ago.', { headers: { 'Retry-After': String(wait) } });
