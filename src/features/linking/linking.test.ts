@@ -103,6 +103,12 @@ describe('internal link code and link status', () => {
     expect((await bind(deps, minted.code)).status).toBe(200);
     expect(await linkStatus(deps, mcUuid)).toBe(true);
     expect(await linkStatus(deps, mcUuid.replaceAll('-', '').toUpperCase())).toBe(true);
+
+    const deleted = await createUser(deps);
+    const orphan = randomMcUuid();
+    await linkAccount(deps, { userId: deleted.id, mcUuid: orphan });
+    await deps.database.db.update(users).set({ deletedAt: deps.clock.now() }).where(eq(users.id, deleted.id));
+    expect(await linkStatus(deps, orphan)).toBe(false);
   });
 
   it('answers 400 for a malformed UUID or auth_source, never 500', async () => {

@@ -4,6 +4,7 @@ import { linkedAccounts, users } from '../../db/schema/accounts.js';
 import { linkCodes } from '../../db/schema/linking.js';
 import type { Deps } from '../../deps.js';
 import { ApiError } from '../../http/errors.js';
+import { findUserByMcUuid } from '../accounts/directory.js';
 import { generateLinkCode, LINK_CODE_TTL_MS, linkCodeHash, normalizeLinkCode } from './codes.js';
 import { authSourceOf, type AuthSource } from './uuid.js';
 
@@ -32,9 +33,9 @@ export async function mintLinkCode(
   }
 }
 
+/** Linked to a live account: a UUID whose account was deleted reads unlinked. */
 export async function isUuidLinked(db: Queryable, mcUuid: string): Promise<boolean> {
-  const [row] = await db.select({ mcUuid: linkedAccounts.mcUuid }).from(linkedAccounts).where(eq(linkedAccounts.mcUuid, mcUuid)).limit(1);
-  return row !== undefined;
+  return (await findUserByMcUuid(db, mcUuid)) !== undefined;
 }
 
 export const invalidLinkCode = () => new ApiError('invalid_code', 'The code is wrong, expired or already used.');
