@@ -109,6 +109,9 @@ const envSchema = z.object({
   WEBAUTHN_ORIGINS: optionalString.transform((v) =>
     v === undefined ? undefined : v.split(',').map((o) => o.trim()).filter(Boolean),
   ),
+  /** Live discoverable passkey sign-ins at once, over every network, and from one network. */
+  WEBAUTHN_CHALLENGE_CAP: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
+  WEBAUTHN_CHALLENGE_CAP_PER_NETWORK: z.coerce.number().int().min(1).max(100_000).default(32),
   SETUP_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   REGISTRY_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
   REGISTRY_USERNAME: optionalString,
@@ -150,6 +153,8 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     localAuth: env.LOCAL_AUTH === 'on',
     webauthnRpId: env.WEBAUTHN_RP_ID,
     webauthnOrigins: env.WEBAUTHN_ORIGINS,
+    webauthnChallengeCap: env.WEBAUTHN_CHALLENGE_CAP,
+    webauthnChallengeCapPerNetwork: env.WEBAUTHN_CHALLENGE_CAP_PER_NETWORK,
     setupToken: env.SETUP_TOKEN,
     logLevel: env.LOG_LEVEL,
     registryUrl: env.REGISTRY_URL,

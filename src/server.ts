@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import type { Deps } from './deps.js';
 import { startAccountHousekeeping } from './features/accounts/housekeeping.js';
+import { startIdentityHousekeeping } from './features/linking/housekeeping.js';
 import { setupOnStart } from './features/auth/setup-token.js';
 import { migrateWithSafetyDump } from './features/operations/db-backup.js';
 import { SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/startup.js';
@@ -49,6 +50,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
   }
   await setupOnStart(deps);
   const stopHousekeeping = startAccountHousekeeping(deps);
+  const stopIdentityHousekeeping = startIdentityHousekeeping(deps);
   await startServersFeature(deps);
   const apps = createApps(deps);
   const internal = await serve({ fetch: apps.internal.fetch, port: config.internalPort, host: config.host, log });
@@ -66,6 +68,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
       (stopping ??= (async () => {
         shutdown.abort();
         stopHousekeeping();
+        stopIdentityHousekeeping();
         await Promise.all([internal.close(), external.close()]);
         stopServersFeature(deps);
         deps.consoleLogs.close();

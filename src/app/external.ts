@@ -9,7 +9,12 @@ import { healthRoutes } from '../features/probes/routes.js';
 import { imageRoutes } from '../features/images/routes.js';
 import { buildRoutes } from '../features/builds/routes.js';
 import { submissionRoutes } from '../features/submissions/routes.js';
+import { passkeyRoutes } from '../features/passkeys/routes.js';
+import { reauthRoutes } from '../features/reauth/routes.js';
 import { externalServerRoutes } from '../features/servers/external.js';
+import { externalLinkingRoutes } from '../features/linking/external.js';
+import { externalOpLoginRoutes } from '../features/op-login/external.js';
+import { externalMigrationRoutes } from '../features/migration/external.js';
 import { createApp, type FaceApp } from './create-app.js';
 
 /** Routers of the external face; each feature adds its own line. */
@@ -25,6 +30,11 @@ export function mountExternalRoutes(app: FaceApp): void {
   app.addRoutes(submissionRoutes());
   app.addRoutes(consoleRoutes());
   app.addRoutes(consoleStreamRoutes());
+  app.addRoutes(externalLinkingRoutes());
+  app.addRoutes(externalOpLoginRoutes());
+  app.addRoutes(externalMigrationRoutes());
+  app.addRoutes(passkeyRoutes());
+  app.addRoutes(reauthRoutes());
 }
 
 /** The external face: the browser panel and the operator console. */

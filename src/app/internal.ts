@@ -2,6 +2,10 @@ import type { Deps } from '../deps.js';
 import { internalOperationsRoutes } from '../features/operations/internal.js';
 import { healthRoutes, internalProbeRoutes } from '../features/probes/routes.js';
 import { internalServerRoutes } from '../features/servers/internal.js';
+import { internalLinkingRoutes } from '../features/linking/internal.js';
+import { internalOpLoginRoutes } from '../features/op-login/internal.js';
+import { internalMigrationRoutes } from '../features/migration/internal.js';
+import { reclaimRoutes } from '../features/reclaim/routes.js';
 import { verifierRoutes } from '../features/verifier/routes.js';
 import { internalBuildRoutes } from '../features/builds/internal-routes.js';
 import { createApp, type FaceApp } from './create-app.js';
@@ -17,6 +21,10 @@ export function mountInternalRoutes(app: FaceApp): void {
   app.addRoutes(verifierRoutes());
   app.addRoutes(internalOperationsRoutes());
   app.addRoutes(internalBuildRoutes());
+  app.addRoutes(internalLinkingRoutes());
+  app.addRoutes(internalOpLoginRoutes());
+  app.addRoutes(internalMigrationRoutes());
+  app.addRoutes(reclaimRoutes());
 }
 
 /** The route of one face's OpenAPI document (not part of the documents themselves). */

@@ -48,6 +48,11 @@ export const ERROR_STATUS = {
   passkey_login_failed: 400,
   passkey_login_invalid: 400,
   passkey_unavailable: 503,
+  passkey_challenge_invalid: 400,
+  invalid_attestation: 400,
+  passkey_already_bound: 409,
+  staff_reauth: 403,
+  no_step_up_factor: 409,
   otp_resend_cooldown: 429,
   too_many_challenges: 429,
   too_many_attempts: 429,
@@ -69,6 +74,14 @@ export const ERROR_STATUS = {
   request_timeout: 408,
   expectation_failed: 417,
   header_too_large: 431,
+  already_linked: 409,
+  no_migration: 404,
+  already_confirmed: 409,
+  not_confirmed: 409,
+  passkey_required: 409,
+  invalid_target: 400,
+  target_not_found: 400,
+  target_unavailable: 400,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { SMTPServer } from 'smtp-server';
 import { createSmtpMail } from '../../src/adapters/mail/smtp.js';
 import type { MailAdapter } from '../../src/adapters/mail/types.js';
@@ -57,5 +58,20 @@ export async function startSmtp(options: { refuse?: (address: string) => boolean
       return mail?.raw.match(/code is (\d{6})/)?.[1];
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Registers hooks that start one SMTP server for the file and close it afterwards. */
+export function useTestSmtp(): () => TestSmtp {
+  let smtp: TestSmtp | undefined;
+  beforeAll(async () => {
+    smtp = await startSmtp();
+  });
+  afterAll(async () => {
+    await smtp?.close();
+  });
+  return () => {
+    if (!smtp) throw new Error('useTestSmtp(): the server is started in beforeAll');
+    return smtp;
   };
 }

@@ -88,7 +88,7 @@ export const sessions = pgTable(
   (t) => [index('sessions_user_idx').on(t.userId, t.createdAt)],
 );
 
-export type EmailCodePurpose = 'verify' | 'signin';
+export type EmailCodePurpose = 'verify' | 'signin' | 'reauth';
 
 /**
  * E-mail one-time codes, one live code per user and purpose (a new one supersedes the prior).

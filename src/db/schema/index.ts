@@ -9,3 +9,7 @@ export * from './operations.js';
 export * from './builds.js';
 export * from './submissions.js';
 export * from './console.js';
+export * from './linking.js';
+export * from './op-login.js';
+export * from './migration.js';
+export * from './passkeys.js';

@@ -12,6 +12,7 @@ import { listLiveSessions, revokeSession } from './session-service.js';
 import { findLiveUserByEmail, findUserById, uniqueViolation } from './users-service.js';
 import { toSessionView, signInRole } from './views.js';
 import { signedInAccount } from './authenticator.js';
+import { requireReauth } from '../reauth/service.js';
 import { errorAnswer, json, jsonBody } from '../../http/route.js';
 
 
@@ -50,6 +51,7 @@ const emailStart = defineRoute(
     request: jsonBody(z.strictObject({ email: EmailSchema })),
     responses: {
       202: json(z.object({ sent: z.literal(true), expires_at: z.iso.datetime({ offset: true }) }), 'code sent'),
+      403: errorAnswer('reauth_required, or forbidden, setup_required, cross_site'),
       409: errorAnswer('the address belongs to another account'),
       429: errorAnswer('otp_resend_cooldown, or too_many_attempts when the e-mail door is locked'),
       502: errorAnswer('mail_undeliverable'),
@@ -118,6 +120,7 @@ export function accountRoutes() {
     .openapi(emailStart, async (c) => {
       const { deps } = c.var;
       const session = c.var.session!;
+      await requireReauth(c);
       requireMail(deps);
       const email = c.req.valid('json').email.toLowerCase();
       const db = deps.database.db;

@@ -22,13 +22,14 @@ function ipv6Groups(ip: string): number[] | undefined {
 
 /**
  * The key a client address is limited under: an IPv4 address as is, an IPv6 address by its /64
- * (one subscriber usually holds a whole /64), anything else (unknown peer) as one shared key.
+ * (one subscriber usually holds a whole /64; `prefixGroups` 3 keys a whole /48 site), anything
+ * else (unknown peer) as one shared key.
  */
-export function addressKey(ip: string): string {
+export function addressKey(ip: string, prefixGroups: 3 | 4 = 4): string {
   if (isIPv4(ip)) return ip;
   if (isIPv6(ip)) {
     const groups = ipv6Groups(ip);
-    if (groups) return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+    if (groups) return `${groups.slice(0, prefixGroups).map((g) => g.toString(16)).join(':')}::/${prefixGroups * 16}`;
   }
   return 'unknown';
 }

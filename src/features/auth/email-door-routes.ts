@@ -4,6 +4,8 @@ import { users } from '../../db/schema/accounts.js';
 import { ApiError } from '../../http/errors.js';
 import { createRouter, defineRoute } from '../../http/route.js';
 import { isStaffRole } from '../accounts/authenticator.js';
+import { userHasPasskey } from '../passkeys/credentials.js';
+import { relyingPartyOf } from '../passkeys/relying-party.js';
 import { checkCode, CODE_TTL_MS, dropCode, emailDoorLocked, issueCode, resendCooldown } from '../accounts/email-codes.js';
 import { mailCode, requireMail } from '../accounts/mail-codes.js';
 import { errorAnswer, json, jsonBody } from '../../http/route.js';
@@ -77,6 +79,7 @@ export function emailDoorRoutes() {
       const { deps } = c.var;
       const user = await findLiveUserByEmail(deps.database.db, c.req.valid('json').email);
       const methods: Array<'passkey' | 'email_otp'> = [];
+      if (user && !user.disabled && relyingPartyOf(deps.config) && (await userHasPasskey(deps.database.db, user.id))) methods.push('passkey');
       // Staff sign in by passkey or operator login, never by an e-mailed code.
       if (user && !user.disabled && !isStaffRole(user.role) && user.emailVerified && deps.mail) methods.push('email_otp');
       return c.json({ methods }, 200);

@@ -9,6 +9,7 @@ import { writeAudit } from '../accounts/audit.js';
 import { errorAnswer, json, jsonBody } from '../../http/route.js';
 import { clearSessionCookie, revokeSession, revokeUserSessions, SESSION_COOKIE, startSession } from '../accounts/session-service.js';
 import { findUserById } from '../accounts/users-service.js';
+import { requireReauth } from '../reauth/service.js';
 import { signInRole } from '../accounts/views.js';
 import { refusePlayerOnConsole, requireLocalAuth } from './guards.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, passwordBytes, PASSWORD_MAX_BYTES, PASSWORD_MIN_BYTES, verifyPassword } from './password.js';
@@ -52,6 +53,7 @@ const changePassword = defineRoute(
     responses: {
       200: json(z.object({ ok: z.literal(true) }), 'changed'),
       401: errorAnswer('invalid_credentials: the current password is wrong'),
+      403: errorAnswer('reauth_required, or forbidden, setup_required, cross_site'),
     },
   },
 );
@@ -85,6 +87,7 @@ export function passwordRoutes() {
     })
     .openapi(changePassword, async (c) => {
       requireLocalAuth(c);
+      await requireReauth(c);
       const { deps } = c.var;
       const session = c.var.session!;
       const body = c.req.valid('json');

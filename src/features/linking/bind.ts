@@ -1,0 +1,59 @@
+import type { Context } from 'hono';
+import type { Transaction } from '../../db/client.js';
+import { users } from '../../db/schema/accounts.js';
+import type { AppEnv } from '../../http/env.js';
+import { ApiError } from '../../http/errors.js';
+import { isStaffRole } from '../accounts/authenticator.js';
+import { startSession } from '../accounts/session-service.js';
+import { insertLink, linkOf, spendLinkCode } from './service.js';
+import type { AuthSource } from './uuid.js';
+
+/**
+ * A player account for a UUID seen for the first time: role user, named after the UUID (the
+ * player may rename it later). The longer name is only needed if the short one is taken.
+ */
+async function createPlayerAccount(tx: Transaction, mcUuid: string, now: Date): Promise<string> {
+  const hex = mcUuid.replaceAll('-', '');
+  for (const username of [`mc_${hex.slice(0, 12)}`, `mc_${hex.slice(0, 29)}`]) {
+    const [row] = await tx
+      .insert(users)
+      .values({ username, role: 'user', createdAt: now, updatedAt: now })
+      .onConflictDoNothing()
+      .returning({ id: users.id });
+    if (row) return row.id;
+  }
+  throw new Error(`no free username for ${mcUuid}`);
+}
+
+export interface BoundPlayer {
+  userId: string;
+  mcUuid: string;
+  authSource: AuthSource;
+}
+
+/**
+ * The bind-code sign-in: the code alone proves the in-game identity, so it finds or creates the
+ * player's account, links it and signs it in (method `bind`, which is no reauth proof). Staff are
+ * refused: this door never yields a staff session. Every refusal rolls the spend back.
+ */
+export async function bindSignIn(c: Context<AppEnv>, typed: string): Promise<BoundPlayer> {
+  const { deps } = c.var;
+  const now = deps.clock.now();
+  return deps.database.db.transaction(async (tx) => {
+    const { mcUuid, authSource } = await spendLinkCode(tx, typed, now);
+    const existing = await linkOf(tx, mcUuid);
+    let userId: string;
+    if (existing) {
+      if (isStaffRole(existing.role)) {
+        throw new ApiError('staff_account', 'That Minecraft account belongs to staff; sign in at the operator console.');
+      }
+      if (existing.disabled || existing.deletedAt) throw new ApiError('account_disabled', 'The account linked to this Minecraft account is disabled.');
+      userId = existing.userId;
+    } else {
+      userId = await createPlayerAccount(tx, mcUuid, now);
+      await insertLink(tx, userId, mcUuid, authSource, now);
+    }
+    await startSession(c, tx, userId, 'bind');
+    return { userId, mcUuid, authSource: existing?.authSource ?? authSource };
+  });
+}

@@ -1,0 +1,79 @@
+import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
+import { refusePlayerOnConsole, requireLocalAuth } from '../auth/guards.js';
+import { doorLimit } from '../auth/rate-limit.js';
+import { limited } from '../auth/schema.js';
+import { bindSignIn } from './bind.js';
+import { BoundResponse, CodeBody, LinkStartResponse, LinkVerifiedResponse } from './schema.js';
+import { verifyLinkCode } from './service.js';
+import { linkedAccounts } from '../../db/schema/accounts.js';
+import { eq } from 'drizzle-orm';
+
+const bind = defineRoute(
+  { tier: 'public' },
+  {
+    method: 'post',
+    path: '/api/v1/auth/bind',
+    summary: 'Sign in with a bind code from the in-game login lobby (creates or finds the player account)',
+    middleware: [doorLimit('bind')],
+    request: jsonBody(CodeBody),
+    responses: {
+      200: json(BoundResponse, 'linked and signed in; session cookie set'),
+      400: errorAnswer('invalid_code: unknown, expired or used code; bad_request'),
+      403: errorAnswer('local_auth_disabled, staff_account, account_disabled, or forbidden (the operator console host)'),
+      ...limited,
+    },
+  },
+);
+
+const linkStart = defineRoute(
+  { tier: 'app', setupAllowed: true },
+  {
+    method: 'post',
+    path: '/api/v1/account/link/start',
+    summary: 'How to link a Minecraft account (the code comes from the game)',
+    responses: { 200: json(LinkStartResponse, 'link state and instructions') },
+  },
+);
+
+const linkVerify = defineRoute(
+  { tier: 'app', setupAllowed: true },
+  {
+    method: 'post',
+    path: '/api/v1/account/link/verify',
+    summary: 'Link the Minecraft account a code from the game names',
+    request: jsonBody(CodeBody),
+    responses: {
+      200: json(LinkVerifiedResponse, 'linked'),
+      400: errorAnswer('invalid_code: unknown, expired or used code; bad_request'),
+      409: errorAnswer('already_linked: another account holds this Minecraft account'),
+    },
+  },
+);
+
+const INSTRUCTIONS =
+  'Join the lobby in Minecraft and type /link to get an 8-character code, then enter it here within 10 minutes.';
+
+/** The bind-code door and the web side of linking. External face. */
+export function externalLinkingRoutes() {
+  return createRouter()
+    .openapi(bind, async (c) => {
+      requireLocalAuth(c);
+      refusePlayerOnConsole(c, 'user');
+      const bound = await bindSignIn(c, c.req.valid('json').code);
+      return c.json({ user_id: bound.userId, linked: true as const, mc_uuid: bound.mcUuid, auth_source: bound.authSource }, 200);
+    })
+    .openapi(linkStart, async (c) => {
+      const { deps, session } = c.var;
+      const [row] = await deps.database.db
+        .select({ mcUuid: linkedAccounts.mcUuid })
+        .from(linkedAccounts)
+        .where(eq(linkedAccounts.userId, session!.userId))
+        .limit(1);
+      return c.json({ linked: row !== undefined, instructions: INSTRUCTIONS }, 200);
+    })
+    .openapi(linkVerify, async (c) => {
+      const { deps, session } = c.var;
+      const linked = await verifyLinkCode(deps, session!.userId, c.req.valid('json').code);
+      return c.json({ linked: true as const, mc_uuid: linked.mcUuid, auth_source: linked.authSource }, 200);
+    });
+}

@@ -1,0 +1,92 @@
+import { and, eq, gt, isNull, sql } from 'drizzle-orm';
+import type { Queryable, Transaction } from '../../db/client.js';
+import { linkedAccounts, users } from '../../db/schema/accounts.js';
+import { linkCodes } from '../../db/schema/linking.js';
+import type { Deps } from '../../deps.js';
+import { ApiError } from '../../http/errors.js';
+import { findUserByMcUuid } from '../accounts/directory.js';
+import { generateLinkCode, LINK_CODE_TTL_MS, linkCodeHash, normalizeLinkCode } from './codes.js';
+import { authSourceOf, type AuthSource } from './uuid.js';
+
+export interface MintedLinkCode {
+  code: string;
+  expiresAt: Date;
+}
+
+/** Mints a code for a verified UUID; `authSource` defaults to what the UUID's version says. */
+export async function mintLinkCode(
+  deps: Pick<Deps, 'clock' | 'random' | 'database'>,
+  mcUuid: string,
+  authSource: AuthSource | undefined,
+): Promise<MintedLinkCode> {
+  const now = deps.clock.now();
+  const expiresAt = new Date(now.getTime() + LINK_CODE_TTL_MS);
+  // A collision with a live code (40 bits of code space) is retried, never overwritten.
+  for (;;) {
+    const code = generateLinkCode(deps.random);
+    const rows = await deps.database.db
+      .insert(linkCodes)
+      .values({ codeHash: linkCodeHash(code), mcUuid, authSource: authSource ?? authSourceOf(mcUuid), createdAt: now, expiresAt })
+      .onConflictDoNothing()
+      .returning({ codeHash: linkCodes.codeHash });
+    if (rows.length > 0) return { code, expiresAt };
+  }
+}
+
+/** Linked to a live account: a UUID whose account was deleted reads unlinked. */
+export async function isUuidLinked(db: Queryable, mcUuid: string): Promise<boolean> {
+  return (await findUserByMcUuid(db, mcUuid)) !== undefined;
+}
+
+export const invalidLinkCode = () => new ApiError('invalid_code', 'The code is wrong, expired or already used.');
+
+/** Serialises every change to one UUID's link, on any replica, until the transaction ends. */
+export async function lockUuid(tx: Transaction, mcUuid: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`felis:link:${mcUuid}`}, 0))`);
+}
+
+/**
+ * Spends a typed code inside the caller's transaction: one conditional update, so of concurrent
+ * redeems exactly one gets the row back. A refusal later in the transaction rolls the spend back.
+ */
+export async function spendLinkCode(tx: Transaction, typed: string, now: Date): Promise<{ mcUuid: string; authSource: AuthSource }> {
+  const code = normalizeLinkCode(typed);
+  if (!code) throw invalidLinkCode();
+  const [spent] = await tx
+    .update(linkCodes)
+    .set({ usedAt: now })
+    .where(and(eq(linkCodes.codeHash, linkCodeHash(code)), isNull(linkCodes.usedAt), gt(linkCodes.expiresAt, now)))
+    .returning({ mcUuid: linkCodes.mcUuid, authSource: linkCodes.authSource });
+  if (!spent) throw invalidLinkCode();
+  await lockUuid(tx, spent.mcUuid);
+  return spent;
+}
+
+export async function linkOf(tx: Queryable, mcUuid: string) {
+  const [row] = await tx
+    .select({ userId: linkedAccounts.userId, authSource: linkedAccounts.authSource, role: users.role, disabled: users.disabled, deletedAt: users.deletedAt })
+    .from(linkedAccounts)
+    .innerJoin(users, eq(users.id, linkedAccounts.userId))
+    .where(eq(linkedAccounts.mcUuid, mcUuid))
+    .limit(1);
+  return row;
+}
+
+/** Writes the durable link; the code's auth source is copied onto it. */
+export async function insertLink(tx: Queryable, userId: string, mcUuid: string, authSource: AuthSource, now: Date): Promise<void> {
+  await tx.insert(linkedAccounts).values({ mcUuid, userId, authSource, verifiedAt: now });
+}
+
+/** Links a code's UUID to a signed-in account (web verify). 409 when another account holds it. */
+export async function verifyLinkCode(deps: Pick<Deps, 'clock' | 'database'>, userId: string, typed: string) {
+  const now = deps.clock.now();
+  return deps.database.db.transaction(async (tx) => {
+    const { mcUuid, authSource } = await spendLinkCode(tx, typed, now);
+    const existing = await linkOf(tx, mcUuid);
+    if (existing && existing.userId !== userId) {
+      throw new ApiError('already_linked', 'That Minecraft account is already linked to another account.');
+    }
+    if (!existing) await insertLink(tx, userId, mcUuid, authSource, now);
+    return { mcUuid, authSource: existing?.authSource ?? authSource };
+  });
+}
