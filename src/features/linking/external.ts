@@ -1,3 +1,4 @@
+import { requireReauth } from '../reauth/service.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { refusePlayerOnConsole, requireLocalAuth } from '../auth/guards.js';
 import { doorLimit } from '../auth/rate-limit.js';
@@ -45,6 +46,7 @@ const linkVerify = defineRoute(
     responses: {
       200: json(LinkVerifiedResponse, 'linked'),
       400: errorAnswer('invalid_code: unknown, expired or used code; bad_request'),
+      403: errorAnswer('reauth_required: the account has a passkey or a verified address and no proof of the last 5 minutes'),
       409: errorAnswer('already_linked: another account holds this Minecraft account'),
     },
   },
@@ -72,6 +74,7 @@ export function externalLinkingRoutes() {
       return c.json({ linked: row !== undefined, instructions: INSTRUCTIONS }, 200);
     })
     .openapi(linkVerify, async (c) => {
+      await requireReauth(c); // a link adds a way into the account (contract section 5, rule 5)
       const { deps, session } = c.var;
       const linked = await verifyLinkCode(deps, session!.userId, c.req.valid('json').code);
       return c.json({ linked: true as const, mc_uuid: linked.mcUuid, auth_source: linked.authSource }, 200);
