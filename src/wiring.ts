@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
 import type { Deps } from './deps.js';
 import { createSessionAuthenticator } from './features/accounts/authenticator.js';
+import { withPasswordChangeGate } from './features/accounts/password-change-gate.js';
 import { countServersByOwner } from './features/servers/claims.js';
 import { createSessionVerifier } from './features/verifier/service.js';
 import { createMetrics } from './http/metrics.js';
@@ -36,7 +37,7 @@ export function assembleDeps(parts: DepsParts): Deps {
     random: cryptoRandom,
     registry: createRegistry(parts.config),
     mail: createMail(parts.config, parts.log),
-    sessions: createSessionAuthenticator(),
+    sessions: withPasswordChangeGate(createSessionAuthenticator()),
     serverCounts: countServersByOwner,
     shutdown: new AbortController().signal,
     ...parts,

@@ -44,6 +44,7 @@ export function createSessionAuthenticator(): SessionAuthenticator {
           disabled: users.disabled,
           deletedAt: users.deletedAt,
           inSetup: users.inSetup,
+          mustChangePassword: users.mustChangePassword,
         })
         .from(sessions)
         .innerJoin(users, eq(users.id, sessions.userId))
@@ -80,7 +81,7 @@ export function createSessionAuthenticator(): SessionAuthenticator {
         const slid = await touchSession(deps.database.db, tokenHash, now);
         if (slid) setSessionCookie(c, token, SESSION_TTL_MS);
       }
-      return { userId: row.userId, role: row.role, tokenHash, inSetup: row.inSetup };
+      return { userId: row.userId, role: row.role, tokenHash, inSetup: row.inSetup, mustChangePassword: row.mustChangePassword };
     },
   };
 }

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { AUTOSTART_POLICIES, DESIRED_STATES, PHASES } from '../../adapters/cluster/types.js';
+import { McUuidSchema } from '../accounts/schema.js';
 import { isQuantity } from './quantity.js';
 import { SERVER_NAME_PATTERN } from './names.js';
 
@@ -70,15 +71,7 @@ export const ServerNameParam = z.object({
     .openapi({ param: { name: 'name', in: 'path' }, example: 'survival' }),
 });
 
-/** A player UUID, dashed or not; normalized to the dashed lower-case form. */
-export const McUuidSchema = z
-  .string()
-  .regex(/^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/, 'must be a UUID')
-  .transform((v) => {
-    const hex = v.replaceAll('-', '').toLowerCase();
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-  })
-  .openapi({ type: 'string', example: '069a79f4-44e9-4726-a5be-fca90e38aaf5' });
+export { McUuidSchema } from '../accounts/schema.js';
 
 export const McUuidBody = z.strictObject({ mc_uuid: McUuidSchema });
 
