@@ -6,6 +6,7 @@ import { openDatabase } from './db/client.js';
 import type { Deps } from './deps.js';
 import { startAccountHousekeeping } from './features/accounts/housekeeping.js';
 import { setupOnStart } from './features/auth/setup-token.js';
+import { startRetirementSweep } from './features/servers/retirement-sweep.js';
 import { SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/startup.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
@@ -43,6 +44,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
   await setupOnStart(deps);
   const stopHousekeeping = startAccountHousekeeping(deps);
   await startServersFeature(deps);
+  const stopRetirementSweep = startRetirementSweep(deps);
   const apps = createApps(deps);
   const internal = await serve({ fetch: apps.internal.fetch, port: config.internalPort, host: config.host, log });
   const external = await serve({ fetch: apps.external.fetch, port: config.externalPort, host: config.host, log });
@@ -59,6 +61,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
       (stopping ??= (async () => {
         shutdown.abort();
         stopHousekeeping();
+        stopRetirementSweep();
         await Promise.all([internal.close(), external.close()]);
         stopServersFeature(deps);
         deps.sessionVerifier.close();

@@ -92,7 +92,7 @@ export const MenuResponse = z
   })
   .openapi('ServerMenu');
 
-const quantity = (what: string) =>
+export const quantity = (what: string) =>
   z.string().max(32).refine(isQuantity, `must be a ${what} quantity such as 4Gi or 500m`);
 
 export const CreateServerBody = z
@@ -100,16 +100,21 @@ export const CreateServerBody = z
     name: z.string().regex(SERVER_NAME_PATTERN, 'must be a DNS label of at most 40 characters'),
     subdomain: z.string().regex(SERVER_NAME_PATTERN, 'must be a DNS label of at most 40 characters'),
     display_name: z.string().trim().min(1).max(64).optional(),
+    /** The original panel's spelling of display_name (api-extensions: an alias; not both). */
+    displayName: z.string().trim().min(1).max(64).optional(),
     image: z.string().min(1).max(512).optional(),
     memory: quantity('memory').optional(),
     storage: quantity('storage').optional(),
     autostart_policy: AutostartPolicySchema.optional(),
+    autostartPolicy: AutostartPolicySchema.optional(),
     resources: z
       .strictObject({
         cpu: quantity('cpu').optional(),
         cpu_request: quantity('cpu').optional(),
+        cpuRequest: quantity('cpu').optional(),
         memory: quantity('memory').optional(),
         memory_request: quantity('memory').optional(),
+        memoryRequest: quantity('memory').optional(),
       })
       .optional(),
   })
