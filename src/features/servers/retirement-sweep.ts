@@ -8,7 +8,7 @@ import { serverCacheOf } from './cache.js';
 import { integerSetting, SERVER_SETTINGS } from './settings.js';
 
 /** Only the replica that holds this lock for a round runs it (PGlite: the one process always does). */
-const SWEEP_LOCK_KEY = 0x46454c5257n; // "FELRW"
+export const SWEEP_LOCK_KEY = 0x46454c5257n; // "FELRW"
 
 type SweepDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log'>;
 
