@@ -1,3 +1,6 @@
+import type { Context } from 'hono';
+import type { Transaction } from '../../db/client.js';
+import type { AppEnv } from '../../http/env.js';
 import { ApiError } from '../../http/errors.js';
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
 import { isStaffRole } from './authenticator.js';
@@ -52,16 +55,9 @@ export function adminSessionRoutes() {
       return c.json({ sessions: rows.map((r) => toSessionView(r)) }, 200);
     })
     .openapi(revokeAll, async (c) => {
-      const { deps } = c.var;
-      const actor = c.var.session!;
-      const { id } = c.req.valid('param');
-      const now = deps.clock.now();
-      await deps.database.db.transaction(async (tx) => {
-        const target = await liveUserOr404(tx, id);
-        if (target.id !== actor.userId) assertMayManage(actor, target);
-        const revoked = await revokeUserSessions(tx, id, now);
-        await writeAudit(tx, { at: now, actor: actor.userId, action: 'session.revoke_all', target: id, detail: { sessions_revoked: revoked }, requestId: c.var.requestId });
-      });
+      await changeUserAccess(c, c.req.valid('param').id, 'session.revoke_all', async (tx, id, now) => ({
+        sessions_revoked: await revokeUserSessions(tx, id, now),
+      }));
       return c.json({ ok: true as const }, 200);
     })
     .openapi(revokeOne, async (c) => {
@@ -81,16 +77,31 @@ export function adminSessionRoutes() {
       return c.json({ revoked: true as const }, 200);
     })
     .openapi(removePasskeys, async (c) => {
-      const { deps } = c.var;
-      const actor = c.var.session!;
-      const { id } = c.req.valid('param');
-      const now = deps.clock.now();
-      await deps.database.db.transaction(async (tx) => {
-        const target = await liveUserOr404(tx, id);
-        if (target.id !== actor.userId) assertMayManage(actor, target);
-        const removed = deps.passkeys ? await deps.passkeys.removeAll(tx, id) : 0;
-        await writeAudit(tx, { at: now, actor: actor.userId, action: 'passkey.remove_all', target: id, detail: { removed }, requestId: c.var.requestId });
-      });
+      const { passkeys } = c.var.deps;
+      await changeUserAccess(c, c.req.valid('param').id, 'passkey.remove_all', async (tx, id) => ({
+        removed: passkeys ? await passkeys.removeAll(tx, id) : 0,
+      }));
       return c.json({ ok: true as const }, 200);
     });
+}
+
+/**
+ * A staff change to the ways into a live account, in one transaction with its audit row: 404 for
+ * an unknown or deleted user, 403 unless the actor may manage them (anyone may act on themselves).
+ */
+async function changeUserAccess(
+  c: Context<AppEnv>,
+  id: string,
+  action: string,
+  change: (tx: Transaction, id: string, now: Date) => Promise<Record<string, unknown>>,
+): Promise<void> {
+  const { deps } = c.var;
+  const actor = c.var.session!;
+  const now = deps.clock.now();
+  await deps.database.db.transaction(async (tx) => {
+    const target = await liveUserOr404(tx, id);
+    if (target.id !== actor.userId) assertMayManage(actor, target);
+    const detail = await change(tx, id, now);
+    await writeAudit(tx, { at: now, actor: actor.userId, action, target: id, detail, requestId: c.var.requestId });
+  });
 }
