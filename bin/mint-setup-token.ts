@@ -21,7 +21,7 @@ async function main(): Promise<number> {
     }
     process.stdout.write(
       `Setup token (valid until ${minted.expiresAt.toISOString()}, single use):\n${minted.token}\n` +
-        'Claim the owner account with POST /api/v1/setup/claim {"token", "username"}.\n',
+        'Become the owner with POST /api/v1/auth/setup/redeem {"token", "username"?, "email"?}.\n',
     );
     return 0;
   } finally {

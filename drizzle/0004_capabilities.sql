@@ -1,3 +1,16 @@
+CREATE TABLE "server_guest_wakes" (
+	"server_name" text PRIMARY KEY NOT NULL,
+	"waker" text NOT NULL,
+	"woken_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "server_retirements" (
+	"server_name" text PRIMARY KEY NOT NULL,
+	"requested_at" timestamp with time zone NOT NULL,
+	"requested_by" uuid NOT NULL,
+	"delete" boolean NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "db_backups" (
 	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
 	"at" timestamp with time zone NOT NULL,
@@ -174,6 +187,7 @@ ALTER TABLE "account_migrations" ADD CONSTRAINT "account_migrations_target_user_
 ALTER TABLE "passkey_ceremonies" ADD CONSTRAINT "passkey_ceremonies_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "passkey_credentials" ADD CONSTRAINT "passkey_credentials_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "reauth_proofs" ADD CONSTRAINT "reauth_proofs_session_hash_sessions_token_hash_fk" FOREIGN KEY ("session_hash") REFERENCES "public"."sessions"("token_hash") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "server_guest_wakes_waker_idx" ON "server_guest_wakes" USING btree ("waker");--> statement-breakpoint
 CREATE INDEX "db_backups_at_idx" ON "db_backups" USING btree ("at");--> statement-breakpoint
 CREATE INDEX "update_reports_checked_at_idx" ON "update_reports" USING btree ("checked_at");--> statement-breakpoint
 CREATE INDEX "build_log_lines_build_seq_idx" ON "build_log_lines" USING btree ("build_id","seq");--> statement-breakpoint

@@ -105,6 +105,8 @@ const envSchema = z.object({
       .optional(),
   ),
   LOCAL_AUTH: z.enum(['on', 'off']).default('on'),
+  /** Every public e-mail code request is answered this long after it arrived, known address or not (0: off). */
+  EMAIL_DOOR_ANSWER_MS: z.coerce.number().int().min(0).max(30_000).default(1000),
   WEBAUTHN_RP_ID: optionalString,
   WEBAUTHN_ORIGINS: optionalString.transform((v) =>
     v === undefined ? undefined : v.split(',').map((o) => o.trim()).filter(Boolean),
@@ -151,6 +153,7 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     sessionSourceTimeoutMs: env.SESSION_SOURCE_TIMEOUT_MS,
     clientIpHeader: env.CLIENT_IP_HEADER,
     localAuth: env.LOCAL_AUTH === 'on',
+    emailDoorAnswerMs: env.EMAIL_DOOR_ANSWER_MS,
     webauthnRpId: env.WEBAUTHN_RP_ID,
     webauthnOrigins: env.WEBAUTHN_ORIGINS,
     webauthnChallengeCap: env.WEBAUTHN_CHALLENGE_CAP,

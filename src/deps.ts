@@ -14,6 +14,13 @@ import type { Clock } from './lib/clock.js';
 import type { Logger } from './lib/logger.js';
 import type { RandomSource } from './lib/random.js';
 
+/** What the accounts feature needs of the passkey feature's table. */
+export interface PasskeyDirectory {
+  count(db: Queryable, userId: string): Promise<number>;
+  /** Removes every passkey of a user; returns how many. */
+  removeAll(db: Queryable, userId: string): Promise<number>;
+}
+
 /**
  * Everything a handler may reach, built once in main.ts (or by a test) and handed to the apps.
  * Features take what they need from here; nothing lives in module-level singletons.
@@ -37,6 +44,11 @@ export interface Deps {
    * Absent: every count is 0.
    */
   serverCounts?: (db: Queryable, userIds: string[]) => Promise<Map<string, number>>;
+  /**
+   * Passkeys of accounts, provided by the passkey feature. Absent: nobody has a passkey (setup
+   * state reports none, removing them all removes nothing).
+   */
+  passkeys?: PasskeyDirectory;
   /** The hasJoined verifier (keep-alive clients to the session sources, name cache, bar-list snapshot). */
   sessionVerifier: SessionVerifier;
   /** Runs image builds as jobs; absent: build routes answer 503. */

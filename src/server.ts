@@ -8,6 +8,7 @@ import { startAccountHousekeeping } from './features/accounts/housekeeping.js';
 import { startIdentityHousekeeping } from './features/linking/housekeeping.js';
 import { setupOnStart } from './features/auth/setup-token.js';
 import { migrateWithSafetyDump } from './features/operations/db-backup.js';
+import { startRetirementSweep } from './features/servers/retirement-sweep.js';
 import { SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/startup.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
@@ -52,6 +53,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
   const stopHousekeeping = startAccountHousekeeping(deps);
   const stopIdentityHousekeeping = startIdentityHousekeeping(deps);
   await startServersFeature(deps);
+  const stopRetirementSweep = startRetirementSweep(deps);
   const apps = createApps(deps);
   const internal = await serve({ fetch: apps.internal.fetch, port: config.internalPort, host: config.host, log });
   const external = await serve({ fetch: apps.external.fetch, port: config.externalPort, host: config.host, log });
@@ -69,6 +71,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
         shutdown.abort();
         stopHousekeeping();
         stopIdentityHousekeeping();
+        stopRetirementSweep();
         await Promise.all([internal.close(), external.close()]);
         stopServersFeature(deps);
         deps.consoleLogs.close();

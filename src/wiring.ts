@@ -13,6 +13,7 @@ import { DirectoryContextStore } from './features/submissions/context-store.js';
 import { join } from 'node:path';
 import { createSessionAuthenticator } from './features/accounts/authenticator.js';
 import { LogHubs } from './features/console/log-hub.js';
+import { withPasswordChangeGate } from './features/accounts/password-change-gate.js';
 import { countServersByOwner } from './features/servers/claims.js';
 import { createSessionVerifier } from './features/verifier/service.js';
 import { createMetrics } from './http/metrics.js';
@@ -41,7 +42,7 @@ export function assembleDeps(parts: DepsParts): Deps {
     random: cryptoRandom,
     registry: createRegistry(parts.config),
     mail: createMail(parts.config, parts.log),
-    sessions: createSessionAuthenticator(),
+    sessions: withPasswordChangeGate(createSessionAuthenticator()),
     serverCounts: countServersByOwner,
     shutdown: new AbortController().signal,
     contextStore: new DirectoryContextStore(join(parts.config.dataDir, 'contexts')),

@@ -1,15 +1,18 @@
+import { isIP } from 'node:net';
 import type { Context } from 'hono';
 import type { AppEnv } from './env.js';
 
 /**
  * The visitor's address: the header named by CLIENT_IP_HEADER when the edge sets one (its first
- * entry), else the TCP peer. A header is never trusted unless configured.
+ * entry) when it holds an IP address, else the TCP peer. A header is never trusted unless configured.
  */
 export function clientIp(c: Context<AppEnv>): string {
   const header = c.var.deps.config.clientIpHeader;
   if (header) {
     const value = c.req.header(header)?.split(',')[0]?.trim();
-    if (value) return normalizeIp(value);
+    // An unparseable header value falls back to the TCP peer (api-extensions): otherwise every
+    // such visitor would share one limit, and a visitor could choose its own key.
+    if (value && isIP(normalizeIp(value))) return normalizeIp(value);
   }
   const env = c.env as
     | { incoming?: { socket?: { remoteAddress?: string } }; requestIP?: (r: Request) => { address: string } | null }

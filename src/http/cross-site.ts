@@ -13,25 +13,29 @@ export function isCrossSite(c: Context): boolean {
   const site = requestHeader(c, 'sec-fetch-site')?.toLowerCase();
   if (site === 'same-site' || site === 'cross-site') return true;
   const origin = requestHeader(c, 'origin');
-  return origin !== undefined && originHost(origin) !== requestHost(requestHeader(c, 'host'), c.req.url);
+  return origin !== undefined && !sameHost(origin, requestHeader(c, 'host') ?? new URL(c.req.url).host);
 }
 
-function originHost(origin: string): string | undefined {
+const DEFAULT_PORT: Record<string, string> = { 'http:': '80', 'https:': '443' };
+const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[^:\[\]]+)(?::(\d{1,5}))?$/i;
+const bareName = (name: string) => name.toLowerCase().replace(/\.+$/, '');
+
+/**
+ * Whether an Origin names the host the request was sent to. Names compare without case and without
+ * a trailing dot; ports compare as numbers, a port left out meaning the origin scheme's default (the
+ * edge may or may not pass `:443` on). "null" and other opaque origins never match.
+ */
+export function sameHost(origin: string, hostHeader: string): boolean {
+  let url: URL;
   try {
-    const url = new URL(origin);
-    return url.protocol === 'http:' || url.protocol === 'https:' ? url.host.toLowerCase() : undefined;
+    url = new URL(origin);
   } catch {
-    return undefined; // "null" and other opaque origins never match
+    return false;
   }
-}
-
-function requestHost(hostHeader: string | undefined, url: string): string {
-  if (hostHeader) {
-    try {
-      return new URL(`http://${hostHeader}`).host.toLowerCase();
-    } catch {
-      return hostHeader.toLowerCase();
-    }
-  }
-  return new URL(url).host.toLowerCase();
+  const defaultPort = DEFAULT_PORT[url.protocol];
+  const host = HOST_HEADER.exec(hostHeader.trim());
+  if (!defaultPort || !host) return false;
+  const originPort = url.port || defaultPort;
+  const requestPort = host[2] === undefined ? defaultPort : String(Number(host[2]));
+  return bareName(url.hostname) === bareName(host[1]!) && originPort === requestPort;
 }

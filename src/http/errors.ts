@@ -82,6 +82,11 @@ export const ERROR_STATUS = {
   invalid_target: 400,
   target_not_found: 400,
   target_unavailable: 400,
+  setup_token_invalid: 400,
+  session_not_found: 404,
+  password_change_required: 403,
+  wake_share_exceeded: 403,
+  retiring: 409,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -109,8 +114,13 @@ export class ApiError extends HTTPException {
   readonly code: ErrorCode;
   readonly headers: Record<string, string>;
 
-  constructor(code: ErrorCode, message?: string, options: { headers?: Record<string, string>; cause?: unknown } = {}) {
-    super(ERROR_STATUS[code], { message: message ?? DEFAULT_MESSAGE[code] ?? code, cause: options.cause });
+  constructor(
+    code: ErrorCode,
+    message?: string,
+    // `status` only where api-extensions gives one code two statuses (not_linked: 404, 412 on claim).
+    options: { headers?: Record<string, string>; cause?: unknown; status?: ContentfulStatusCode } = {},
+  ) {
+    super(options.status ?? ERROR_STATUS[code], { message: message ?? DEFAULT_MESSAGE[code] ?? code, cause: options.cause });
     this.code = code;
     this.headers = options.headers ?? {};
   }

@@ -10,6 +10,8 @@ export interface SessionContext {
   tokenHash: string;
   /** The account is still in first-run setup lockdown. */
   inSetup: boolean;
+  /** The account must change its password before anything else (accounts/password-change-gate.ts). */
+  mustChangePassword?: boolean;
 }
 
 export interface TierRequirement {

@@ -136,6 +136,12 @@ describe('loadConfig', () => {
     for (const [name, value] of cases) expect(configError({ [name]: value }), name).toContain(`${name}:`);
   });
 
+  it('answers the e-mail door after EMAIL_DOOR_ANSWER_MS (default 1000, 0 off) and names a bad value', () => {
+    expect(loadConfig(env({})).emailDoorAnswerMs).toBe(1000);
+    expect(loadConfig(env({ EMAIL_DOOR_ANSWER_MS: '0' })).emailDoorAnswerMs).toBe(0);
+    for (const value of ['-1', '1.5', 'soon', '30001']) expect(configError({ EMAIL_DOOR_ANSWER_MS: value }), value).toContain('EMAIL_DOOR_ANSWER_MS:');
+  });
+
   it('names SESSION_SOURCES when it is not JSON or not a valid list', () => {
     const bad = [
       '[{',

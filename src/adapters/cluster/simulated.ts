@@ -13,6 +13,7 @@ import {
   type ServerList,
   type ServerResource,
   type ServerSpec,
+  type ServerSpecPatch,
   type ServerWatch,
   type ServerWatchEvent,
 } from './types.js';
@@ -160,6 +161,21 @@ export class SimulatedCluster implements ClusterAdapter {
       this.#enter(server, 'Stopping');
     }
     return this.#emit('MODIFIED', server);
+  }
+
+  async updateServer(name: string, patch: ServerSpecPatch): Promise<ServerResource> {
+    this.#check();
+    const server = this.#get(name);
+    server.spec = { ...server.spec, ...clone(patch) };
+    if (patch.idleStopSeconds !== undefined && server.spec.labels[SYSTEM_LABEL] !== 'true') {
+      server.status.idleStopSeconds = patch.idleStopSeconds;
+    }
+    return this.#emit('MODIFIED', server);
+  }
+
+  async removeServer(name: string): Promise<void> {
+    this.#check();
+    this.deleteServer(name);
   }
 
   async recreatePod(name: string): Promise<ServerResource> {

@@ -39,6 +39,11 @@ export interface ServerSpec {
   labels: Record<string, string>;
 }
 
+/** The fields of a spec an operator may change after creation (PATCH /servers/{name}). */
+export type ServerSpecPatch = Partial<
+  Pick<ServerSpec, 'displayName' | 'autostartPolicy' | 'image' | 'memory' | 'memoryRequest' | 'cpu' | 'cpuRequest' | 'idleStopSeconds'>
+>;
+
 /** What the cluster reports: the server resource's status. */
 export interface ServerStatus {
   phase: Phase;
@@ -135,6 +140,10 @@ export interface ClusterAdapter {
   /** Creates a server resource; ClusterConflictError when the name exists. */
   createServer(spec: ServerSpec): Promise<ServerResource>;
   setDesiredState(name: string, state: DesiredState): Promise<ServerResource>;
+  /** Changes fields of a spec; ClusterNotFoundError when the server does not exist. */
+  updateServer(name: string, patch: ServerSpecPatch): Promise<ServerResource>;
+  /** Deletes a server resource (a retirement with `delete`); ClusterNotFoundError when it is gone. */
+  removeServer(name: string): Promise<void>;
   /** Deletes the pod of the current start so it comes up again with a fresh restart budget. */
   recreatePod(name: string): Promise<ServerResource>;
   /** The backend answered the proxy: the server is ready for players. */

@@ -1,4 +1,4 @@
-import { index, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { users } from './accounts.js';
 
 const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -58,3 +58,30 @@ export const serverMaintenance = pgTable('server_maintenance', {
   reason: text('reason').notNull(),
   since: at('since').notNull(),
 });
+
+/**
+ * A retirement asked for by a server's owner or an admin. The background sweep (one replica)
+ * stops the server, then releases it (or deletes it when `delete`) and removes the row.
+ */
+export const serverRetirements = pgTable('server_retirements', {
+  serverName: text('server_name').primaryKey(),
+  requestedAt: at('requested_at').notNull(),
+  requestedBy: uuid('requested_by').notNull(),
+  delete: boolean('delete').notNull(),
+});
+
+/**
+ * The last start of a server by someone who does not own it (the fair share of the node): a player
+ * holds at most `wake_share_per_player` such running servers, and an owner's start may stop the
+ * oldest of them while the server is still unclaimed. `waker` is a user id, or `mc:<uuid>` for an
+ * unlinked player.
+ */
+export const serverGuestWakes = pgTable(
+  'server_guest_wakes',
+  {
+    serverName: text('server_name').primaryKey(),
+    waker: text('waker').notNull(),
+    wokenAt: at('woken_at').notNull(),
+  },
+  (t) => [index('server_guest_wakes_waker_idx').on(t.waker)],
+);

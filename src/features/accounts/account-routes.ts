@@ -5,16 +5,15 @@ import { ApiError } from '../../http/errors.js';
 import { createRouter, defineRoute } from '../../http/route.js';
 import { isStaffRole } from './authenticator.js';
 import { writeAudit } from './audit.js';
-import { checkCode, dropCode, emailDoorLocked, issueCode, resendCooldown } from './email-codes.js';
+import { checkCode, dropCode, emailDoorLockedFor, issueCode, resendCooldown } from './email-codes.js';
 import { mailCode, requireMail } from './mail-codes.js';
 import { EmailSchema, MeSchema, RevokedSchema, SessionListSchema, TokenHashParam } from './schema.js';
-import { listLiveSessions, revokeSession } from './session-service.js';
+import { listLiveSessions, revokeSession, revokeUserSessions } from './session-service.js';
 import { findLiveUserByEmail, findUserById, uniqueViolation } from './users-service.js';
 import { toSessionView, signInRole } from './views.js';
 import { signedInAccount } from './authenticator.js';
 import { requireReauth } from '../reauth/service.js';
 import { errorAnswer, json, jsonBody } from '../../http/route.js';
-
 
 const me = defineRoute(
   { tier: 'app', setupAllowed: true },
@@ -38,7 +37,31 @@ const revokeOwn = defineRoute(
     path: '/api/v1/account/sessions/{token_hash}',
     summary: 'Revoke one of my sessions',
     request: { params: TokenHashParam },
-    responses: { 200: json(RevokedSchema, 'revoked'), 404: errorAnswer('no such live session of mine') },
+    responses: { 200: json(RevokedSchema, 'revoked'), 404: errorAnswer('session_not_found: no such live session of mine') },
+  },
+);
+
+const revokeOthers = defineRoute(
+  { tier: 'app' },
+  {
+    method: 'post',
+    path: '/api/v1/account/sessions/revoke-others',
+    summary: 'Sign out everywhere else: every live session but this one is revoked',
+    responses: { 200: json(z.object({ revoked: z.number().int() }), 'how many were revoked') },
+  },
+);
+
+const setEmail = defineRoute(
+  { tier: 'app', setupAllowed: true },
+  {
+    method: 'post',
+    path: '/api/v1/account/email',
+    summary: 'Record an e-mail address for the account, unverified until its code is typed back',
+    request: jsonBody(z.strictObject({ email: EmailSchema })),
+    responses: {
+      200: json(z.object({ email: z.string() }), 'recorded'),
+      409: errorAnswer('conflict: the address belongs to another account'),
+    },
   },
 );
 
@@ -114,8 +137,38 @@ export function accountRoutes() {
         await writeAudit(tx, { at: now, actor: session.userId, action: 'session.revoke', target: session.userId, detail: { token_hash }, requestId: c.var.requestId });
         return true;
       });
-      if (!revoked) throw new ApiError('not_found', 'No such live session of yours.');
+      if (!revoked) throw new ApiError('session_not_found', 'No such live session of yours.');
       return c.json({ revoked: true as const }, 200);
+    })
+    .openapi(revokeOthers, async (c) => {
+      const { deps } = c.var;
+      const session = c.var.session!;
+      const now = deps.clock.now();
+      const revoked = await deps.database.db.transaction(async (tx) => {
+        const n = await revokeUserSessions(tx, session.userId, now, session.tokenHash);
+        await writeAudit(tx, { at: now, actor: session.userId, action: 'session.revoke_others', target: session.userId, detail: { sessions_revoked: n }, requestId: c.var.requestId });
+        return n;
+      });
+      return c.json({ revoked }, 200);
+    })
+    .openapi(setEmail, async (c) => {
+      const { deps } = c.var;
+      const session = c.var.session!;
+      const email = c.req.valid('json').email.toLowerCase();
+      const now = deps.clock.now();
+      try {
+        await deps.database.db.transaction(async (tx) => {
+          const user = await findUserById(tx, session.userId);
+          if (!user) throw new ApiError('unauthorized');
+          if (user.email?.toLowerCase() === email) return;
+          await tx.update(users).set({ email, emailVerified: false, updatedAt: now }).where(eq(users.id, session.userId));
+          await writeAudit(tx, { at: now, actor: session.userId, action: 'account.email', target: session.userId, detail: { from: user.email, to: email }, requestId: c.var.requestId });
+        });
+      } catch (err) {
+        if (uniqueViolation(err) !== undefined) throw new ApiError('conflict', 'This address belongs to another account.');
+        throw err;
+      }
+      return c.json({ email }, 200);
     })
     .openapi(emailStart, async (c) => {
       const { deps } = c.var;
@@ -127,8 +180,11 @@ export function accountRoutes() {
       const now = deps.clock.now();
       const holder = await findLiveUserByEmail(db, email);
       if (holder && holder.id !== session.userId) throw new ApiError('conflict', 'This address belongs to another account.');
-      if (await emailDoorLocked(db, session.userId, now)) {
-        throw new ApiError('too_many_attempts', 'Too many wrong codes; e-mail codes are locked for a day.');
+      const lockedFor = await emailDoorLockedFor(db, session.userId, now);
+      if (lockedFor > 0) {
+        throw new ApiError('too_many_attempts', 'Too many wrong codes; e-mail codes are locked for a day.', {
+          headers: { 'Retry-After': String(lockedFor) },
+        });
       }
       const wait = await resendCooldown(db, session.userId, email, now);
       if (wait > 0) {
@@ -160,7 +216,11 @@ export function accountRoutes() {
           return check;
         });
         if (!email.ok) {
-          if (email.reason === 'locked') throw new ApiError('too_many_attempts', 'Too many wrong codes; this code is locked.');
+          if (email.reason === 'locked') {
+            throw new ApiError('too_many_attempts', 'Too many wrong codes; this code is locked.', {
+              headers: { 'Retry-After': String(email.retryAfter) },
+            });
+          }
           throw new ApiError('invalid_code', 'The code is wrong, expired or already used.');
         }
         return c.json({ verified: true as const, email: email.email }, 200);

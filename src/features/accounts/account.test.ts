@@ -78,7 +78,7 @@ describe('account routes', () => {
       // Again: gone.
       const again = await app(deps).request(`/api/v1/account/sessions/${first.tokenHash}`, { method: 'DELETE', headers: second.headers });
       expect(again.status).toBe(404);
-      expect((await errorOf(again)).code).toBe('not_found');
+      expect((await errorOf(again)).code).toBe('session_not_found');
     });
 
     it("never revokes another user's session (404) and refuses a malformed hash (400)", async () => {

@@ -1,36 +1,36 @@
 import { z } from '@hono/zod-openapi';
-import { asc, eq, isNull } from 'drizzle-orm';
-import { userQuotas, users } from '../../db/schema/accounts.js';
+import { and, asc, count, eq, isNull, sql, type SQL } from 'drizzle-orm';
+import { users } from '../../db/schema/accounts.js';
 import { ApiError } from '../../http/errors.js';
-import { createRouter, defineRoute } from '../../http/route.js';
-import { isStaffRole } from './authenticator.js';
+import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
+import { adminLinkRoutes } from './admin-link-routes.js';
+import { adminQuotaRoutes } from './admin-quota-routes.js';
+import { adminSessionRoutes } from './admin-session-routes.js';
 import { assertMayManage, assertNotLastOwner, liveUserOr404, serverCountsOf, userDetail, userView } from './admin-service.js';
 import { writeAudit } from './audit.js';
-import { getQuota } from './directory.js';
-import {
-  EmailSchema,
-  QuotaViewSchema,
-  RevokedSchema,
-  RoleSchema,
-  SessionListSchema,
-  TokenHashParam,
-  UserDetailSchema,
-  UserIdParam,
-  UsernameSchema,
-  UserViewSchema,
-} from './schema.js';
-import { listLiveSessions, revokeSession, revokeUserSessions } from './session-service.js';
+import { EmailSchema, RoleSchema, UserDetailSchema, UserIdParam, UsernameSchema, UserViewSchema } from './schema.js';
+import { revokeUserSessions } from './session-service.js';
 import { findUserById, uniqueViolation } from './users-service.js';
-import { toSessionView, toUserView } from './views.js';
-import { errorAnswer, json, jsonBody } from '../../http/route.js';
+import { toUserView } from './views.js';
 
 const admin = { tier: 'admin' } as const;
+
+export const USER_PAGE = { default: 50, max: 200 } as const;
+
+const ListQuery = z.strictObject({
+  query: z.string().max(254).optional().openapi({ param: { name: 'query', in: 'query' }, description: 'part of the username or e-mail, any case' }),
+  role: RoleSchema.optional().openapi({ param: { name: 'role', in: 'query' } }),
+  disabled: z.enum(['true', 'false']).optional().openapi({ param: { name: 'disabled', in: 'query' } }),
+  limit: z.coerce.number().int().min(1).max(USER_PAGE.max).optional().openapi({ param: { name: 'limit', in: 'query' } }),
+  offset: z.coerce.number().int().min(0).max(2_147_483_647).optional().openapi({ param: { name: 'offset', in: 'query' } }),
+});
 
 const listUsers = defineRoute(admin, {
   method: 'get',
   path: '/api/v1/users',
-  summary: 'Every account that is not deleted, oldest first',
-  responses: { 200: json(z.object({ users: z.array(UserViewSchema) }), 'users') },
+  summary: 'Accounts that are not deleted, oldest first, filtered and paged; `total` counts every match',
+  request: { query: ListQuery },
+  responses: { 200: json(z.object({ users: z.array(UserViewSchema), total: z.number().int() }), 'one page of users') },
 });
 
 const createUserRoute = defineRoute(admin, {
@@ -53,20 +53,30 @@ const getUser = defineRoute(admin, {
   responses: { 200: json(UserDetailSchema, 'user'), 404: errorAnswer('no such user') },
 });
 
+const PatchBody = z
+  .strictObject({ username: UsernameSchema.optional(), email: EmailSchema.nullable().optional(), role: RoleSchema.optional() })
+  .refine((b) => b.username !== undefined || b.email !== undefined || b.role !== undefined, 'give username, email or role');
+
 const patchUser = defineRoute(admin, {
   method: 'patch',
   path: '/api/v1/users/{id}',
-  summary: 'Change the role or the disabled flag (disabling revokes every session)',
-  request: {
-    params: UserIdParam,
-    ...jsonBody(
-      z
-        .strictObject({ role: RoleSchema.optional(), disabled: z.boolean().optional() })
-        .refine((b) => b.role !== undefined || b.disabled !== undefined, 'give role or disabled'),
-    ),
-  },
+  summary: 'Rename, change the e-mail address (a new one is unverified; null removes it) or the role',
+  request: { params: UserIdParam, ...jsonBody(PatchBody) },
   responses: {
     200: json(UserViewSchema, 'changed'),
+    403: errorAnswer('forbidden: only an owner manages staff'),
+    404: errorAnswer('no such user'),
+    409: errorAnswer('protected_admin (the last owner), or conflict (username or e-mail taken)'),
+  },
+});
+
+const disableUser = defineRoute(admin, {
+  method: 'post',
+  path: '/api/v1/users/{id}/disable',
+  summary: 'Disable (every session is revoked) or enable an account',
+  request: { params: UserIdParam, ...jsonBody(z.strictObject({ disabled: z.boolean() })) },
+  responses: {
+    200: json(z.object({ id: z.uuid(), disabled: z.boolean() }), 'the flag in force'),
     403: errorAnswer('forbidden: only an owner manages staff'),
     404: errorAnswer('no such user'),
     409: errorAnswer('protected_admin: the last owner'),
@@ -79,66 +89,48 @@ const deleteUser = defineRoute(admin, {
   summary: 'Soft-delete an account and revoke its sessions',
   request: { params: UserIdParam },
   responses: {
-    200: json(UserDetailSchema, 'deleted'),
+    200: json(z.object({ deleted: z.literal(true) }), 'deleted'),
     403: errorAnswer('forbidden: only an owner manages staff'),
     404: errorAnswer('no such user'),
     409: errorAnswer('protected_admin: the last owner'),
   },
 });
 
-const getQuotaRoute = defineRoute(admin, {
-  method: 'get',
-  path: '/api/v1/users/{id}/quota',
-  summary: "A user's quota (null: unlimited)",
-  request: { params: UserIdParam },
-  responses: { 200: json(QuotaViewSchema, 'quota'), 404: errorAnswer('no such user') },
-});
+/** `%` and `_` typed by the admin are matched literally. */
+const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
 
-const Limit = z.number().int().min(0).max(2_147_483_647).nullable().optional();
-const putQuota = defineRoute(admin, {
-  method: 'put',
-  path: '/api/v1/users/{id}/quota',
-  summary: "Replace a user's quota; an absent or null limit is unlimited",
-  request: {
-    params: UserIdParam,
-    ...jsonBody(
-      z.strictObject({
-        user_id: z.uuid().optional(),
-        max_servers: Limit,
-        max_cpu_milli: Limit,
-        max_memory_mb: Limit,
-        max_storage_gb: Limit,
-      }),
-    ),
-  },
-  responses: { 200: json(QuotaViewSchema, 'stored quota'), 404: errorAnswer('no such user') },
-});
+function listFilter(q: z.infer<typeof ListQuery>): SQL | undefined {
+  const text = q.query?.trim();
+  return and(
+    isNull(users.deletedAt),
+    text ? sql`(${users.username} ilike ${likePattern(text)} or coalesce(${users.email}, '') ilike ${likePattern(text)})` : undefined,
+    q.role ? eq(users.role, q.role) : undefined,
+    q.disabled ? eq(users.disabled, q.disabled === 'true') : undefined,
+  );
+}
 
-const listUserSessions = defineRoute(admin, {
-  method: 'get',
-  path: '/api/v1/users/{id}/sessions',
-  summary: "A user's live sessions, newest first",
-  request: { params: UserIdParam },
-  responses: { 200: json(SessionListSchema, 'sessions'), 404: errorAnswer('no such user') },
-});
+const takenConflict = () => new ApiError('conflict', 'That username or e-mail address is taken.');
 
-const revokeUserSession = defineRoute(admin, {
-  method: 'delete',
-  path: '/api/v1/users/{id}/sessions/{token_hash}',
-  summary: "Revoke one of a user's sessions",
-  request: { params: UserIdParam.extend(TokenHashParam.shape) },
-  responses: { 200: json(RevokedSchema, 'revoked'), 404: errorAnswer('no such live session of this user') },
-});
-
-/** Staff tools: users, quotas, sessions. External face, admin tier. */
+/** Staff tools: users and, through the smaller tables, quotas, sessions, passkeys and links. External face, admin tier. */
 export function adminAccountRoutes() {
   return createRouter()
     .openapi(listUsers, async (c) => {
       const { deps } = c.var;
       const db = deps.database.db;
-      const rows = await db.select().from(users).where(isNull(users.deletedAt)).orderBy(asc(users.createdAt), asc(users.id));
+      const q = c.req.valid('query');
+      const where = listFilter(q);
+      const [rows, [total]] = await Promise.all([
+        db
+          .select()
+          .from(users)
+          .where(where)
+          .orderBy(asc(users.createdAt), asc(users.id))
+          .limit(q.limit ?? USER_PAGE.default)
+          .offset(q.offset ?? 0),
+        db.select({ n: count() }).from(users).where(where),
+      ]);
       const counts = await serverCountsOf(deps, db, rows.map((r) => r.id));
-      return c.json({ users: rows.map((r) => toUserView(r, counts.get(r.id) ?? 0)) }, 200);
+      return c.json({ users: rows.map((r) => toUserView(r, counts.get(r.id) ?? 0)), total: Number(total?.n ?? 0) }, 200);
     })
     .openapi(createUserRoute, async (c) => {
       const { deps } = c.var;
@@ -152,19 +144,12 @@ export function adminAccountRoutes() {
             .insert(users)
             .values({ username: body.username, email: body.email?.toLowerCase() ?? null, role: body.role, createdAt: now, updatedAt: now })
             .returning();
-          await writeAudit(tx, {
-            at: now,
-            actor: actor.userId,
-            action: 'user.create',
-            target: created!.id,
-            detail: { role: body.role },
-            requestId: c.var.requestId,
-          });
+          await writeAudit(tx, { at: now, actor: actor.userId, action: 'user.create', target: created!.id, detail: { role: body.role }, requestId: c.var.requestId });
           return created!;
         });
         return c.json(await userView(deps, deps.database.db, row), 201);
       } catch (err) {
-        if (uniqueViolation(err) !== undefined) throw new ApiError('conflict', 'That username or e-mail address is taken.');
+        if (uniqueViolation(err) !== undefined) throw takenConflict();
         throw err;
       }
     })
@@ -180,96 +165,80 @@ export function adminAccountRoutes() {
       const { id } = c.req.valid('param');
       const body = c.req.valid('json');
       const now = deps.clock.now();
-      const row = await deps.database.db.transaction(async (tx) => {
+      try {
+        const row = await deps.database.db.transaction(async (tx) => {
+          const target = await liveUserOr404(tx, id);
+          assertMayManage(actor, target, body.role);
+          if (body.role !== undefined && body.role !== 'owner') await assertNotLastOwner(tx, target);
+          const email = body.email === undefined ? undefined : (body.email?.toLowerCase() ?? null);
+          const emailChanged = email !== undefined && email !== target.email?.toLowerCase();
+          const [updated] = await tx
+            .update(users)
+            .set({
+              ...(body.username !== undefined ? { username: body.username } : {}),
+              ...(body.role !== undefined ? { role: body.role } : {}),
+              // An address typed by staff is unverified until its holder types back a code.
+              ...(emailChanged ? { email, emailVerified: false } : {}),
+              updatedAt: now,
+            })
+            .where(eq(users.id, id))
+            .returning();
+          const changes = {
+            ...(body.username !== undefined && body.username !== target.username ? { username: { from: target.username, to: body.username } } : {}),
+            ...(body.role !== undefined && body.role !== target.role ? { role: { from: target.role, to: body.role } } : {}),
+            ...(emailChanged ? { email: { from: target.email, to: email } } : {}),
+          };
+          if (Object.keys(changes).length > 0) {
+            await writeAudit(tx, { at: now, actor: actor.userId, action: 'user.update', target: id, detail: changes, requestId: c.var.requestId });
+          }
+          return updated!;
+        });
+        return c.json(await userView(deps, deps.database.db, row), 200);
+      } catch (err) {
+        if (uniqueViolation(err) !== undefined) throw takenConflict();
+        throw err;
+      }
+    })
+    .openapi(disableUser, async (c) => {
+      const { deps } = c.var;
+      const actor = c.var.session!;
+      const { id } = c.req.valid('param');
+      const { disabled } = c.req.valid('json');
+      const now = deps.clock.now();
+      await deps.database.db.transaction(async (tx) => {
         const target = await liveUserOr404(tx, id);
-        assertMayManage(actor, target, body.role);
-        const demotes = body.role !== undefined && body.role !== 'owner';
-        if (demotes || body.disabled === true) await assertNotLastOwner(tx, target);
-        const [updated] = await tx
-          .update(users)
-          .set({ ...(body.role !== undefined ? { role: body.role } : {}), ...(body.disabled !== undefined ? { disabled: body.disabled } : {}), updatedAt: now })
-          .where(eq(users.id, id))
-          .returning();
-        if (body.role !== undefined && body.role !== target.role) {
-          await writeAudit(tx, { at: now, actor: actor.userId, action: 'user.role', target: id, detail: { from: target.role, to: body.role }, requestId: c.var.requestId });
-        }
-        if (body.disabled !== undefined && body.disabled !== target.disabled) {
-          const revoked = body.disabled ? await revokeUserSessions(tx, id, now) : 0;
-          await writeAudit(tx, {
-            at: now,
-            actor: actor.userId,
-            action: body.disabled ? 'user.disable' : 'user.enable',
-            target: id,
-            detail: body.disabled ? { sessions_revoked: revoked } : undefined,
-            requestId: c.var.requestId,
-          });
-        }
-        return updated!;
+        assertMayManage(actor, target);
+        if (disabled) await assertNotLastOwner(tx, target);
+        if (target.disabled === disabled) return;
+        await tx.update(users).set({ disabled, updatedAt: now }).where(eq(users.id, id));
+        const revoked = disabled ? await revokeUserSessions(tx, id, now) : 0;
+        await writeAudit(tx, {
+          at: now,
+          actor: actor.userId,
+          action: disabled ? 'user.disable' : 'user.enable',
+          target: id,
+          detail: disabled ? { sessions_revoked: revoked } : undefined,
+          requestId: c.var.requestId,
+        });
       });
-      return c.json(await userView(deps, deps.database.db, row), 200);
+      return c.json({ id, disabled }, 200);
     })
     .openapi(deleteUser, async (c) => {
       const { deps } = c.var;
       const actor = c.var.session!;
       const { id } = c.req.valid('param');
       const now = deps.clock.now();
-      const row = await deps.database.db.transaction(async (tx) => {
+      await deps.database.db.transaction(async (tx) => {
         const target = await liveUserOr404(tx, id);
         assertMayManage(actor, target);
         await assertNotLastOwner(tx, target);
-        const [deleted] = await tx.update(users).set({ deletedAt: now, updatedAt: now }).where(eq(users.id, id)).returning();
+        await tx.update(users).set({ deletedAt: now, updatedAt: now }).where(eq(users.id, id));
         const revoked = await revokeUserSessions(tx, id, now);
         await writeAudit(tx, { at: now, actor: actor.userId, action: 'user.delete', target: id, detail: { sessions_revoked: revoked }, requestId: c.var.requestId });
-        return deleted!;
       });
-      return c.json(await userDetail(deps, deps.database.db, row), 200);
+      return c.json({ deleted: true as const }, 200);
     })
-    .openapi(getQuotaRoute, async (c) => {
-      const { deps } = c.var;
-      const { id } = c.req.valid('param');
-      await liveUserOr404(deps.database.db, id);
-      return c.json(await getQuota(deps.database.db, id), 200);
-    })
-    .openapi(putQuota, async (c) => {
-      const { deps } = c.var;
-      const actor = c.var.session!;
-      const { id } = c.req.valid('param');
-      const body = c.req.valid('json');
-      if (body.user_id !== undefined && body.user_id !== id) throw new ApiError('bad_request', 'user_id differs from the path.');
-      const limits = {
-        maxServers: body.max_servers ?? null,
-        maxCpuMilli: body.max_cpu_milli ?? null,
-        maxMemoryMb: body.max_memory_mb ?? null,
-        maxStorageGb: body.max_storage_gb ?? null,
-      };
-      const now = deps.clock.now();
-      await deps.database.db.transaction(async (tx) => {
-        await liveUserOr404(tx, id);
-        await tx.insert(userQuotas).values({ userId: id, ...limits }).onConflictDoUpdate({ target: userQuotas.userId, set: limits });
-        await writeAudit(tx, { at: now, actor: actor.userId, action: 'user.quota', target: id, detail: { ...limits }, requestId: c.var.requestId });
-      });
-      return c.json(await getQuota(deps.database.db, id), 200);
-    })
-    .openapi(listUserSessions, async (c) => {
-      const { deps } = c.var;
-      const target = await liveUserOr404(deps.database.db, c.req.valid('param').id);
-      const rows = await listLiveSessions(deps.database.db, target.id, isStaffRole(target.role), deps.clock.now());
-      return c.json({ sessions: rows.map((r) => toSessionView(r)) }, 200);
-    })
-    .openapi(revokeUserSession, async (c) => {
-      const { deps } = c.var;
-      const actor = c.var.session!;
-      const { id, token_hash } = c.req.valid('param');
-      const now = deps.clock.now();
-      const revoked = await deps.database.db.transaction(async (tx) => {
-        const target = await findUserById(tx, id);
-        if (!target) return false;
-        if (target.id !== actor.userId) assertMayManage(actor, target);
-        if (!(await revokeSession(tx, token_hash, now, id))) return false;
-        await writeAudit(tx, { at: now, actor: actor.userId, action: 'session.revoke', target: id, detail: { token_hash }, requestId: c.var.requestId });
-        return true;
-      });
-      if (!revoked) throw new ApiError('not_found', 'No such live session of this user.');
-      return c.json({ revoked: true as const }, 200);
-    });
+    .include(adminQuotaRoutes())
+    .include(adminSessionRoutes())
+    .include(adminLinkRoutes());
 }

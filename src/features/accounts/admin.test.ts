@@ -70,8 +70,8 @@ describe('admin: users, quotas, sessions', () => {
     const ok = await app(deps).request(`/api/v1/users/${player.id}`, jsonRequest('PATCH', { role: 'admin' }, owner.headers));
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as { role: string }).role).toBe('admin');
-    const [row] = await auditOf(deps, player.id, 'user.role');
-    expect(row).toMatchObject({ actor: owner.id, detail: { from: 'user', to: 'admin' } });
+    const [row] = await auditOf(deps, player.id, 'user.update');
+    expect(row).toMatchObject({ actor: owner.id, detail: { role: { from: 'user', to: 'admin' } } });
   });
 
   it('shows a user in detail with linked accounts, and 404 for an unknown id', async () => {
@@ -97,12 +97,12 @@ describe('admin: users, quotas, sessions', () => {
     const owner = await staff(deps);
     const user = await createUser(deps);
     const s = await signIn(deps, { userId: user.id });
-    const res = await app(deps).request(`/api/v1/users/${user.id}`, jsonRequest('PATCH', { disabled: true }, owner.headers));
+    const res = await app(deps).request(`/api/v1/users/${user.id}/disable`, jsonRequest('POST', { disabled: true }, owner.headers));
     expect(res.status).toBe(200);
-    expect(((await res.json()) as { disabled: boolean }).disabled).toBe(true);
+    expect(await res.json()).toEqual({ id: user.id, disabled: true });
     expect((await app(deps).request('/api/v1/me', { headers: s.headers })).status).toBe(401);
     expect((await auditOf(deps, user.id, 'user.disable'))[0]?.detail).toEqual({ sessions_revoked: 1 });
-    await app(deps).request(`/api/v1/users/${user.id}`, jsonRequest('PATCH', { disabled: false }, owner.headers));
+    await app(deps).request(`/api/v1/users/${user.id}/disable`, jsonRequest('POST', { disabled: false }, owner.headers));
     // The old session was revoked, not merely suspended.
     expect((await app(deps).request('/api/v1/me', { headers: s.headers })).status).toBe(401);
     const fresh = await signIn(deps, { userId: user.id });
@@ -117,15 +117,15 @@ describe('admin: users, quotas, sessions', () => {
     };
     // The file's database holds other tests' owners: disable them so that `only` is the last one.
     for (const u of owners.users.filter((u) => u.role === 'owner' && u.id !== only.id)) {
-      await app(deps).request(`/api/v1/users/${u.id}`, jsonRequest('PATCH', { disabled: true }, only.headers));
+      await app(deps).request(`/api/v1/users/${u.id}/disable`, jsonRequest('POST', { disabled: true }, only.headers));
     }
-    for (const [method, body] of [
-      ['PATCH', { role: 'admin' }],
-      ['PATCH', { disabled: true }],
-      ['DELETE', undefined],
+    for (const [method, suffix, body] of [
+      ['PATCH', '', { role: 'admin' }],
+      ['POST', '/disable', { disabled: true }],
+      ['DELETE', '', undefined],
     ] as const) {
       const init = body === undefined ? { method, headers: only.headers } : jsonRequest(method, body, only.headers);
-      const res = await app(deps).request(`/api/v1/users/${only.id}`, init);
+      const res = await app(deps).request(`/api/v1/users/${only.id}${suffix}`, init);
       expect(res.status, method).toBe(409);
       expect((await errorOf(res)).code).toBe('protected_admin');
     }
@@ -143,12 +143,12 @@ describe('admin: users, quotas, sessions', () => {
     const s = await signIn(deps, { userId: user.id });
     const res = await app(deps).request(`/api/v1/users/${user.id}`, { method: 'DELETE', headers: owner.headers });
     expect(res.status).toBe(200);
-    expect((await res.json()) as Record<string, unknown>).toMatchObject({ id: user.id, deleted_at: deps.clock.now().toISOString() });
+    expect(await res.json()).toEqual({ deleted: true });
     expect((await app(deps).request('/api/v1/me', { headers: s.headers })).status).toBe(401);
     const list = (await (await app(deps).request('/api/v1/users', { headers: owner.headers })).json()) as { users: Array<{ id: string }> };
     expect(list.users.map((u) => u.id)).not.toContain(user.id);
     const detail = (await (await app(deps).request(`/api/v1/users/${user.id}`, { headers: owner.headers })).json()) as Record<string, unknown>;
-    expect(detail.deleted_at).toBeDefined();
+    expect(detail.deleted_at).toBe(deps.clock.now().toISOString());
     expect((await auditOf(deps, user.id, 'user.delete'))[0]?.detail).toEqual({ sessions_revoked: 1 });
     const again = await app(deps).request(`/api/v1/users/${user.id}`, { method: 'DELETE', headers: owner.headers });
     expect(again.status).toBe(404);
@@ -160,21 +160,21 @@ describe('admin: users, quotas, sessions', () => {
     const deps = createTestDeps(database());
     const owner = await staff(deps);
     const user = await createUser(deps);
-    const empty = await app(deps).request(`/api/v1/users/${user.id}/quota`, { headers: owner.headers });
+    const empty = await app(deps).request(`/api/v1/users/${user.id}/quotas`, { headers: owner.headers });
     expect(await empty.json()).toEqual({ user_id: user.id, max_servers: null, max_cpu_milli: null, max_memory_mb: null, max_storage_gb: null });
     const put = await app(deps).request(
-      `/api/v1/users/${user.id}/quota`,
+      `/api/v1/users/${user.id}/quotas`,
       jsonRequest('PUT', { max_servers: 3, max_cpu_milli: 2000, max_memory_mb: null }, owner.headers),
     );
     expect(put.status).toBe(200);
     expect(await put.json()).toEqual({ user_id: user.id, max_servers: 3, max_cpu_milli: 2000, max_memory_mb: null, max_storage_gb: null });
-    const replaced = await app(deps).request(`/api/v1/users/${user.id}/quota`, jsonRequest('PUT', { user_id: user.id, max_storage_gb: 10 }, owner.headers));
+    const replaced = await app(deps).request(`/api/v1/users/${user.id}/quotas`, jsonRequest('PUT', { user_id: user.id, max_storage_gb: 10 }, owner.headers));
     expect(await replaced.json()).toEqual({ user_id: user.id, max_servers: null, max_cpu_milli: null, max_memory_mb: null, max_storage_gb: 10 });
     for (const body of [{ max_servers: -1 }, { max_servers: 1.5 }, { max_servers: '3' }, { user_id: randomUUID() }]) {
-      const bad = await app(deps).request(`/api/v1/users/${user.id}/quota`, jsonRequest('PUT', body, owner.headers));
+      const bad = await app(deps).request(`/api/v1/users/${user.id}/quotas`, jsonRequest('PUT', body, owner.headers));
       expect(bad.status).toBe(400);
     }
-    expect((await app(deps).request(`/api/v1/users/${randomUUID()}/quota`, { headers: owner.headers })).status).toBe(404);
+    expect((await app(deps).request(`/api/v1/users/${randomUUID()}/quotas`, { headers: owner.headers })).status).toBe(404);
     expect((await auditOf(deps, user.id, 'user.quota')).length).toBe(2);
   });
 
@@ -206,7 +206,7 @@ describe('admin: users, quotas, sessions', () => {
     const deps = createTestDeps(database());
     const owner = await staff(deps);
     const user = await createUser(deps);
-    for (const body of [{}, { role: 'god' }, { disabled: 'yes' }, { username: 'x' }]) {
+    for (const body of [{}, { role: 'god' }, { disabled: true }, { username: 'x' }, { email: 'not-mail' }]) {
       const res = await app(deps).request(`/api/v1/users/${user.id}`, jsonRequest('PATCH', body, owner.headers));
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect((await errorOf(res)).code).toBe('bad_request');

@@ -126,7 +126,7 @@ export function createSessionAuthenticator(): SessionAuthenticator {
         mustChangePassword: row.mustChangePassword,
         inSetup: row.inSetup,
       });
-      return { userId: row.userId, role: row.role, tokenHash, inSetup: row.inSetup };
+      return { userId: row.userId, role: row.role, tokenHash, inSetup: row.inSetup, mustChangePassword: row.mustChangePassword };
     },
   };
 }

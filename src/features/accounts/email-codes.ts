@@ -1,4 +1,4 @@
-import { and, count, eq, gt, isNull, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, lt, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { emailCodeFailures, emailCodes, type EmailCodePurpose } from '../../db/schema/accounts.js';
 import type { RandomSource } from '../../lib/random.js';
@@ -38,13 +38,25 @@ export async function resendCooldown(db: Queryable, userId: string, email: strin
   return Math.max(1, Math.ceil((last + CODE_RESEND_COOLDOWN_MS - now.getTime()) / 1000));
 }
 
+/**
+ * Seconds until the account's e-mail door opens again (0 when open): it is locked while the last
+ * 24 hours hold DOOR_FAILURE_LIMIT wrong codes, so it opens when the limit-th newest ages out.
+ */
+export async function emailDoorLockedFor(db: Queryable, userId: string, now: Date): Promise<number> {
+  const [row] = await db
+    .select({ at: emailCodeFailures.at })
+    .from(emailCodeFailures)
+    .where(and(eq(emailCodeFailures.userId, userId), gt(emailCodeFailures.at, new Date(now.getTime() - DOOR_FAILURE_WINDOW_MS))))
+    .orderBy(desc(emailCodeFailures.at))
+    .offset(DOOR_FAILURE_LIMIT - 1)
+    .limit(1);
+  if (!row) return 0;
+  return Math.max(1, Math.ceil((row.at.getTime() + DOOR_FAILURE_WINDOW_MS - now.getTime()) / 1000));
+}
+
 /** Whether the account's e-mail door is locked by too many wrong codes in the last 24 hours. */
 export async function emailDoorLocked(db: Queryable, userId: string, now: Date): Promise<boolean> {
-  const [row] = await db
-    .select({ n: count() })
-    .from(emailCodeFailures)
-    .where(and(eq(emailCodeFailures.userId, userId), gt(emailCodeFailures.at, new Date(now.getTime() - DOOR_FAILURE_WINDOW_MS))));
-  return (row?.n ?? 0) >= DOOR_FAILURE_LIMIT;
+  return (await emailDoorLockedFor(db, userId, now)) > 0;
 }
 
 /** Stores a fresh code (hashed) for the account and purpose, superseding any earlier one. */
@@ -74,7 +86,8 @@ export async function dropCode(db: Queryable, userId: string, purpose: EmailCode
   await db.delete(emailCodes).where(and(eq(emailCodes.userId, userId), eq(emailCodes.purpose, purpose)));
 }
 
-export type CodeCheck = { ok: true; email: string } | { ok: false; reason: 'invalid' | 'locked' };
+/** `retryAfter`: seconds until a locked door opens, or until a new code may replace a locked one. */
+export type CodeCheck = { ok: true; email: string } | { ok: false; reason: 'invalid' } | { ok: false; reason: 'locked'; retryAfter: number };
 
 /**
  * Checks a typed code. The attempt is counted in the same statement that reads the code, before
@@ -86,7 +99,8 @@ export async function checkCode(
   input: { userId: string; purpose: EmailCodePurpose; code: string; now: Date },
 ): Promise<CodeCheck> {
   const { userId, purpose, now } = input;
-  if (await emailDoorLocked(db, userId, now)) return { ok: false, reason: 'locked' };
+  const doorLocked = await emailDoorLockedFor(db, userId, now);
+  if (doorLocked > 0) return { ok: false, reason: 'locked', retryAfter: doorLocked };
   const live = and(
     eq(emailCodes.userId, userId),
     eq(emailCodes.purpose, purpose),
@@ -99,8 +113,10 @@ export async function checkCode(
     .where(and(live, lt(emailCodes.attempts, CODE_MAX_ATTEMPTS)))
     .returning({ codeHash: emailCodes.codeHash, email: emailCodes.email });
   if (!counted) {
-    const [locked] = await db.select({ attempts: emailCodes.attempts }).from(emailCodes).where(live);
-    return { ok: false, reason: locked ? 'locked' : 'invalid' };
+    const [locked] = await db.select({ createdAt: emailCodes.createdAt }).from(emailCodes).where(live);
+    if (!locked) return { ok: false, reason: 'invalid' };
+    const resendIn = Math.ceil((locked.createdAt.getTime() + CODE_RESEND_COOLDOWN_MS - now.getTime()) / 1000);
+    return { ok: false, reason: 'locked', retryAfter: Math.max(1, resendIn) };
   }
   if (!/^\d{6}$/.test(input.code) || !secretsEqual(codeHash(userId, purpose, input.code), counted.codeHash)) {
     await db.insert(emailCodeFailures).values({ userId, at: now });

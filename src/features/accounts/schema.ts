@@ -36,14 +36,15 @@ export const UserDetailSchema = UserViewSchema.extend({
   linked_accounts: z.array(LinkedAccountSchema).optional(),
 }).openapi('UserDetail');
 
-const Limit = z.number().int().min(0).max(2_147_483_647).nullable();
+/** Limits of a quota: a whole number, or null for unlimited. */
+export const QuotaLimitSchema = z.number().int().min(0).max(2_147_483_647).nullable();
 export const QuotaViewSchema = z
   .object({
     user_id: z.uuid(),
-    max_servers: Limit,
-    max_cpu_milli: Limit,
-    max_memory_mb: Limit,
-    max_storage_gb: Limit,
+    max_servers: QuotaLimitSchema,
+    max_cpu_milli: QuotaLimitSchema,
+    max_memory_mb: QuotaLimitSchema,
+    max_storage_gb: QuotaLimitSchema,
   })
   .openapi('QuotaView');
 
@@ -86,3 +87,15 @@ export const UserIdParam = z.object({
 });
 
 export const RevokedSchema = z.object({ revoked: z.literal(true) });
+
+/** A player UUID, dashed or not, any case; normalized to the dashed lower-case form. */
+export const McUuidSchema = z
+  .string()
+  .regex(/^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/, 'must be a UUID')
+  .transform((v) => {
+    const hex = v.replaceAll('-', '').toLowerCase();
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  })
+  .openapi({ type: 'string', example: '069a79f4-44e9-4726-a5be-fca90e38aaf5' });
+
+export const OkSchema = z.object({ ok: z.literal(true) });

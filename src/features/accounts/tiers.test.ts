@@ -20,18 +20,26 @@ describe('accounts and sign-in: tiers and bodies of every route', () => {
     { method: 'post', path: '/api/v1/account/email/start', body: { email: 'x@example.com' }, setupAllowed: true },
     { method: 'post', path: '/api/v1/account/email/verify', body: { code: '123456' }, setupAllowed: true },
     { method: 'post', path: '/api/v1/auth/change-password', body: { current_password: 'aaaaaaaa', new_password: 'bbbbbbbb' } },
+    { method: 'post', path: '/api/v1/account/sessions/revoke-others' },
+    { method: 'post', path: '/api/v1/account/email', body: { email: `t-${randomUUID()}@example.com` }, setupAllowed: true },
+    { method: 'get', path: '/api/v1/auth/setup/status', setupAllowed: true },
   ]);
 
   describeTierMatrix(database, 'admin', [
     { method: 'get', path: '/api/v1/users' },
     { method: 'post', path: '/api/v1/users', body: { username: `u_${randomUUID().slice(0, 8)}`, role: 'user' } },
     { method: 'get', path: async (d) => `/api/v1/users/${await aUser(d)}` },
-    { method: 'patch', path: async (d) => `/api/v1/users/${await aUser(d)}`, body: { disabled: false } },
+    { method: 'patch', path: async (d) => `/api/v1/users/${await aUser(d)}`, body: { role: 'user' } },
+    { method: 'post', path: async (d) => `/api/v1/users/${await aUser(d)}/disable`, body: { disabled: false } },
     { method: 'delete', path: async (d) => `/api/v1/users/${await aUser(d)}` },
-    { method: 'get', path: async (d) => `/api/v1/users/${await aUser(d)}/quota` },
-    { method: 'put', path: async (d) => `/api/v1/users/${await aUser(d)}/quota`, body: { max_servers: 1 } },
+    { method: 'get', path: async (d) => `/api/v1/users/${await aUser(d)}/quotas` },
+    { method: 'put', path: async (d) => `/api/v1/users/${await aUser(d)}/quotas`, body: { max_servers: 1 } },
     { method: 'get', path: async (d) => `/api/v1/users/${await aUser(d)}/sessions` },
+    { method: 'delete', path: async (d) => `/api/v1/users/${await aUser(d)}/sessions` },
     { method: 'delete', path: async (d) => `/api/v1/users/${await aUser(d)}/sessions/${someHash}` },
+    { method: 'delete', path: async (d) => `/api/v1/users/${await aUser(d)}/passkeys` },
+    { method: 'post', path: async (d) => `/api/v1/users/${await aUser(d)}/links`, body: { mc_uuid: randomUUID(), auth_source: 'primary' } },
+    { method: 'delete', path: async (d) => `/api/v1/users/${await aUser(d)}/links/${randomUUID()}` },
   ]);
 
   describeBadBodies(database, [
@@ -39,12 +47,15 @@ describe('accounts and sign-in: tiers and bodies of every route', () => {
     { method: 'POST', path: '/api/v1/auth/email/start' },
     { method: 'POST', path: '/api/v1/auth/email/verify' },
     { method: 'POST', path: '/api/v1/auth/login' },
-    { method: 'POST', path: '/api/v1/setup/claim' },
+    { method: 'POST', path: '/api/v1/auth/setup/redeem' },
+    { method: 'POST', path: '/api/v1/account/email', headers: player },
+    { method: 'POST', path: `/api/v1/users/${randomUUID()}/disable`, headers: owner },
+    { method: 'POST', path: `/api/v1/users/${randomUUID()}/links`, headers: owner },
     { method: 'POST', path: '/api/v1/auth/change-password', headers: player },
     { method: 'POST', path: '/api/v1/account/email/start', headers: player },
     { method: 'POST', path: '/api/v1/account/email/verify', headers: player },
     { method: 'POST', path: '/api/v1/users', headers: owner },
     { method: 'PATCH', path: `/api/v1/users/${randomUUID()}`, headers: owner },
-    { method: 'PUT', path: `/api/v1/users/${randomUUID()}/quota`, headers: owner },
+    { method: 'PUT', path: `/api/v1/users/${randomUUID()}/quotas`, headers: owner },
   ]);
 });

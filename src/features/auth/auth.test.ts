@@ -76,7 +76,7 @@ describe('sign-in doors', () => {
       expect((await app(deps).request('/api/v1/auth/logout', { method: 'POST', headers: PANEL })).status).toBe(200);
     });
 
-    it('answers one 401 invalid_credentials for every failure, in equal time for unknown users', async () => {
+    it('answers one 401 invalid_credentials for every failure, in equal time for unknown users', { timeout: 90_000 }, async () => {
       const deps = ipDeps();
       const user = await createUser(deps, { passwordHash: hash });
       const noPassword = await createUser(deps);

@@ -14,6 +14,7 @@ import { startSession } from '../accounts/session-service.js';
 import { findLiveUserByEmail } from '../accounts/users-service.js';
 import { signInRole } from '../accounts/views.js';
 import { refusePlayerOnConsole, requireLocalAuth } from './guards.js';
+import { settleAtFixedTime } from './fixed-time.js';
 import { doorLimit } from './rate-limit.js';
 import { limited, SignedInSchema } from './schema.js';
 
@@ -88,19 +89,24 @@ export function emailDoorRoutes() {
       requireLocalAuth(c);
       const { deps } = c.var;
       requireMail(deps);
+      const startedAt = performance.now();
       const email = c.req.valid('json').email.toLowerCase();
       const db = deps.database.db;
       const now = deps.clock.now();
       const expiresAt = new Date(now.getTime() + CODE_TTL_MS);
-      const user = await findLiveUserByEmail(db, email);
-      // Unknown, staff, disabled, locked and cooling-down addresses get the same answer, unsent.
-      if (
-        user &&
-        !user.disabled &&
-        !isStaffRole(user.role) &&
-        !(await emailDoorLocked(db, user.id, now)) &&
-        (await resendCooldown(db, user.id, email, now)) === 0
-      ) {
+      // Unknown, staff, disabled, locked and cooling-down addresses get the same answer, unsent,
+      // at the same moment as a known one whose code went out (EMAIL_DOOR_ANSWER_MS after arrival).
+      const work = (async () => {
+        const user = await findLiveUserByEmail(db, email);
+        if (
+          !user ||
+          user.disabled ||
+          isStaffRole(user.role) ||
+          (await emailDoorLocked(db, user.id, now)) ||
+          (await resendCooldown(db, user.id, email, now)) > 0
+        ) {
+          return;
+        }
         const issued = await issueCode(db, { userId: user.id, purpose: 'signin', email, now, random: deps.random });
         try {
           await mailCode(deps, email, issued.code, c.var.requestId);
@@ -108,7 +114,10 @@ export function emailDoorRoutes() {
           await dropCode(db, user.id, 'signin');
           throw err;
         }
-      }
+      })();
+      await settleAtFixedTime(work, startedAt, deps.config.emailDoorAnswerMs, (err) =>
+        deps.log.warn({ err, request_id: c.var.requestId }, 'sign-in code: mail failed after the answer'),
+      );
       return c.json({ sent: true as const, expires_at: expiresAt.toISOString() }, 202);
     })
     .openapi(emailVerify, async (c) => {

@@ -13,6 +13,7 @@ import { requireReauth } from '../reauth/service.js';
 import { signInRole } from '../accounts/views.js';
 import { refusePlayerOnConsole, requireLocalAuth } from './guards.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, passwordBytes, PASSWORD_MAX_BYTES, PASSWORD_MIN_BYTES, verifyPassword } from './password.js';
+import { throttledHashing } from './hash-limit.js';
 import { doorLimit } from './rate-limit.js';
 import { limited, SignedInSchema } from './schema.js';
 
@@ -54,6 +55,7 @@ const changePassword = defineRoute(
       200: json(z.object({ ok: z.literal(true) }), 'changed'),
       401: errorAnswer('invalid_credentials: the current password is wrong'),
       403: errorAnswer('reauth_required, or forbidden, setup_required, cross_site'),
+      ...limited,
     },
   },
 );
@@ -71,7 +73,9 @@ export function passwordRoutes() {
         .where(and(sql`lower(${users.username}) = ${username.toLowerCase()}`, isNull(users.deletedAt)))
         .limit(1);
       // Unknown users and users without a password are checked against a dummy hash: same time.
-      const matches = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+      const matches = await throttledHashing(c, `name:${username.toLowerCase()}`, () =>
+        verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH),
+      );
       if (!user || !user.passwordHash || !matches) throw new ApiError('invalid_credentials', 'Wrong username or password.');
       if (user.disabled) throw new ApiError('account_disabled', 'This account is disabled.');
       refusePlayerOnConsole(c, user.role);
@@ -99,9 +103,12 @@ export function passwordRoutes() {
         throw new ApiError('bad_request', 'The new password must differ from the current one.');
       }
       const user = await findUserById(deps.database.db, session.userId);
-      const matches = await verifyPassword(body.current_password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
-      if (!user?.passwordHash || !matches) throw new ApiError('invalid_credentials', 'The current password is wrong.');
-      const hash = await hashPassword(body.new_password);
+      // One gate slot for both runs: the check of the current password and the new hash.
+      const hash = await throttledHashing(c, `user:${session.userId}`, async () => {
+        const matches = await verifyPassword(body.current_password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+        return user?.passwordHash && matches ? hashPassword(body.new_password) : undefined;
+      });
+      if (!user || !hash) throw new ApiError('invalid_credentials', 'The current password is wrong.');
       const now = deps.clock.now();
       await deps.database.db.transaction(async (tx) => {
         await tx.update(users).set({ passwordHash: hash, mustChangePassword: false, updatedAt: now }).where(eq(users.id, user.id));

@@ -49,16 +49,26 @@ export async function takeToken(
   return { allowed: false, retryAfter: Math.max(1, Math.ceil(missing / perSecond)) };
 }
 
+/** The bucket of one client address, shared by every public door (api-extensions, limits). */
+export const doorBucketKey = (address: string): string => `door:${addressKey(address)}`;
+
+/** 429 rate_limited with the seconds until a token is back. */
+export function rateLimited(verdict: BucketVerdict, message?: string): ApiError {
+  return new ApiError('rate_limited', message, { headers: { 'Retry-After': String(verdict.retryAfter) } });
+}
+
 /**
- * The per-address limit of a public sign-in door, counted in the database so that replicas share
- * it. Runs before the body is validated: malformed requests count too.
+ * The per-address limit of the public sign-in doors, counted in the database so that replicas
+ * share it. One bucket per address for all doors together: `door` only names the door in the log.
+ * Runs before the body is validated: malformed requests count too.
  */
 export function doorLimit(door: string) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const { deps } = c.var;
-    const verdict = await takeToken(deps.database.db, `door:${door}:${addressKey(clientIp(c))}`, deps.clock.now());
+    const verdict = await takeToken(deps.database.db, doorBucketKey(clientIp(c)), deps.clock.now());
     if (!verdict.allowed) {
-      throw new ApiError('rate_limited', undefined, { headers: { 'Retry-After': String(verdict.retryAfter) } });
+      deps.log.info({ door, request_id: c.var.requestId }, 'door limit reached');
+      throw rateLimited(verdict);
     }
     await next();
   });

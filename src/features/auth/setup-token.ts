@@ -94,7 +94,7 @@ export async function setupOnStart(deps: Pick<Deps, 'clock' | 'random' | 'databa
     case 'minted':
       deps.log.warn(
         { setup_token: result.token, expires_at: result.expiresAt.toISOString() },
-        'first run: no owner yet. Claim the owner account with POST /api/v1/setup/claim {token, username} within one hour (this token is shown once; `npm run setup-token` mints a new one)',
+        'first run: no owner yet. Become the owner with POST /api/v1/auth/setup/redeem {token, username?, email?} within one hour (this token is shown once; `npm run setup-token` mints a new one)',
       );
       break;
     case 'live':

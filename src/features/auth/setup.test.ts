@@ -24,7 +24,7 @@ describe('first-run setup', () => {
     await db.delete(setupTokens);
     await db.delete(users);
   });
-  const claim = (deps: TestDeps, body: unknown) => app(deps).request('/api/v1/setup/claim', jsonRequest('POST', body, { ...CONSOLE, 'x-real-ip': `10.9.${Math.floor(Math.random() * 255)}.1` }));
+  const claim = (deps: TestDeps, body: unknown) => app(deps).request('/api/v1/auth/setup/redeem', jsonRequest('POST', body, { ...CONSOLE, 'x-real-ip': `10.9.${Math.floor(Math.random() * 255)}.1` }));
   const deps = (env: Record<string, string> = {}) => createTestDeps(database(), { env: { CLIENT_IP_HEADER: 'x-real-ip', ...env } });
 
   it('mints a token on start, logs it once, and turns it into the owner and a setup-lockdown session', async () => {
@@ -39,12 +39,27 @@ describe('first-run setup', () => {
     // A restart keeps the live token and does not log a new one.
     await setupOnStart(d);
     expect(d.captured.lines().filter((l) => typeof l.setup_token === 'string')).toHaveLength(1);
+    expect(logged[0]!.msg).toContain('POST /api/v1/auth/setup/redeem');
 
+    expect(await (await app(d).request('/api/v1/auth/owner-status', { headers: CONSOLE })).json()).toEqual({ owner_bound: false });
     const res = await claim(d, { token, username: 'founder', email: 'Founder@Example.com' });
-    expect(res.status).toBe(201);
+    expect(res.status).toBe(200);
     const body = (await res.json()) as { user_id: string; role: string };
-    expect(body.role).toBe('owner');
+    const state = {
+      user_id: body.user_id,
+      username: 'founder',
+      role: 'owner',
+      email: 'founder@example.com',
+      email_verified: false,
+      has_passkey: false,
+      setup_required: true,
+    };
+    expect(body).toEqual(state);
     const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
+    const status = await app(d).request('/api/v1/auth/setup/status', { headers: { ...CONSOLE, Cookie: cookie } });
+    expect(status.status).toBe(200);
+    expect(await status.json()).toEqual(state);
+    expect(await (await app(d).request('/api/v1/auth/owner-status', { headers: CONSOLE })).json()).toEqual({ owner_bound: true });
     const me = await app(d).request('/api/v1/me', { headers: { ...CONSOLE, Cookie: cookie } });
     expect(await me.json()).toMatchObject({ user_id: body.user_id, is_owner: true, setup_required: true, email: 'founder@example.com', email_verified: false });
     const users = await app(d).request('/api/v1/users', { headers: { ...CONSOLE, Cookie: cookie } });
@@ -54,7 +69,9 @@ describe('first-run setup', () => {
     // Single use.
     const again = await claim(d, { token, username: 'second' });
     expect(again.status).toBe(400);
-    expect((await errorOf(again)).code).toBe('invalid_code');
+    expect((await errorOf(again)).code).toBe('setup_token_invalid');
+    // The retired door is gone.
+    expect((await app(d).request('/api/v1/setup/claim', jsonRequest('POST', { token }, CONSOLE))).status).toBe(404);
     // Once an owner exists nothing more is minted.
     expect(await ensureSetupToken(d, undefined)).toEqual({ kind: 'owner_exists' });
     expect(await mintSetupToken(d)).toBeUndefined();
@@ -63,7 +80,7 @@ describe('first-run setup', () => {
   it('refuses a wrong or expired token with 400, and a taken username with 409', async () => {
     const d = deps();
     const minted = (await mintSetupToken(d))!;
-    expect((await errorOf(await claim(d, { token: 'x'.repeat(32), username: 'founder' }))).code).toBe('invalid_code');
+    expect((await errorOf(await claim(d, { token: 'x'.repeat(32), username: 'founder' }))).code).toBe('setup_token_invalid');
     // A claim that fails on a taken username rolls back: the token stays live.
     await createUser(d, { username: 'taken' });
     const taken = await claim(d, { token: minted.token, username: 'TAKEN' });
@@ -72,7 +89,7 @@ describe('first-run setup', () => {
     d.clock.advance(3600_001);
     const late = await claim(d, { token: minted.token, username: 'founder' });
     expect(late.status).toBe(400);
-    expect((await errorOf(late)).code).toBe('invalid_code');
+    expect((await errorOf(late)).code).toBe('setup_token_invalid');
   });
 
   it('takes SETUP_TOKEN from the environment instead of minting', async () => {
@@ -80,22 +97,23 @@ describe('first-run setup', () => {
     const d = deps({ SETUP_TOKEN: preset });
     await setupOnStart(d);
     expect(d.captured.lines().some((l) => typeof l.setup_token === 'string')).toBe(false);
-    const res = await claim(d, { token: preset, username: 'automated' });
-    expect(res.status).toBe(201);
-    const [owner] = await d.database.db.select().from(users).where(eq(users.username, 'automated'));
+    // Without a username the owner is called `owner`.
+    const res = await claim(d, { token: preset });
+    expect(res.status).toBe(200);
+    const [owner] = await d.database.db.select().from(users).where(eq(users.username, 'owner'));
     expect(owner).toMatchObject({ role: 'owner', inSetup: true });
   });
 
   it('answers 400 for bad bodies and a bad username', async () => {
     const d = deps();
     const minted = (await mintSetupToken(d))!;
-    for (const body of [{ token: minted.token }, { token: minted.token, username: 'a' }, { token: minted.token, username: 'ok_name', email: 'nope' }, { token: minted.token, username: 'ok_name', extra: 1 }]) {
+    for (const body of [{}, { token: '' }, { token: minted.token, username: 'a' }, { token: minted.token, username: 'ok_name', email: 'nope' }, { token: minted.token, username: 'ok_name', extra: 1 }]) {
       const res = await claim(d, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect((await errorOf(res)).code).toBe('bad_request');
     }
     // Still unspent.
-    expect((await claim(d, { token: minted.token, username: 'ok_name' })).status).toBe(201);
+    expect((await claim(d, { token: minted.token, username: 'ok_name' })).status).toBe(200);
   });
 
   it('a new minted token replaces the live one', async () => {
@@ -103,7 +121,7 @@ describe('first-run setup', () => {
     const first = (await mintSetupToken(d))!;
     const second = (await mintSetupToken(d))!;
     expect((await claim(d, { token: first.token, username: 'first' })).status).toBe(400);
-    expect((await claim(d, { token: second.token, username: 'second' })).status).toBe(201);
+    expect((await claim(d, { token: second.token, username: 'second' })).status).toBe(200);
   });
 
   it('the bin command mints a token against a configured database', { timeout: 60_000 }, async () => {
@@ -116,7 +134,7 @@ describe('first-run setup', () => {
       const { stdout } = await run();
       const token = stdout.split('\n')[1]!;
       expect(token).toMatch(/^[A-Za-z0-9_-]{32}$/);
-      expect(stdout).toContain('/api/v1/setup/claim');
+      expect(stdout).toContain('POST /api/v1/auth/setup/redeem');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -74,7 +74,7 @@ describe('claiming a server', () => {
     }
   });
 
-  it('answers 412 link_required for an unlinked player, 403 for a disabled account, 404 for unknown and system servers', async () => {
+  it('answers 412 not_linked for an unlinked player, 403 for a disabled account, 404 for unknown and system servers', async () => {
     const deps = createTestDeps(database());
     const { internal } = createTestApps(deps);
     const { name } = addServer(deps).spec;
@@ -83,7 +83,7 @@ describe('claiming a server', () => {
       internal.request(`/api/v1/internal/servers/${server}/claim`, jsonRequest('POST', { mc_uuid: mcUuid }, bearer('proxy')));
     const unlinked = await claim(name, randomMcUuid());
     expect(unlinked.status).toBe(412);
-    expect((await errorOf(unlinked)).code).toBe('link_required');
+    expect((await errorOf(unlinked)).code).toBe('not_linked');
     const disabled = await linkedPlayer(deps, { disabled: true });
     expect((await claim(name, disabled.mcUuid)).status).toBe(403);
     const player = await linkedPlayer(deps);

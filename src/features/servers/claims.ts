@@ -8,6 +8,10 @@ import { getQuota } from '../accounts/directory.js';
 import type { CachedServer } from './cache.js';
 import { cpuMilli, memoryMb, storageGb } from './quantity.js';
 
+/** Claim without a linked game identity: 412 `not_linked`, the original's code (api-extensions). */
+export const notLinked = () =>
+  new ApiError('not_linked', 'Link your Minecraft account to a web account to claim a server.', { status: 412 });
+
 export async function ownerOf(db: Queryable, serverName: string): Promise<string | undefined> {
   const [row] = await db.select({ userId: serverClaims.userId }).from(serverClaims).where(eq(serverClaims.serverName, serverName));
   return row?.userId;

@@ -14,7 +14,7 @@ export const DEFAULT_RESOURCES = { memory: '4Gi', storage: '10Gi', cpu: '2' } as
 /** Hosts of the platform itself under ROOT_DOMAIN: no server may take them as its subdomain. */
 const RESERVED_SUBDOMAINS = new Set(['api', 'api-internal', 'panel', 'console', 'www', 'registry']);
 
-type CreateDeps = Pick<Deps, 'database' | 'registry' | 'cluster' | 'clock' | 'config'>;
+export type CreateDeps = Pick<Deps, 'database' | 'registry' | 'cluster' | 'clock' | 'config'>;
 
 /**
  * The platform default image: the `platform_default_image` setting, seeded from DEFAULT_IMAGE and
@@ -28,8 +28,8 @@ export async function platformDefaultImage(deps: Pick<Deps, 'database' | 'clock'
   return image;
 }
 
-/** The image a new server runs: whitelisted, and pinned to its digest when it is a platform image. */
-async function imageFor(deps: CreateDeps, requested: string | undefined): Promise<string> {
+/** The image a server runs: whitelisted, and pinned to its digest when it is a platform image. */
+export async function imageFor(deps: CreateDeps, requested: string | undefined): Promise<string> {
   const { ref } = canonicalImageRef(requested ?? (await platformDefaultImage(deps)));
   if (!(await isWhitelisted(deps.database.db, ref))) {
     throw new ApiError('image_not_whitelisted', `${formatImageRef(ref)} is not an enabled whitelisted image.`);
@@ -39,12 +39,29 @@ async function imageFor(deps: CreateDeps, requested: string | undefined): Promis
   return formatImageRef({ registry: ref.registry, repository: ref.repository, tag: ref.tag ?? 'latest', digest });
 }
 
-export async function createServer(deps: CreateDeps, input: CreateServerInput): Promise<ServerSpec> {
+/** One value from a field the contract spells one way and the original panel another; both is 400. */
+function eitherSpelling<T>(contract: T | undefined, original: T | undefined, names: string): T | undefined {
+  if (contract !== undefined && original !== undefined) throw new ApiError('bad_request', `Give ${names} in one spelling, not both.`);
+  return contract ?? original;
+}
+
+export async function createServer(deps: CreateDeps, body: CreateServerInput): Promise<ServerSpec> {
+  const resourcesIn = body.resources ?? {};
+  const input = {
+    ...body,
+    display_name: eitherSpelling(body.display_name, body.displayName, 'display_name/displayName'),
+    autostart_policy: eitherSpelling(body.autostart_policy, body.autostartPolicy, 'autostart_policy/autostartPolicy'),
+    resources: {
+      ...resourcesIn,
+      cpu_request: eitherSpelling(resourcesIn.cpu_request, resourcesIn.cpuRequest, 'resources.cpu_request/cpuRequest'),
+      memory_request: eitherSpelling(resourcesIn.memory_request, resourcesIn.memoryRequest, 'resources.memory_request/memoryRequest'),
+    },
+  };
   if (isReservedServerName(input.name)) throw new ApiError('bad_name', `${input.name} is reserved for a system server.`);
   if (isReservedServerName(input.subdomain) || RESERVED_SUBDOMAINS.has(input.subdomain)) {
     throw new ApiError('bad_name', `The subdomain ${input.subdomain} is reserved.`);
   }
-  const { memory: topMemory, resources = {} } = input;
+  const { memory: topMemory, resources } = input;
   if (topMemory !== undefined && resources.memory !== undefined && topMemory !== resources.memory) {
     throw new ApiError('bad_request', 'memory and resources.memory differ; give one.');
   }

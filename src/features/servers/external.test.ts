@@ -215,10 +215,15 @@ describe('external server routes', () => {
       ['POST', '/api/v1/servers/tier/claim'],
       ['GET', '/api/v1/servers/tier/status'],
       ['GET', '/api/v1/me/servers'],
+      ['GET', '/api/v1/servers/tier/allowlist'],
+      ['PUT', '/api/v1/servers/tier/allowlist/069a79f4-44e9-4726-a5be-fca90e38aaf5'],
+      ['PUT', '/api/v1/servers/tier/retirement'],
+      ['DELETE', '/api/v1/servers/tier/retirement'],
     ];
     const adminRoutes: Array<[string, string, unknown?]> = [
       ['GET', '/api/v1/fleet'],
       ['POST', '/api/v1/servers', { name: 'tier', subdomain: 'tier' }],
+      ['PATCH', '/api/v1/servers/tier', { displayName: 'Tier' }],
       ['GET', '/api/v1/images'],
       ['POST', '/api/v1/images', { image_ref: 'example/tier:1' }],
       ['PATCH', `/api/v1/images/${encodeURIComponent('example/tier:1')}`, { enabled: false }],
@@ -245,7 +250,7 @@ describe('external server routes', () => {
       if (path === '/api/v1/me/servers') expect(inSetup.status).toBe(200);
       else expect((await errorOf(inSetup)).code).toBe('setup_required');
       // A browser on another site never gets past the guard.
-      if (method === 'POST') {
+      if (method !== 'GET') {
         const cross = await external.request(path, { method, headers: { ...(await signIn(deps, { userId: player.id })).headers, 'Sec-Fetch-Site': 'cross-site' } });
         expect((await errorOf(cross)).code).toBe('cross_site');
       }

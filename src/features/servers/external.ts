@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { ApiError } from '../../http/errors.js';
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
-import { claimServer, isLinked } from './claims.js';
+import { claimServer, isLinked, notLinked } from './claims.js';
 import { createServer } from './create.js';
 import { fleet, myServers } from './lists.js';
 import { requireServer } from './lookup.js';
@@ -15,6 +15,9 @@ import {
   ServerInfoSchema,
   ServerNameParam,
 } from './schema.js';
+import { allowlistRoutes } from './allowlist-routes.js';
+import { serverPatchRoutes } from './patch.js';
+import { retirementRoutes } from './retirement-routes.js';
 import { mayRead, stopFromPanel, wakeFromPanel } from './service.js';
 
 
@@ -25,9 +28,9 @@ const wake = defineRoute({ tier: 'app' }, {
   request: { params: ServerNameParam },
   responses: {
     202: json(DesiredStateResponse('Running').openapi('WakeResult'), 'the server is starting'),
-    403: errorAnswer('not allowed to wake it'),
+    403: errorAnswer('not allowed to wake it, or wake_share_exceeded (the fair share of the node)'),
     404: errorAnswer('no such server'),
-    409: errorAnswer('maintenance_in_progress, or start_failed for a non-owner'),
+    409: errorAnswer('maintenance_in_progress, retiring, or start_failed for a non-owner'),
     429: errorAnswer('cooldown: woken moments ago (Retry-After)'),
     503: errorAnswer('at_capacity, or the cluster cannot be reached'),
   },
@@ -55,7 +58,7 @@ const claim = defineRoute({ tier: 'app' }, {
     403: errorAnswer('quota_exceeded'),
     404: errorAnswer('no such server'),
     409: errorAnswer('already_claimed'),
-    412: errorAnswer('link_required: no linked Minecraft account'),
+    412: errorAnswer('not_linked: no linked Minecraft account'),
   },
 });
 
@@ -114,7 +117,7 @@ export function externalServerRoutes() {
       const server = await requireServer(c.var.deps, name);
       const { userId } = c.var.session!;
       if (!(await isLinked(c.var.deps.database.db, userId))) {
-        throw new ApiError('link_required', 'Link your Minecraft account before claiming a server.');
+        throw notLinked();
       }
       await claimServer(c.var.deps, server, userId);
       return c.json({ name, claimed: true as const }, 200);
@@ -131,5 +134,8 @@ export function externalServerRoutes() {
       const spec = await createServer(c.var.deps, c.req.valid('json'));
       return c.json({ name: spec.name, subdomain: spec.subdomain, desiredState: 'Stopped' as const }, 201);
     })
-    .openapi(fleetRoute, async (c) => c.json({ servers: await fleet(c.var.deps, c.var.session!.userId) }, 200));
+    .openapi(fleetRoute, async (c) => c.json({ servers: await fleet(c.var.deps, c.var.session!.userId) }, 200))
+    .include(serverPatchRoutes())
+    .include(allowlistRoutes())
+    .include(retirementRoutes());
 }

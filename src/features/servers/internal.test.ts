@@ -216,6 +216,7 @@ describe('internal server routes', () => {
       ['GET', '/api/v1/internal/servers/tier/status'],
       ['POST', '/api/v1/internal/servers/tier/claim', { mc_uuid: '069a79f4-44e9-4726-a5be-fca90e38aaf5' }],
       ['GET', '/api/v1/internal/servers/tier/menu'],
+      ['GET', '/api/v1/internal/player/menu-access/069a79f4-44e9-4726-a5be-fca90e38aaf5'],
     ];
     it.each(routes)('%s %s: 401 without or with a bad token, 403 wrong_caller for limbo, build, ops', async (method, path, body) => {
       const deps = createTestDeps(database());

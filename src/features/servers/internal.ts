@@ -16,6 +16,8 @@ import {
   ServerNameParam,
   WakeInternalResponse,
 } from './schema.js';
+import { MenuAccessResponse, menuAccess } from './menu-access.js';
+import { notLinked } from './claims.js';
 import { recordJoin, recordReady, wakeForPlayer } from './service.js';
 
 const PROXY: Access = { tier: 'service', callers: ['proxy'] };
@@ -62,9 +64,9 @@ const wake = defineRoute(PROXY, {
   request: { params: ServerNameParam, ...mcUuidBody },
   responses: {
     202: json(WakeInternalResponse, 'the server is starting'),
-    403: errorAnswer('wrong_caller, or the autostart policy refuses this player (forbidden)'),
+    403: errorAnswer('wrong_caller, the autostart policy refuses this player (forbidden), or wake_share_exceeded'),
     404: errorAnswer('no such server'),
-    409: errorAnswer('maintenance_in_progress or start_failed'),
+    409: errorAnswer('maintenance_in_progress, retiring or start_failed'),
     429: errorAnswer('cooldown: woken moments ago (Retry-After)'),
     503: errorAnswer('at_capacity, or the cluster cannot be reached'),
   },
@@ -88,7 +90,7 @@ const claim = defineRoute(PROXY, {
     403: errorAnswer('wrong_caller, quota_exceeded, or the account is disabled'),
     404: errorAnswer('no such server'),
     409: errorAnswer('already_claimed'),
-    412: errorAnswer('link_required: the player has no linked account'),
+    412: errorAnswer('not_linked: the player has no linked account'),
   },
 });
 
@@ -101,6 +103,14 @@ const menu = defineRoute(PROXY, {
     query: z.object({ mc_uuid: McUuidSchema.optional().openapi({ param: { name: 'mc_uuid', in: 'query' } }) }),
   },
   responses: { 200: json(MenuResponse, 'the menu entry'), 404: errorAnswer('no such server') },
+});
+
+const menuAccessRoute = defineRoute(PROXY, {
+  method: 'get',
+  path: '/api/v1/internal/player/menu-access/{mc_uuid}',
+  summary: 'What this player may do with each server tile of the lobby menu (one call per menu open)',
+  request: { params: z.object({ mc_uuid: McUuidSchema.openapi({ param: { name: 'mc_uuid', in: 'path' } }) }) },
+  responses: { 200: json(MenuAccessResponse, 'a verdict per server'), 503: errorAnswer('the cluster cannot be reached') },
 });
 
 /** The server a hostname names; system servers are never reached this way. */
@@ -153,11 +163,12 @@ export function internalServerRoutes() {
       const { name } = c.req.valid('param');
       const server = await requireServer(c.var.deps, name);
       const player = await findUserByMcUuid(c.var.deps.database.db, c.req.valid('json').mc_uuid);
-      if (!player) throw new ApiError('link_required', 'Link your Minecraft account to a web account to claim a server.');
+      if (!player) throw notLinked();
       if (player.disabled) throw new ApiError('forbidden', 'This account is disabled.');
       await claimServer(c.var.deps, server, player.id);
       return c.json({ name, claimed: true as const }, 200);
     })
+    .openapi(menuAccessRoute, async (c) => c.json({ servers: await menuAccess(c.var.deps, c.req.valid('param').mc_uuid) }, 200))
     .openapi(menu, async (c) => {
       const { name } = c.req.valid('param');
       const server = await requireServer(c.var.deps, name);

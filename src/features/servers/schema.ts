@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { AUTOSTART_POLICIES, DESIRED_STATES, PHASES } from '../../adapters/cluster/types.js';
+import { McUuidSchema } from '../accounts/schema.js';
 import { isQuantity } from './quantity.js';
 import { SERVER_NAME_PATTERN } from './names.js';
 
@@ -70,15 +71,7 @@ export const ServerNameParam = z.object({
     .openapi({ param: { name: 'name', in: 'path' }, example: 'survival' }),
 });
 
-/** A player UUID, dashed or not; normalized to the dashed lower-case form. */
-export const McUuidSchema = z
-  .string()
-  .regex(/^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/, 'must be a UUID')
-  .transform((v) => {
-    const hex = v.replaceAll('-', '').toLowerCase();
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-  })
-  .openapi({ type: 'string', example: '069a79f4-44e9-4726-a5be-fca90e38aaf5' });
+export { McUuidSchema } from '../accounts/schema.js';
 
 export const McUuidBody = z.strictObject({ mc_uuid: McUuidSchema });
 
@@ -99,7 +92,7 @@ export const MenuResponse = z
   })
   .openapi('ServerMenu');
 
-const quantity = (what: string) =>
+export const quantity = (what: string) =>
   z.string().max(32).refine(isQuantity, `must be a ${what} quantity such as 4Gi or 500m`);
 
 export const CreateServerBody = z
@@ -107,16 +100,21 @@ export const CreateServerBody = z
     name: z.string().regex(SERVER_NAME_PATTERN, 'must be a DNS label of at most 40 characters'),
     subdomain: z.string().regex(SERVER_NAME_PATTERN, 'must be a DNS label of at most 40 characters'),
     display_name: z.string().trim().min(1).max(64).optional(),
+    /** The original panel's spelling of display_name (api-extensions: an alias; not both). */
+    displayName: z.string().trim().min(1).max(64).optional(),
     image: z.string().min(1).max(512).optional(),
     memory: quantity('memory').optional(),
     storage: quantity('storage').optional(),
     autostart_policy: AutostartPolicySchema.optional(),
+    autostartPolicy: AutostartPolicySchema.optional(),
     resources: z
       .strictObject({
         cpu: quantity('cpu').optional(),
         cpu_request: quantity('cpu').optional(),
+        cpuRequest: quantity('cpu').optional(),
         memory: quantity('memory').optional(),
         memory_request: quantity('memory').optional(),
+        memoryRequest: quantity('memory').optional(),
       })
       .optional(),
   })

@@ -1,9 +1,9 @@
-import { and, eq, lte } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { ServerResource } from '../../adapters/cluster/types.js';
 import type { Queryable } from '../../db/client.js';
 import { linkedAccounts } from '../../db/schema/accounts.js';
 import { auditLog } from '../../db/schema/audit.js';
-import { serverActivity, serverMaintenance, serverWakeAllowlist, serverWakes } from '../../db/schema/servers.js';
+import { serverActivity, serverMaintenance, serverWakeAllowlist } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
 import { ApiError } from '../../http/errors.js';
 import type { SessionContext } from '../../http/session.js';
@@ -11,7 +11,9 @@ import { findUserByMcUuid } from '../accounts/directory.js';
 import type { CachedServer } from './cache.js';
 import { ownerOf } from './claims.js';
 import { clusterCall } from './lookup.js';
-import { integerSetting, SERVER_SETTINGS } from './settings.js';
+import { startWithinCapacity, type Waker } from './capacity.js';
+import { refuseRetiring } from './retirement.js';
+import { takeWakeSlot } from './wake-slot.js';
 
 const isStaff = (role: string) => role === 'owner' || role === 'admin';
 
@@ -44,46 +46,6 @@ async function playerMayWake(deps: Pick<Deps, 'database'>, server: CachedServer,
   return onWakeAllowlist(db, name, mcUuid);
 }
 
-/** Counts a wake in the database: at most one per server per cooldown, whichever replica is asked. */
-async function takeWakeSlot(deps: Pick<Deps, 'database' | 'clock'>, serverName: string): Promise<void> {
-  const { db } = deps.database;
-  const now = deps.clock.now();
-  const cooldownMs = (await integerSetting(db, SERVER_SETTINGS.wakeCooldownSeconds)) * 1000;
-  const taken = await db
-    .insert(serverWakes)
-    .values({ serverName, lastWakeAt: now })
-    .onConflictDoUpdate({
-      target: serverWakes.serverName,
-      set: { lastWakeAt: now },
-      setWhere: lte(serverWakes.lastWakeAt, new Date(now.getTime() - cooldownMs)),
-    })
-    .returning({ serverName: serverWakes.serverName });
-  if (taken.length > 0) return;
-  const [row] = await db.select({ at: serverWakes.lastWakeAt }).from(serverWakes).where(eq(serverWakes.serverName, serverName));
-  const waitMs = row ? row.at.getTime() + cooldownMs - now.getTime() : cooldownMs;
-  const retryAfter = String(Math.max(1, Math.ceil(waitMs / 1000)));
-  throw new ApiError('cooldown', `${serverName} was woken moments ago; try again in ${retryAfter} s.`, {
-    headers: { 'Retry-After': retryAfter },
-  });
-}
-
-function holdsSlot(resource: ServerResource): boolean {
-  return resource.spec.desiredState === 'Running' || resource.status.phase !== 'Stopped';
-}
-
-/** 503 at_capacity when starting one more server would pass the node cap. */
-async function checkCapacity(deps: Pick<Deps, 'database' | 'cluster'>, server: CachedServer): Promise<void> {
-  if (holdsSlot(server.resource)) return;
-  const name = server.resource.spec.name;
-  const [cap, capacity] = await Promise.all([
-    integerSetting(deps.database.db, SERVER_SETTINGS.nodeServerCap),
-    clusterCall(name, () => deps.cluster.capacity()),
-  ]);
-  if (capacity.running >= cap * capacity.nodes) {
-    throw new ApiError('at_capacity', 'Every node runs as many servers as it may; try again later.');
-  }
-}
-
 async function refuseInMaintenance(deps: Pick<Deps, 'database'>, server: CachedServer): Promise<void> {
   const name = server.resource.spec.name;
   if (await inMaintenance(deps.database.db, name)) {
@@ -91,7 +53,15 @@ async function refuseInMaintenance(deps: Pick<Deps, 'database'>, server: CachedS
   }
 }
 
-type WakeDeps = Pick<Deps, 'database' | 'clock' | 'cluster'>;
+type WakeDeps = Pick<Deps, 'database' | 'clock' | 'cluster' | 'config'>;
+
+/** How a linked player, or an unlinked UUID, is counted by the fair share. */
+async function wakerOfPlayer(db: Queryable, server: CachedServer, mcUuid: string): Promise<Waker> {
+  const [owner, player] = await Promise.all([ownerOf(db, server.resource.spec.name), findUserByMcUuid(db, mcUuid)]);
+  const linked = player && !player.disabled ? player : undefined;
+  const owns = linked !== undefined && linked.id === owner;
+  return { waker: linked ? linked.id : `mc:${mcUuid}`, owns, privileged: owns || (linked !== undefined && isStaff(linked.role)) };
+}
 
 /** The proxy's wake on a join by domain (policy, cooldown, capacity); a given-up start stays down. */
 export async function wakeForPlayer(deps: WakeDeps, server: CachedServer, mcUuid: string): Promise<ServerResource> {
@@ -100,13 +70,13 @@ export async function wakeForPlayer(deps: WakeDeps, server: CachedServer, mcUuid
     throw new ApiError('forbidden', `${spec.name}'s autostart policy does not let you wake it.`);
   }
   await refuseInMaintenance(deps, server);
+  await refuseRetiring(deps.database.db, spec.name);
   // A join never resets the retry budget: only the owner's wake from the panel starts it over.
   if (status.phase === 'Failed' && status.startGaveUp) {
     throw new ApiError('start_failed', `${spec.name} failed to start and will not be retried automatically.`);
   }
-  await checkCapacity(deps, server);
-  await takeWakeSlot(deps, spec.name);
-  return clusterCall(spec.name, () => deps.cluster.setDesiredState(spec.name, 'Running'));
+  const who = await wakerOfPlayer(deps.database.db, server, mcUuid);
+  return startWithinCapacity(deps, server, who, who.waker);
 }
 
 /**
@@ -127,11 +97,12 @@ export async function wakeFromPanel(
     throw new ApiError('forbidden', `Only ${spec.name}'s owner may wake it.`);
   }
   await refuseInMaintenance(deps, server);
+  await refuseRetiring(deps.database.db, spec.name);
   if (status.phase === 'Failed' && !privileged && status.startGaveUp) {
     throw new ApiError('start_failed', `${spec.name} failed to start; its owner can retry.`);
   }
   if (status.phase === 'Failed' && privileged) {
-    await takeWakeSlot(deps, spec.name);
+    await takeWakeSlot(deps.database.db, deps.clock.now(), spec.name);
     await clusterCall(spec.name, async () => {
       if (spec.desiredState !== 'Running') await deps.cluster.setDesiredState(spec.name, 'Running');
       await deps.cluster.recreatePod(spec.name);
@@ -146,9 +117,8 @@ export async function wakeFromPanel(
     });
     return;
   }
-  await checkCapacity(deps, server);
-  await takeWakeSlot(deps, spec.name);
-  await clusterCall(spec.name, () => deps.cluster.setDesiredState(spec.name, 'Running'));
+  const owns = owner === session.userId;
+  await startWithinCapacity(deps, server, { waker: session.userId, owns, privileged }, session.userId);
 }
 
 async function userMayWake(deps: Pick<Deps, 'database'>, server: CachedServer, userId: string, owner: string | undefined) {
@@ -165,10 +135,16 @@ async function userMayWake(deps: Pick<Deps, 'database'>, server: CachedServer, u
   return rows.length > 0;
 }
 
+/** 403 unless the session is the server's owner or staff. */
+export async function assertOwnerOrStaff(deps: Pick<Deps, 'database'>, name: string, session: SessionContext, what: string): Promise<void> {
+  if (isStaff(session.role)) return;
+  const owner = await ownerOf(deps.database.db, name);
+  if (owner !== session.userId) throw new ApiError('forbidden', `Only ${name}'s owner may ${what}.`);
+}
+
 export async function stopFromPanel(deps: Pick<Deps, 'database' | 'cluster'>, server: CachedServer, session: SessionContext): Promise<void> {
   const name = server.resource.spec.name;
-  const owner = await ownerOf(deps.database.db, name);
-  if (owner !== session.userId && !isStaff(session.role)) throw new ApiError('forbidden', `Only ${name}'s owner may stop it.`);
+  await assertOwnerOrStaff(deps, name, session, 'stop it');
   await clusterCall(name, () => deps.cluster.setDesiredState(name, 'Stopped'));
 }
 

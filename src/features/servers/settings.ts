@@ -6,6 +6,10 @@ import { settings } from '../../db/schema/settings.js';
 export const SERVER_SETTINGS = {
   nodeServerCap: { key: 'node_server_cap', fallback: 20 },
   wakeCooldownSeconds: { key: 'wake_cooldown_seconds', fallback: 30 },
+  /** Running servers a player may hold that they woke but do not own (issue 20: the fair share). */
+  wakeSharePerPlayer: { key: 'wake_share_per_player', fallback: 1 },
+  /** How often the retirement sweep runs. */
+  retirementSweepSeconds: { key: 'retirement_sweep_seconds', fallback: 30 },
 } as const;
 
 export const DEFAULT_IMAGE_SETTING = 'platform_default_image';

@@ -8,7 +8,7 @@ import { captureLog } from '../../../test/helpers/log.js';
 import type { ServerInfo } from './schema.js';
 
 describe('start-up of an embedded install', () => {
-  it('whitelists the platform default image, provisions the system servers and serves the proxy over HTTP', async () => {
+  it('whitelists the platform default image, provisions the system servers and serves the proxy over HTTP', { timeout: 60_000 }, async () => {
     const config = loadConfig({ ...TEST_ENV, INTERNAL_PORT: '0', EXTERNAL_PORT: '0', DEFAULT_IMAGE: 'example/default:7' } as NodeJS.ProcessEnv);
     const service = await startService(config, captureLog('info').log);
     try {

@@ -1,0 +1,25 @@
+import type { Context } from 'hono';
+import { ApiError } from '../../http/errors.js';
+import type { SessionAuthenticator } from '../../http/session.js';
+
+/**
+ * What a session that must change its password may still do: change it, read who it is (the panel
+ * learns from `/me` that a change is due). Signing out is public and needs no session.
+ */
+const ALLOWED = new Set(['POST /api/v1/auth/change-password', 'GET /api/v1/me']);
+
+/**
+ * Wraps the session check: an account whose password must change (set by staff, or a reset) is
+ * refused everything else with 403 `password_change_required` until it changes it.
+ */
+export function withPasswordChangeGate(inner: SessionAuthenticator): SessionAuthenticator {
+  return {
+    async authenticate(c: Context, requirement) {
+      const session = await inner.authenticate(c, requirement);
+      if (session.mustChangePassword && !ALLOWED.has(`${c.req.method} ${c.req.path}`)) {
+        throw new ApiError('password_change_required', 'Change your password first.');
+      }
+      return session;
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import { z } from '@hono/zod-openapi';
+import { and, asc, eq } from 'drizzle-orm';
+import { serverWakeAllowlist } from '../../db/schema/servers.js';
+import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
+import { McUuidSchema } from '../accounts/schema.js';
+import { requireServer } from './lookup.js';
+import { ServerNameParam } from './schema.js';
+import { assertOwnerOrStaff } from './service.js';
+
+const AllowlistEntry = z.object({ mc_uuid: z.string(), can_wake: z.boolean(), added_at: z.iso.datetime({ offset: true }) });
+
+const list = defineRoute({ tier: 'app' }, {
+  method: 'get',
+  path: '/api/v1/servers/{name}/allowlist',
+  summary: 'Players who may wake the server under the `allowlist` autostart policy (owner or staff)',
+  request: { params: ServerNameParam },
+  responses: {
+    200: json(z.object({ server: z.string(), entries: z.array(AllowlistEntry) }).openapi('WakeAllowlist'), 'the list'),
+    403: errorAnswer('not the owner'),
+    404: errorAnswer('no such server'),
+  },
+});
+
+const put = defineRoute({ tier: 'app' }, {
+  method: 'put',
+  path: '/api/v1/servers/{name}/allowlist/{uuid}',
+  summary: 'Let a player wake the server, or take it back (`can_wake: false` removes the entry)',
+  request: {
+    params: ServerNameParam.extend({ uuid: McUuidSchema.openapi({ param: { name: 'uuid', in: 'path' } }) }),
+    ...jsonBody(z.strictObject({ can_wake: z.boolean() })),
+  },
+  responses: { 204: { description: 'stored' }, 403: errorAnswer('not the owner'), 404: errorAnswer('no such server') },
+});
+
+/** The wake allowlist of a server. External face, owner or staff. */
+export function allowlistRoutes() {
+  return createRouter()
+    .openapi(list, async (c) => {
+      const { deps } = c.var;
+      const { name } = c.req.valid('param');
+      await requireServer(deps, name);
+      await assertOwnerOrStaff(deps, name, c.var.session!, 'read its allowlist');
+      const rows = await deps.database.db
+        .select()
+        .from(serverWakeAllowlist)
+        .where(eq(serverWakeAllowlist.serverName, name))
+        .orderBy(asc(serverWakeAllowlist.addedAt), asc(serverWakeAllowlist.mcUuid));
+      const entries = rows.map((r) => ({ mc_uuid: r.mcUuid, can_wake: true, added_at: r.addedAt.toISOString() }));
+      return c.json({ server: name, entries }, 200);
+    })
+    .openapi(put, async (c) => {
+      const { deps } = c.var;
+      const { name, uuid } = c.req.valid('param');
+      const { can_wake } = c.req.valid('json');
+      await requireServer(deps, name);
+      await assertOwnerOrStaff(deps, name, c.var.session!, 'change its allowlist');
+      const db = deps.database.db;
+      if (can_wake) {
+        await db.insert(serverWakeAllowlist).values({ serverName: name, mcUuid: uuid, addedAt: deps.clock.now() }).onConflictDoNothing();
+      } else {
+        await db.delete(serverWakeAllowlist).where(and(eq(serverWakeAllowlist.serverName, name), eq(serverWakeAllowlist.mcUuid, uuid)));
+      }
+      return c.body(null, 204);
+    });
+}

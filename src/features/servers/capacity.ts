@@ -1,0 +1,111 @@
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import type { ServerResource } from '../../adapters/cluster/types.js';
+import type { Queryable } from '../../db/client.js';
+import { auditLog } from '../../db/schema/audit.js';
+import { serverClaims, serverGuestWakes } from '../../db/schema/servers.js';
+import type { Deps } from '../../deps.js';
+import { ApiError } from '../../http/errors.js';
+import { serverCacheOf, type CachedServer } from './cache.js';
+import { clusterCall } from './lookup.js';
+import { integerSetting, SERVER_SETTINGS } from './settings.js';
+import { takeWakeSlot } from './wake-slot.js';
+
+/** Serialises every start that needs a node slot, on every replica that shares the database. */
+const CAPACITY_LOCK_KEY = 0x46454c4341n; // "FELCA"
+/** A guest start this recent holds its slot even if the cache has not seen it yet. */
+const FRESH_START_MS = 60_000;
+
+export function holdsSlot(resource: ServerResource): boolean {
+  return resource.spec.desiredState === 'Running' || resource.status.phase !== 'Stopped';
+}
+
+/** Who asks for a start: `waker` is a user id, or `mc:<uuid>` for an unlinked player. */
+export interface Waker {
+  waker: string;
+  /** The server's owner or staff: never refused for slots held by guests of unclaimed servers. */
+  privileged: boolean;
+  /** The waker owns this server. */
+  owns: boolean;
+}
+
+type StartDeps = Pick<Deps, 'database' | 'cluster' | 'clock' | 'config'>;
+
+/** Names of the servers that hold a slot now, as this replica's cache sees them. */
+function slotHolders(deps: Pick<Deps, 'cluster' | 'config'>): Set<string> {
+  const names = new Set<string>();
+  for (const server of serverCacheOf(deps).all()) if (holdsSlot(server.resource)) names.add(server.resource.spec.name);
+  return names;
+}
+
+/** The running servers `waker` started without owning them. */
+async function guestStartsOf(tx: Queryable, deps: StartDeps, waker: string, now: Date): Promise<number> {
+  const rows = await tx
+    .select({ serverName: serverGuestWakes.serverName, wokenAt: serverGuestWakes.wokenAt, owner: serverClaims.userId })
+    .from(serverGuestWakes)
+    .leftJoin(serverClaims, eq(serverClaims.serverName, serverGuestWakes.serverName))
+    .where(eq(serverGuestWakes.waker, waker));
+  const holders = slotHolders(deps);
+  return rows.filter(
+    (r) => r.owner !== waker && (holders.has(r.serverName) || r.wokenAt.getTime() > now.getTime() - FRESH_START_MS),
+  ).length;
+}
+
+/** The oldest running server a guest started that is still unclaimed, if any. */
+async function oldestGuestOfUnclaimed(tx: Queryable, deps: StartDeps): Promise<string | undefined> {
+  const holders = [...slotHolders(deps)];
+  if (holders.length === 0) return undefined;
+  const [row] = await tx
+    .select({ serverName: serverGuestWakes.serverName })
+    .from(serverGuestWakes)
+    .leftJoin(serverClaims, eq(serverClaims.serverName, serverGuestWakes.serverName))
+    .where(and(inArray(serverGuestWakes.serverName, holders), isNull(serverClaims.serverName)))
+    .orderBy(asc(serverGuestWakes.wokenAt))
+    .limit(1);
+  return row?.serverName;
+}
+
+/**
+ * Starts a server within the node's capacity. A server that already holds a slot is only marked
+ * Running. Otherwise, under one advisory lock (so that concurrent wakes on any replica are counted
+ * one after another against the cluster's own count): the player's fair share, the cap, the wake
+ * cooldown, then the start itself. At the cap, the owner (or staff) stops the oldest guest-started
+ * unclaimed server to make room; anyone else gets 503 at_capacity.
+ */
+export async function startWithinCapacity(deps: StartDeps, server: CachedServer, who: Waker, actor: string): Promise<ServerResource> {
+  const name = server.resource.spec.name;
+  const db = deps.database.db;
+  if (holdsSlot(server.resource)) {
+    await takeWakeSlot(db, deps.clock.now(), name);
+    return clusterCall(name, () => deps.cluster.setDesiredState(name, 'Running'));
+  }
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(${CAPACITY_LOCK_KEY.toString()}::bigint)`);
+    const now = deps.clock.now();
+    if (!who.privileged && !who.owns) {
+      const share = await integerSetting(tx, SERVER_SETTINGS.wakeSharePerPlayer);
+      if ((await guestStartsOf(tx, deps, who.waker, now)) >= share) {
+        throw new ApiError('wake_share_exceeded', `You already keep ${share} server(s) running that you do not own; stop one first.`);
+      }
+    }
+    const cap = await integerSetting(tx, SERVER_SETTINGS.nodeServerCap);
+    const capacity = await clusterCall(name, () => deps.cluster.capacity());
+    if (capacity.running >= cap * capacity.nodes) {
+      const victim = who.privileged ? await oldestGuestOfUnclaimed(tx, deps) : undefined;
+      if (!victim) throw new ApiError('at_capacity', 'Every node runs as many servers as it may; try again later.');
+      await clusterCall(victim, () => deps.cluster.setDesiredState(victim, 'Stopped'));
+      await tx.delete(serverGuestWakes).where(eq(serverGuestWakes.serverName, victim));
+      await tx.insert(auditLog).values({ at: now, actor, action: 'capacity.preempt', target: victim, detail: { for: name }, requestId: null });
+    }
+    await takeWakeSlot(tx, now, name);
+    const started = await clusterCall(name, () => deps.cluster.setDesiredState(name, 'Running'));
+    if (who.owns) {
+      await tx.delete(serverGuestWakes).where(eq(serverGuestWakes.serverName, name));
+    } else {
+      await tx
+        .insert(serverGuestWakes)
+        .values({ serverName: name, waker: who.waker, wokenAt: now })
+        .onConflictDoUpdate({ target: serverGuestWakes.serverName, set: { waker: who.waker, wokenAt: now } });
+    }
+    return started;
+  });
+}

@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, createTestApps, createTestDeps, TOKENS, type TestDeps } from '../../../test/helpers/app.js';
+import { useTestDatabase } from '../../../test/helpers/database.js';
+import { RawConnection, javaClientRequest } from '../../../test/helpers/raw-http.js';
+import { addServer, addSystemServer, randomMcUuid, uniqueServerName } from '../../../test/helpers/servers.js';
+import { createUser, linkAccount } from '../../../test/helpers/sessions.js';
+import { serverClaims, serverRetirements, serverWakeAllowlist } from '../../db/schema/servers.js';
+import { serve, type Listening } from '../../runtime/serve.js';
+
+async function claimFor(deps: TestDeps, name: string, userId: string) {
+  await deps.database.db.insert(serverClaims).values({ serverName: name, subdomain: name, userId, claimedAt: deps.clock.now() });
+}
+
+describe('menu-access and claim for the proxy', () => {
+  const database = useTestDatabase();
+  let deps: TestDeps;
+  let server: Listening;
+
+  beforeAll(async () => {
+    deps = createTestDeps(database());
+    server = await serve({ fetch: createTestApps(deps).internal.fetch, port: 0, host: '127.0.0.1', log: deps.log });
+  });
+  afterAll(async () => {
+    await server?.close(100);
+  });
+
+  /** A world of tiles like the original's own test: one per verdict. */
+  async function world() {
+    const me = await createUser(deps);
+    const other = await createUser(deps);
+    const mcUuid = randomMcUuid();
+    await linkAccount(deps, { userId: me.id, mcUuid });
+    const tile = (policy?: 'public' | 'ownerOnly' | 'allowlist') => addServer(deps, { name: uniqueServerName('m'), ...(policy ? { autostartPolicy: policy } : {}) }).spec.name;
+    const names = {
+      pub: tile('public'),
+      mine: tile('ownerOnly'),
+      theirs: tile('ownerOnly'),
+      unset: tile(),
+      listed: tile('allowlist'),
+      unlisted: tile('allowlist'),
+      ownerless: tile('ownerOnly'),
+      gone: tile('public'),
+      broken: tile('public'),
+      brokenStopped: tile('public'),
+    };
+    for (const n of [names.pub, names.theirs, names.unset, names.listed, names.unlisted, names.gone, names.broken, names.brokenStopped]) await claimFor(deps, n, other.id);
+    await claimFor(deps, names.mine, me.id);
+    await deps.database.db.insert(serverWakeAllowlist).values({ serverName: names.listed, mcUuid, addedAt: deps.clock.now() });
+    await deps.database.db.insert(serverRetirements).values({ serverName: names.gone, requestedAt: deps.clock.now(), requestedBy: other.id, delete: false });
+    await deps.cluster.setDesiredState(names.broken, 'Running');
+    deps.cluster.fail(names.broken, true);
+    deps.cluster.fail(names.brokenStopped, true);
+    return { me, mcUuid, names };
+  }
+
+  it('answers a verdict per tile, as the wake would decide, to the Java client’s exact request', async () => {
+    addSystemServer(deps, 'lobby');
+    const { mcUuid, names } = await world();
+    const conn = await RawConnection.open(server.port);
+    try {
+      await conn.write(javaClientRequest({ method: 'GET', path: `/api/v1/internal/player/menu-access/${mcUuid}`, port: server.port, token: TOKENS.proxy }));
+      const res = await conn.readResponse();
+      expect(res.statusLine).toBe('HTTP/1.1 200 OK');
+      expect(res.headers.upgrade).toBeUndefined();
+      const { servers } = JSON.parse(res.body) as { servers: Record<string, string> };
+      expect(servers).not.toHaveProperty('lobby');
+      expect({
+        pub: servers[names.pub],
+        mine: servers[names.mine],
+        theirs: servers[names.theirs],
+        unset: servers[names.unset],
+        listed: servers[names.listed],
+        unlisted: servers[names.unlisted],
+        ownerless: servers[names.ownerless],
+        gone: servers[names.gone],
+        broken: servers[names.broken],
+        brokenStopped: servers[names.brokenStopped],
+      }).toEqual({
+        pub: 'wake',
+        mine: 'owner',
+        theirs: 'owner_only',
+        unset: 'owner_only',
+        listed: 'wake',
+        unlisted: 'allowlist',
+        // An unclaimed ownerOnly server may be woken by anyone, so that it can be tried and claimed.
+        ownerless: 'wake',
+        gone: 'retiring',
+        broken: 'start_failed',
+        brokenStopped: 'wake',
+      });
+      // The same connection carries the next call, as the Java client reuses it.
+      await conn.write(javaClientRequest({ method: 'GET', path: '/api/v1/internal/player/menu-access/not-a-uuid', port: server.port, token: TOKENS.proxy }));
+      const bad = await conn.readResponse();
+      expect(bad.status).toBe(400);
+      expect((JSON.parse(bad.body) as { error: { code: string } }).error.code).toBe('bad_request');
+    } finally {
+      conn.close();
+    }
+  });
+
+  it('treats staff as able to wake any tile that is not retiring or failed, and an unlinked UUID as owning nothing', async () => {
+    const { names } = await world();
+    const staff = await createUser(deps, { role: 'admin' });
+    const staffUuid = randomMcUuid();
+    await linkAccount(deps, { userId: staff.id, mcUuid: staffUuid });
+    const ask = async (uuid: string) =>
+      ((await (await createTestApps(deps).internal.request(`/api/v1/internal/player/menu-access/${uuid}`, { headers: bearer('proxy') })).json()) as {
+        servers: Record<string, string>;
+      }).servers;
+    const asStaff = await ask(staffUuid);
+    expect([asStaff[names.theirs], asStaff[names.unlisted], asStaff[names.gone], asStaff[names.broken]]).toEqual(['wake', 'wake', 'retiring', 'start_failed']);
+    const stranger = await ask(randomMcUuid().toUpperCase());
+    expect([stranger[names.mine], stranger[names.pub], stranger[names.listed]]).toEqual(['owner_only', 'wake', 'allowlist']);
+  });
+
+  it('claims over the Java client’s exact request: 412 not_linked for an unlinked player, 200 claimed true once linked', async () => {
+    const name = addServer(deps).spec.name;
+    const player = randomMcUuid();
+    const body = `{"mc_uuid":"${player}"}`;
+    const conn = await RawConnection.open(server.port);
+    try {
+      await conn.write(javaClientRequest({ method: 'POST', path: `/api/v1/internal/servers/${name}/claim`, port: server.port, token: TOKENS.proxy, body }));
+      const refused = await conn.readResponse();
+      expect(refused.status).toBe(412);
+      const envelope = JSON.parse(refused.body) as { error: { code: string; request_id: string } };
+      expect(envelope.error.code).toBe('not_linked');
+      expect(envelope.error.request_id).toBe(refused.headers['x-request-id']);
+
+      const user = await createUser(deps);
+      await linkAccount(deps, { userId: user.id, mcUuid: player });
+      await conn.write(javaClientRequest({ method: 'POST', path: `/api/v1/internal/servers/${name}/claim`, port: server.port, token: TOKENS.proxy, body }));
+      const claimed = await conn.readResponse();
+      expect(claimed.status).toBe(200);
+      expect(JSON.parse(claimed.body)).toEqual({ name, claimed: true });
+      await conn.write(javaClientRequest({ method: 'GET', path: `/api/v1/internal/player/menu-access/${player}`, port: server.port, token: TOKENS.proxy }));
+      const after = JSON.parse((await conn.readResponse()).body) as { servers: Record<string, string> };
+      expect(after.servers[name]).toBe('owner');
+    } finally {
+      conn.close();
+    }
+  });
+
+  it('answers 503 while the cluster cannot be listed', async () => {
+    const d = createTestDeps(database());
+    d.cluster.setReachable(false);
+    const res = await createTestApps(d).internal.request(`/api/v1/internal/player/menu-access/${randomMcUuid()}`, { headers: bearer('proxy') });
+    expect(res.status).toBe(503);
+  });
+});

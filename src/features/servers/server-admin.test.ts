@@ -1,0 +1,169 @@
+import { eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OciRegistry } from '../../adapters/registry/oci.js';
+import { bearer, createTestApps, createTestDeps, errorOf, jsonRequest, type TestDeps } from '../../../test/helpers/app.js';
+import { useTestDatabase } from '../../../test/helpers/database.js';
+import { startRegistryStandIn, type RegistryStandIn } from '../../../test/helpers/registry.js';
+import { addServer, randomMcUuid, uniqueServerName } from '../../../test/helpers/servers.js';
+import { createUser, signIn } from '../../../test/helpers/sessions.js';
+import { serverClaims, serverRetirements, serverWakeAllowlist } from '../../db/schema/servers.js';
+import { sweepRetirements, SWEEP_LOCK_KEY } from './retirement-sweep.js';
+
+async function staffConsole(deps: TestDeps) {
+  const admin = await createUser(deps, { role: 'admin' });
+  return (await signIn(deps, { userId: admin.id })).headers;
+}
+
+async function ownedServer(deps: TestDeps, spec: Parameters<typeof addServer>[1] = {}) {
+  const owner = await createUser(deps);
+  const name = addServer(deps, spec).spec.name;
+  await deps.database.db.insert(serverClaims).values({ serverName: name, subdomain: name, userId: owner.id, claimedAt: deps.clock.now() });
+  return { name, owner, headers: (await signIn(deps, { userId: owner.id })).headers };
+}
+
+describe('server administration: edit, wake allowlist, retirement, the panel’s spellings', () => {
+  const database = useTestDatabase();
+  let registry: RegistryStandIn;
+  beforeAll(async () => {
+    registry = await startRegistryStandIn();
+  });
+  afterAll(() => registry.close());
+
+  const send = (deps: TestDeps, method: string, path: string, headers: Record<string, string>, body?: unknown) =>
+    createTestApps(deps).external.request(path, body === undefined ? { method, headers } : jsonRequest(method, body, headers));
+
+  it('PATCH changes the spec; an image change needs confirmImageChange and is pinned like create', async () => {
+    const deps = createTestDeps(database(), { overrides: { registry: new OciRegistry({ url: registry.url }) } });
+    const headers = await staffConsole(deps);
+    const name = addServer(deps).spec.name;
+    const path = `/api/v1/servers/${name}`;
+    const res = await send(deps, 'PATCH', path, headers, {
+      displayName: 'Renamed',
+      autostartPolicy: 'allowlist',
+      idleStopSeconds: 600,
+      resources: { cpu: '3', memory: '6Gi', memoryRequest: '4Gi' },
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ name, desiredState: 'Stopped' });
+    expect(deps.cluster.server(name)!.spec).toMatchObject({ displayName: 'Renamed', autostartPolicy: 'allowlist', cpu: '3', memory: '6Gi', memoryRequest: '4Gi', idleStopSeconds: 600 });
+
+    const digest = registry.push('mc/fabric', '2');
+    const image = `${registry.host}/mc/fabric:2`;
+    const staff = await staffConsole(deps);
+    expect((await send(deps, 'POST', '/api/v1/images', staff, { image_ref: image })).status).toBe(201);
+    const unconfirmed = await send(deps, 'PATCH', path, headers, { image });
+    expect(unconfirmed.status).toBe(400);
+    expect((await errorOf(unconfirmed)).code).toBe('bad_request');
+    expect((await send(deps, 'PATCH', path, headers, { image, confirmImageChange: true })).status).toBe(200);
+    expect(deps.cluster.server(name)!.spec.image).toBe(`${registry.host}/mc/fabric:2@${digest}`);
+    const notListed = await send(deps, 'PATCH', path, headers, { image: 'example/unlisted:1', confirmImageChange: true });
+    expect((await errorOf(notListed)).code).toBe('image_not_whitelisted');
+    for (const body of [{ memory: '1Gi', resources: { memory: '2Gi' } }, { idleStopSeconds: -1 }, { surprise: 1 }, { resources: { cpu_request: '1' } }]) {
+      const bad = await send(deps, 'PATCH', path, headers, body);
+      expect(bad.status, JSON.stringify(body)).toBe(400);
+    }
+    expect((await send(deps, 'PATCH', `/api/v1/servers/${uniqueServerName()}`, headers, { displayName: 'x' })).status).toBe(404);
+  });
+
+  it('POST /servers takes the original panel’s camelCase spellings, but not a field in both', async () => {
+    const deps = createTestDeps(database());
+    const headers = await staffConsole(deps);
+    const name = uniqueServerName('camel');
+    const res = await send(deps, 'POST', '/api/v1/servers', headers, {
+      name,
+      subdomain: name,
+      displayName: 'Camel',
+      autostartPolicy: 'public',
+      resources: { cpuRequest: '500m', memoryRequest: '1Gi' },
+    });
+    expect(res.status).toBe(201);
+    expect(deps.cluster.server(name)!.spec).toMatchObject({ displayName: 'Camel', autostartPolicy: 'public', cpuRequest: '500m', memoryRequest: '1Gi' });
+    const both = await send(deps, 'POST', '/api/v1/servers', headers, { name: uniqueServerName(), subdomain: uniqueServerName(), display_name: 'a', displayName: 'b' });
+    expect(both.status).toBe(400);
+    expect((await errorOf(both)).code).toBe('bad_request');
+  });
+
+  it('manages the wake allowlist (owner or staff), and the allowlist policy follows it', async () => {
+    const deps = createTestDeps(database());
+    const { name, headers } = await ownedServer(deps, { autostartPolicy: 'allowlist' });
+    const player = randomMcUuid();
+    const path = `/api/v1/servers/${name}/allowlist`;
+    const wake = () => createTestApps(deps).internal.request(`/api/v1/internal/servers/${name}/wake`, jsonRequest('POST', { mc_uuid: player }, bearer('proxy')));
+    expect((await wake()).status).toBe(403);
+    expect((await send(deps, 'PUT', `${path}/${player.replaceAll('-', '').toUpperCase()}`, headers, { can_wake: true })).status).toBe(204);
+    const list = await send(deps, 'GET', path, headers);
+    expect(await list.json()).toEqual({ server: name, entries: [{ mc_uuid: player, can_wake: true, added_at: deps.clock.now().toISOString() }] });
+    expect((await wake()).status).toBe(202);
+    expect((await send(deps, 'PUT', `${path}/${player}`, headers, { can_wake: false })).status).toBe(204);
+    expect(await deps.database.db.select().from(serverWakeAllowlist).where(eq(serverWakeAllowlist.serverName, name))).toEqual([]);
+    // Another player may neither read nor change it; staff may.
+    const stranger = (await signIn(deps, { userId: (await createUser(deps)).id })).headers;
+    expect((await send(deps, 'GET', path, stranger)).status).toBe(403);
+    expect((await send(deps, 'PUT', `${path}/${player}`, stranger, { can_wake: true })).status).toBe(403);
+    const staff = await createUser(deps, { role: 'admin' });
+    expect((await send(deps, 'GET', path, (await signIn(deps, { userId: staff.id, host: 'panel.felis.test' })).headers)).status).toBe(200);
+    expect((await send(deps, 'PUT', `${path}/not-a-uuid`, headers, { can_wake: true })).status).toBe(400);
+    expect((await send(deps, 'PUT', `${path}/${player}`, headers, { can_wake: 'yes' })).status).toBe(400);
+  });
+
+  it('retires a server: wakes refused, the sweep stops it then releases it (or deletes it); a retirement can be called off', async () => {
+    const deps = createTestDeps(database());
+    const { name, headers } = await ownedServer(deps, { autostartPolicy: 'public', desiredState: 'Running' });
+    const path = `/api/v1/servers/${name}/retirement`;
+    expect((await send(deps, 'PUT', path, headers, { confirm: false, delete: false })).status).toBe(400);
+    const res = await send(deps, 'PUT', path, headers, { confirm: true, delete: false });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ name, retiring: { requested_at: deps.clock.now().toISOString(), delete: false } });
+    const refused = await createTestApps(deps).internal.request(`/api/v1/internal/servers/${name}/wake`, jsonRequest('POST', { mc_uuid: randomMcUuid() }, bearer('proxy')));
+    expect(refused.status).toBe(409);
+    expect((await errorOf(refused)).code).toBe('retiring');
+    // First round: asked to stop. Once stopped, the next round releases it.
+    expect(await sweepRetirements(deps)).toEqual([]);
+    expect(deps.cluster.server(name)!.spec.desiredState).toBe('Stopped');
+    deps.clock.advance(60_000);
+    deps.cluster.tick();
+    expect(await sweepRetirements(deps)).toContain(name);
+    expect(await deps.database.db.select().from(serverClaims).where(eq(serverClaims.serverName, name))).toEqual([]);
+    expect(deps.cluster.server(name)).toBeDefined();
+
+    // With delete, the server leaves the cluster; a called-off retirement does nothing.
+    const gone = await ownedServer(deps);
+    expect((await send(deps, 'PUT', `/api/v1/servers/${gone.name}/retirement`, gone.headers, { confirm: true, delete: true })).status).toBe(200);
+    const kept = await ownedServer(deps);
+    expect((await send(deps, 'PUT', `/api/v1/servers/${kept.name}/retirement`, kept.headers, { confirm: true, delete: true })).status).toBe(200);
+    expect((await send(deps, 'DELETE', `/api/v1/servers/${kept.name}/retirement`, kept.headers)).status).toBe(204);
+    expect(await sweepRetirements(deps)).toContain(gone.name);
+    expect(deps.cluster.server(gone.name)).toBeUndefined();
+    expect(deps.cluster.server(kept.name)).toBeDefined();
+    expect(await deps.database.db.select().from(serverRetirements).where(eq(serverRetirements.serverName, kept.name))).toEqual([]);
+    // Not the owner: 403.
+    const stranger = (await signIn(deps, { userId: (await createUser(deps)).id })).headers;
+    expect((await send(deps, 'PUT', `/api/v1/servers/${kept.name}/retirement`, stranger, { confirm: true, delete: false })).status).toBe(403);
+  });
+});
+
+describe('the retirement sweep on several replicas', () => {
+  const database = useTestDatabase();
+
+  it('runs a round only on the replica holding the lock (PostgreSQL); PGlite is always the leader', async () => {
+    const deps = createTestDeps(database());
+    if (deps.database.kind !== 'postgres') {
+      expect(await sweepRetirements(deps)).toEqual([]);
+      return;
+    }
+    // Another replica holds this round's lock: this one skips it.
+    let release!: () => void;
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    const other = deps.database.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(${SWEEP_LOCK_KEY.toString()}::bigint)`);
+      held();
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    await holding;
+    expect(await sweepRetirements(deps)).toBeUndefined();
+    release();
+    await other;
+    expect(await sweepRetirements(deps)).toEqual([]);
+  });
+});

@@ -1,0 +1,75 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { createTestApps, createTestDeps } from '../helpers/app.js';
+import { useTestDatabase } from '../helpers/database.js';
+
+/** The shared pages, read where every checkout finds them (`../shared` beside the repository). */
+const spec = (page: string) => readFileSync(fileURLToPath(new URL(`../../../shared/spec/${page}`, import.meta.url)), 'utf8');
+
+const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** `/servers/{name}/file?path=` → `/api/v1/servers/{}/file`: prefix, no query, parameters unnamed. */
+function normalize(path: string): string {
+  const bare = path.replace(/\?.*$/, '').replace(/\{[^}]*\}/g, '{}');
+  return bare.startsWith('/api/v1') || bare.startsWith('/healthz') || bare.startsWith('/readyz') || bare.startsWith('/metrics') || bare.startsWith('/session/')
+    ? bare
+    : `/api/v1${bare}`;
+}
+
+/**
+ * Every `| METHOD | path |` row of a page's tables. `GET / POST` on one path names two operations;
+ * `POST / DELETE` on two paths pairs them in order; a body in backticks beside a path is dropped; a
+ * cell of prose (`…`) is left out. Returns `METHOD /api/v1/…` keys.
+ */
+function tableOperations(markdown: string): Set<string> {
+  const out = new Set<string>();
+  for (const line of markdown.split('\n')) {
+    const cells = line.split('|').map((c) => c.trim());
+    if (cells.length < 4) continue;
+    const methods = cells[1]!.split('/').map((m) => m.trim());
+    if (methods.length === 0 || !methods.every((m) => METHODS.has(m))) continue;
+    const paths = cells[2]!
+      .replace(/`\{[^`]*\}`/g, '')
+      .replace(/`/g, '')
+      .split(',')
+      .map((p) => p.trim());
+    if (paths.some((p) => !p.startsWith('/') || /[…\s]/.test(p))) continue;
+    if (paths.length === 1) for (const m of methods) out.add(`${m} ${normalize(paths[0]!)}`);
+    else if (paths.length === methods.length) paths.forEach((p, i) => out.add(`${methods[i]} ${normalize(p)}`));
+  }
+  return out;
+}
+
+/** Rows of the extensions page that other branches build (their owners wire them at merge). */
+const BUILT_ELSEWHERE = [
+  /^(GET|POST) \/api\/v1\/auth\/op-login\//,
+  /^(GET|POST|DELETE) \/api\/v1\/account\/(reauth|migrate|passkey)/,
+  /^GET \/api\/v1\/servers\/\{\}\/access\//,
+  /^(GET|PUT|POST|DELETE) \/api\/v1\/(servers\/\{\}\/(files?|backup|backups|restore-backup|jobs|world)|backups|exports)/,
+  /^(GET|POST|PUT|PATCH|DELETE) \/api\/v1\/(images|submissions|me\/submissions|internal\/builds)/,
+  /^(GET|POST|PUT) \/api\/v1\/(updates|platform|internal\/updates|internal\/db-backups)/,
+];
+
+describe('the extensions page and the served routes agree', () => {
+  const database = useTestDatabase();
+
+  it('serves every operation the page lists (other branches’ rows aside), each in an OpenAPI document', async () => {
+    const { internal } = createTestApps(createTestDeps(database()));
+    const served = new Set<string>();
+    for (const face of ['internal', 'external'] as const) {
+      const doc = (await (await internal.request(`/openapi/${face}.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+      for (const [path, operations] of Object.entries(doc.paths)) {
+        for (const method of Object.keys(operations)) served.add(`${method.toUpperCase()} ${normalize(path)}`);
+      }
+    }
+    const listed = tableOperations(spec('api-extensions.md'));
+    expect(listed.size).toBeGreaterThan(40);
+    const missing = [...listed].filter((op) => !served.has(op) && !BUILT_ELSEWHERE.some((re) => re.test(op)));
+    expect(missing).toEqual([]);
+    // And the other way: every served operation under /api/v1 is in the contract or on the page.
+    const documented = new Set([...listed, ...tableOperations(spec('control-plane-api.md'))]);
+    const unlisted = [...served].filter((op) => op.includes(' /api/v1/') && !documented.has(op) && !BUILT_ELSEWHERE.some((re) => re.test(op)));
+    expect(unlisted).toEqual([]);
+  });
+});
