@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { createSessionAuthenticator } from './features/accounts/authenticator.js';
 import { LogHubs } from './features/console/log-hub.js';
 import { withPasswordChangeGate } from './features/accounts/password-change-gate.js';
+import { passkeyDirectory } from './features/passkeys/credentials.js';
 import { countServersByOwner } from './features/servers/claims.js';
 import { createSessionVerifier } from './features/verifier/service.js';
 import { createMetrics } from './http/metrics.js';
@@ -44,6 +45,7 @@ export function assembleDeps(parts: DepsParts): Deps {
     mail: createMail(parts.config, parts.log),
     sessions: withPasswordChangeGate(createSessionAuthenticator()),
     serverCounts: countServersByOwner,
+    passkeys: passkeyDirectory,
     shutdown: new AbortController().signal,
     contextStore: new DirectoryContextStore(join(parts.config.dataDir, 'contexts')),
     // The cluster's job runner is wired by server.ts for CLUSTER=kubernetes.

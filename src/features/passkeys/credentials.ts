@@ -1,5 +1,6 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
+import type { PasskeyDirectory } from '../../deps.js';
 import { passkeyCredentials } from '../../db/schema/passkeys.js';
 
 export type CredentialRow = typeof passkeyCredentials.$inferSelect;
@@ -68,3 +69,15 @@ export function toCredentialView(row: CredentialRow) {
     ...(row.lastUsedAt !== null ? { last_used_at: row.lastUsedAt.toISOString() } : {}),
   };
 }
+
+/** What the accounts feature reads of passkeys (setup status, staff removing a user's passkeys). */
+export const passkeyDirectory: PasskeyDirectory = {
+  async count(db, userId) {
+    const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(passkeyCredentials).where(eq(passkeyCredentials.userId, userId));
+    return row?.n ?? 0;
+  },
+  async removeAll(db, userId) {
+    const removed = await db.delete(passkeyCredentials).where(eq(passkeyCredentials.userId, userId)).returning({ id: passkeyCredentials.id });
+    return removed.length;
+  },
+};
