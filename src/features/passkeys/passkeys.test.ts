@@ -8,6 +8,7 @@ import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { describeBadBodies, describeTierMatrix } from '../../../test/helpers/tiers.js';
 import { users } from '../../db/schema/accounts.js';
 import { passkeyCredentials } from '../../db/schema/passkeys.js';
+import { deleteAllCredentials, listCredentials } from './credentials.js';
 
 const email = () => `p-${randomUUID()}@example.com`;
 
@@ -91,6 +92,21 @@ describe('passkeys', () => {
       const mine = await del(so, created.id);
       expect([mine.status, await mine.json()]).toEqual([200, { removed: true }]);
       expect((await del(so, created.id)).status).toBe(404);
+    });
+
+    it('deleteAllCredentials (for the staff remediation) unbinds every passkey of one account only', async () => {
+      const f = passkeyFixture(database());
+      const [a, b] = [await createUser(f.deps), await createUser(f.deps)];
+      const sa = await signIn(f.deps, { userId: a.id });
+      const key = panelAuthenticator();
+      await f.register(sa, key);
+      await f.register(sa, key);
+      await f.register(await signIn(f.deps, { userId: b.id }), panelAuthenticator());
+      const db = f.deps.database.db;
+      expect(await deleteAllCredentials(db, a.id)).toBe(2);
+      expect(await listCredentials(db, a.id)).toEqual([]);
+      expect(await listCredentials(db, b.id)).toHaveLength(1);
+      expect(await deleteAllCredentials(db, a.id)).toBe(0);
     });
   });
 
