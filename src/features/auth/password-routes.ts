@@ -54,7 +54,7 @@ const changePassword = defineRoute(
     responses: {
       200: json(z.object({ ok: z.literal(true) }), 'changed'),
       401: errorAnswer('invalid_credentials: the current password is wrong'),
-      403: errorAnswer('reauth_required, or forbidden, setup_required, cross_site'),
+      403: errorAnswer('reauth_required, local_auth_disabled, or forbidden, setup_required, cross_site'),
       ...limited,
     },
   },

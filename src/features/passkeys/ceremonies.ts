@@ -75,7 +75,7 @@ export async function addDiscoverableCeremony(
   return db.transaction(async (tx) => {
     const t = passkeyCeremonies;
     await tx.execute(sql`select pg_advisory_xact_lock(${DISCOVERABLE_LOCK_KEY.toString()}::bigint)`);
-    await tx.delete(t).where(lte(t.expiresAt, ceremony.now));
+    await reapExpiredCeremonies(tx, ceremony.now);
     const live = and(eq(t.purpose, 'discoverable'), gt(t.expiresAt, ceremony.now));
     const [counts] = await tx
       .select({ all: count(), fromNetwork: sql<number>`count(*) filter (where ${t.network} = ${ceremony.network})`.mapWith(Number) })
@@ -85,6 +85,12 @@ export async function addDiscoverableCeremony(
     await tx.insert(t).values(valuesOf({ ...ceremony, purpose: 'discoverable' }, ceremony.network));
     return true;
   });
+}
+
+/** Deletes every expired ceremony (also worth running from a housekeeping loop). */
+export async function reapExpiredCeremonies(db: Queryable, now: Date): Promise<number> {
+  const rows = await db.delete(passkeyCeremonies).where(lte(passkeyCeremonies.expiresAt, now)).returning({ id: passkeyCeremonies.id });
+  return rows.length;
 }
 
 /**

@@ -44,6 +44,12 @@ export async function deleteOwnCredential(db: Queryable, userId: string, id: str
   return rows.length > 0;
 }
 
+/** Unbinds every passkey of an account (the staff remediation); how many there were. */
+export async function deleteAllCredentials(db: Queryable, userId: string): Promise<number> {
+  const rows = await db.delete(passkeyCredentials).where(eq(passkeyCredentials.userId, userId)).returning({ id: passkeyCredentials.id });
+  return rows.length;
+}
+
 /**
  * Records a verified assertion: the counter moves only forward, in one conditional statement, so
  * two assertions verified against the same stored value cannot both pass (the second is a replay

@@ -6,8 +6,14 @@ const DateTime = z.iso.datetime({ offset: true });
 const base64url = (max: number) => z.string().max(max).regex(/^[A-Za-z0-9_-]*$/, 'must be base64url');
 const credentialId = base64url(1366).min(1);
 
-/** Members a browser's `toJSON()` adds; the panel leaves them out. Nothing else is accepted. */
-const browserExtras = {
+/**
+ * What every credential JSON carries, with the members a browser's `toJSON()` adds (the panel
+ * leaves those out). Nothing else is accepted.
+ */
+const credential = {
+  id: credentialId,
+  rawId: credentialId,
+  type: z.literal('public-key'),
   clientExtensionResults: z.record(z.string(), z.unknown()).optional(),
   authenticatorAttachment: z.enum(['platform', 'cross-platform']).nullable().optional(),
 };
@@ -15,16 +21,13 @@ const browserExtras = {
 /** A `navigator.credentials.get()` result (api-extensions: assertion shape). */
 export const AssertionSchema = z
   .strictObject({
-    id: credentialId,
-    rawId: credentialId,
-    type: z.literal('public-key'),
+    ...credential,
     response: z.strictObject({
       clientDataJSON: base64url(8192).min(1),
       authenticatorData: base64url(8192).min(1),
       signature: base64url(2048).min(1),
       userHandle: base64url(128).nullable().optional(),
     }),
-    ...browserExtras,
   })
   .openapi('PasskeyAssertion');
 export type Assertion = z.infer<typeof AssertionSchema>;
@@ -32,9 +35,7 @@ export type Assertion = z.infer<typeof AssertionSchema>;
 /** A `navigator.credentials.create()` result (api-extensions: attestation shape). */
 export const AttestationSchema = z
   .strictObject({
-    id: credentialId,
-    rawId: credentialId,
-    type: z.literal('public-key'),
+    ...credential,
     response: z.strictObject({
       clientDataJSON: base64url(8192).min(1),
       attestationObject: base64url(65536).min(1),
@@ -44,7 +45,6 @@ export const AttestationSchema = z
       publicKey: base64url(8192).optional(),
       publicKeyAlgorithm: z.number().int().optional(),
     }),
-    ...browserExtras,
   })
   .openapi('PasskeyAttestation');
 export type Attestation = z.infer<typeof AttestationSchema>;
