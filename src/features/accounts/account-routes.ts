@@ -60,6 +60,7 @@ const setEmail = defineRoute(
     request: jsonBody(z.strictObject({ email: EmailSchema })),
     responses: {
       200: json(z.object({ email: z.string() }), 'recorded'),
+      403: errorAnswer('reauth_required: changing the address needs a proof of the last 5 minutes'),
       409: errorAnswer('conflict: the address belongs to another account'),
     },
   },
@@ -152,6 +153,7 @@ export function accountRoutes() {
       return c.json({ revoked }, 200);
     })
     .openapi(setEmail, async (c) => {
+      await requireReauth(c);
       const { deps } = c.var;
       const session = c.var.session!;
       const email = c.req.valid('json').email.toLowerCase();
