@@ -316,6 +316,7 @@ export class LifecycleController {
       phase: 'Failed',
       ready: false,
       startGaveUp: true,
+      autoRestarts: status.autoRestarts ?? 0,
       retryAt: null,
       conditions: this.#condition(status, 'Ready', 'False', reason, message),
     });
