@@ -1,4 +1,7 @@
 import { createApps } from './app/index.js';
+import { KubernetesCluster } from './adapters/cluster/kubernetes/adapter.js';
+import { loadKubeConfig } from './adapters/cluster/kubernetes/kubeconfig.js';
+import { DEFAULT_CRD } from './adapters/cluster/kubernetes/resource.js';
 import { SimulatedCluster } from './adapters/cluster/simulated.js';
 import type { ClusterAdapter } from './adapters/cluster/types.js';
 import type { Config } from './config.js';
@@ -6,6 +9,7 @@ import { openDatabase } from './db/client.js';
 import type { Deps } from './deps.js';
 import { startAccountHousekeeping } from './features/accounts/housekeeping.js';
 import { setupOnStart } from './features/auth/setup-token.js';
+import { startLifecycle } from './features/lifecycle/start.js';
 import { SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/startup.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
@@ -20,9 +24,16 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-function createCluster(config: Config): ClusterAdapter {
+function createCluster(config: Config, log: Logger): ClusterAdapter {
   if (config.cluster === 'kubernetes') {
-    throw new Error('CLUSTER=kubernetes: the Kubernetes adapter is not part of this build yet; use CLUSTER=simulated');
+    return new KubernetesCluster({
+      kubeConfig: loadKubeConfig(),
+      namespace: config.kubeNamespace,
+      crd: { ...DEFAULT_CRD, group: config.kubeCrdGroup },
+      gameNodeSelector: config.kubeGameNodeSelector,
+      clock: systemClock,
+      log,
+    });
   }
   const cluster = new SimulatedCluster({ clock: systemClock });
   for (const spec of SIMULATED_SYSTEM_SERVERS) cluster.addServer(spec);
@@ -34,7 +45,7 @@ function createCluster(config: Config): ClusterAdapter {
 export async function startService(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningService> {
   const shutdown = new AbortController();
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
-  const cluster = createCluster(config);
+  const cluster = createCluster(config, log);
   const deps = assembleDeps({ config, log, database, cluster, shutdown: shutdown.signal });
   const { mail } = deps;
   if (mail?.kind === 'log') {
@@ -43,6 +54,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
   await setupOnStart(deps);
   const stopHousekeeping = startAccountHousekeeping(deps);
   await startServersFeature(deps);
+  const lifecycle = cluster instanceof KubernetesCluster ? startLifecycle(deps, cluster) : undefined;
   const apps = createApps(deps);
   const internal = await serve({ fetch: apps.internal.fetch, port: config.internalPort, host: config.host, log });
   const external = await serve({ fetch: apps.external.fetch, port: config.externalPort, host: config.host, log });
@@ -60,6 +72,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
         shutdown.abort();
         stopHousekeeping();
         await Promise.all([internal.close(), external.close()]);
+        await lifecycle?.stop();
         stopServersFeature(deps);
         deps.sessionVerifier.close();
         await cluster.close();
