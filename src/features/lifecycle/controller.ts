@@ -1,4 +1,5 @@
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js';
 import {
   DEFAULT_PLAYERS_MAX,
@@ -39,6 +40,8 @@ export interface LifecycleOptions {
   restartBackoffMs?: number;
   /** Idle stop never happens this soon after the server was first ready. */
   idleGraceMs?: number;
+  /** Where `felis_lifecycle_*` metrics go; none when unset. */
+  registry?: Registry;
 }
 
 /** Pod waiting reasons that no retry can cure: the start gives up at once. */
@@ -61,7 +64,9 @@ interface Observed {
  * made up by the next one on whichever replica then leads.
  */
 export class LifecycleController {
-  readonly #o: Required<LifecycleOptions>;
+  readonly #o: Required<Omit<LifecycleOptions, 'registry'>>;
+  readonly #leaderGauge: Gauge | undefined;
+  readonly #gaveUp: Counter<'reason'> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #leading = false;
@@ -70,6 +75,11 @@ export class LifecycleController {
 
   constructor(options: LifecycleOptions) {
     this.#o = { intervalMs: 2_000, maxAutoRestarts: 3, restartBackoffMs: 10_000, idleGraceMs: 180_000, ...options };
+    const registers = options.registry ? [options.registry] : [];
+    if (options.registry) {
+      this.#leaderGauge = new Gauge({ name: 'felis_lifecycle_leader', help: '1 while this replica leads the lifecycle controller.', registers });
+      this.#gaveUp = new Counter({ name: 'felis_lifecycle_starts_given_up_total', help: 'Server starts that gave up, by reason.', labelNames: ['reason'], registers });
+    }
   }
 
   start(): void {
@@ -95,6 +105,7 @@ export class LifecycleController {
 
   async #pass(): Promise<void> {
     const leading = await this.#o.lock.acquire();
+    this.#leaderGauge?.set(leading ? 1 : 0);
     if (leading !== this.#leading) {
       this.#leading = leading;
       this.#o.log.info({ lock: this.#o.lock.kind }, leading ? 'lifecycle controller: leading' : 'lifecycle controller: standing by');
@@ -312,6 +323,7 @@ export class LifecycleController {
     const status = server.status ?? {};
     if (set && set.spec?.replicas !== 0) await this.#o.cluster.scaleStatefulSet(server.metadata.name, 0);
     this.#o.log.warn({ server: server.metadata.name, reason, message }, 'start gave up');
+    this.#gaveUp?.inc({ reason });
     await this.#patch(server, {
       phase: 'Failed',
       ready: false,

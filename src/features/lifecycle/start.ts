@@ -10,7 +10,7 @@ import { AdvisoryLock, LeaseLock, type LeaderLock } from './leader.js';
  * PostgreSQL advisory lock when the database is PostgreSQL (shared by every replica), else a Lease
  * in the cluster (an embedded database is one per replica, so it cannot arbitrate).
  */
-export function startLifecycle(deps: Pick<Deps, 'config' | 'clock' | 'log' | 'database'>, cluster: KubernetesCluster): LifecycleController {
+export function startLifecycle(deps: Pick<Deps, 'config' | 'clock' | 'log' | 'database' | 'metrics'>, cluster: KubernetesCluster): LifecycleController {
   const { config, clock } = deps;
   const lock: LeaderLock =
     deps.database.kind === 'postgres' && config.databaseUrl
@@ -22,6 +22,7 @@ export function startLifecycle(deps: Pick<Deps, 'config' | 'clock' | 'log' | 'da
     rcon: (endpoint) => RconConnection.open(endpoint),
     clock,
     log: deps.log.child({ component: 'lifecycle' }),
+    registry: deps.metrics.registry,
   });
   controller.start();
   return controller;
