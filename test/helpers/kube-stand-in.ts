@@ -235,7 +235,7 @@ export class KubeStandIn {
   put(plural: string, object: KubeObject, group = this.#groupOf(plural)): KubeObject {
     const c = this.#collection(`${group}/${plural}`);
     const existing = this.#store(c).get(objectKey(object.metadata.namespace, object.metadata.name));
-    if (existing) return this.#replace(c, { ...object, metadata: { ...object.metadata, resourceVersion: existing.metadata.resourceVersion } });
+    if (existing) return this.#replace(c, { ...object, metadata: { ...object.metadata, resourceVersion: existing.metadata.resourceVersion } }, 'all');
     return this.#create(c, object.metadata.namespace, object);
   }
 
@@ -330,8 +330,12 @@ export class KubeStandIn {
     return object;
   }
 
-  /** Replaces an object; a body with a resourceVersion that is not the current one gets 409. */
-  #replace(c: Collection, body: KubeObject, subresource?: 'status'): KubeObject {
+  /**
+   * Replaces an object; a body with a resourceVersion that is not the current one gets 409. The
+   * status subresource writes only status, the main resource of a custom resource never writes it,
+   * and `all` (a test's own write) writes both.
+   */
+  #replace(c: Collection, body: KubeObject, subresource?: 'status' | 'all'): KubeObject {
     const store = this.#store(c);
     const key = objectKey(body.metadata.namespace, body.metadata.name);
     const existing = store.get(key);
@@ -344,11 +348,10 @@ export class KubeStandIn {
         `Operation cannot be fulfilled on ${c.plural} "${body.metadata.name}": the object has been modified; please apply your changes to the latest version and try again`,
       );
     }
-    // The status subresource writes only status; the main resource never writes status of a CRD.
     const next: KubeObject =
       subresource === 'status'
         ? { ...existing, status: body.status }
-        : { ...body, ...(c.group && this.#hasStatusSubresource(c) ? { status: existing.status } : {}) };
+        : { ...body, ...(subresource !== 'all' && this.#hasStatusSubresource(c) ? { status: existing.status } : {}) };
     const specChanged = JSON.stringify(next.spec) !== JSON.stringify(existing.spec);
     next.apiVersion = apiVersionOf(c);
     next.kind = c.kind;
@@ -484,7 +487,7 @@ export class KubeStandIn {
     if (method === 'PUT') {
       const object = body as KubeObject;
       if (object.metadata?.name !== name) throw new StatusError(400, 'BadRequest', 'the name in the body does not match the URL');
-      return send(res, 200, this.#replace(c, { ...object, metadata: { ...object.metadata, namespace } }, sub));
+      return send(res, 200, this.#replace(c, { ...object, metadata: { ...object.metadata, namespace } }, sub as 'status' | undefined));
     }
     if (method === 'PATCH') {
       if (!existing) throw new StatusError(404, 'NotFound', `${c.plural} "${name}" not found`);
@@ -497,7 +500,7 @@ export class KubeStandIn {
         const sent = (body as KubeObject).metadata?.resourceVersion;
         next.metadata.resourceVersion = sent ?? existing.metadata.resourceVersion;
       } else throw new StatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format: ${type}`);
-      return send(res, 200, this.#replace(c, next, sub));
+      return send(res, 200, this.#replace(c, next, sub as 'status' | undefined));
     }
     throw new StatusError(405, 'MethodNotAllowed', `${method} is not supported`);
   }
