@@ -1,7 +1,9 @@
 import type { ClusterAdapter } from './adapters/cluster/types.js';
 import type { MailAdapter } from './adapters/mail/types.js';
+import type { RconPool } from './adapters/rcon/pool.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
 import type { Config } from './config.js';
+import type { LogHubs } from './features/console/log-hub.js';
 import type { DatabaseHandle, Queryable } from './db/client.js';
 import type { SessionVerifier } from './features/verifier/service.js';
 import type { Metrics } from './http/metrics.js';
@@ -35,6 +37,16 @@ export interface Deps {
   serverCounts?: (db: Queryable, userIds: string[]) => Promise<Map<string, number>>;
   /** The hasJoined verifier (keep-alive clients to the session sources, name cache, bar-list snapshot). */
   sessionVerifier: SessionVerifier;
+  /** One RCON connection per server, reused by every console command (password from the server's secret). */
+  rcon: RconPool;
+  /** The console's log streams on this replica: one followed pod log per server, shared by its viewers. */
+  consoleLogs: LogHubs;
   /** Aborted when the process begins to shut down: long-lived streams end on it. */
   shutdown: AbortSignal;
+}
+
+// Handlers see every dependency as `c.var.deps`; src/http/ declares only the part it reads.
+declare module './http/env.js' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  interface AppDeps extends Deps {}
 }

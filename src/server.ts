@@ -74,6 +74,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
         await Promise.all([internal.close(), external.close()]);
         await lifecycle?.stop();
         stopServersFeature(deps);
+        deps.consoleLogs.close();
+        deps.rcon.close();
         deps.sessionVerifier.close();
         await cluster.close();
         await mail?.close();

@@ -1,6 +1,7 @@
 import { SimulatedCluster } from './adapters/cluster/simulated.js';
 import type { ClusterAdapter } from './adapters/cluster/types.js';
 import { createMail } from './adapters/mail/index.js';
+import { RconPool } from './adapters/rcon/pool.js';
 import { OciRegistry } from './adapters/registry/oci.js';
 import { StaticRegistry } from './adapters/registry/static.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
@@ -8,6 +9,7 @@ import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/client.js';
 import type { Deps } from './deps.js';
 import { createSessionAuthenticator } from './features/accounts/authenticator.js';
+import { LogHubs } from './features/console/log-hub.js';
 import { countServersByOwner } from './features/servers/claims.js';
 import { createSessionVerifier } from './features/verifier/service.js';
 import { createMetrics } from './http/metrics.js';
@@ -43,6 +45,8 @@ export function assembleDeps(parts: DepsParts): Deps {
     clock,
     cluster,
     metrics,
+    rcon: parts.rcon ?? new RconPool((name) => cluster.rconEndpoint(name)),
+    consoleLogs: parts.consoleLogs ?? new LogHubs({ cluster, clock, log: parts.log }),
     sessionVerifier: parts.sessionVerifier ?? createSessionVerifier({ ...parts, clock, metrics }),
   };
 }

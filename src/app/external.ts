@@ -2,6 +2,8 @@ import type { Deps } from '../deps.js';
 import { accountRoutes } from '../features/accounts/account-routes.js';
 import { adminAccountRoutes } from '../features/accounts/admin-routes.js';
 import { authRoutes } from '../features/auth/routes.js';
+import { consoleRoutes } from '../features/console/routes.js';
+import { consoleStreamRoutes } from '../features/console/stream-route.js';
 import { healthRoutes } from '../features/probes/routes.js';
 import { imageRoutes } from '../features/images/routes.js';
 import { externalServerRoutes } from '../features/servers/external.js';
@@ -15,6 +17,8 @@ export function mountExternalRoutes(app: FaceApp): void {
   app.addRoutes(adminAccountRoutes());
   app.addRoutes(externalServerRoutes());
   app.addRoutes(imageRoutes());
+  app.addRoutes(consoleRoutes());
+  app.addRoutes(consoleStreamRoutes());
 }
 
 /** The external face: the browser panel and the operator console. */

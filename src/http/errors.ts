@@ -61,6 +61,9 @@ export const ERROR_STATUS = {
   backup_store_full: 507,
   volume_full: 507,
   uploads_full: 507,
+  console_unavailable: 503,
+  luckperms_missing: 409,
+  digest_mismatch: 400,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -1,4 +1,6 @@
 import { systemClock, type Clock } from '../../lib/clock.js';
+import type { RconEndpoint } from '../rcon/client.js';
+import { SimulatedPods } from './simulated-pods.js';
 import {
   ClusterConflictError,
   ClusterNotFoundError,
@@ -6,6 +8,8 @@ import {
   type ClusterAdapter,
   type ClusterCapacity,
   type DesiredState,
+  type PodLogLine,
+  type PodLogOptions,
   type ServerList,
   type ServerResource,
   type ServerSpec,
@@ -53,6 +57,8 @@ export class SimulatedCluster implements ClusterAdapter {
   #servers = new Map<string, SimServer>();
   #watchers = new Set<(event: ServerWatchEvent) => void>();
   #timer: NodeJS.Timeout | undefined;
+  /** Pod logs and RCON of the servers (simulated-pods.ts). */
+  readonly pods: SimulatedPods;
 
   constructor(options: SimulatedClusterOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -65,6 +71,7 @@ export class SimulatedCluster implements ClusterAdapter {
       defaultPlayersMax: options.defaultPlayersMax ?? 20,
       nodes: options.nodes ?? 1,
     };
+    this.pods = new SimulatedPods(this.clock);
   }
 
   /** Makes the cluster unreachable (tests of the 503 paths). */
@@ -79,6 +86,7 @@ export class SimulatedCluster implements ClusterAdapter {
   async close(): Promise<void> {
     this.stopTicking();
     this.#watchers.clear();
+    this.pods.close();
   }
 
   /** Applies due transitions every `intervalMs` of real time (a real run, not tests). */
@@ -182,6 +190,16 @@ export class SimulatedCluster implements ClusterAdapter {
     return { running, nodes: this.options.nodes };
   }
 
+  podLogs(name: string, options: PodLogOptions): AsyncIterable<PodLogLine> {
+    this.#check();
+    return this.pods.logs(name, options);
+  }
+
+  async rconEndpoint(name: string): Promise<RconEndpoint> {
+    this.#check();
+    return this.pods.rconEndpoint(name, this.#get(name).status.phase === 'Running');
+  }
+
   /** Applies every transition that is due at the clock's now. */
   tick(): void {
     const now = this.#now();
@@ -248,6 +266,7 @@ export class SimulatedCluster implements ClusterAdapter {
 
   deleteServer(name: string): void {
     if (!this.#servers.delete(name)) throw new ClusterNotFoundError(`server ${name} not found`);
+    this.pods.phaseChanged(name, 'Unknown', 0);
     const resourceVersion = String(++this.#version);
     for (const watcher of this.#watchers) watcher({ type: 'DELETED', name, resourceVersion });
   }
@@ -269,6 +288,7 @@ export class SimulatedCluster implements ClusterAdapter {
       server.status.endpointMode = 'service';
       server.status.endpointAddress = `${server.spec.name}.felis.svc:25565`;
     }
+    this.pods.phaseChanged(server.spec.name, phase, server.status.playersMax);
   }
 
   #emit(type: 'ADDED' | 'MODIFIED', server: SimServer): ServerResource {

@@ -1,3 +1,5 @@
+import type { RconEndpoint } from '../rcon/client.js';
+
 /**
  * The cluster adapter: where server resources and their pods live. Shaped for a Kubernetes
  * informer: a list that returns a resource version, then a watch from that version that feeds a
@@ -93,6 +95,27 @@ export class ClusterNotFoundError extends Error {
   override name = 'ClusterNotFoundError';
 }
 
+/** The server has no running pod (stopped, or not scheduled yet): no log to read, no RCON to reach. */
+export class ClusterNoPodError extends Error {
+  override name = 'ClusterNoPodError';
+}
+
+/** One line of a server pod's log, with the time the container runtime stamped on it. */
+export interface PodLogLine {
+  time: Date;
+  line: string;
+}
+
+export interface PodLogOptions {
+  /** Lines stamped at or after this time (Kubernetes `sinceTime`, whole seconds); otherwise from the start, or the last `tailLines`. */
+  sinceTime?: Date;
+  /** Only the last lines (Kubernetes `tailLines`); ignored with `sinceTime`. */
+  tailLines?: number;
+  /** Keep yielding new lines until the pod ends or `signal` aborts. */
+  follow: boolean;
+  signal: AbortSignal;
+}
+
 export interface ClusterAdapter {
   readonly kind: 'simulated' | 'kubernetes';
   /** Resolves when the cluster answers; rejects with the reason otherwise. */
@@ -117,6 +140,13 @@ export interface ClusterAdapter {
   /** The backend answered the proxy: the server is ready for players. */
   reportReady(name: string): Promise<void>;
   capacity(): Promise<ClusterCapacity>;
+  /**
+   * The log of the server's running pod. Iterating it throws ClusterNoPodError when there is no
+   * pod; a followed log ends when the pod ends or `signal` aborts.
+   */
+  podLogs(name: string, options: PodLogOptions): AsyncIterable<PodLogLine>;
+  /** Where the server's RCON listens, with the password from the server's secret. ClusterNoPodError when it runs no pod. */
+  rconEndpoint(name: string): Promise<RconEndpoint>;
 }
 
 /** One line a server's container wrote, with the time the runtime stamped on it. */

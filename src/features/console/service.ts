@@ -1,0 +1,81 @@
+import { ClusterNoPodError } from '../../adapters/cluster/types.js';
+import { RconCommandTooLongError, RconUnavailableError } from '../../adapters/rcon/client.js';
+import { auditLog } from '../../db/schema/audit.js';
+import type { Deps } from '../../deps.js';
+import { ApiError } from '../../http/errors.js';
+import type { SessionContext } from '../../http/session.js';
+import { isStaffRole } from '../accounts/authenticator.js';
+import type { CachedServer } from '../servers/cache.js';
+import { ownerOf } from '../servers/claims.js';
+import { requireServer } from '../servers/lookup.js';
+import { isUnknownCommand } from './replies.js';
+
+type ConsoleDeps = Pick<Deps, 'cluster' | 'config' | 'database' | 'log' | 'rcon' | 'clock'>;
+
+/** Whether the session may use a server's console and access operations: its owner or staff. */
+export async function mayUseConsole(deps: Pick<Deps, 'database'>, serverName: string, session: SessionContext): Promise<boolean> {
+  if (isStaffRole(session.role)) return true;
+  return (await ownerOf(deps.database.db, serverName)) === session.userId;
+}
+
+/** The server a console operation acts on: 404 unknown, 403 not the owner or staff. */
+export async function consoleServer(deps: ConsoleDeps, name: string, session: SessionContext): Promise<CachedServer> {
+  const server = await requireServer(deps, name);
+  if (!(await mayUseConsole(deps, name, session))) {
+    throw new ApiError('forbidden', `Only ${name}'s owner or staff may use its console.`);
+  }
+  return server;
+}
+
+function requireRunning(server: CachedServer): void {
+  if (server.resource.status.phase !== 'Running') {
+    throw new ApiError('not_running', `${server.resource.spec.name} is not running; wake it first.`);
+  }
+}
+
+/**
+ * Runs one already-checked command on a server over its reused RCON connection. The password is
+ * read from the server's secret by the cluster adapter and never leaves it or reaches a log.
+ */
+export async function rconCommand(deps: ConsoleDeps, name: string, command: string): Promise<string> {
+  try {
+    return await deps.rcon.command(name, command);
+  } catch (err) {
+    if (err instanceof ClusterNoPodError) throw new ApiError('not_running', `${name} is not running; wake it first.`);
+    if (err instanceof RconCommandTooLongError) throw new ApiError('bad_request', err.message);
+    const reason = err instanceof RconUnavailableError ? err.message : 'the cluster cannot be asked for it';
+    deps.log.warn({ server: name, err: (err as Error).name, reason }, 'RCON unreachable');
+    throw new ApiError('console_unavailable', `${name}'s console cannot be reached now; try again in a moment.`, { cause: err });
+  }
+}
+
+export interface ConsoleAction {
+  session: SessionContext;
+  name: string;
+  command: string;
+  /** Audit action of a change (absent for reads). */
+  audit?: { action: string; detail: Record<string, unknown>; requestId: string | undefined };
+  /** An `lp` command: a server without LuckPerms answers 409 luckperms_missing. */
+  luckPerms?: boolean;
+}
+
+/** The spine of the command and access routes: owner or staff, running, then one RCON command. */
+export async function runConsoleAction(deps: ConsoleDeps, action: ConsoleAction): Promise<string> {
+  const server = await consoleServer(deps, action.name, action.session);
+  requireRunning(server);
+  const output = await rconCommand(deps, action.name, action.command);
+  if (action.luckPerms && isUnknownCommand(output)) {
+    throw new ApiError('luckperms_missing', `LuckPerms is not installed on ${action.name}, so permission and group changes have no effect.`);
+  }
+  if (action.audit) {
+    await deps.database.db.insert(auditLog).values({
+      at: deps.clock.now(),
+      actor: action.session.userId,
+      action: action.audit.action,
+      target: action.name,
+      detail: action.audit.detail,
+      requestId: action.audit.requestId ?? null,
+    });
+  }
+  return output;
+}
