@@ -553,13 +553,19 @@ export class KubeStandIn {
 
   #log(namespace: string | undefined, name: string, url: URL, res: ServerResponse): void {
     const key = objectKey(namespace, name);
-    if (!this.#store(this.#collection('/pods')).has(key)) throw new StatusError(404, 'NotFound', `pods "${name}" not found`);
+    const pod = this.#store(this.#collection('/pods')).get(key);
+    if (!pod) throw new StatusError(404, 'NotFound', `pods "${name}" not found`);
+    if (pod.status?.phase !== 'Running') {
+      throw new StatusError(400, 'BadRequest', `container "server" in pod "${name}" is waiting to start: ContainerCreating`);
+    }
     const sinceTime = url.searchParams.get('sinceTime');
     const since = sinceTime ? Date.parse(sinceTime) : -Infinity;
     const timestamps = url.searchParams.get('timestamps') === 'true';
     const format = (entry: LogLine) => (timestamps ? `${formatTime(entry.time)} ${entry.line}\n` : `${entry.line}\n`);
     res.writeHead(200, { 'content-type': 'text/plain', 'transfer-encoding': 'chunked' });
-    for (const entry of this.#logs.get(key) ?? []) if (entry.time.getTime() >= since) res.write(format(entry));
+    const tail = Number(url.searchParams.get('tailLines') ?? NaN);
+    const kept = (this.#logs.get(key) ?? []).filter((entry) => entry.time.getTime() >= since);
+    for (const entry of Number.isInteger(tail) && !sinceTime ? kept.slice(Math.max(0, kept.length - tail)) : kept) res.write(format(entry));
     if (url.searchParams.get('follow') !== 'true') {
       res.end();
       return;

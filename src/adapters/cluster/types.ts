@@ -149,23 +149,3 @@ export interface ClusterAdapter {
   rconEndpoint(name: string): Promise<RconEndpoint>;
 }
 
-/** One line a server's container wrote, with the time the runtime stamped on it. */
-export interface PodLogLine {
-  time: Date;
-  line: string;
-}
-
-export interface PodLogOptions {
-  /** Lines at or after this time only (a console resuming from `Last-Event-ID`). */
-  sinceTime?: Date;
-  /** Keep the stream open for new lines until the signal aborts or the pod goes away. */
-  follow?: boolean;
-  signal?: AbortSignal;
-}
-
-/** Where the controller reaches a server's RCON, and its password (never returned by the API). */
-export interface RconEndpoint {
-  host: string;
-  port: number;
-  password: string;
-}

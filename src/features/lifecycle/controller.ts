@@ -10,7 +10,7 @@ import {
   type MinecraftServer,
   type MinecraftServerStatus,
 } from '../../adapters/cluster/kubernetes/resource.js';
-import type { RconEndpoint } from '../../adapters/cluster/types.js';
+import type { RconEndpoint } from '../../adapters/rcon/client.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import type { LeaderLock } from './leader.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KubeStandIn } from '../../../../test/helpers/kube-stand-in.js';
 import { ServerCache } from '../../../features/servers/cache.js';
-import { ClusterConflictError, ClusterNotFoundError, FORWARDING_LABEL, SYSTEM_LABEL, type PodLogLine } from '../types.js';
+import { ClusterConflictError, ClusterNoPodError, ClusterNotFoundError, FORWARDING_LABEL, SYSTEM_LABEL, type PodLogLine } from '../types.js';
 import { KubernetesCluster, podName } from './adapter.js';
 import { kubeConfigFor } from './kubeconfig.js';
 import { parseStampedLine } from './pod-log.js';
@@ -27,6 +27,12 @@ afterAll(async () => {
   await standIn.close();
 });
 
+async function collect<T>(lines: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const line of lines) out.push(line);
+  return out;
+}
+
 const spec = (name: string, extra: object = {}) => ({ name, subdomain: `${name}-sub`, labels: {}, image: 'reg/mc@sha256:' + 'a'.repeat(64), memory: '2Gi', ...extra });
 
 describe('Kubernetes adapter against the API stand-in', () => {
@@ -41,8 +47,10 @@ describe('Kubernetes adapter against the API stand-in', () => {
     await expect(cluster.createServer(spec('alpha'))).rejects.toBeInstanceOf(ClusterConflictError);
   });
 
-  it('reads the RCON endpoint and password from the Secret', async () => {
+  it('reads the RCON endpoint and password from the Secret, once a pod runs', async () => {
     standIn.put('secrets', { metadata: { name: 'alpha-rcon', namespace: NS }, data: { password: Buffer.from('s3cret').toString('base64') } });
+    await expect(cluster.rconEndpoint('alpha')).rejects.toBeInstanceOf(ClusterNoPodError);
+    standIn.put('pods', { metadata: { name: podName('alpha'), namespace: NS }, status: { phase: 'Running' } });
     await expect(cluster.rconEndpoint('alpha')).resolves.toEqual({ host: '127.0.0.1', port: 1, password: 's3cret' });
     await expect(cluster.rconEndpoint('nobody')).rejects.toBeInstanceOf(ClusterNotFoundError);
   });
@@ -114,17 +122,22 @@ describe('Kubernetes adapter against the API stand-in', () => {
 
   it('streams pod logs with their timestamps, from sinceTime, following new lines', async () => {
     const pod = podName('alpha');
+    const signal = new AbortController().signal;
+    await expect(collect(cluster.podLogs('alpha', { follow: false, signal }))).rejects.toBeInstanceOf(ClusterNoPodError); // ContainerCreating
+    await expect(collect(cluster.podLogs('nobody', { follow: false, signal }))).rejects.toBeInstanceOf(ClusterNoPodError);
+    standIn.setPodReady(NS, pod, true);
     standIn.appendLog(NS, pod, 'Starting minecraft server', new Date('2026-01-01T00:00:00.100Z'));
     standIn.appendLog(NS, pod, 'Done (3.2s)! For help, type "help"', new Date('2026-01-01T00:00:01.250Z'));
     const abort = new AbortController();
     const seen: PodLogLine[] = [];
     const reading = (async () => {
-      for await (const line of cluster.podLogs('alpha', { follow: true, sinceTime: new Date('2026-01-01T00:00:01Z'), signal: abort.signal })) {
+      for await (const line of cluster.podLogs('alpha', { follow: true, sinceTime: new Date('2026-01-01T00:00:01.900Z'), signal: abort.signal })) {
         seen.push(line);
         if (seen.length === 2) abort.abort();
       }
     })();
     await vi.waitFor(() => expect(seen).toHaveLength(1));
+    expect(await collect(cluster.podLogs('alpha', { follow: false, signal, tailLines: 1 }))).toEqual([seen[0]]);
     standIn.appendLog(NS, pod, '<Steve> hello', new Date('2026-01-01T00:00:02.000Z'));
     await reading;
     expect(seen).toEqual([

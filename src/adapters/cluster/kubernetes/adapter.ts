@@ -15,15 +15,16 @@ import {
 import { systemClock, type Clock } from '../../../lib/clock.js';
 import type { Logger } from '../../../lib/logger.js';
 import { cryptoRandom, type RandomSource } from '../../../lib/random.js';
+import type { RconEndpoint } from '../../rcon/client.js';
 import {
   ClusterConflictError,
+  ClusterNoPodError,
   ClusterNotFoundError,
   type ClusterAdapter,
   type ClusterCapacity,
   type DesiredState,
   type PodLogLine,
   type PodLogOptions,
-  type RconEndpoint,
   type ServerList,
   type ServerResource,
   type ServerSpec,
@@ -308,9 +309,10 @@ export class KubernetesCluster implements ClusterAdapter {
     return { running, nodes: usable.length };
   }
 
-  /** The RCON address and password of a server, from its Secret. */
+  /** The RCON address and password of a server, from its Secret; ClusterNoPodError when no pod runs. */
   async rconEndpoint(name: string): Promise<RconEndpoint> {
-    const server = await this.getServerObject(name);
+    const [server, pod] = await Promise.all([this.getServerObject(name), this.getPod(podName(name))]);
+    if (pod?.status?.phase !== 'Running' || pod.metadata?.deletionTimestamp) throw new ClusterNoPodError(`${name} runs no pod`);
     const ref = server.spec.rconSecretRef ?? { name: rconSecretName(name), key: 'password' };
     let secret;
     try {
@@ -401,7 +403,7 @@ export class KubernetesCluster implements ClusterAdapter {
   }
 
   /** The console's lines of a server's pod, each with its runtime timestamp. */
-  podLogs(server: string, options: PodLogOptions = {}): AsyncIterable<PodLogLine> {
+  podLogs(server: string, options: PodLogOptions): AsyncIterable<PodLogLine> {
     return followPodLog(this.kubeConfig, this.namespace, podName(server), SERVER_CONTAINER, options);
   }
 

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
-import { Log, type KubeConfig } from '@kubernetes/client-node';
-import type { PodLogLine, PodLogOptions } from '../types.js';
+import { ApiException, Log, type KubeConfig } from '@kubernetes/client-node';
+import { ClusterNoPodError, type PodLogLine, type PodLogOptions } from '../types.js';
 
 /** `2026-01-01T00:00:00.123456789Z line`: the runtime's RFC3339Nano stamp, then the line. */
 const STAMPED = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2}) (.*)$/s;
@@ -27,24 +27,35 @@ export async function* followPodLog(
   options: PodLogOptions,
 ): AsyncGenerator<PodLogLine> {
   const sink = new PassThrough();
-  const controller = await new Log(kubeConfig).log(namespace, pod, container, sink, {
-    follow: options.follow ?? false,
-    timestamps: true,
-    ...(options.sinceTime ? { sinceTime: options.sinceTime.toISOString() } : {}),
-  });
+  let controller: AbortController;
+  try {
+    controller = await new Log(kubeConfig).log(namespace, pod, container, sink, {
+      follow: options.follow,
+      timestamps: true,
+      // The API's times are whole seconds (metav1.Time), so sinceTime is sent as one.
+      ...(options.sinceTime ? { sinceTime: options.sinceTime.toISOString().replace(/\.\d+Z$/, 'Z') } : {}),
+      ...(!options.sinceTime && options.tailLines !== undefined ? { tailLines: options.tailLines } : {}),
+    });
+  } catch (err) {
+    // 404: no pod; 400: its container is not running yet (ContainerCreating, waiting to start).
+    if (err instanceof ApiException && (err.code === 404 || err.code === 400)) {
+      throw new ClusterNoPodError(`pod ${pod} has no running container`, { cause: err });
+    }
+    throw err;
+  }
   const abort = () => {
     controller.abort();
     sink.end();
   };
-  if (options.signal?.aborted) abort();
-  options.signal?.addEventListener('abort', abort, { once: true });
+  if (options.signal.aborted) abort();
+  options.signal.addEventListener('abort', abort, { once: true });
   try {
     for await (const text of createInterface({ input: sink, crlfDelay: Infinity })) {
       const line = parseStampedLine(text);
       if (line) yield line;
     }
   } finally {
-    options.signal?.removeEventListener('abort', abort);
+    options.signal.removeEventListener('abort', abort);
     controller.abort();
   }
 }
