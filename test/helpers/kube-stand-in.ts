@@ -306,6 +306,7 @@ export class KubeStandIn {
   }
 
   #create(c: Collection, namespace: string | undefined, body: KubeObject): KubeObject {
+    body = storedForm(c, body);
     const name = body.metadata?.name;
     if (!name) throw new StatusError(422, 'Invalid', 'metadata.name: Required value');
     const store = this.#store(c);
@@ -336,6 +337,7 @@ export class KubeStandIn {
    * and `all` (a test's own write) writes both.
    */
   #replace(c: Collection, body: KubeObject, subresource?: 'status' | 'all'): KubeObject {
+    body = storedForm(c, body);
     const store = this.#store(c);
     const key = objectKey(body.metadata.namespace, body.metadata.name);
     const existing = store.get(key);
@@ -579,6 +581,15 @@ export class KubeStandIn {
     followers.add(follower);
     res.on('close', () => followers.delete(follower));
   }
+}
+
+/** A Secret's write-only `stringData` is stored base64-encoded under `data`, as the API server does. */
+function storedForm(c: Collection, body: KubeObject): KubeObject {
+  if (c.plural !== 'secrets' || !body.stringData) return body;
+  const { stringData, ...rest } = body as KubeObject & { stringData: Record<string, string>; data?: Record<string, string> };
+  const data = { ...rest.data };
+  for (const [key, value] of Object.entries(stringData)) data[key] = Buffer.from(value, 'utf8').toString('base64');
+  return { ...rest, data };
 }
 
 function statusObject(err: StatusError): Record<string, unknown> {

@@ -19,7 +19,7 @@ const NS = 'felis';
 const FIXED_BYTE = 7;
 /** The password the adapter writes into a new server's Secret with the fixed random source. */
 const PASSWORD = Buffer.from(new Uint8Array(24).fill(FIXED_BYTE)).toString('base64url');
-const rcon: RconOpener = (endpoint) => RconConnection.open(endpoint, { connectTimeoutMs: 1_000, commandTimeoutMs: 2_000 });
+const rcon: RconOpener = (endpoint, timeoutMs) => RconConnection.open(endpoint, { connectTimeoutMs: timeoutMs, commandTimeoutMs: timeoutMs });
 const silentLog = createLogger('silent');
 
 let standIn: KubeStandIn;
@@ -150,6 +150,24 @@ describe('lifecycle controller against the API stand-in and a TCP RCON peer', ()
     expect(server(name).status).toMatchObject({ phase: 'Running', players: { unknown: true } });
     expect(game.received).not.toContain('save-all flush');
     expect((await cluster.getServerObject(name)).spec.desiredState).toBe('Running');
+    await c.stop();
+  });
+
+  it('counts a pod ready only when RCON accepts the password, not on TCP accept alone', async () => {
+    const { cluster, controller } = await setUp();
+    const name = uniqueServerName('auth');
+    await cluster.createServer({ name, subdomain: name, image: 'itzg/minecraft-server:java21', desiredState: 'Running', labels: {} });
+    const secret = standIn.get('secrets', NS, `${name}-rcon`)!;
+    standIn.put('secrets', { ...secret, data: { password: Buffer.from('not-the-password').toString('base64') } });
+    const c = controller('a');
+    await c.tick();
+    standIn.setPodReady(NS, `${name}-0`, true);
+    await c.tick();
+    expect(peer.refusedLogins).toBe(1);
+    expect(server(name).status).toMatchObject({ phase: 'Starting', ready: false });
+    standIn.put('secrets', { ...secret, data: { password: Buffer.from(PASSWORD).toString('base64') } });
+    await c.tick();
+    expect(server(name).status).toMatchObject({ phase: 'Running', ready: true });
     await c.stop();
   });
 

@@ -3,6 +3,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js';
 import {
   DEFAULT_PLAYERS_MAX,
+  DEFAULT_READINESS_TIMEOUT_SECONDS,
   DEFAULT_START_TIMEOUT_SECONDS,
   SERVER_LABEL,
   effectiveIdleStopSeconds,
@@ -23,8 +24,8 @@ export interface RconSession {
   close(): void;
 }
 
-/** Opens a connection: TCP accept, then the password accepted; rejects otherwise. */
-export type RconOpener = (endpoint: RconEndpoint) => Promise<RconSession>;
+/** Opens a connection: TCP accept, then the password accepted, within `timeoutMs`; rejects otherwise. */
+export type RconOpener = (endpoint: RconEndpoint, timeoutMs: number) => Promise<RconSession>;
 
 export interface LifecycleOptions {
   cluster: KubernetesCluster;
@@ -286,7 +287,7 @@ export class LifecycleController {
   ): Promise<{ reachable: boolean; players?: PlayerCount; stopped?: boolean }> {
     let session: RconSession;
     try {
-      session = await this.#o.rcon(await this.#o.cluster.rconEndpoint(server.metadata.name));
+      session = await this.#open(server);
     } catch {
       return { reachable: false };
     }
@@ -304,10 +305,15 @@ export class LifecycleController {
     }
   }
 
+  async #open(server: MinecraftServer): Promise<RconSession> {
+    const endpoint = await this.#o.cluster.rconEndpoint(server.metadata.name);
+    return this.#o.rcon(endpoint, (server.spec.readinessTimeoutSeconds ?? DEFAULT_READINESS_TIMEOUT_SECONDS) * 1000);
+  }
+
   /** Warns the players and flushes the world to disk before the pod is scaled away. */
   async #cleanStop(server: MinecraftServer): Promise<void> {
     try {
-      const session = await this.#o.rcon(await this.#o.cluster.rconEndpoint(server.metadata.name));
+      const session = await this.#open(server);
       try {
         await stopCommands(session);
       } finally {

@@ -19,7 +19,7 @@ export function startLifecycle(deps: Pick<Deps, 'config' | 'clock' | 'log' | 'da
   const controller = new LifecycleController({
     cluster,
     lock,
-    rcon: (endpoint) => RconConnection.open(endpoint),
+    rcon: (endpoint, timeoutMs) => RconConnection.open(endpoint, { connectTimeoutMs: timeoutMs, commandTimeoutMs: timeoutMs }),
     clock,
     log: deps.log.child({ component: 'lifecycle' }),
     registry: deps.metrics.registry,

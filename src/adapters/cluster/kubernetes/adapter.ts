@@ -321,10 +321,9 @@ export class KubernetesCluster implements ClusterAdapter {
       translate(err, `secret ${ref.name}`);
     }
     const encoded = secret.data?.[ref.key];
-    const password = encoded !== undefined ? Buffer.from(encoded, 'base64').toString('utf8') : secret.stringData?.[ref.key];
-    if (password === undefined) throw new ClusterNotFoundError(`secret ${ref.name} has no key ${ref.key}`);
+    if (encoded === undefined) throw new ClusterNotFoundError(`secret ${ref.name} has no key ${ref.key}`);
     const address = this.#options.rconAddress?.(name, this.namespace) ?? { host: `${name}.${this.namespace}.svc`, port: RCON_PORT };
-    return { ...address, password };
+    return { ...address, password: Buffer.from(encoded, 'base64').toString('utf8') };
   }
 
   // ---- workloads (the controller's) ----
