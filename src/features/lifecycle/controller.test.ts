@@ -57,6 +57,16 @@ async function setUp(options: { game?: PaperGame } = {}) {
   return { clock, cluster, controller };
 }
 
+/** A server created straight in the cluster with desiredState Running, brought up to Running. */
+async function runningServer(cluster: KubernetesCluster, c: LifecycleController, prefix: string): Promise<string> {
+  const name = uniqueServerName(prefix);
+  await cluster.createServer({ name, subdomain: name, image: 'itzg/minecraft-server:java21', desiredState: 'Running', labels: {} });
+  await c.tick();
+  standIn.setPodReady(NS, `${name}-0`, true);
+  await c.tick();
+  return name;
+}
+
 const server = (name: string) => standIn.get('minecraftservers', NS, name) as unknown as MinecraftServer;
 const statefulSet = (name: string) => standIn.get('statefulsets', NS, name);
 const pod = (name: string) => standIn.get('pods', NS, `${name}-0`);
@@ -173,12 +183,8 @@ describe('lifecycle controller against the API stand-in and a TCP RCON peer', ()
 
   it('stops a running server cleanly when asked (warning, save-all flush, then scale to zero)', async () => {
     const { cluster, controller } = await setUp();
-    const name = uniqueServerName('stop');
-    await cluster.createServer({ name, subdomain: name, image: 'itzg/minecraft-server:java21', desiredState: 'Running', labels: {} });
     const c = controller('a');
-    await c.tick();
-    standIn.setPodReady(NS, `${name}-0`, true);
-    await c.tick();
+    const name = await runningServer(cluster, c, 'stop');
     await cluster.setDesiredState(name, 'Stopped');
     await c.tick();
     expect(game.received.slice(-2)).toEqual(['say This server is stopping now. The world is being saved.', 'save-all flush']);
@@ -242,12 +248,8 @@ describe('lifecycle controller against the API stand-in and a TCP RCON peer', ()
 
   it('retires a server: stops it cleanly and removes its StatefulSet and Service', async () => {
     const { cluster, controller } = await setUp();
-    const name = uniqueServerName('old');
-    await cluster.createServer({ name, subdomain: name, image: 'itzg/minecraft-server:java21', desiredState: 'Running', labels: {} });
     const c = controller('a');
-    await c.tick();
-    standIn.setPodReady(NS, `${name}-0`, true);
-    await c.tick();
+    const name = await runningServer(cluster, c, 'old');
     await cluster.patchServerSpec(name, { retired: true });
     await c.tick();
     expect(game.received).toContain('save-all flush');

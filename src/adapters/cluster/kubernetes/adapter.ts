@@ -328,13 +328,8 @@ export class KubernetesCluster implements ClusterAdapter {
 
   // ---- workloads (the controller's) ----
 
-  async getStatefulSet(name: string): Promise<V1StatefulSet | undefined> {
-    try {
-      return await this.#apps.readNamespacedStatefulSet({ name, namespace: this.namespace });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+  getStatefulSet(name: string): Promise<V1StatefulSet | undefined> {
+    return orUndefined(this.#apps.readNamespacedStatefulSet({ name, namespace: this.namespace }));
   }
 
   async listStatefulSets(labelSelector: string): Promise<V1StatefulSet[]> {
@@ -361,13 +356,8 @@ export class KubernetesCluster implements ClusterAdapter {
     await this.#apps.deleteNamespacedStatefulSet({ name, namespace: this.namespace }).catch(ignoreNotFound);
   }
 
-  async getService(name: string): Promise<V1Service | undefined> {
-    try {
-      return await this.#core.readNamespacedService({ name, namespace: this.namespace });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+  getService(name: string): Promise<V1Service | undefined> {
+    return orUndefined(this.#core.readNamespacedService({ name, namespace: this.namespace }));
   }
 
   async createService(body: V1Service): Promise<V1Service> {
@@ -388,13 +378,8 @@ export class KubernetesCluster implements ClusterAdapter {
     return (await this.#core.listNamespacedPod({ namespace: this.namespace, labelSelector })).items;
   }
 
-  async getPod(name: string): Promise<V1Pod | undefined> {
-    try {
-      return await this.#core.readNamespacedPod({ name, namespace: this.namespace });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+  getPod(name: string): Promise<V1Pod | undefined> {
+    return orUndefined(this.#core.readNamespacedPod({ name, namespace: this.namespace }));
   }
 
   async deletePod(name: string): Promise<void> {
@@ -416,13 +401,8 @@ export class KubernetesCluster implements ClusterAdapter {
     }
   }
 
-  async getJob(name: string): Promise<V1Job | undefined> {
-    try {
-      return await this.#batch.readNamespacedJob({ name, namespace: this.namespace });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+  getJob(name: string): Promise<V1Job | undefined> {
+    return orUndefined(this.#batch.readNamespacedJob({ name, namespace: this.namespace }));
   }
 
   /** Deletes a Job and, in the background, its pods. */
@@ -476,6 +456,16 @@ export class KubernetesCluster implements ClusterAdapter {
 
 export function podName(server: string): string {
   return `${server}-0`;
+}
+
+/** The object, or undefined when the API answers 404. */
+async function orUndefined<T>(read: Promise<T>): Promise<T | undefined> {
+  try {
+    return await read;
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
 }
 
 function ignoreNotFound(err: unknown): void {
