@@ -55,6 +55,7 @@ interface Observed {
   server: MinecraftServer;
   set: V1StatefulSet | undefined;
   pod: V1Pod | undefined;
+  hasService: boolean;
 }
 
 /**
@@ -133,26 +134,29 @@ export class LifecycleController {
 
   async #observe(): Promise<Observed[]> {
     const { cluster } = this.#o;
-    const [servers, sets, pods] = await Promise.all([
+    const [servers, sets, pods, services] = await Promise.all([
       cluster.listServerObjects(),
       cluster.listStatefulSets(MANAGED_SELECTOR),
       cluster.listPods(MANAGED_SELECTOR),
+      cluster.listServices(MANAGED_SELECTOR),
     ]);
+    const serviceNames = new Set(services.map((s) => s.metadata?.name));
     const setByName = new Map(sets.map((s) => [s.metadata?.name, s]));
     const podByServer = new Map(pods.map((p) => [p.metadata?.labels?.[SERVER_LABEL], p]));
     return servers.items.map((server) => ({
       server,
       set: setByName.get(server.metadata.name),
       pod: podByServer.get(server.metadata.name),
+      hasService: serviceNames.has(server.metadata.name),
     }));
   }
 
-  async #reconcile({ server, set, pod }: Observed): Promise<void> {
+  async #reconcile({ server, set, pod, hasService }: Observed): Promise<void> {
     const { cluster } = this.#o;
     const { name } = server.metadata;
     const status = server.status ?? {};
     if (server.spec.retired) return this.#retire(server, set, pod);
-    if (!(await cluster.getService(name))) await cluster.createService(serviceFor(server, cluster.crd));
+    if (!hasService) await cluster.createService(serviceFor(server, cluster.crd));
     const problem = specProblem(server);
     if (!set && !problem) set = await cluster.createStatefulSet(statefulSetFor(server, cluster.crd));
     const phase = status.phase ?? 'Stopped';

@@ -356,8 +356,8 @@ export class KubernetesCluster implements ClusterAdapter {
     await this.#apps.deleteNamespacedStatefulSet({ name, namespace: this.namespace }).catch(ignoreNotFound);
   }
 
-  getService(name: string): Promise<V1Service | undefined> {
-    return orUndefined(this.#core.readNamespacedService({ name, namespace: this.namespace }));
+  async listServices(labelSelector: string): Promise<V1Service[]> {
+    return (await this.#core.listNamespacedService({ namespace: this.namespace, labelSelector })).items;
   }
 
   async createService(body: V1Service): Promise<V1Service> {
