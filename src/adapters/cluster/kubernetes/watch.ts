@@ -28,6 +28,8 @@ export interface ResumableWatch {
   readonly version: string;
 }
 
+const QUICK_END_MS = 1_000;
+
 class WatchExpiredError extends Error {
   override name = 'WatchExpiredError';
 }
@@ -57,13 +59,17 @@ export function resumableWatch<T extends WatchedObject>(options: ResumableWatchO
   const connect = () => {
     if (stopped) return;
     let ended = false;
+    let sawEvent = false;
+    const openedAt = Date.now();
     const onDone = (err: unknown) => {
       if (ended || stopped) return;
       ended = true;
       const status = (err as { statusCode?: number; code?: number } | null)?.statusCode;
       if (status === 410) return expire(new WatchExpiredError(`watch of ${options.path} expired`));
-      // A clean end (the server's watch time-out) resumes at once; failures back off, doubling.
-      backoff = err ? Math.min(maxBackoff, backoff === 0 ? initialBackoff : backoff * 2) : 0;
+      // A clean end after a while (the server's watch time-out) resumes at once; failures, and a
+      // stream that ends as soon as it opens, back off, doubling.
+      const failed = err || (Date.now() - openedAt < QUICK_END_MS && !sawEvent);
+      backoff = failed ? Math.min(maxBackoff, backoff === 0 ? initialBackoff : backoff * 2) : 0;
       if (err) options.log?.warn({ err, path: options.path, retry_ms: backoff }, 'cluster watch failed; resuming');
       timer = setTimeout(connect, backoff);
       timer.unref();
@@ -82,6 +88,7 @@ export function resumableWatch<T extends WatchedObject>(options: ResumableWatchO
           }
           const next = object.metadata?.resourceVersion;
           if (next) version = next;
+          sawEvent = true;
           backoff = 0;
           if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') options.onEvent(type, object);
         },
