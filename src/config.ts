@@ -91,6 +91,9 @@ const envSchema = z.object({
   CONSOLE_HOST: hostName,
   CLUSTER: z.enum(['simulated', 'kubernetes']).default('simulated'),
   KUBE_NAMESPACE: z.string().regex(/^[a-z0-9-]{1,63}$/).default('felis'),
+  KUBE_CRD_GROUP: z.string().regex(/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/, 'must be a DNS subdomain').default('felis.dev'),
+  KUBE_GAME_NODE_SELECTOR: optionalString.pipe(z.string().regex(/^[A-Za-z0-9._/-]+(=[A-Za-z0-9._-]*)?(,[A-Za-z0-9._/-]+(=[A-Za-z0-9._-]*)?)*$/, 'must be a label selector (k=v,…)').optional()),
+  POD_NAME: optionalString.pipe(z.string().regex(/^[a-z0-9.-]{1,253}$/).optional()),
   SMTP_URL: optionalString.pipe(z.url({ protocol: /^smtps?$/ }).optional()),
   MAIL_FROM: optionalString,
   MAIL_TRANSPORT: optionalString.pipe(z.enum(['smtp', 'log', 'none']).optional()),
@@ -141,6 +144,10 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     consoleHost: env.CONSOLE_HOST,
     cluster: env.CLUSTER,
     kubeNamespace: env.KUBE_NAMESPACE,
+    kubeCrdGroup: env.KUBE_CRD_GROUP,
+    kubeGameNodeSelector: env.KUBE_GAME_NODE_SELECTOR,
+    /** This replica's name in the controller's Lease (the Downward API's pod name; the host name otherwise). */
+    podName: env.POD_NAME,
     smtpUrl: env.SMTP_URL,
     mailFrom: env.MAIL_FROM ?? `felis@${env.ROOT_DOMAIN ?? 'localhost'}`,
     /**

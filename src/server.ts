@@ -1,4 +1,7 @@
 import { createApps } from './app/index.js';
+import { KubernetesCluster } from './adapters/cluster/kubernetes/adapter.js';
+import { loadKubeConfig } from './adapters/cluster/kubernetes/kubeconfig.js';
+import { DEFAULT_CRD } from './adapters/cluster/kubernetes/resource.js';
 import { SimulatedCluster } from './adapters/cluster/simulated.js';
 import type { ClusterAdapter } from './adapters/cluster/types.js';
 import type { Config } from './config.js';
@@ -9,6 +12,7 @@ import { startIdentityHousekeeping } from './features/linking/housekeeping.js';
 import { setupOnStart } from './features/auth/setup-token.js';
 import { migrateWithSafetyDump } from './features/operations/db-backup.js';
 import { startRetirementSweep } from './features/servers/retirement-sweep.js';
+import { startLifecycle } from './features/lifecycle/start.js';
 import { SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/startup.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
@@ -23,9 +27,16 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-function createCluster(config: Config): ClusterAdapter {
+function createCluster(config: Config, log: Logger): ClusterAdapter {
   if (config.cluster === 'kubernetes') {
-    throw new Error('CLUSTER=kubernetes: the Kubernetes adapter is not part of this build yet; use CLUSTER=simulated');
+    return new KubernetesCluster({
+      kubeConfig: loadKubeConfig(),
+      namespace: config.kubeNamespace,
+      crd: { ...DEFAULT_CRD, group: config.kubeCrdGroup },
+      gameNodeSelector: config.kubeGameNodeSelector,
+      clock: systemClock,
+      log,
+    });
   }
   const cluster = new SimulatedCluster({ clock: systemClock });
   for (const spec of SIMULATED_SYSTEM_SERVERS) cluster.addServer(spec);
@@ -43,7 +54,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     await database.close();
     throw err;
   }
-  const cluster = createCluster(config);
+  const cluster = createCluster(config, log);
   const deps = assembleDeps({ config, log, database, cluster, shutdown: shutdown.signal });
   const { mail } = deps;
   if (mail?.kind === 'log') {
@@ -54,6 +65,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
   const stopIdentityHousekeeping = startIdentityHousekeeping(deps);
   await startServersFeature(deps);
   const stopRetirementSweep = startRetirementSweep(deps);
+  const lifecycle = cluster instanceof KubernetesCluster ? startLifecycle(deps, cluster) : undefined;
   const apps = createApps(deps);
   const internal = await serve({ fetch: apps.internal.fetch, port: config.internalPort, host: config.host, log });
   const external = await serve({ fetch: apps.external.fetch, port: config.externalPort, host: config.host, log });
@@ -73,6 +85,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
         stopIdentityHousekeeping();
         stopRetirementSweep();
         await Promise.all([internal.close(), external.close()]);
+        await lifecycle?.stop();
         stopServersFeature(deps);
         deps.consoleLogs.close();
         deps.rcon.close();

@@ -74,6 +74,9 @@ describe('loadConfig', () => {
         CONSOLE_HOST: 'console.felis.example',
         CLUSTER: 'kubernetes',
         KUBE_NAMESPACE: 'games',
+        KUBE_CRD_GROUP: 'games.example.org',
+        KUBE_GAME_NODE_SELECTOR: 'felis.dev/game=true',
+        POD_NAME: 'felis-api-7d9c-abcde',
         SMTP_URL: 'smtp://relay:25',
         MAIL_FROM: 'felis@felis.example',
         CLIENT_IP_HEADER: 'X-Real-IP',
@@ -94,6 +97,9 @@ describe('loadConfig', () => {
       rootDomain: 'felis.example',
       cluster: 'kubernetes',
       kubeNamespace: 'games',
+      kubeCrdGroup: 'games.example.org',
+      kubeGameNodeSelector: 'felis.dev/game=true',
+      podName: 'felis-api-7d9c-abcde',
       clientIpHeader: 'x-real-ip',
       localAuth: false,
       webauthnOrigins: ['https://panel.felis.example', 'https://console.felis.example'],
@@ -132,6 +138,8 @@ describe('loadConfig', () => {
       ['CLIENT_IP_HEADER', 'X Real IP'],
       ['SETUP_TOKEN', 'short'],
       ['KUBE_NAMESPACE', 'Games!'],
+      ['KUBE_CRD_GROUP', 'Felis_Dev'],
+      ['KUBE_GAME_NODE_SELECTOR', 'a b'],
     ];
     for (const [name, value] of cases) expect(configError({ [name]: value }), name).toContain(`${name}:`);
   });

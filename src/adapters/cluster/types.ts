@@ -157,3 +157,4 @@ export interface ClusterAdapter {
   /** Where the server's RCON listens, with the password from the server's secret. ClusterNoPodError when it runs no pod. */
   rconEndpoint(name: string): Promise<RconEndpoint>;
 }
+

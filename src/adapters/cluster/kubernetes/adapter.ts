@@ -1,0 +1,488 @@
+import {
+  ApiException,
+  AppsV1Api,
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type V1Job,
+  type V1Pod,
+  type V1Service,
+  type V1StatefulSet,
+} from '@kubernetes/client-node';
+import { systemClock, type Clock } from '../../../lib/clock.js';
+import type { Logger } from '../../../lib/logger.js';
+import { cryptoRandom, type RandomSource } from '../../../lib/random.js';
+import type { RconEndpoint } from '../../rcon/client.js';
+import {
+  ClusterConflictError,
+  ClusterNoPodError,
+  ClusterNotFoundError,
+  type ClusterAdapter,
+  type ClusterCapacity,
+  type DesiredState,
+  type PodLogLine,
+  type PodLogOptions,
+  type ServerList,
+  type ServerResource,
+  type ServerSpec,
+  type ServerSpecPatch,
+  type ServerWatch,
+  type ServerWatchEvent,
+} from '../types.js';
+import { followPodLog } from './pod-log.js';
+import {
+  DEFAULT_CRD,
+  MINECRAFT_SERVER_KIND,
+  isSystem,
+  rconSecretName,
+  toMinecraftServer,
+  toServerResource,
+  toSpecPatch,
+  type CrdCoordinates,
+  type MinecraftServer,
+  type MinecraftServerSpec,
+  type MinecraftServerStatus,
+} from './resource.js';
+import { resumableWatch, type WatchEventType } from './watch.js';
+
+export const GAME_PORT = 25565;
+export const RCON_PORT = 25575;
+/** The container of a server's pod that runs the game (its logs are the console). */
+export const SERVER_CONTAINER = 'server';
+const CONFLICT_RETRIES = 5;
+
+export interface KubernetesClusterOptions {
+  kubeConfig: KubeConfig;
+  namespace: string;
+  crd?: CrdCoordinates;
+  clock?: Clock;
+  random?: RandomSource;
+  log?: Logger;
+  /** Label selector of the nodes that host game servers; every ready, schedulable node when unset. */
+  gameNodeSelector?: string;
+  /** Where RCON is reached; the server's Service in the namespace by default. */
+  rconAddress?: (name: string, namespace: string) => { host: string; port: number };
+  watchBackoffMs?: { initial: number; max: number };
+}
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+function statusOf(err: unknown): number | undefined {
+  return err instanceof ApiException ? err.code : undefined;
+}
+
+/** Maps the API's 404 and 409 to the adapter's errors; everything else passes through. */
+function translate(err: unknown, what: string): never {
+  const status = statusOf(err);
+  if (status === 404) throw new ClusterNotFoundError(`${what} not found`, { cause: err });
+  if (status === 409) throw new ClusterConflictError(`${what}: conflict`, { cause: err });
+  throw err;
+}
+
+export function isNotFound(err: unknown): boolean {
+  return statusOf(err) === 404 || err instanceof ClusterNotFoundError;
+}
+
+/**
+ * The cluster adapter on a real Kubernetes API: servers are MinecraftServer custom resources in one
+ * namespace; the lifecycle controller (src/features/lifecycle) turns them into StatefulSets and
+ * Services through the workload methods here.
+ */
+export class KubernetesCluster implements ClusterAdapter {
+  readonly kind = 'kubernetes' as const;
+  readonly kubeConfig: KubeConfig;
+  readonly namespace: string;
+  readonly crd: CrdCoordinates;
+  readonly #custom: CustomObjectsApi;
+  readonly #core: CoreV1Api;
+  readonly #apps: AppsV1Api;
+  readonly #batch: BatchV1Api;
+  readonly #clock: Clock;
+  readonly #random: RandomSource;
+  readonly #log: Logger | undefined;
+  readonly #options: KubernetesClusterOptions;
+  readonly #watches = new Set<ServerWatch>();
+
+  constructor(options: KubernetesClusterOptions) {
+    this.#options = options;
+    this.kubeConfig = options.kubeConfig;
+    this.namespace = options.namespace;
+    this.crd = options.crd ?? DEFAULT_CRD;
+    this.#custom = this.kubeConfig.makeApiClient(CustomObjectsApi);
+    this.#core = this.kubeConfig.makeApiClient(CoreV1Api);
+    this.#apps = this.kubeConfig.makeApiClient(AppsV1Api);
+    this.#batch = this.kubeConfig.makeApiClient(BatchV1Api);
+    this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? cryptoRandom;
+    this.#log = options.log;
+  }
+
+  get #crdParams() {
+    return { ...this.crd, namespace: this.namespace };
+  }
+
+  /** The collection path of the custom resource (for watches). */
+  get serversPath(): string {
+    return `/apis/${this.crd.group}/${this.crd.version}/namespaces/${this.namespace}/${this.crd.plural}`;
+  }
+
+  async ping(): Promise<void> {
+    await this.#custom.listNamespacedCustomObject({ ...this.#crdParams, limit: 1 });
+  }
+
+  async close(): Promise<void> {
+    for (const watch of this.#watches) watch.stop();
+    this.#watches.clear();
+  }
+
+  // ---- servers (the custom resource) ----
+
+  async listServerObjects(): Promise<{ items: MinecraftServer[]; resourceVersion: string }> {
+    const list = (await this.#custom.listNamespacedCustomObject(this.#crdParams)) as {
+      items: MinecraftServer[];
+      metadata: { resourceVersion: string };
+    };
+    return { items: list.items, resourceVersion: list.metadata.resourceVersion };
+  }
+
+  async listServers(): Promise<ServerList> {
+    const { items, resourceVersion } = await this.listServerObjects();
+    return { servers: items.map(toServerResource), resourceVersion };
+  }
+
+  watchServers(resourceVersion: string, onEvent: (event: ServerWatchEvent) => void, onError: (err: Error) => void): ServerWatch {
+    return this.watchServerObjects(
+      resourceVersion,
+      (type, object) =>
+        onEvent(
+          type === 'DELETED'
+            ? { type, name: object.metadata.name, resourceVersion: object.metadata.resourceVersion ?? '' }
+            : { type, server: toServerResource(object) },
+        ),
+      onError,
+    );
+  }
+
+  /** The raw watch of the custom resource; resumes on its own after a dropped stream. */
+  watchServerObjects(
+    resourceVersion: string,
+    onEvent: (type: WatchEventType, object: MinecraftServer) => void,
+    onExpired: (err: Error) => void,
+  ): ServerWatch {
+    const watch = resumableWatch<MinecraftServer>({
+      kubeConfig: this.kubeConfig,
+      path: this.serversPath,
+      fromVersion: resourceVersion,
+      onEvent,
+      onExpired: (err) => {
+        this.#watches.delete(handle);
+        onExpired(err);
+      },
+      log: this.#log,
+      initialBackoffMs: this.#options.watchBackoffMs?.initial,
+      maxBackoffMs: this.#options.watchBackoffMs?.max,
+    });
+    const handle: ServerWatch = {
+      stop: () => {
+        watch.stop();
+        this.#watches.delete(handle);
+      },
+    };
+    this.#watches.add(handle);
+    return handle;
+  }
+
+  async getServerObject(name: string): Promise<MinecraftServer> {
+    try {
+      return (await this.#custom.getNamespacedCustomObject({ ...this.#crdParams, name })) as MinecraftServer;
+    } catch (err) {
+      translate(err, `server ${name}`);
+    }
+  }
+
+  async createServer(spec: ServerSpec): Promise<ServerResource> {
+    let created: MinecraftServer;
+    try {
+      created = (await this.#custom.createNamespacedCustomObject({
+        ...this.#crdParams,
+        body: toMinecraftServer(spec, this.crd, this.namespace),
+      })) as MinecraftServer;
+    } catch (err) {
+      translate(err, `server ${spec.name}`);
+    }
+    await this.#createRconSecret(created);
+    return toServerResource(created);
+  }
+
+  /** A random RCON password in a Secret owned by the server (deleted with it). */
+  async #createRconSecret(server: MinecraftServer): Promise<void> {
+    const password = Buffer.from(this.#random.bytes(24)).toString('base64url');
+    try {
+      await this.#core.createNamespacedSecret({
+        namespace: this.namespace,
+        body: {
+          metadata: {
+            name: rconSecretName(server.metadata.name),
+            labels: { 'app.kubernetes.io/managed-by': 'felis' },
+            ownerReferences: [
+              {
+                apiVersion: `${this.crd.group}/${this.crd.version}`,
+                kind: MINECRAFT_SERVER_KIND,
+                name: server.metadata.name,
+                uid: server.metadata.uid ?? '',
+              },
+            ],
+          },
+          type: 'Opaque',
+          stringData: { password },
+        },
+      });
+    } catch (err) {
+      // A Secret left by an earlier server of this name keeps its password.
+      if (statusOf(err) !== 409) throw err;
+    }
+  }
+
+  async #patchServer(name: string, patch: object, status: boolean): Promise<MinecraftServer> {
+    // A merge patch names only the fields it changes, so a concurrent write elsewhere never makes it
+    // stale; a 409 (the API server's own optimistic-concurrency retry ran out) is simply sent again.
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const params = { ...this.#crdParams, name, body: patch };
+        return (await (status
+          ? this.#custom.patchNamespacedCustomObjectStatus(params, mergePatch)
+          : this.#custom.patchNamespacedCustomObject(params, mergePatch))) as MinecraftServer;
+      } catch (err) {
+        if (statusOf(err) === 409 && attempt < CONFLICT_RETRIES) continue;
+        translate(err, `server ${name}`);
+      }
+    }
+  }
+
+  patchServerSpec(name: string, spec: Partial<MinecraftServerSpec>): Promise<MinecraftServer> {
+    return this.#patchServer(name, { spec }, false);
+  }
+
+  /** Merges into the status subresource; a field set to null is removed. */
+  patchServerStatus(name: string, status: { [K in keyof MinecraftServerStatus]?: MinecraftServerStatus[K] | null }): Promise<MinecraftServer> {
+    return this.#patchServer(name, { status }, true);
+  }
+
+  async setDesiredState(name: string, state: DesiredState): Promise<ServerResource> {
+    return toServerResource(await this.patchServerSpec(name, { desiredState: state }));
+  }
+
+  async updateServer(name: string, patch: ServerSpecPatch): Promise<ServerResource> {
+    return toServerResource(await this.patchServerSpec(name, toSpecPatch(patch)));
+  }
+
+  /** Deletes the resource; its StatefulSet, Service and Secret go with it (owner references). */
+  async removeServer(name: string): Promise<void> {
+    try {
+      await this.#custom.deleteNamespacedCustomObject({ ...this.#crdParams, name });
+    } catch (err) {
+      translate(err, `server ${name}`);
+    }
+  }
+
+  async recreatePod(name: string): Promise<ServerResource> {
+    const server = await this.getServerObject(name);
+    const running = server.spec.desiredState === 'Running';
+    const updated = await this.patchServerStatus(name, {
+      autoRestarts: 0,
+      startGaveUp: false,
+      retryAt: null,
+      ...(running ? { phase: 'Starting', startedAt: this.#clock.now().toISOString(), ready: false, firstReadyAt: null } : {}),
+    });
+    if (running) await this.scaleStatefulSet(name, 1).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+    await this.deletePod(podName(name));
+    return toServerResource(updated);
+  }
+
+  async reportReady(name: string): Promise<void> {
+    const server = await this.getServerObject(name);
+    if (server.status?.phase === 'Running' && server.status.ready !== true) await this.patchServerStatus(name, { ready: true });
+  }
+
+  async capacity(): Promise<ClusterCapacity> {
+    const [{ items }, nodes] = await Promise.all([
+      this.listServerObjects(),
+      this.#core.listNode(this.#options.gameNodeSelector ? { labelSelector: this.#options.gameNodeSelector } : {}),
+    ]);
+    let running = 0;
+    for (const server of items) {
+      if (isSystem(server)) continue;
+      const phase = server.status?.phase ?? 'Stopped';
+      if (server.spec.desiredState === 'Running' || phase !== 'Stopped') running += 1;
+    }
+    const usable = nodes.items.filter(
+      (node) => !node.spec?.unschedulable && node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+    );
+    return { running, nodes: usable.length };
+  }
+
+  /** The RCON address and password of a server, from its Secret; ClusterNoPodError when no pod runs. */
+  async rconEndpoint(name: string): Promise<RconEndpoint> {
+    const [server, pod] = await Promise.all([this.getServerObject(name), this.getPod(podName(name))]);
+    if (pod?.status?.phase !== 'Running' || pod.metadata?.deletionTimestamp) throw new ClusterNoPodError(`${name} runs no pod`);
+    const ref = server.spec.rconSecretRef ?? { name: rconSecretName(name), key: 'password' };
+    let secret;
+    try {
+      secret = await this.#core.readNamespacedSecret({ name: ref.name, namespace: this.namespace });
+    } catch (err) {
+      translate(err, `secret ${ref.name}`);
+    }
+    const encoded = secret.data?.[ref.key];
+    if (encoded === undefined) throw new ClusterNotFoundError(`secret ${ref.name} has no key ${ref.key}`);
+    const address = this.#options.rconAddress?.(name, this.namespace) ?? { host: `${name}.${this.namespace}.svc`, port: RCON_PORT };
+    return { ...address, password: Buffer.from(encoded, 'base64').toString('utf8') };
+  }
+
+  // ---- workloads (the controller's) ----
+
+  getStatefulSet(name: string): Promise<V1StatefulSet | undefined> {
+    return orUndefined(this.#apps.readNamespacedStatefulSet({ name, namespace: this.namespace }));
+  }
+
+  async listStatefulSets(labelSelector: string): Promise<V1StatefulSet[]> {
+    return (await this.#apps.listNamespacedStatefulSet({ namespace: this.namespace, labelSelector })).items;
+  }
+
+  async createStatefulSet(body: V1StatefulSet): Promise<V1StatefulSet> {
+    try {
+      return await this.#apps.createNamespacedStatefulSet({ namespace: this.namespace, body });
+    } catch (err) {
+      translate(err, `statefulset ${body.metadata?.name}`);
+    }
+  }
+
+  async scaleStatefulSet(name: string, replicas: number): Promise<V1StatefulSet> {
+    try {
+      return await this.#apps.patchNamespacedStatefulSet({ name, namespace: this.namespace, body: { spec: { replicas } } }, mergePatch);
+    } catch (err) {
+      translate(err, `statefulset ${name}`);
+    }
+  }
+
+  async deleteStatefulSet(name: string): Promise<void> {
+    await this.#apps.deleteNamespacedStatefulSet({ name, namespace: this.namespace }).catch(ignoreNotFound);
+  }
+
+  async listServices(labelSelector: string): Promise<V1Service[]> {
+    return (await this.#core.listNamespacedService({ namespace: this.namespace, labelSelector })).items;
+  }
+
+  async createService(body: V1Service): Promise<V1Service> {
+    try {
+      return await this.#core.createNamespacedService({ namespace: this.namespace, body });
+    } catch (err) {
+      translate(err, `service ${body.metadata?.name}`);
+    }
+  }
+
+  async deleteService(name: string): Promise<void> {
+    await this.#core.deleteNamespacedService({ name, namespace: this.namespace }).catch(ignoreNotFound);
+  }
+
+  // ---- pods ----
+
+  async listPods(labelSelector: string): Promise<V1Pod[]> {
+    return (await this.#core.listNamespacedPod({ namespace: this.namespace, labelSelector })).items;
+  }
+
+  getPod(name: string): Promise<V1Pod | undefined> {
+    return orUndefined(this.#core.readNamespacedPod({ name, namespace: this.namespace }));
+  }
+
+  async deletePod(name: string): Promise<void> {
+    await this.#core.deleteNamespacedPod({ name, namespace: this.namespace }).catch(ignoreNotFound);
+  }
+
+  /** The console's lines of a server's pod, each with its runtime timestamp. */
+  podLogs(server: string, options: PodLogOptions): AsyncIterable<PodLogLine> {
+    return followPodLog(this.kubeConfig, this.namespace, podName(server), SERVER_CONTAINER, options);
+  }
+
+  // ---- jobs (backups, builds) ----
+
+  async createJob(body: V1Job): Promise<V1Job> {
+    try {
+      return await this.#batch.createNamespacedJob({ namespace: this.namespace, body });
+    } catch (err) {
+      translate(err, `job ${body.metadata?.name}`);
+    }
+  }
+
+  getJob(name: string): Promise<V1Job | undefined> {
+    return orUndefined(this.#batch.readNamespacedJob({ name, namespace: this.namespace }));
+  }
+
+  /** Deletes a Job and, in the background, its pods. */
+  async deleteJob(name: string): Promise<void> {
+    await this.#batch.deleteNamespacedJob({ name, namespace: this.namespace, propagationPolicy: 'Background' }).catch(ignoreNotFound);
+  }
+
+  /**
+   * Every Job matching `labelSelector` as it is now (ADDED), then each change. Lists again by
+   * itself when its version expires, so a runner sees every Job's final state.
+   */
+  watchJobs(labelSelector: string, onEvent: (type: WatchEventType, job: V1Job) => void): ServerWatch {
+    let current: ServerWatch | undefined;
+    let stopped = false;
+    const start = async (): Promise<void> => {
+      const list = await this.#batch.listNamespacedJob({ namespace: this.namespace, labelSelector });
+      if (stopped) return;
+      for (const job of list.items) onEvent('ADDED', job);
+      const watch = resumableWatch<V1Job>({
+        kubeConfig: this.kubeConfig,
+        path: `/apis/batch/v1/namespaces/${this.namespace}/jobs`,
+        query: { labelSelector },
+        fromVersion: list.metadata?.resourceVersion ?? '',
+        onEvent,
+        onExpired: () => void relist(),
+        log: this.#log,
+      });
+      current = { stop: () => watch.stop() };
+    };
+    const relist = (delayMs = 0): void => {
+      if (stopped) return;
+      setTimeout(() => {
+        start().catch((err: unknown) => {
+          this.#log?.warn({ err }, 'job list failed; retrying');
+          relist(1_000);
+        });
+      }, delayMs).unref();
+    };
+    relist();
+    const handle: ServerWatch = {
+      stop: () => {
+        stopped = true;
+        current?.stop();
+        this.#watches.delete(handle);
+      },
+    };
+    this.#watches.add(handle);
+    return handle;
+  }
+}
+
+export function podName(server: string): string {
+  return `${server}-0`;
+}
+
+/** The object, or undefined when the API answers 404. */
+async function orUndefined<T>(read: Promise<T>): Promise<T | undefined> {
+  try {
+    return await read;
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+function ignoreNotFound(err: unknown): void {
+  if (!isNotFound(err)) throw err;
+}

@@ -1,0 +1,614 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/**
+ * An HTTP stand-in of the Kubernetes API server on 127.0.0.1, speaking its wire format: resource
+ * paths, list objects with `metadata.resourceVersion`, `?watch=true` streams of newline-delimited
+ * events (BOOKMARK when asked, an in-stream 410 ERROR for an expired version), 409 on a stale
+ * `metadata.resourceVersion`, merge and JSON patches, the status subresource, pod logs
+ * (`follow`, `sinceTime`, `timestamps`), and the StatefulSet controller's part (a pod `<name>-0`
+ * per replica). Tests play the kubelet: they mark pods ready and append log lines.
+ */
+
+type KubeObject = {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    resourceVersion?: string;
+    uid?: string;
+    labels?: Record<string, string>;
+    creationTimestamp?: string;
+    generation?: number;
+    [key: string]: unknown;
+  };
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+  [key: string]: unknown;
+};
+
+interface Collection {
+  group: string;
+  version: string;
+  plural: string;
+  kind: string;
+  namespaced: boolean;
+}
+
+interface StoredEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  object: KubeObject;
+  rv: number;
+}
+
+interface Watcher {
+  key: string;
+  namespace: string | undefined;
+  selector: Record<string, string>;
+  fieldName: string | undefined;
+  res: ServerResponse;
+  bookmarks: boolean;
+}
+
+interface LogLine {
+  time: Date;
+  line: string;
+}
+
+const BUILT_IN: Collection[] = [
+  { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true },
+  { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true },
+  { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true },
+  { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false },
+  { group: 'apps', version: 'v1', plural: 'statefulsets', kind: 'StatefulSet', namespaced: true },
+  { group: 'batch', version: 'v1', plural: 'jobs', kind: 'Job', namespaced: true },
+  { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true },
+];
+
+const apiVersionOf = (c: Collection) => (c.group ? `${c.group}/${c.version}` : c.version);
+const collectionKey = (c: Collection) => `${c.group}/${c.plural}`;
+const objectKey = (namespace: string | undefined, name: string) => `${namespace ?? ''}/${name}`;
+
+class StatusError extends Error {
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function parseSelector(raw: string | null): Record<string, string> {
+  const selector: Record<string, string> = {};
+  if (!raw) return selector;
+  for (const part of raw.split(',')) {
+    const [key, value] = part.split('=');
+    if (key) selector[key.trim()] = (value ?? '').trim();
+  }
+  return selector;
+}
+
+function matches(object: KubeObject, namespace: string | undefined, selector: Record<string, string>, fieldName?: string): boolean {
+  if (namespace !== undefined && object.metadata.namespace !== namespace) return false;
+  if (fieldName !== undefined && object.metadata.name !== fieldName) return false;
+  const labels = object.metadata.labels ?? {};
+  return Object.entries(selector).every(([k, v]) => labels[k] === v);
+}
+
+/** RFC 7386 JSON merge patch. */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const base: Record<string, unknown> =
+    target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  for (const [key, value] of Object.entries(patch as Record<string, unknown>)) {
+    if (value === null) delete base[key];
+    else base[key] = mergePatch(base[key], value);
+  }
+  return base;
+}
+
+/** RFC 6902 JSON patch: the operations Kubernetes clients send (add, replace, remove, test). */
+function jsonPatch(target: KubeObject, ops: Array<{ op: string; path: string; value?: unknown }>): KubeObject {
+  const doc = structuredClone(target) as Record<string, unknown>;
+  for (const { op, path, value } of ops) {
+    const parts = path.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const last = parts.pop()!;
+    let parent: Record<string, unknown> = doc;
+    for (const part of parts) {
+      if (parent[part] === undefined && op === 'add') parent[part] = {};
+      parent = parent[part] as Record<string, unknown>;
+      if (parent === undefined) throw new StatusError(422, 'Invalid', `path ${path} does not exist`);
+    }
+    if (op === 'test' && JSON.stringify(parent[last]) !== JSON.stringify(value)) {
+      throw new StatusError(422, 'Invalid', `test of ${path} failed`);
+    }
+    if (op === 'add' || op === 'replace') parent[last] = value;
+    else if (op === 'remove') delete parent[last];
+  }
+  return doc as KubeObject;
+}
+
+function formatTime(time: Date): string {
+  // RFC3339Nano as the kubelet writes it: nanosecond digits after the second.
+  return time.toISOString().replace(/\.(\d{3})Z$/, '.$1000000Z');
+}
+
+export class KubeStandIn {
+  readonly requests: Array<{ method: string; path: string }> = [];
+  /** Events older than this many are forgotten: a watch from before them gets 410 Gone. */
+  eventWindow = 1_000;
+  port = 0;
+  readonly #server: Server;
+  readonly #collections = new Map<string, Collection>();
+  readonly #objects = new Map<string, Map<string, KubeObject>>();
+  readonly #events = new Map<string, StoredEvent[]>();
+  readonly #oldestRv = new Map<string, number>();
+  readonly #watchers = new Set<Watcher>();
+  readonly #sockets = new Set<Socket>();
+  readonly #logs = new Map<string, LogLine[]>();
+  readonly #logFollowers = new Map<string, Set<(line: LogLine) => void>>();
+  #rv = 100;
+  #failNext: Array<{ method: string; pathPrefix: string; status: number }> = [];
+
+  constructor() {
+    for (const c of BUILT_IN) this.#collections.set(collectionKey(c), c);
+    this.#server = createServer((req, res) => {
+      void this.#handle(req, res);
+    });
+    this.#server.on('connection', (socket) => {
+      this.#sockets.add(socket);
+      socket.on('close', () => this.#sockets.delete(socket));
+    });
+  }
+
+  static async start(): Promise<KubeStandIn> {
+    const standIn = new KubeStandIn();
+    await new Promise<void>((resolve) => standIn.#server.listen(0, '127.0.0.1', resolve));
+    standIn.port = (standIn.#server.address() as AddressInfo).port;
+    return standIn;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.#sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  /** Serves a custom resource definition's collection, as applying the CRD would. */
+  defineCustomResource(group: string, version: string, plural: string, kind: string): void {
+    this.#collections.set(`${group}/${plural}`, { group, version, plural, kind, namespaced: true });
+  }
+
+  /** Ends every open watch stream mid-flight (a dropped connection, an API server restart). */
+  killWatches(): number {
+    const count = this.#watchers.size;
+    for (const watcher of this.#watchers) watcher.res.socket?.destroy();
+    this.#watchers.clear();
+    return count;
+  }
+
+  /** Forgets every stored event: any watch that resumes from an older version gets 410 Gone. */
+  compact(): void {
+    for (const key of this.#events.keys()) {
+      this.#events.set(key, []);
+      this.#oldestRv.set(key, this.#rv);
+    }
+  }
+
+  /** Sends a BOOKMARK with the current version to every watch that asked for bookmarks. */
+  bookmark(): void {
+    for (const watcher of this.#watchers) {
+      if (!watcher.bookmarks) continue;
+      const c = this.#collections.get(watcher.key)!;
+      this.#write(watcher, {
+        type: 'BOOKMARK',
+        object: { apiVersion: apiVersionOf(c), kind: c.kind, metadata: { resourceVersion: String(this.#rv) } },
+      });
+    }
+  }
+
+  get openWatches(): number {
+    return this.#watchers.size;
+  }
+
+  /** The next `count` requests of `method` under `pathPrefix` are answered with `status`. */
+  failNext(method: string, pathPrefix: string, status: number, count = 1): void {
+    for (let i = 0; i < count; i += 1) this.#failNext.push({ method, pathPrefix, status });
+  }
+
+  get(plural: string, namespace: string | undefined, name: string, group = this.#groupOf(plural)): KubeObject | undefined {
+    const object = this.#objects.get(`${group}/${plural}`)?.get(objectKey(namespace, name));
+    return object && structuredClone(object);
+  }
+
+  list(plural: string, group = this.#groupOf(plural)): KubeObject[] {
+    return [...(this.#objects.get(`${group}/${plural}`)?.values() ?? [])].map((o) => structuredClone(o));
+  }
+
+  /** Creates or replaces an object as a cluster component would (no version check). */
+  put(plural: string, object: KubeObject, group = this.#groupOf(plural)): KubeObject {
+    const c = this.#collection(`${group}/${plural}`);
+    const existing = this.#store(c).get(objectKey(object.metadata.namespace, object.metadata.name));
+    if (existing) return this.#replace(c, { ...object, metadata: { ...object.metadata, resourceVersion: existing.metadata.resourceVersion } }, 'all');
+    return this.#create(c, object.metadata.namespace, object);
+  }
+
+  remove(plural: string, namespace: string | undefined, name: string, group = this.#groupOf(plural)): void {
+    const c = this.#collection(`${group}/${plural}`);
+    this.#delete(c, namespace, name);
+  }
+
+  /** The kubelet's part: the pod runs and its container reports ready (or not). */
+  setPodReady(namespace: string, name: string, ready: boolean, podIP = '127.0.0.1'): void {
+    const pod = this.get('pods', namespace, name);
+    if (!pod) throw new Error(`no pod ${namespace}/${name}`);
+    pod.status = {
+      phase: 'Running',
+      podIP,
+      conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
+      containerStatuses: [{ name: 'server', ready, restartCount: 0, state: { running: { startedAt: new Date().toISOString() } } }],
+    };
+    this.put('pods', pod);
+  }
+
+  /** The container writes a line (seen by `log?follow=true` readers at once). */
+  appendLog(namespace: string, pod: string, line: string, time = new Date()): void {
+    const key = objectKey(namespace, pod);
+    const entry = { time, line };
+    const lines = this.#logs.get(key) ?? [];
+    lines.push(entry);
+    this.#logs.set(key, lines);
+    for (const follower of this.#logFollowers.get(key) ?? []) follower(entry);
+  }
+
+  #groupOf(plural: string): string {
+    for (const c of this.#collections.values()) if (c.plural === plural) return c.group;
+    throw new Error(`unknown resource ${plural}`);
+  }
+
+  #collection(key: string): Collection {
+    const c = this.#collections.get(key);
+    if (!c) throw new StatusError(404, 'NotFound', `the server could not find the requested resource (${key})`);
+    return c;
+  }
+
+  #store(c: Collection): Map<string, KubeObject> {
+    const key = collectionKey(c);
+    let store = this.#objects.get(key);
+    if (!store) {
+      store = new Map();
+      this.#objects.set(key, store);
+    }
+    return store;
+  }
+
+  #record(c: Collection, type: StoredEvent['type'], object: KubeObject): void {
+    const key = collectionKey(c);
+    const events = this.#events.get(key) ?? [];
+    const rv = Number(object.metadata.resourceVersion);
+    events.push({ type, object: structuredClone(object), rv });
+    if (events.length > this.eventWindow) {
+      const dropped = events.splice(0, events.length - this.eventWindow);
+      this.#oldestRv.set(key, dropped.at(-1)!.rv);
+    }
+    this.#events.set(key, events);
+    for (const watcher of this.#watchers) {
+      if (watcher.key === key && matches(object, watcher.namespace, watcher.selector, watcher.fieldName)) {
+        this.#write(watcher, { type, object });
+      }
+    }
+  }
+
+  #create(c: Collection, namespace: string | undefined, body: KubeObject): KubeObject {
+    body = storedForm(c, body);
+    const name = body.metadata?.name;
+    if (!name) throw new StatusError(422, 'Invalid', 'metadata.name: Required value');
+    const store = this.#store(c);
+    const key = objectKey(namespace, name);
+    if (store.has(key)) throw new StatusError(409, 'AlreadyExists', `${c.plural} "${name}" already exists`);
+    const object: KubeObject = {
+      ...structuredClone(body),
+      apiVersion: apiVersionOf(c),
+      kind: c.kind,
+      metadata: {
+        ...structuredClone(body.metadata),
+        ...(c.namespaced ? { namespace } : {}),
+        uid: randomUUID(),
+        resourceVersion: String(++this.#rv),
+        creationTimestamp: new Date().toISOString(),
+        generation: 1,
+      },
+    };
+    store.set(key, object);
+    this.#record(c, 'ADDED', object);
+    this.#afterWrite(c, object);
+    return object;
+  }
+
+  /**
+   * Replaces an object; a body with a resourceVersion that is not the current one gets 409. The
+   * status subresource writes only status, the main resource of a custom resource never writes it,
+   * and `all` (a test's own write) writes both.
+   */
+  #replace(c: Collection, body: KubeObject, subresource?: 'status' | 'all'): KubeObject {
+    body = storedForm(c, body);
+    const store = this.#store(c);
+    const key = objectKey(body.metadata.namespace, body.metadata.name);
+    const existing = store.get(key);
+    if (!existing) throw new StatusError(404, 'NotFound', `${c.plural} "${body.metadata.name}" not found`);
+    const sent = body.metadata.resourceVersion;
+    if (sent !== undefined && sent !== existing.metadata.resourceVersion) {
+      throw new StatusError(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on ${c.plural} "${body.metadata.name}": the object has been modified; please apply your changes to the latest version and try again`,
+      );
+    }
+    const next: KubeObject =
+      subresource === 'status'
+        ? { ...existing, status: body.status }
+        : { ...body, ...(subresource !== 'all' && this.#hasStatusSubresource(c) ? { status: existing.status } : {}) };
+    const specChanged = JSON.stringify(next.spec) !== JSON.stringify(existing.spec);
+    next.apiVersion = apiVersionOf(c);
+    next.kind = c.kind;
+    next.metadata = {
+      ...next.metadata,
+      uid: existing.metadata.uid,
+      namespace: existing.metadata.namespace,
+      creationTimestamp: existing.metadata.creationTimestamp,
+      generation: (existing.metadata.generation ?? 1) + (specChanged ? 1 : 0),
+      resourceVersion: String(++this.#rv),
+    };
+    if (!c.namespaced) delete next.metadata.namespace;
+    store.set(key, next);
+    this.#record(c, 'MODIFIED', next);
+    this.#afterWrite(c, next);
+    return next;
+  }
+
+  #hasStatusSubresource(c: Collection): boolean {
+    return !BUILT_IN.includes(c);
+  }
+
+  #delete(c: Collection, namespace: string | undefined, name: string): KubeObject {
+    const store = this.#store(c);
+    const key = objectKey(namespace, name);
+    const existing = store.get(key);
+    if (!existing) throw new StatusError(404, 'NotFound', `${c.plural} "${name}" not found`);
+    store.delete(key);
+    const gone = { ...existing, metadata: { ...existing.metadata, resourceVersion: String(++this.#rv) } };
+    this.#record(c, 'DELETED', gone);
+    if (c.plural === 'pods') {
+      for (const follower of this.#logFollowers.get(key) ?? []) follower({ time: new Date(0), line: '\u0000end' });
+      this.#logs.delete(key);
+    }
+    if (c.plural === 'pods' || c.plural === 'statefulsets') this.#reconcileStatefulSets();
+    return gone;
+  }
+
+  #afterWrite(c: Collection, _object: KubeObject): void {
+    if (c.plural === 'statefulsets') this.#reconcileStatefulSets();
+  }
+
+  /** The StatefulSet controller: pod `<name>-<i>` for each replica, removed when scaled down. */
+  #reconcileStatefulSets(): void {
+    const pods = this.#collection('/pods');
+    const sets = this.#objects.get('apps/statefulsets') ?? new Map<string, KubeObject>();
+    const podStore = this.#store(pods);
+    for (const set of sets.values()) {
+      const replicas = Number(set.spec?.replicas ?? 1);
+      const template = (set.spec?.template ?? {}) as { metadata?: { labels?: Record<string, string> }; spec?: unknown };
+      for (let i = 0; i < replicas; i += 1) {
+        const name = `${set.metadata.name}-${i}`;
+        if (podStore.has(objectKey(set.metadata.namespace, name))) continue;
+        this.#create(pods, set.metadata.namespace, {
+          metadata: {
+            name,
+            namespace: set.metadata.namespace,
+            labels: { ...template.metadata?.labels, 'statefulset.kubernetes.io/pod-name': name },
+            ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: set.metadata.name, uid: set.metadata.uid }],
+          },
+          spec: structuredClone(template.spec) as Record<string, unknown>,
+          status: { phase: 'Pending' },
+        });
+      }
+    }
+    for (const pod of [...podStore.values()]) {
+      const owner = (pod.metadata.ownerReferences as Array<{ kind: string; name: string }> | undefined)?.find((o) => o.kind === 'StatefulSet');
+      if (!owner) continue;
+      const set = sets.get(objectKey(pod.metadata.namespace, owner.name));
+      const index = Number(pod.metadata.name.slice(owner.name.length + 1));
+      if (!set || index >= Number(set.spec?.replicas ?? 1)) this.#delete(pods, pod.metadata.namespace, pod.metadata.name);
+    }
+  }
+
+  #write(watcher: Watcher, event: unknown): void {
+    watcher.res.write(JSON.stringify(event) + '\n');
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://stand-in');
+    this.requests.push({ method: req.method ?? 'GET', path: url.pathname });
+    try {
+      const failure = this.#failNext.findIndex((f) => f.method === req.method && url.pathname.startsWith(f.pathPrefix));
+      if (failure >= 0) {
+        const [f] = this.#failNext.splice(failure, 1);
+        throw new StatusError(f!.status, f!.status === 409 ? 'Conflict' : 'InternalError', `injected ${f!.status}`);
+      }
+      const body = req.method === 'GET' || req.method === 'DELETE' ? undefined : await readJson(req);
+      this.#route(req, res, url, body);
+    } catch (err) {
+      const status = err instanceof StatusError ? err : new StatusError(500, 'InternalError', String(err));
+      if (!res.headersSent) {
+        res.writeHead(status.code, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(statusObject(status)));
+      } else res.end();
+    }
+  }
+
+  #route(req: IncomingMessage, res: ServerResponse, url: URL, body: unknown): void {
+    // /api/v1/... or /apis/<group>/<version>/..., then [namespaces/<ns>/]<plural>[/<name>[/<sub>]]
+    const parts = url.pathname.split('/').filter(Boolean);
+    let group: string;
+    let rest: string[];
+    if (parts[0] === 'api' && parts[1] === 'v1') {
+      group = '';
+      rest = parts.slice(2);
+    } else if (parts[0] === 'apis' && parts.length >= 3) {
+      group = parts[1]!;
+      rest = parts.slice(3);
+    } else throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+    let namespace: string | undefined;
+    if (rest[0] === 'namespaces' && rest.length >= 3) {
+      namespace = rest[1];
+      rest = rest.slice(2);
+    }
+    const [plural, name, sub] = rest;
+    const c = this.#collection(`${group}/${plural}`);
+    const method = req.method ?? 'GET';
+    if (!name) {
+      if (method === 'GET' && url.searchParams.get('watch') === 'true') return this.#watch(c, namespace, url, res);
+      if (method === 'GET') return this.#list(c, namespace, url, res);
+      if (method === 'POST') return send(res, 201, this.#create(c, namespace, body as KubeObject));
+      throw new StatusError(405, 'MethodNotAllowed', `${method} is not supported`);
+    }
+    if (sub === 'log' && c.plural === 'pods' && method === 'GET') return this.#log(namespace, name, url, res);
+    if (sub !== undefined && sub !== 'status') throw new StatusError(404, 'NotFound', `no subresource ${sub}`);
+    const existing = this.#store(c).get(objectKey(namespace, name));
+    if (method === 'GET') {
+      if (!existing) throw new StatusError(404, 'NotFound', `${c.plural} "${name}" not found`);
+      return send(res, 200, existing);
+    }
+    if (method === 'DELETE') return send(res, 200, this.#delete(c, namespace, name));
+    if (method === 'PUT') {
+      const object = body as KubeObject;
+      if (object.metadata?.name !== name) throw new StatusError(400, 'BadRequest', 'the name in the body does not match the URL');
+      return send(res, 200, this.#replace(c, { ...object, metadata: { ...object.metadata, namespace } }, sub as 'status' | undefined));
+    }
+    if (method === 'PATCH') {
+      if (!existing) throw new StatusError(404, 'NotFound', `${c.plural} "${name}" not found`);
+      const type = String(req.headers['content-type'] ?? '').split(';')[0];
+      let next: KubeObject;
+      if (type === 'application/json-patch+json') next = jsonPatch(existing, body as Array<{ op: string; path: string; value?: unknown }>);
+      else if (type === 'application/merge-patch+json' || type === 'application/strategic-merge-patch+json') {
+        next = mergePatch(existing, body) as KubeObject;
+        // A merge patch carries a resourceVersion only when the client wants the precondition.
+        const sent = (body as KubeObject).metadata?.resourceVersion;
+        next.metadata.resourceVersion = sent ?? existing.metadata.resourceVersion;
+      } else throw new StatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format: ${type}`);
+      return send(res, 200, this.#replace(c, next, sub as 'status' | undefined));
+    }
+    throw new StatusError(405, 'MethodNotAllowed', `${method} is not supported`);
+  }
+
+  #list(c: Collection, namespace: string | undefined, url: URL, res: ServerResponse): void {
+    const selector = parseSelector(url.searchParams.get('labelSelector'));
+    const items = [...this.#store(c).values()].filter((o) => matches(o, namespace, selector));
+    send(res, 200, {
+      apiVersion: apiVersionOf(c),
+      kind: `${c.kind}List`,
+      metadata: { resourceVersion: String(this.#rv) },
+      items,
+    });
+  }
+
+  #watch(c: Collection, namespace: string | undefined, url: URL, res: ServerResponse): void {
+    const key = collectionKey(c);
+    const fieldSelector = url.searchParams.get('fieldSelector');
+    const watcher: Watcher = {
+      key,
+      namespace,
+      selector: parseSelector(url.searchParams.get('labelSelector')),
+      fieldName: fieldSelector?.startsWith('metadata.name=') ? fieldSelector.slice('metadata.name='.length) : undefined,
+      res,
+      bookmarks: url.searchParams.get('allowWatchBookmarks') === 'true',
+    };
+    res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    const from = url.searchParams.get('resourceVersion');
+    if (from && from !== '0') {
+      const since = Number(from);
+      if (since < (this.#oldestRv.get(key) ?? 0)) {
+        // The real server answers 200 and one ERROR event carrying a 410 Status, then ends the stream.
+        this.#write(watcher, { type: 'ERROR', object: statusObject(new StatusError(410, 'Expired', `too old resource version: ${since} (${this.#oldestRv.get(key)})`)) });
+        res.end();
+        return;
+      }
+      for (const event of this.#events.get(key) ?? []) {
+        if (event.rv > since && matches(event.object, namespace, watcher.selector, watcher.fieldName)) {
+          this.#write(watcher, { type: event.type, object: event.object });
+        }
+      }
+    } else {
+      for (const object of this.#store(c).values()) {
+        if (matches(object, namespace, watcher.selector, watcher.fieldName)) this.#write(watcher, { type: 'ADDED', object });
+      }
+    }
+    this.#watchers.add(watcher);
+    res.on('close', () => this.#watchers.delete(watcher));
+  }
+
+  #log(namespace: string | undefined, name: string, url: URL, res: ServerResponse): void {
+    const key = objectKey(namespace, name);
+    const pod = this.#store(this.#collection('/pods')).get(key);
+    if (!pod) throw new StatusError(404, 'NotFound', `pods "${name}" not found`);
+    if (pod.status?.phase !== 'Running') {
+      throw new StatusError(400, 'BadRequest', `container "server" in pod "${name}" is waiting to start: ContainerCreating`);
+    }
+    const sinceTime = url.searchParams.get('sinceTime');
+    const since = sinceTime ? Date.parse(sinceTime) : -Infinity;
+    const timestamps = url.searchParams.get('timestamps') === 'true';
+    const format = (entry: LogLine) => (timestamps ? `${formatTime(entry.time)} ${entry.line}\n` : `${entry.line}\n`);
+    res.writeHead(200, { 'content-type': 'text/plain', 'transfer-encoding': 'chunked' });
+    const tail = Number(url.searchParams.get('tailLines') ?? NaN);
+    const kept = (this.#logs.get(key) ?? []).filter((entry) => entry.time.getTime() >= since);
+    for (const entry of Number.isInteger(tail) && !sinceTime ? kept.slice(Math.max(0, kept.length - tail)) : kept) res.write(format(entry));
+    if (url.searchParams.get('follow') !== 'true') {
+      res.end();
+      return;
+    }
+    const followers = this.#logFollowers.get(key) ?? new Set();
+    this.#logFollowers.set(key, followers);
+    const follower = (entry: LogLine) => {
+      if (entry.line === '\u0000end') res.end();
+      else res.write(format(entry));
+    };
+    followers.add(follower);
+    res.on('close', () => followers.delete(follower));
+  }
+}
+
+/** A Secret's write-only `stringData` is stored base64-encoded under `data`, as the API server does. */
+function storedForm(c: Collection, body: KubeObject): KubeObject {
+  if (c.plural !== 'secrets' || !body.stringData) return body;
+  const { stringData, ...rest } = body as KubeObject & { stringData: Record<string, string>; data?: Record<string, string> };
+  const data = { ...rest.data };
+  for (const [key, value] of Object.entries(stringData)) data[key] = Buffer.from(value, 'utf8').toString('base64');
+  return { ...rest, data };
+}
+
+function statusObject(err: StatusError): Record<string, unknown> {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: err.message, reason: err.reason, code: err.code };
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new StatusError(400, 'BadRequest', 'the body is not JSON');
+  }
+}
