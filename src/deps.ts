@@ -4,6 +4,7 @@ import type { RegistryAdapter } from './adapters/registry/types.js';
 import type { Config } from './config.js';
 import type { DatabaseHandle, Queryable } from './db/client.js';
 import type { SessionVerifier } from './features/verifier/service.js';
+import type { WorldsRuntime } from './features/worlds/runtime.js';
 import type { Metrics } from './http/metrics.js';
 import type { SessionAuthenticator } from './http/session.js';
 import type { Clock } from './lib/clock.js';
@@ -35,6 +36,8 @@ export interface Deps {
   serverCounts?: (db: Queryable, userIds: string[]) => Promise<Map<string, number>>;
   /** The hasJoined verifier (keep-alive clients to the session sources, name cache, bar-list snapshot). */
   sessionVerifier: SessionVerifier;
+  /** World archives (the backup store), world folders and the world jobs of this process. */
+  worlds: WorldsRuntime;
   /** Aborted when the process begins to shut down: long-lived streams end on it. */
   shutdown: AbortSignal;
 }

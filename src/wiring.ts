@@ -10,6 +10,7 @@ import type { Deps } from './deps.js';
 import { createSessionAuthenticator } from './features/accounts/authenticator.js';
 import { countServersByOwner } from './features/servers/claims.js';
 import { createSessionVerifier } from './features/verifier/service.js';
+import { createWorldsRuntime } from './features/worlds/runtime.js';
 import { createMetrics } from './http/metrics.js';
 import { systemClock } from './lib/clock.js';
 import type { Logger } from './lib/logger.js';
@@ -44,6 +45,7 @@ export function assembleDeps(parts: DepsParts): Deps {
     cluster,
     metrics,
     sessionVerifier: parts.sessionVerifier ?? createSessionVerifier({ ...parts, clock, metrics }),
+    worlds: parts.worlds ?? createWorldsRuntime(parts.config, cluster),
   };
 }
 

@@ -5,3 +5,4 @@ export * from './accounts.js';
 export * from './images.js';
 export * from './servers.js';
 export * from './verifier.js';
+export * from './worlds.js';
