@@ -5,6 +5,7 @@ import { authRoutes } from '../features/auth/routes.js';
 import { healthRoutes } from '../features/probes/routes.js';
 import { imageRoutes } from '../features/images/routes.js';
 import { externalServerRoutes } from '../features/servers/external.js';
+import { externalWorldRoutes } from '../features/worlds/routes.js';
 import { createApp, type FaceApp } from './create-app.js';
 
 /** Routers of the external face; each feature adds its own line. */
@@ -15,6 +16,7 @@ export function mountExternalRoutes(app: FaceApp): void {
   app.addRoutes(adminAccountRoutes());
   app.addRoutes(externalServerRoutes());
   app.addRoutes(imageRoutes());
+  app.addRoutes(externalWorldRoutes());
 }
 
 /** The external face: the browser panel and the operator console. */

@@ -2,6 +2,7 @@ import type { Deps } from '../deps.js';
 import { healthRoutes, internalProbeRoutes } from '../features/probes/routes.js';
 import { internalServerRoutes } from '../features/servers/internal.js';
 import { verifierRoutes } from '../features/verifier/routes.js';
+import { internalWorldRoutes } from '../features/worlds/routes.js';
 import { createApp, type FaceApp } from './create-app.js';
 import { openApiDocument } from './openapi.js';
 import { z } from '@hono/zod-openapi';
@@ -13,6 +14,7 @@ export function mountInternalRoutes(app: FaceApp): void {
   app.addRoutes(internalProbeRoutes());
   app.addRoutes(internalServerRoutes());
   app.addRoutes(verifierRoutes());
+  app.addRoutes(internalWorldRoutes());
 }
 
 /** The route of one face's OpenAPI document (not part of the documents themselves). */

@@ -61,6 +61,11 @@ export const ERROR_STATUS = {
   backup_store_full: 507,
   volume_full: 507,
   uploads_full: 507,
+  digest_mismatch: 400,
+  file_exists: 409,
+  no_backup: 404,
+  backup_corrupt: 409,
+  restore_in_progress: 409,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
