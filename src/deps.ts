@@ -41,3 +41,9 @@ export interface Deps {
   /** Aborted when the process begins to shut down: long-lived streams end on it. */
   shutdown: AbortSignal;
 }
+
+// Handlers see every dependency as `c.var.deps`; src/http/ declares only the part it reads.
+declare module './http/env.js' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  interface AppDeps extends Deps {}
+}

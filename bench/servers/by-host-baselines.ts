@@ -1,14 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Hono } from 'hono';
 import type { Deps } from '../../src/deps.js';
 import type { ServerCache } from '../../src/features/servers/cache.js';
-import { accessLogOf, lineOpening } from '../../src/http/access-log.js';
+import { RouteLog } from '../../src/http/access-log.js';
 import { requestHeader } from '../../src/http/request-header.js';
-import { presetSecurityHeaders, viaTlsEdge } from '../../src/http/security-headers.js';
+import { requestIdFor } from '../../src/http/request-id.js';
+import { answerHeaderWriterOf, presetSecurityHeaders, viaTlsEdge } from '../../src/http/security-headers.js';
 import { tokensEqual } from '../../src/lib/secrets.js';
-import { AnswerResponse } from '../../src/runtime/node-response.js';
 import { BY_HOST_PREFIX } from './by-host-fleet.js';
 
 const BY_HOST_ROUTE = `${BY_HOST_PREFIX}:host`;
@@ -29,19 +28,15 @@ export function bareHono(cache: ServerCache) {
  */
 export function requiredWorkOnly(deps: Deps, cache: ServerCache) {
   const series = deps.metrics.requests.seriesOf({ face: 'internal', method: 'GET', route: BY_HOST_ROUTE, status: '200' });
-  const accessLog = accessLogOf(deps.log);
-  const opening = lineOpening('internal', 'GET', BY_HOST_ROUTE);
+  const routeLog = new RouteLog(deps.log, 'internal', BY_HOST_ROUTE);
   const expected = deps.config.serviceTokens.proxy!;
   return new Hono().get(BY_HOST_ROUTE, (c) => {
     const started = performance.now();
-    const inbound = requestHeader(c, 'x-request-id');
-    const requestId = inbound !== undefined && /^[\w\-=]{1,128}$/.test(inbound) ? inbound : randomUUID();
+    const requestId = requestIdFor(requestHeader(c, 'x-request-id'));
     const tls = viaTlsEdge(c);
-    const outgoing = (c.env as { outgoing?: unknown }).outgoing;
-    if (outgoing instanceof AnswerResponse) {
-      outgoing.requestId = requestId;
-      outgoing.viaTls = tls;
-    } else presetSecurityHeaders(c, requestId, tls);
+    const writer = answerHeaderWriterOf(c);
+    if (writer) writer.dressAnswers(requestId, tls);
+    else presetSecurityHeaders(c, requestId, tls);
     const authorization = requestHeader(c, 'authorization');
     const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : '';
     const host = c.req.param('host');
@@ -50,7 +45,7 @@ export function requiredWorkOnly(deps: Deps, cache: ServerCache) {
     const res = c.json(server.info, 200);
     const seconds = (performance.now() - started) / 1000;
     series.observe(seconds);
-    accessLog.add(opening, {
+    routeLog.write('GET', {
       path: c.req.path,
       status: 200,
       duration_ms: Math.round(seconds * 1e5) / 100,

@@ -26,7 +26,8 @@ export class FaceApp extends OpenAPIHono<AppEnv> {
       const { hide, ...documented } = entry.route as typeof entry.route & { hide?: boolean };
       if (!hide) this.openAPIRegistry.registerPath(documented);
       const path = entry.route.path.replaceAll(/\/{(.+?)}/g, '/:$1');
-      this.on(entry.route.method.toUpperCase(), path, behindFrontDoor(this.face, this.deps, path, routeStep(entry)));
+      const step = routeStep(entry);
+      this.on(entry.route.method.toUpperCase(), path, behindFrontDoor(this.face, this.deps, path, step, { streamed: entry.rules.streamed }));
     }
     return this;
   }

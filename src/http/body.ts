@@ -13,16 +13,18 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
  */
 export function declaresBody(c: Context): boolean {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  // On Node, neither header at all (the usual GET) settles it without reading them as fetch would.
-  if (incoming !== undefined && incoming.headers['transfer-encoding'] === undefined && incoming.headers['content-length'] === undefined) {
-    return false;
-  }
-  if (requestHeader(c, 'transfer-encoding') !== undefined) return true;
+  const transferEncoding = requestHeader(c, 'transfer-encoding');
   const length = requestHeader(c, 'content-length');
-  if (length !== undefined) return length.trim() !== '0';
+  if (transferEncoding !== undefined || length !== undefined) return headersDeclareBody(transferEncoding, length);
   // GET and HEAD never carry one, and reading `Request.body` allocates a stream on some runtimes.
   if (incoming !== undefined || c.req.method === 'GET' || c.req.method === 'HEAD') return false;
   return c.req.raw.body !== null;
+}
+
+/** The HTTP/1.1 rule of `declaresBody`, from the two headers (the runtime's body-rate guard uses it too). */
+export function headersDeclareBody(transferEncoding: string | null | undefined, contentLength: string | null | undefined): boolean {
+  if (transferEncoding != null) return true;
+  return contentLength != null && contentLength.trim() !== '0';
 }
 
 export function isJsonMediaType(contentType: string | undefined): boolean {

@@ -1,16 +1,33 @@
 import type { RequestIdVariables } from 'hono/request-id';
-import type { Caller } from '../config.js';
-import type { Deps } from '../deps.js';
-import type { SessionContext } from './session.js';
+import type { Caller, Config } from '../config.js';
+import type { Logger } from '../lib/logger.js';
+import type { Metrics } from './metrics.js';
+import type { RawBody } from './raw-body.js';
+import type { SessionAuthenticator, SessionContext } from './session.js';
 
 export type Face = 'internal' | 'external';
 
+/**
+ * The dependencies a handler reaches as `c.var.deps`. Here, only what the cross-cutting steps of
+ * src/http/ read; src/deps.ts widens it to every dependency by declaration merging, so handlers
+ * see all of them while src/http/ names no feature (DESIGN.md: dependencies flow one way).
+ */
+export interface AppDeps {
+  config: Config;
+  log: Logger;
+  metrics: Metrics;
+  /** Provided by the accounts feature; without it the app and admin tiers refuse everyone. */
+  sessions?: SessionAuthenticator;
+}
+
 export interface AppEnv {
   Variables: RequestIdVariables & {
-    deps: Deps;
+    deps: AppDeps;
     /** The service caller, set by service-token auth on the internal face. */
     caller?: Caller;
     /** The session, set by tier auth on the external face. */
     session?: SessionContext;
+    /** The request body of a raw-body route (route.ts `rawBody`), read as it arrives. */
+    rawBody?: RawBody;
   };
 }

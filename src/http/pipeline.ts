@@ -1,27 +1,27 @@
-import { randomUUID } from 'node:crypto';
 import type { RouteConfig } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import type { ZodType } from 'zod';
-import type { Deps } from '../deps.js';
-import { AnswerResponse } from '../runtime/node-response.js';
-import { accessLogOf, lineOpening, type AccessLog } from './access-log.js';
+import type { ZodObject, ZodType } from 'zod';
+import { RouteLog, type RequestLine } from './access-log.js';
 import { checkDeclaredJsonBody, declaresBody, isJsonMediaType, limitJsonBody } from './body.js';
 import { isCrossSite } from './cross-site.js';
-import type { AppEnv, Face } from './env.js';
+import type { AppDeps, AppEnv, Face } from './env.js';
 import { handleError } from './error-handler.js';
 import { ApiError } from './errors.js';
+import { openRawBody } from './raw-body.js';
 import { requestHeader } from './request-header.js';
+import { requestIdFor } from './request-id.js';
 import type { RequestSeries } from './request-metrics.js';
-import { rulesOf, type RouteEntry } from './route.js';
-import { ensureSecurityHeaders, presetSecurityHeaders, viaTlsEdge } from './security-headers.js';
+import type { RouteEntry } from './route.js';
+import { answerHeaderWriterOf, ensureSecurityHeaders, presetSecurityHeaders, viaTlsEdge } from './security-headers.js';
 import { accessCheck } from './tiers.js';
 
 type Answer = Response | Promise<Response>;
 type Step = (c: Context<AppEnv>) => Answer;
 
-/** Inbound ids we keep: 1 to 128 of letters, digits, `-`, `_` and `=` (anything else is replaced). */
-const REQUEST_ID_MAX = 128;
-const REQUEST_ID = /^[\w\-=]+$/;
+export interface FrontDoorOptions {
+  /** The route answers with streams: see `RouteRules.streamed`. */
+  streamed?: boolean;
+}
 
 /**
  * The whole handling of one route (or of the not-found answer) as ONE function, registered as the
@@ -34,21 +34,17 @@ const REQUEST_ID = /^[\w\-=]+$/;
  * authentication), the step, then the metrics and the request's log line; every failure becomes
  * the envelope here, so it is observed like any answer.
  */
-export function behindFrontDoor(face: Face, deps: Deps, route: string, step: Step): Step {
-  const door = new FrontDoor(face, deps, route);
+export function behindFrontDoor(face: Face, deps: AppDeps, route: string, step: Step, options: FrontDoorOptions = {}): Step {
+  const door = new FrontDoor(face, deps, route, options.streamed ?? false);
   return (c) => {
     const started = performance.now();
     c.set('deps', deps);
-    const inbound = requestHeader(c, 'x-request-id');
-    const requestId =
-      inbound !== undefined && inbound.length <= REQUEST_ID_MAX && REQUEST_ID.test(inbound) ? inbound : randomUUID();
+    const requestId = requestIdFor(requestHeader(c, 'x-request-id'));
     c.set('requestId', requestId);
     const tls = viaTlsEdge(c);
-    const node = answerResponseOf(c);
-    if (node) {
-      node.requestId = requestId;
-      node.viaTls = tls;
-    } else presetSecurityHeaders(c, requestId, tls);
+    const writer = answerHeaderWriterOf(c);
+    if (writer) writer.dressAnswers(requestId, tls);
+    else presetSecurityHeaders(c, requestId, tls);
 
     let answer: Answer;
     try {
@@ -56,97 +52,120 @@ export function behindFrontDoor(face: Face, deps: Deps, route: string, step: Ste
     } catch (err) {
       answer = handleError(err as Error, c);
     }
-    if (!(answer instanceof Promise)) return door.finish(c, answer, started, requestId, tls, node === undefined);
+    if (!(answer instanceof Promise)) return door.finish(c, answer, started, requestId, tls, writer === undefined);
     return answer.then(
-      (res) => door.finish(c, res, started, requestId, tls, node === undefined),
-      (err: Error) => door.finish(c, handleError(err, c), started, requestId, tls, node === undefined),
+      (res) => door.finish(c, res, started, requestId, tls, writer === undefined),
+      (err: Error) => door.finish(c, handleError(err, c), started, requestId, tls, writer === undefined),
     );
   };
 }
 
 /**
- * What the front door does once a route has answered: the headers where the Node response could
- * not merge them, the metrics, the log line. A method, not a closure made per request: the hot path
- * runs under tsx, whose transform names every function expression it creates (`__name`), which
- * cost by-host a measurable share of its throughput.
+ * What the front door does once a route has answered: the headers where the runtime does not
+ * write them, the metrics, the log line; for a streamed answer, the last two when the stream ends.
  */
 class FrontDoor {
-  private readonly accessLog: AccessLog;
-  /** What the route's answers to one method share: the log line's opening, the series by status. */
-  private readonly byMethod = new Map<string, MethodAnswers>();
+  private readonly log: RouteLog;
+  /** The route's series by method and status, looked up once each. */
+  private readonly series = new Map<string, RequestSeries>();
 
   constructor(
     private readonly face: Face,
-    private readonly deps: Deps,
+    private readonly deps: AppDeps,
     private readonly route: string,
+    private readonly streamed: boolean,
   ) {
-    this.accessLog = accessLogOf(deps.log);
+    this.log = new RouteLog(deps.log, face, route);
   }
 
   finish(c: Context<AppEnv>, res: Response, started: number, requestId: string, tls: boolean, ensureHeaders: boolean): Response {
     if (ensureHeaders) ensureSecurityHeaders(res, requestId, tls);
+    if (this.streamed && res.body !== null && res.status < 300) return this.followStream(c, res, started, requestId);
     const seconds = (performance.now() - started) / 1000;
-    const method = this.methodOf(c.req.method);
-    const { status } = res;
-    this.seriesOf(method, status).observe(seconds);
-    if (this.accessLog.wants(status)) {
-      this.accessLog.add(method.opening, {
-        path: c.req.path,
-        status,
-        duration_ms: Math.round(seconds * 1e5) / 100,
-        request_id: requestId,
-        // c.get, not c.var: Hono builds a fresh object of every variable on each read of c.var.
-        caller: c.get('caller'),
-        user_id: c.get('session')?.userId,
-      });
-    }
+    this.seriesOf(c.req.method, res.status).observe(seconds);
+    this.log.write(c.req.method, this.lineOf(c, res.status, seconds, requestId));
     return res;
   }
 
-  private methodOf(method: string): MethodAnswers {
-    let found = this.byMethod.get(method);
-    if (!found) this.byMethod.set(method, (found = { name: method, opening: lineOpening(this.face, method, this.route), series: new Map() }));
-    return found;
+  /** The same answer, whose body is counted as it goes out; the line and the metrics follow its end. */
+  private followStream(c: Context<AppEnv>, res: Response, started: number, requestId: string): Response {
+    const source = res.body!.getReader();
+    let bytes = 0;
+    let ended = false;
+    const end = (aborted: boolean) => {
+      if (ended) return;
+      ended = true;
+      this.seriesOf(c.req.method, res.status).streamed(bytes);
+      const line = this.lineOf(c, res.status, (performance.now() - started) / 1000, requestId);
+      line.bytes = bytes;
+      if (aborted) line.aborted = true;
+      this.log.write(c.req.method, line);
+    };
+    const counted = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done, value } = await source.read();
+          if (done) {
+            end(false);
+            controller.close();
+          } else {
+            bytes += value.byteLength;
+            controller.enqueue(value);
+          }
+        } catch (err) {
+          end(true);
+          controller.error(err);
+        }
+      },
+      cancel(reason) {
+        end(true);
+        return source.cancel(reason);
+      },
+    });
+    return new Response(counted, { status: res.status, statusText: res.statusText, headers: res.headers });
   }
 
-  private seriesOf(method: MethodAnswers, status: number): RequestSeries {
-    let found = method.series.get(status);
+  private lineOf(c: Context<AppEnv>, status: number, seconds: number, requestId: string): RequestLine {
+    return {
+      path: c.req.path,
+      status,
+      duration_ms: Math.round(seconds * 1e5) / 100,
+      request_id: requestId,
+      // c.get, not c.var: Hono builds a fresh object of every variable on each read of c.var.
+      caller: c.get('caller'),
+      user_id: c.get('session')?.userId,
+    };
+  }
+
+  private seriesOf(method: string, status: number): RequestSeries {
+    const key = `${method} ${status}`;
+    let found = this.series.get(key);
     if (!found) {
-      found = this.deps.metrics.requests.seriesOf({ face: this.face, method: method.name, route: this.route, status: String(status) });
-      method.series.set(status, found);
+      found = this.deps.metrics.requests.seriesOf({ face: this.face, method, route: this.route, status: String(status) });
+      this.series.set(key, found);
     }
     return found;
   }
-}
-
-interface MethodAnswers {
-  name: string;
-  opening: string;
-  series: Map<number, RequestSeries>;
-}
-
-/** The Node response when our server (runtime/serve.ts) is answering; it merges the answer headers. */
-function answerResponseOf(c: Context): AnswerResponse | undefined {
-  const outgoing = (c.env as { outgoing?: unknown } | undefined)?.outgoing;
-  return outgoing instanceof AnswerResponse && !outgoing.headersSent ? outgoing : undefined;
 }
 
 /**
  * A route's own work behind the front door: access, the body rules, the route's middleware, then
  * validation of path, query and body, then the handler. Synchronous unless a step must wait.
  */
-export function routeStep({ route, handler }: RouteEntry): Step {
-  const rules = rulesOf(route);
+export function routeStep({ route, rules, handler }: RouteEntry): Step {
   const checkAccess = accessCheck(rules.access);
   const params = route.request?.params as ZodType | undefined;
   const query = route.request?.query as ZodType | undefined;
+  const headers = route.request?.headers as ZodObject | undefined;
   const json = jsonBodyOf(route);
-  const { declaredBody, middleware } = rules;
+  const { declaredBody, middleware, rawBody } = rules;
 
   const paramNames = [...route.path.matchAll(/{(.+?)}/g)].map((match) => match[1]!);
+  const headerNames = headers ? Object.keys(headers.shape) : [];
   const validatePathAndQuery = (c: Context<AppEnv>): void => {
     if (params) validate(c, 'param', params, pathValues(c, paramNames));
     if (query) validate(c, 'query', query, queryValues(c));
+    if (headers) validate(c, 'header', headers, headerValues(c, headerNames));
   };
   // Path and query before the body, as zod-openapi's validators ran them.
   const readBodyThenHandle: Step = json
@@ -159,16 +178,13 @@ export function routeStep({ route, handler }: RouteEntry): Step {
         validatePathAndQuery(c);
         return handler(c);
       };
-  const afterAccess: Step =
-    middleware.length === 0
-      ? (c) => {
-          if (declaredBody === 'json') checkDeclaredJsonBody(c);
-          return readBodyThenHandle(c);
-        }
-      : (c) => {
-          if (declaredBody === 'json') checkDeclaredJsonBody(c);
-          return runMiddleware(c, middleware, readBodyThenHandle);
-        };
+  const afterBodyRules: Step = middleware.length === 0 ? readBodyThenHandle : (c) => runMiddleware(c, middleware, readBodyThenHandle);
+  const afterAccess: Step = rawBody
+    ? (c) => openRawBody(c, rawBody).then(() => afterBodyRules(c))
+    : (c) => {
+        if (declaredBody === 'json') checkDeclaredJsonBody(c);
+        return afterBodyRules(c);
+      };
 
   return (c) => {
     if (typeof declaredBody === 'function' && declaresBody(c)) return declaredBody(c);
@@ -177,7 +193,7 @@ export function routeStep({ route, handler }: RouteEntry): Step {
   };
 }
 
-function validate(c: Context<AppEnv>, target: 'param' | 'query' | 'json', schema: ZodType, value: unknown): void {
+function validate(c: Context<AppEnv>, target: 'param' | 'query' | 'header' | 'json', schema: ZodType, value: unknown): void {
   const result = schema.safeParse(value);
   if (!result.success) {
     // The envelope's 400, naming the first issue (never zod's own body).
@@ -193,6 +209,16 @@ function pathValues(c: Context, names: string[]): Record<string, string> {
   const values: Record<string, string> = {};
   for (const name of names) {
     const value = c.req.param(name);
+    if (value !== undefined) values[name] = value;
+  }
+  return values;
+}
+
+/** The headers a route's schema names (in lower case), as sent; the others are not the route's. */
+function headerValues(c: Context, names: string[]): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const name of names) {
+    const value = requestHeader(c, name.toLowerCase());
     if (value !== undefined) values[name] = value;
   }
   return values;
@@ -225,13 +251,19 @@ async function readJsonBody(c: Context<AppEnv>, { schema, required }: JsonBody):
   }
   let value: unknown = {};
   if (isJsonMediaType(contentType)) {
-    await limitJsonBody(c, async () => {
-      try {
-        value = await c.req.json();
-      } catch {
-        throw new ApiError('bad_request', 'Malformed JSON in request body');
-      }
-    });
+    try {
+      await limitJsonBody(c, async () => {
+        try {
+          value = await c.req.json();
+        } catch {
+          throw new ApiError('bad_request', 'Malformed JSON in request body');
+        }
+      });
+    } catch (err) {
+      // A body that broke off (an abort, bad framing) while the limit counted it: the client's doing.
+      if (err instanceof ApiError) throw err;
+      throw new ApiError('bad_request', 'The request body ended before it was complete.', { cause: err });
+    }
   }
   validate(c, 'json', schema, value);
 }

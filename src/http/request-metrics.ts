@@ -9,12 +9,22 @@ export interface RequestLabels {
   status: string;
 }
 
-/** One label set's count, sum and (non-cumulative) bucket counts. */
+/** One label set's count, sum and (non-cumulative) bucket counts, and its streamed answers. */
 export class RequestSeries {
+  /** Answers timed in the latency histogram. */
   count = 0;
   sum = 0;
   readonly buckets = new Float64Array(REQUEST_BUCKETS.length);
+  /** Streamed answers (counted when they end, kept out of the histogram) and the bytes they carried. */
+  streams = 0;
+  streamBytes = 0;
   constructor(readonly labels: RequestLabels) {}
+
+  /** A streamed answer that has ended, after `bytes`: a long stream is no latency. */
+  streamed(bytes: number): void {
+    this.streams += 1;
+    this.streamBytes += bytes;
+  }
 
   observe(seconds: number): void {
     this.count += 1;
@@ -37,9 +47,15 @@ const REQUESTS = {
   type: 'counter',
   aggregator: 'sum',
 } as const;
+const STREAM_BYTES = {
+  name: 'felis_http_stream_bytes_total',
+  help: 'Bytes of streamed answers (event streams, downloads), counted when each stream ends.',
+  type: 'counter',
+  aggregator: 'sum',
+} as const;
 const DURATION = {
   name: 'felis_http_request_duration_seconds',
-  help: 'Time to answer an HTTP request (until the response starts), by route pattern.',
+  help: 'Time to answer an HTTP request (until the response starts), by route pattern; streamed answers are not in it.',
   type: 'histogram',
   aggregator: 'sum',
 } as const;
@@ -55,12 +71,15 @@ export class RequestMetrics {
   private readonly series = new Map<string, RequestSeries>();
 
   constructor(registry: Registry) {
-    const metric = (meta: typeof REQUESTS | typeof DURATION, values: (s: RequestSeries) => MetricValue[]) => ({
+    const metric = (meta: typeof REQUESTS | typeof DURATION | typeof STREAM_BYTES, values: (s: RequestSeries) => MetricValue[]) => ({
       ...meta,
       get: async () => ({ ...meta, values: [...this.series.values()].flatMap(values) }),
     });
     // prom-client formats any registered object with a name, a type and get(); its types only list its own classes.
-    registry.registerMetric(metric(REQUESTS, (s) => [{ labels: { ...s.labels }, value: s.count }]) as never);
+    registry.registerMetric(metric(REQUESTS, (s) => [{ labels: { ...s.labels }, value: s.count + s.streams }]) as never);
+    registry.registerMetric(
+      metric(STREAM_BYTES, (s) => (s.streams === 0 ? [] : [{ labels: { ...s.labels }, value: s.streamBytes }])) as never,
+    );
     registry.registerMetric(metric(DURATION, histogramValues) as never);
   }
 
@@ -74,6 +93,7 @@ export class RequestMetrics {
 }
 
 function histogramValues(s: RequestSeries): MetricValue[] {
+  if (s.count === 0) return [];
   const name = 'felis_http_request_duration_seconds';
   const values: MetricValue[] = [];
   let cumulative = 0;

@@ -1,7 +1,7 @@
 import { createRoute, z, type RouteConfig, type RouteHandler } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from './env.js';
-import { ApiError } from './errors.js';
+import type { RawBodyOptions, RawBodyRule } from './raw-body.js';
 import type { Access } from './tiers.js';
 
 export const ErrorEnvelopeSchema = z
@@ -26,11 +26,18 @@ export const errorAnswer = (description: string) => json(ErrorEnvelopeSchema, de
 /** A JSON request body (required unless the route says otherwise). */
 export const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { content: { 'application/json': { schema } } } });
 
+/** A raw request body of these media types (route options `rawBody` give its limit; the handler reads `rawBodyOf(c)`). */
+export const rawBody = (...mediaTypes: string[]) => ({
+  body: {
+    content: Object.fromEntries(mediaTypes.map((type) => [type, { schema: z.string().openapi({ format: 'binary' }) }])),
+  },
+});
+
 /** The common answers each tier can give, so every operation documents them. */
-function commonResponses(access: Access, hasJsonBody: boolean): RouteConfig['responses'] {
+function commonResponses(access: Access, body: 'json' | 'raw' | undefined): RouteConfig['responses'] {
   const responses: RouteConfig['responses'] = { 500: errorAnswer('internal') };
-  if (hasJsonBody) {
-    responses[400] = errorAnswer('bad_request');
+  if (body !== undefined) {
+    responses[400] = errorAnswer(body === 'raw' ? 'bad_request or digest_mismatch' : 'bad_request');
     responses[413] = errorAnswer('too_large');
     responses[415] = errorAnswer('unsupported_media_type');
   }
@@ -46,7 +53,7 @@ function commonResponses(access: Access, hasJsonBody: boolean): RouteConfig['res
 export type DeclaredBody =
   /** JSON rules: 415 unless JSON, 413 over 1 MiB, then the body schema (if the route has one). */
   | 'json'
-  /** The route reads a body of its own media type. */
+  /** The route reads a raw body of its listed media types (`RouteRules.rawBody`). */
   | 'raw'
   /** Refused before anything else reads it, by the route's own answer. */
   | ((c: Context<AppEnv>) => Response);
@@ -55,33 +62,50 @@ export type DeclaredBody =
 export interface RouteRules {
   access: Access;
   declaredBody: DeclaredBody;
+  /** Raw-body routes: accepted media types, the size limit that applies, the digest rule. */
+  rawBody: RawBodyRule | undefined;
+  /**
+   * The answer is a stream (SSE, a download): its log line and metrics are written when the
+   * stream ends, with its length, and it stays out of the latency histogram.
+   */
+  streamed: boolean;
   /** The route's own steps (rate limits), after access and the body rules, before validation. */
   middleware: MiddlewareHandler<AppEnv>[];
 }
 
-const RULES = Symbol('felis.routeRules');
-
-export function rulesOf(route: RouteConfig): RouteRules {
-  const rules = (route as { [RULES]?: RouteRules })[RULES];
-  if (!rules) throw new Error(`${route.method} ${route.path} was not declared with defineRoute`);
-  return rules;
+export interface RouteOptions {
+  /** Refuses any declared body with this answer, before anything reads it. */
+  onDeclaredBody?: (c: Context<AppEnv>) => Response;
+  /** For a body of other media types than JSON (listed in `request.body.content`): its limit and digest rule. */
+  rawBody?: RawBodyOptions;
+  /** The answer is a stream: see `RouteRules.streamed`. */
+  streamed?: boolean;
 }
+
+/** A route as defineRoute makes it: the OpenAPI definition and, as a plain field, its rules. */
+export type DefinedRoute<R> = R & { felis: RouteRules };
 
 /**
  * Declares an operation: its access (tier and callers) beside its OpenAPI definition, and how a
  * declared body is treated. The pipeline enforces them in this order: access, body rules, the
- * route's own middleware, then zod validation of path, query and body.
+ * route's own middleware, then zod validation of path, query, headers and body.
+ *
+ * A body whose content lists only other media types than JSON is raw: `options.rawBody` gives its
+ * limit, the handler reads it with `rawBodyOf(c)` (raw-body.ts). Header schemas name headers in
+ * lower case; only the named headers are validated (`.strict()` refuses nothing else).
  */
 export function defineRoute<P extends string, R extends Omit<RouteConfig, 'path'> & { path: P }>(
   access: Access,
   config: R,
-  options: { onDeclaredBody?: (c: Context<AppEnv>) => Response } = {},
-) {
+  options: RouteOptions = {},
+): DefinedRoute<R> {
   const content = config.request?.body?.content ?? {};
-  const hasJsonBody = 'application/json' in content;
-  const isRawBody = Object.keys(content).length > 0 && !hasJsonBody;
-  if (config.request?.headers || config.request?.cookies) {
-    throw new Error(`${config.path}: header and cookie schemas are not validated by the pipeline`);
+  const mediaTypes = Object.keys(content).map((type) => type.toLowerCase());
+  const hasJsonBody = mediaTypes.includes('application/json');
+  const isRawBody = mediaTypes.length > 0 && !hasJsonBody;
+  if (config.request?.cookies) throw new Error(`${config.path}: cookie schemas are not validated by the pipeline`);
+  if (isRawBody !== (options.rawBody !== undefined)) {
+    throw new Error(`${config.path}: a raw body (a body of other media types than JSON) needs options.rawBody, and only it`);
   }
   const { middleware, ...rest } = config;
   const route = createRoute({
@@ -90,22 +114,24 @@ export function defineRoute<P extends string, R extends Omit<RouteConfig, 'path'
       ...config.request,
       body: config.request.body && { required: true, ...config.request.body },
     },
-    responses: { ...commonResponses(access, hasJsonBody), ...config.responses },
+    responses: { ...commonResponses(access, isRawBody ? 'raw' : hasJsonBody ? 'json' : undefined), ...config.responses },
     'x-felis-tier': access.tier,
     ...(access.tier === 'service' ? { 'x-felis-callers': access.callers } : {}),
   } as unknown as R);
-  const rules: RouteRules = {
+  const felis: RouteRules = {
     access,
     declaredBody: options.onDeclaredBody ?? (isRawBody ? 'raw' : 'json'),
+    rawBody: options.rawBody && { mediaTypes, limit: options.rawBody.limit, digest: options.rawBody.digest ?? 'optional' },
+    streamed: options.streamed ?? false,
     middleware: middleware === undefined ? [] : ([middleware].flat() as MiddlewareHandler<AppEnv>[]),
   };
-  // Not enumerable: the OpenAPI registry copies routes with spread and must not see it.
-  Object.defineProperty(route, RULES, { value: rules });
-  return route;
+  return Object.assign(route, { felis });
 }
 
+/** One route as a table holds it: the OpenAPI definition (what the document shows), its rules, its handler. */
 export interface RouteEntry {
   route: RouteConfig;
+  rules: RouteRules;
   handler: (c: Context<AppEnv>) => Response | Promise<Response>;
 }
 
@@ -117,9 +143,10 @@ export class RouteTable {
   readonly entries: RouteEntry[] = [];
 
   openapi<R extends RouteConfig>(route: R, handler: RouteHandler<R, AppEnv>): this {
-    rulesOf(route);
+    const { felis: rules, ...definition } = route as R & { felis?: RouteRules };
+    if (!rules) throw new Error(`${route.method} ${route.path} was not declared with defineRoute`);
     const run = handler as unknown as (c: Context<AppEnv>, next: () => Promise<void>) => Response | Promise<Response>;
-    this.entries.push({ route, handler: (c) => run(c, noNext) });
+    this.entries.push({ route: definition as RouteConfig, rules, handler: (c) => run(c, noNext) });
     return this;
   }
 

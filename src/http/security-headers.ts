@@ -17,6 +17,23 @@ export function answerHeaderObject(requestId: string): Record<string, string> {
 }
 export const HSTS = 'max-age=63072000; includeSubDomains';
 const FIXED = Object.entries(answerHeaderObject('')).filter(([name]) => name !== 'X-Request-Id');
+/** Lower-cased names of the headers every answer carries, which an answer's own headers may not set. */
+export const ANSWER_HEADER_NAMES: readonly string[] = Object.keys(answerHeaderObject('')).map((name) => name.toLowerCase());
+
+/**
+ * A runtime's response that puts the answer headers on whatever answer it writes, in its one
+ * `writeHead` (runtime/node-response.ts): the front door tells it what this request's are.
+ */
+export interface AnswerHeaderWriter {
+  readonly headersSent: boolean;
+  dressAnswers(requestId: string, viaTls: boolean): void;
+}
+
+/** The runtime's answer-header writer of this request, when it has one and has not answered yet. */
+export function answerHeaderWriterOf(c: Context): AnswerHeaderWriter | undefined {
+  const outgoing = (c.env as { outgoing?: Partial<AnswerHeaderWriter> } | undefined)?.outgoing;
+  return typeof outgoing?.dressAnswers === 'function' && !outgoing.headersSent ? (outgoing as AnswerHeaderWriter) : undefined;
+}
 
 /** HSTS only for requests that came through the TLS edge: a plain-HTTP answer must not pin hosts. */
 export function viaTlsEdge(c: Context): boolean {

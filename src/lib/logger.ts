@@ -2,20 +2,20 @@ import { pino, type Logger, type DestinationStream } from 'pino';
 
 export type { Logger };
 
-/** How a line names its level and its time; shared with the request log, which formats its own lines. */
-export const levelField = (label: string) => ({ level: label });
-/** pino's `isoTime`, for a given moment: the request log stamps each line when its answer went out. */
-export const timeFieldAt = (ms: number) => `,"time":"${new Date(ms).toISOString()}"`;
-
+/**
+ * JSON lines. Without a destination they go to stdout through pino's asynchronous destination
+ * (written in the background, flushed at exit). The wildcard redaction is the safety net for
+ * objects logged whole; the request log's children drop it (http/access-log.ts).
+ */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
     {
       level,
       base: { service: 'felis' },
-      timestamp: () => timeFieldAt(Date.now()),
-      formatters: { level: levelField },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
       redact: { paths: ['*.authorization', '*.cookie', '*.password', '*.token'], censor: '[redacted]' },
     },
-    destination,
+    destination ?? pino.destination({ dest: 1, sync: false }),
   );
 }

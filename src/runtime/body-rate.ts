@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server } from 'node:http';
+import { headersDeclareBody } from '../http/body.js';
 import type { Logger } from '../lib/logger.js';
 
 export interface BodyRateRule {
@@ -12,11 +13,7 @@ export interface BodyRateRule {
 /** Contract section 8: after 30 s a body must average 16 KiB/s or the connection is closed. */
 export const CONTRACT_BODY_RATE: BodyRateRule = { graceMs: 30_000, minBytesPerSecond: 16 * 1024, checkEveryMs: 1000 };
 
-function declaresBody(req: IncomingMessage): boolean {
-  if (req.headers['transfer-encoding'] !== undefined) return true;
-  const length = req.headers['content-length'];
-  return length !== undefined && length.trim() !== '0';
-}
+const declaresBody = (req: IncomingMessage) => headersDeclareBody(req.headers['transfer-encoding'], req.headers['content-length']);
 
 /**
  * Watches every request with a body and destroys the connection of one that trickles (a slow-body
@@ -62,11 +59,7 @@ export function guardBodyRate(server: Server, rule: BodyRateRule, log: Logger): 
 
 type FetchHandler = (request: Request, env?: unknown) => Response | Promise<Response>;
 
-function declaresBodyHeaders(headers: Headers): boolean {
-  if (headers.has('transfer-encoding')) return true;
-  const length = headers.get('content-length');
-  return length !== null && length.trim() !== '0';
-}
+const declaresBodyHeaders = (headers: Headers) => headersDeclareBody(headers.get('transfer-encoding'), headers.get('content-length'));
 
 /**
  * The same rule where no socket is reachable (Bun.serve): the body is counted as the handler reads

@@ -1,5 +1,4 @@
 import { Writable } from 'node:stream';
-import { flushAccessLogs } from '../../src/http/access-log.js';
 import { createLogger, type Logger } from '../../src/lib/logger.js';
 
 export interface CapturedLog {
@@ -20,8 +19,6 @@ export function captureLog(level = 'info'): CapturedLog {
   return {
     log: createLogger(level, sink),
     lines: () => {
-      // Request lines are written in a batch after the answers of a turn (src/http/access-log.ts).
-      flushAccessLogs();
       return chunks
         .join('')
         .split('\n')

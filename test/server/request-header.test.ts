@@ -1,9 +1,9 @@
 import { connect } from 'node:net';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../lib/logger.js';
-import { serve, type Listening } from '../runtime/serve.js';
-import { requestHeader } from './request-header.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { serve, type Listening } from '../../src/runtime/serve.js';
+import { requestHeader } from '../../src/http/request-header.js';
 
 const NAMES = ['x-request-id', 'x-forwarded-proto', 'authorization', 'content-type', 'origin', 'sec-fetch-site', 'cookie', 'host', 'user-agent', 'absent'];
 
