@@ -72,10 +72,28 @@ export function maintenanceError(serverName: string): ApiError {
   return new ApiError('maintenance_in_progress', `${serverName}'s world is held by a restore, backup, unzip or file write.`);
 }
 
-/** Takes the lock or answers 409 maintenance_in_progress; the lease is renewed until release. */
-export async function holdWorld(deps: LockDeps, serverName: string, holder: string, kind: LockKind): Promise<HeldLock> {
+/** How long a short file operation waits for another one to finish before answering 409. */
+const QUEUE_TRIES = 200;
+const QUEUE_PAUSE_MS = 10;
+
+/**
+ * Takes the lock or answers 409 maintenance_in_progress; the lease is renewed until release.
+ * `queueBehind`: while a lock of that kind (a short file write) holds the world, wait for it in
+ * real time (a second or two at most), so that concurrent writers see each other's result.
+ */
+export async function holdWorld(
+  deps: LockDeps,
+  serverName: string,
+  holder: string,
+  kind: LockKind,
+  options: { queueBehind?: LockKind } = {},
+): Promise<HeldLock> {
   const { db } = deps.database;
-  if (!(await tryLock(db, deps.clock.now(), serverName, holder, kind))) throw maintenanceError(serverName);
+  for (let tries = 0; !(await tryLock(db, deps.clock.now(), serverName, holder, kind)); tries++) {
+    const queue = options.queueBehind !== undefined && tries < QUEUE_TRIES;
+    if (!queue || (await lockHolderKind(db, serverName)) !== options.queueBehind) throw maintenanceError(serverName);
+    await new Promise((resolve) => setTimeout(resolve, QUEUE_PAUSE_MS));
+  }
   const timer = setInterval(() => {
     renewLock(db, deps.clock.now(), serverName, holder).then(
       (held) => held || deps.log.warn({ server: serverName, holder }, 'world lock was taken over while held'),

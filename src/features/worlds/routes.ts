@@ -1,9 +1,10 @@
 import { createRouter } from '../../http/route.js';
 import { externalBackupRoutes, internalBackupRoutes } from './backup-routes.js';
+import { externalFileRoutes } from './file-routes.js';
 
 /** The worlds feature on the external face: backups, restores, jobs, files, exports. */
 export function externalWorldRoutes() {
-  return createRouter().include(externalBackupRoutes());
+  return createRouter().include(externalBackupRoutes()).include(externalFileRoutes());
 }
 
 /** The worlds feature on the internal face: the break-glass backup. */
