@@ -7,6 +7,7 @@ import type { Deps } from './deps.js';
 import { startAccountHousekeeping } from './features/accounts/housekeeping.js';
 import { setupOnStart } from './features/auth/setup-token.js';
 import { SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/startup.js';
+import { startWorldsHousekeeping } from './features/worlds/housekeeping.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { serve, type Listening } from './runtime/serve.js';
@@ -43,6 +44,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
   await setupOnStart(deps);
   const stopHousekeeping = startAccountHousekeeping(deps);
   await startServersFeature(deps);
+  const stopWorlds = startWorldsHousekeeping(deps);
   const apps = createApps(deps);
   const internal = await serve({ fetch: apps.internal.fetch, port: config.internalPort, host: config.host, log });
   const external = await serve({ fetch: apps.external.fetch, port: config.externalPort, host: config.host, log });
@@ -60,6 +62,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
         shutdown.abort();
         stopHousekeeping();
         await Promise.all([internal.close(), external.close()]);
+        stopWorlds();
+        await deps.worlds.jobs.idle();
         stopServersFeature(deps);
         deps.sessionVerifier.close();
         await cluster.close();
