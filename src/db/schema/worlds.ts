@@ -61,3 +61,28 @@ export const worldLocks = pgTable('world_locks', {
   acquiredAt: at('acquired_at').notNull(),
   leaseUntil: at('lease_until').notNull(),
 });
+
+/**
+ * A download a user asked for: a backup's archive, or an archive made of a stopped world (or a part
+ * of it). Only `requested_by` may read or download it; the object is ours (`storage_key`).
+ */
+export const worldExports = pgTable(
+  'world_exports',
+  {
+    ticket: uuid('ticket').primaryKey(),
+    serverName: text('server_name').notNull(),
+    requestedBy: uuid('requested_by')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    /** backup: the backup's own archive (never deleted with the export); world: made for it. */
+    source: text('source', { enum: ['backup', 'world'] }).notNull(),
+    state: text('state', { enum: ['preparing', 'ready', 'failed', 'expired'] }).notNull(),
+    message: text('message'),
+    storageKey: text('storage_key').notNull(),
+    filename: text('filename').notNull(),
+    contentType: text('content_type').notNull(),
+    createdAt: at('created_at').notNull(),
+    expiresAt: at('expires_at').notNull(),
+  },
+  (t) => [index('world_exports_user_idx').on(t.requestedBy)],
+);

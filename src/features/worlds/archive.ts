@@ -22,7 +22,8 @@ export function archiveWorld(dir: string): WorldArchive {
   let skipped = 0;
   const packer = tar.create(
     {
-      gzip: { level: 6 },
+      // Level 1: region files are zlib-compressed already, so a higher level costs CPU for little.
+      gzip: { level: 1 },
       cwd: dir,
       portable: true,
       follow: false,

@@ -1,5 +1,6 @@
 import type { Deps } from '../../deps.js';
 import { reverifyBackups, sweepExpiredBackups } from './backup-service.js';
+import { sweepExpiredExports } from './exports.js';
 import { failOrphanedJobs } from './jobs.js';
 import { sweepLapsedLocks } from './lock.js';
 import { reclaimIdleWorlds } from './reclaim.js';
@@ -13,6 +14,7 @@ export const REVERIFY_AFTER_MS = 7 * 24 * 60 * 60_000;
 /** One pass of the slow loop: expiry sweep, re-verification, idle reclaim. */
 export async function backupPass(deps: JobDeps): Promise<void> {
   await sweepExpiredBackups(deps);
+  await sweepExpiredExports(deps);
   await reverifyBackups(deps, REVERIFY_AFTER_MS);
   await reclaimIdleWorlds(deps);
 }
