@@ -4,8 +4,7 @@ import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { bearer, createTestApps, createTestDeps, errorOf, jsonRequest, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
-import { addServer, randomMcUuid } from '../../../test/helpers/servers.js';
-import { createUser, linkAccount, signIn } from '../../../test/helpers/sessions.js';
+import { addServer } from '../../../test/helpers/servers.js';
 import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
 import { LocalBackupStore } from '../../adapters/backup-store/local.js';
 import { auditLog } from '../../db/schema/audit.js';
@@ -15,7 +14,7 @@ import { reverifyBackups, sweepExpiredBackups } from './backup-service.js';
 import { failOrphanedJobs, recordJob } from './jobs.js';
 import { LOCK_LEASE_MS, sweepLapsedLocks } from './lock.js';
 import type { BackupView } from './schema.js';
-import { testWorlds, useTempDir } from './test-worlds.js';
+import { claimFor, testWorlds, useTempDir, worldMember } from './test-worlds.js';
 
 describe('backup, restore and job routes', () => {
   const database = useTestDatabase();
@@ -29,15 +28,10 @@ describe('backup, restore and job routes', () => {
     return { deps, worlds, store, ...createTestApps(deps) };
   }
 
-  async function member(deps: TestDeps, role: 'user' | 'admin' = 'user') {
-    const user = await createUser(deps, { role });
-    await linkAccount(deps, { userId: user.id, mcUuid: randomMcUuid() });
-    return { ...user, headers: (await signIn(deps, { userId: user.id })).headers };
-  }
 
   async function ownedWorld(deps: TestDeps, ownerId: string, content = 'motd=first\n') {
     const { name } = addServer(deps).spec;
-    await deps.database.db.insert(serverClaims).values({ serverName: name, subdomain: name, userId: ownerId, claimedAt: deps.clock.now() });
+    await claimFor(deps, name, ownerId);
     const folder = await deps.worlds.folders!.folder(name);
     writeFileSync(join(folder, 'server.properties'), content);
     return { name, folder };
@@ -48,7 +42,7 @@ describe('backup, restore and job routes', () => {
 
   it('backs up a stopped world for its owner, lists it and shows the job', async () => {
     const { deps, external } = setUp();
-    const owner = await member(deps);
+    const owner = await worldMember(deps);
     const { name } = await ownedWorld(deps, owner.id);
 
     const res = await post(external, `/api/v1/servers/${name}/backup`, owner.headers);
@@ -81,8 +75,8 @@ describe('backup, restore and job routes', () => {
 
   it('refuses a running server (409 not_stopped), a stranger (403) and an unknown server (404)', async () => {
     const { deps, external } = setUp();
-    const owner = await member(deps);
-    const stranger = await member(deps);
+    const owner = await worldMember(deps);
+    const stranger = await worldMember(deps);
     const { name } = await ownedWorld(deps, owner.id);
     expect((await post(external, `/api/v1/servers/${name}/backup`, stranger.headers)).status).toBe(403);
     expect((await post(external, `/api/v1/servers/nosuchserver/backup`, owner.headers)).status).toBe(404);
@@ -97,7 +91,7 @@ describe('backup, restore and job routes', () => {
 
   it('holds the world: a second job and a wake get 409 maintenance_in_progress until the first ends', async () => {
     const { deps, external } = setUp();
-    const owner = await member(deps);
+    const owner = await worldMember(deps);
     const { name } = await ownedWorld(deps, owner.id);
     await deps.database.db.insert(worldLocks).values({
       serverName: name,
@@ -140,7 +134,7 @@ describe('backup, restore and job routes', () => {
 
   it('restores the chosen backup after a pre_restore snapshot, giving back the same bytes', async () => {
     const { deps, external } = setUp();
-    const owner = await member(deps);
+    const owner = await worldMember(deps);
     const { name, folder } = await ownedWorld(deps, owner.id, 'motd=the good days\n');
     await post(external, `/api/v1/servers/${name}/backup`, owner.headers);
     await deps.worlds.jobs.idle();
@@ -175,9 +169,9 @@ describe('backup, restore and job routes', () => {
 
   it('never restores a corrupt backup, and never another owner’s world', async () => {
     const { deps, external, store } = setUp();
-    const owner = await member(deps);
-    const other = await member(deps);
-    const admin = await member(deps, 'admin');
+    const owner = await worldMember(deps);
+    const other = await worldMember(deps);
+    const admin = await worldMember(deps, 'admin');
     const { name, folder } = await ownedWorld(deps, owner.id);
     await post(external, `/api/v1/servers/${name}/backup`, owner.headers);
     await deps.worlds.jobs.idle();
@@ -210,9 +204,9 @@ describe('backup, restore and job routes', () => {
 
   it('pages with a total, scopes users to their former worlds, deletes and sweeps expired backups', async () => {
     const { deps, external } = setUp();
-    const owner = await member(deps);
-    const stranger = await member(deps);
-    const admin = await member(deps, 'admin');
+    const owner = await worldMember(deps);
+    const stranger = await worldMember(deps);
+    const admin = await worldMember(deps, 'admin');
     const { name } = await ownedWorld(deps, owner.id);
     for (let i = 0; i < 3; i++) {
       expect((await post(external, `/api/v1/servers/${name}/backup`, owner.headers)).status).toBe(202);
@@ -270,7 +264,7 @@ describe('backup, restore and job routes', () => {
 
   it('answers 503 when the backup store cannot be reached', async () => {
     const { deps, external } = setUp();
-    const owner = await member(deps);
+    const owner = await worldMember(deps);
     const { name } = await ownedWorld(deps, owner.id);
     deps.worlds.store.ping = async () => {
       throw new Error('down');

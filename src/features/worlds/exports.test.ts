@@ -5,14 +5,12 @@ import { Readable } from 'node:stream';
 import { eq } from 'drizzle-orm';
 import * as tar from 'tar';
 import { describe, expect, it } from 'vitest';
-import { createTestApps, createTestDeps, errorOf, type TestDeps } from '../../../test/helpers/app.js';
+import { createTestApps, createTestDeps, errorOf } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
-import { addServer, randomMcUuid } from '../../../test/helpers/servers.js';
-import { createUser, linkAccount, signIn } from '../../../test/helpers/sessions.js';
+import { addServer } from '../../../test/helpers/servers.js';
 import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
-import { serverClaims } from '../../db/schema/servers.js';
 import { worldBackups } from '../../db/schema/worlds.js';
-import { testWorlds, useTempDir } from './test-worlds.js';
+import { claimFor, testWorlds, useTempDir, worldMember } from './test-worlds.js';
 
 /** The names and contents of a tar.gz's files. */
 async function filesOf(archive: Uint8Array): Promise<Record<string, string>> {
@@ -38,18 +36,13 @@ describe('exports', () => {
   const database = useTestDatabase();
   const tempDir = useTempDir();
 
-  async function member(deps: TestDeps, role: 'user' | 'admin' = 'user') {
-    const user = await createUser(deps, { role });
-    await linkAccount(deps, { userId: user.id, mcUuid: randomMcUuid() });
-    return { ...user, headers: (await signIn(deps, { userId: user.id })).headers };
-  }
 
   async function setUp() {
     const deps = createTestDeps(database(), { overrides: { worlds: testWorlds(tempDir()) } });
     const { external } = createTestApps(deps);
-    const owner = await member(deps);
+    const owner = await worldMember(deps);
     const { name } = addServer(deps).spec;
-    await deps.database.db.insert(serverClaims).values({ serverName: name, subdomain: name, userId: owner.id, claimedAt: deps.clock.now() });
+    await claimFor(deps, name, owner.id);
     const folder = await deps.worlds.folders!.folder(name);
     mkdirSync(join(folder, 'world'));
     writeFileSync(join(folder, 'world', 'level.dat'), 'LEVEL');
@@ -62,7 +55,7 @@ describe('exports', () => {
 
   it('exports a stopped world, downloadable only by the user who asked', async () => {
     const { deps, external, owner, name } = await setUp();
-    const admin = await member(deps, 'admin');
+    const admin = await worldMember(deps, 'admin');
     const res = await post(external, `/api/v1/servers/${name}/world/export`, owner.headers);
     expect(res.status).toBe(202);
     const ticket = (await res.json()) as { ticket: string; state: string; filename: string };

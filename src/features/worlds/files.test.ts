@@ -2,13 +2,11 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createTestApps, createTestDeps, errorOf, jsonRequest, type TestDeps } from '../../../test/helpers/app.js';
+import { createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
-import { addServer, randomMcUuid } from '../../../test/helpers/servers.js';
-import { createUser, linkAccount, signIn } from '../../../test/helpers/sessions.js';
+import { addServer } from '../../../test/helpers/servers.js';
 import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
-import { serverClaims } from '../../db/schema/servers.js';
-import { testWorlds, useTempDir } from './test-worlds.js';
+import { claimFor, testWorlds, useTempDir, worldMember } from './test-worlds.js';
 
 const sha = (bytes: string | Buffer) => createHash('sha256').update(bytes).digest('hex');
 const b64 = (text: string) => Buffer.from(text).toString('base64');
@@ -21,9 +19,9 @@ describe('world file routes', () => {
     const root = tempDir();
     const deps = createTestDeps(database(), { overrides: { worlds: testWorlds(root) } });
     const { external } = createTestApps(deps);
-    const owner = await member(deps);
+    const owner = await worldMember(deps);
     const { name } = addServer(deps).spec;
-    await deps.database.db.insert(serverClaims).values({ serverName: name, subdomain: name, userId: owner.id, claimedAt: deps.clock.now() });
+    await claimFor(deps, name, owner.id);
     const folder = await deps.worlds.folders!.folder(name);
     mkdirSync(join(folder, 'world'));
     writeFileSync(join(folder, 'server.properties'), 'motd=hello\n');
@@ -32,11 +30,6 @@ describe('world file routes', () => {
     return { deps, external, owner, name, folder, base, q, root };
   }
 
-  async function member(deps: TestDeps, role: 'user' | 'admin' = 'user') {
-    const user = await createUser(deps, { role });
-    await linkAccount(deps, { userId: user.id, mcUuid: randomMcUuid() });
-    return { ...user, headers: (await signIn(deps, { userId: user.id })).headers };
-  }
 
   it('lists, reads and writes with the editor’s base64 and sha-256', async () => {
     const { external, owner, base, q, folder } = await setUp();
@@ -176,8 +169,8 @@ describe('world file routes', () => {
 
   it('answers 409 not_stopped on a running server, 403 to a stranger, and serves staff', async () => {
     const { deps, external, owner, base, q, name } = await setUp();
-    const stranger = await member(deps);
-    const admin = await member(deps, 'admin');
+    const stranger = await worldMember(deps);
+    const admin = await worldMember(deps, 'admin');
     expect((await external.request(`${base}/files`, { headers: stranger.headers })).status).toBe(403);
     expect((await external.request(`${base}/file${q('server.properties')}`, { headers: admin.headers })).status).toBe(200);
     await deps.cluster.setDesiredState(name, 'Running');

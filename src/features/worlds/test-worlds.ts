@@ -4,6 +4,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
+import type { TestDeps } from '../../../test/helpers/app.js';
+import { randomMcUuid } from '../../../test/helpers/servers.js';
+import { createUser, linkAccount, signIn } from '../../../test/helpers/sessions.js';
+import { serverClaims } from '../../db/schema/servers.js';
 import { LocalBackupStore } from '../../adapters/backup-store/local.js';
 import type { BackupStore } from '../../adapters/backup-store/types.js';
 import { SimulatedWorldFolders } from '../../adapters/cluster/simulated-worlds.js';
@@ -51,4 +55,16 @@ export async function seedWorld(folder: string): Promise<{ close(): Promise<void
     skippable: 3,
     close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
   };
+}
+
+/** A signed-in account with a linked player, as the panel's user (or staff) would be. */
+export async function worldMember(deps: TestDeps, role: 'user' | 'admin' = 'user') {
+  const user = await createUser(deps, { role });
+  await linkAccount(deps, { userId: user.id, mcUuid: randomMcUuid() });
+  return { ...user, headers: (await signIn(deps, { userId: user.id })).headers };
+}
+
+/** Records `userId` as the server's owner. */
+export async function claimFor(deps: TestDeps, serverName: string, userId: string): Promise<void> {
+  await deps.database.db.insert(serverClaims).values({ serverName, subdomain: serverName, userId, claimedAt: deps.clock.now() });
 }
