@@ -14,7 +14,7 @@ import { reverifyBackups, sweepExpiredBackups } from './backup-service.js';
 import { failOrphanedJobs, recordJob } from './jobs.js';
 import { LOCK_LEASE_MS, sweepLapsedLocks } from './lock.js';
 import type { BackupView } from './schema.js';
-import { claimFor, testWorlds, useTempDir, worldMember } from './test-worlds.js';
+import { claimFor, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
 
 describe('backup, restore and job routes', () => {
   const database = useTestDatabase();

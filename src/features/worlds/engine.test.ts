@@ -8,7 +8,7 @@ import { createTestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { backUpFolder, findBackup, verifyBackup } from './backups.js';
 import { BackupCorruptError, recoverWorldFolder, restoreFolder } from './restore.js';
-import { seedWorld, testWorlds, useTempDir } from './test-worlds.js';
+import { seedWorld, testWorlds, useTempDir } from '../../../test/helpers/worlds.js';
 
 /** Every regular file under a folder, path → bytes (what a restore must give back). */
 function snapshot(folder: string, prefix = ''): Record<string, string> {

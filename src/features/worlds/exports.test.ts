@@ -10,7 +10,7 @@ import { useTestDatabase } from '../../../test/helpers/database.js';
 import { addServer } from '../../../test/helpers/servers.js';
 import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
 import { worldBackups } from '../../db/schema/worlds.js';
-import { claimFor, testWorlds, useTempDir, worldMember } from './test-worlds.js';
+import { claimFor, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
 
 /** The names and contents of a tar.gz's files. */
 async function filesOf(archive: Uint8Array): Promise<Record<string, string>> {

@@ -6,7 +6,7 @@ import { createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../t
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { addServer } from '../../../test/helpers/servers.js';
 import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
-import { claimFor, testWorlds, useTempDir, worldMember } from './test-worlds.js';
+import { claimFor, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
 
 const sha = (bytes: string | Buffer) => createHash('sha256').update(bytes).digest('hex');
 const b64 = (text: string) => Buffer.from(text).toString('base64');

@@ -11,7 +11,7 @@ import { worldBackups, worldJobs } from '../../db/schema/worlds.js';
 import { serverCacheOf } from '../servers/cache.js';
 import { IDLE_RECLAIM_MS, reclaimIdleWorlds } from './reclaim.js';
 import { restoreFolder } from './restore.js';
-import { testWorlds, useTempDir } from './test-worlds.js';
+import { testWorlds, useTempDir } from '../../../test/helpers/worlds.js';
 
 describe('idle reclaim', () => {
   const database = useTestDatabase();

@@ -4,14 +4,14 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import type { TestDeps } from '../../../test/helpers/app.js';
-import { randomMcUuid } from '../../../test/helpers/servers.js';
-import { createUser, linkAccount, signIn } from '../../../test/helpers/sessions.js';
-import { serverClaims } from '../../db/schema/servers.js';
-import { LocalBackupStore } from '../../adapters/backup-store/local.js';
-import type { BackupStore } from '../../adapters/backup-store/types.js';
-import { SimulatedWorldFolders } from '../../adapters/cluster/simulated-worlds.js';
-import { JobTracker, type WorldsRuntime } from './runtime.js';
+import type { TestDeps } from './app.js';
+import { randomMcUuid } from './servers.js';
+import { createUser, linkAccount, signIn } from './sessions.js';
+import { serverClaims } from '../../src/db/schema/servers.js';
+import { LocalBackupStore } from '../../src/adapters/backup-store/local.js';
+import type { BackupStore } from '../../src/adapters/backup-store/types.js';
+import { SimulatedWorldFolders } from '../../src/adapters/cluster/simulated-worlds.js';
+import { JobTracker, type WorldsRuntime } from '../../src/features/worlds/runtime.js';
 
 /** A temporary directory removed after the file's tests. */
 export function useTempDir(prefix = 'felis-worlds-'): () => string {
