@@ -177,6 +177,57 @@ CREATE TABLE "reauth_proofs" (
 	"factor" text NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "world_backups" (
+	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
+	"server_name" text NOT NULL,
+	"former_owner" uuid,
+	"reason" text NOT NULL,
+	"status" text NOT NULL,
+	"storage_key" text NOT NULL,
+	"size_bytes" bigint DEFAULT 0 NOT NULL,
+	"sha256" text,
+	"skipped_entries" integer DEFAULT 0 NOT NULL,
+	"corrupt" boolean DEFAULT false NOT NULL,
+	"verified_at" timestamp with time zone,
+	"created_at" timestamp with time zone NOT NULL,
+	"expires_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "world_exports" (
+	"ticket" uuid PRIMARY KEY NOT NULL,
+	"server_name" text NOT NULL,
+	"requested_by" uuid NOT NULL,
+	"source" text NOT NULL,
+	"state" text NOT NULL,
+	"message" text,
+	"storage_key" text NOT NULL,
+	"filename" text NOT NULL,
+	"content_type" text NOT NULL,
+	"created_at" timestamp with time zone NOT NULL,
+	"expires_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "world_jobs" (
+	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
+	"server_name" text NOT NULL,
+	"kind" text NOT NULL,
+	"state" text NOT NULL,
+	"message" text,
+	"backup_id" uuid,
+	"requested_by" text,
+	"lock_holder" uuid NOT NULL,
+	"started_at" timestamp with time zone NOT NULL,
+	"finished_at" timestamp with time zone
+);
+--> statement-breakpoint
+CREATE TABLE "world_locks" (
+	"server_name" text PRIMARY KEY NOT NULL,
+	"holder" uuid NOT NULL,
+	"kind" text NOT NULL,
+	"acquired_at" timestamp with time zone NOT NULL,
+	"lease_until" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
 ALTER TABLE "build_log_lines" ADD CONSTRAINT "build_log_lines_build_id_builds_id_fk" FOREIGN KEY ("build_id") REFERENCES "public"."builds"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "build_scans" ADD CONSTRAINT "build_scans_build_id_builds_id_fk" FOREIGN KEY ("build_id") REFERENCES "public"."builds"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "submission_uploads" ADD CONSTRAINT "submission_uploads_submission_id_submissions_id_fk" FOREIGN KEY ("submission_id") REFERENCES "public"."submissions"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
@@ -187,6 +238,8 @@ ALTER TABLE "account_migrations" ADD CONSTRAINT "account_migrations_target_user_
 ALTER TABLE "passkey_ceremonies" ADD CONSTRAINT "passkey_ceremonies_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "passkey_credentials" ADD CONSTRAINT "passkey_credentials_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "reauth_proofs" ADD CONSTRAINT "reauth_proofs_session_hash_sessions_token_hash_fk" FOREIGN KEY ("session_hash") REFERENCES "public"."sessions"("token_hash") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "world_backups" ADD CONSTRAINT "world_backups_former_owner_users_id_fk" FOREIGN KEY ("former_owner") REFERENCES "public"."users"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "world_exports" ADD CONSTRAINT "world_exports_requested_by_users_id_fk" FOREIGN KEY ("requested_by") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "server_guest_wakes_waker_idx" ON "server_guest_wakes" USING btree ("waker");--> statement-breakpoint
 CREATE INDEX "db_backups_at_idx" ON "db_backups" USING btree ("at");--> statement-breakpoint
 CREATE INDEX "update_reports_checked_at_idx" ON "update_reports" USING btree ("checked_at");--> statement-breakpoint
@@ -205,4 +258,8 @@ CREATE UNIQUE INDEX "passkey_ceremonies_subject_key" ON "passkey_ceremonies" USI
 CREATE INDEX "passkey_ceremonies_network_idx" ON "passkey_ceremonies" USING btree ("purpose","network","expires_at");--> statement-breakpoint
 CREATE INDEX "passkey_ceremonies_expiry_idx" ON "passkey_ceremonies" USING btree ("expires_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "passkey_credentials_credential_id_key" ON "passkey_credentials" USING btree ("credential_id");--> statement-breakpoint
-CREATE INDEX "passkey_credentials_user_idx" ON "passkey_credentials" USING btree ("user_id","created_at");
+CREATE INDEX "passkey_credentials_user_idx" ON "passkey_credentials" USING btree ("user_id","created_at");--> statement-breakpoint
+CREATE INDEX "world_backups_server_idx" ON "world_backups" USING btree ("server_name","created_at");--> statement-breakpoint
+CREATE INDEX "world_backups_owner_idx" ON "world_backups" USING btree ("former_owner");--> statement-breakpoint
+CREATE INDEX "world_exports_user_idx" ON "world_exports" USING btree ("requested_by");--> statement-breakpoint
+CREATE INDEX "world_jobs_server_idx" ON "world_jobs" USING btree ("server_name","started_at");

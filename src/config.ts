@@ -122,6 +122,12 @@ const envSchema = z.object({
   REGISTRY_USERNAME: optionalString,
   REGISTRY_PASSWORD: optionalString,
   DEFAULT_IMAGE: z.string().trim().min(1).default('itzg/minecraft-server:java21'),
+  BACKUP_S3_BUCKET: optionalString,
+  BACKUP_S3_ENDPOINT: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
+  BACKUP_S3_REGION: z.string().min(1).default('us-east-1'),
+  BACKUP_S3_ACCESS_KEY_ID: optionalString,
+  BACKUP_S3_SECRET_ACCESS_KEY: optionalString,
+  BACKUP_S3_PREFIX: optionalString.pipe(z.string().regex(/^[a-z0-9._/-]*$/, 'letters, digits, ._/- only').optional()),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Where control-plane database bundles are written (the backup command, pre-migrate and pre-restore dumps). */
   DB_BACKUP_DIR: optionalString,
@@ -173,6 +179,12 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     defaultImage: env.DEFAULT_IMAGE,
     dbBackupDir: env.DB_BACKUP_DIR ?? `${env.DATA_DIR.replace(/\/+$/, '')}/db-backups`,
     dbBackupKeep: env.DB_BACKUP_KEEP,
+    backupS3Bucket: env.BACKUP_S3_BUCKET,
+    backupS3Endpoint: env.BACKUP_S3_ENDPOINT,
+    backupS3Region: env.BACKUP_S3_REGION,
+    backupS3AccessKeyId: env.BACKUP_S3_ACCESS_KEY_ID,
+    backupS3SecretAccessKey: env.BACKUP_S3_SECRET_ACCESS_KEY,
+    backupS3Prefix: env.BACKUP_S3_PREFIX,
   };
 }
 

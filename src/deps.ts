@@ -8,6 +8,7 @@ import type { DatabaseHandle, Queryable } from './db/client.js';
 import type { BuildRunner } from './features/builds/runner.js';
 import type { ContextStore } from './features/submissions/context-store.js';
 import type { SessionVerifier } from './features/verifier/service.js';
+import type { WorldsRuntime } from './features/worlds/runtime.js';
 import type { Metrics } from './http/metrics.js';
 import type { SessionAuthenticator } from './http/session.js';
 import type { Clock } from './lib/clock.js';
@@ -59,6 +60,8 @@ export interface Deps {
   rcon: RconPool;
   /** The console's log streams on this replica: one followed pod log per server, shared by its viewers. */
   consoleLogs: LogHubs;
+  /** World archives (the backup store), world folders and the world jobs of this process. */
+  worlds: WorldsRuntime;
   /** Aborted when the process begins to shut down: long-lived streams end on it. */
   shutdown: AbortSignal;
 }

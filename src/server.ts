@@ -14,6 +14,7 @@ import { migrateWithSafetyDump } from './features/operations/db-backup.js';
 import { startRetirementSweep } from './features/servers/retirement-sweep.js';
 import { startLifecycle } from './features/lifecycle/start.js';
 import { SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/startup.js';
+import { startWorldsHousekeeping } from './features/worlds/housekeeping.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { serve, type Listening } from './runtime/serve.js';
@@ -66,6 +67,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
   await startServersFeature(deps);
   const stopRetirementSweep = startRetirementSweep(deps);
   const lifecycle = cluster instanceof KubernetesCluster ? startLifecycle(deps, cluster) : undefined;
+  const stopWorlds = startWorldsHousekeeping(deps);
   const apps = createApps(deps);
   const internal = await serve({ fetch: apps.internal.fetch, port: config.internalPort, host: config.host, log });
   const external = await serve({ fetch: apps.external.fetch, port: config.externalPort, host: config.host, log });
@@ -86,6 +88,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
         stopRetirementSweep();
         await Promise.all([internal.close(), external.close()]);
         await lifecycle?.stop();
+        stopWorlds();
+        await deps.worlds.jobs.idle();
         stopServersFeature(deps);
         deps.consoleLogs.close();
         deps.rcon.close();

@@ -17,6 +17,7 @@ import { withPasswordChangeGate } from './features/accounts/password-change-gate
 import { passkeyDirectory } from './features/passkeys/credentials.js';
 import { countServersByOwner } from './features/servers/claims.js';
 import { createSessionVerifier } from './features/verifier/service.js';
+import { createWorldsRuntime } from './features/worlds/runtime.js';
 import { createMetrics } from './http/metrics.js';
 import { systemClock } from './lib/clock.js';
 import type { Logger } from './lib/logger.js';
@@ -60,6 +61,7 @@ export function assembleDeps(parts: DepsParts): Deps {
     rcon: parts.rcon ?? new RconPool((name) => cluster.rconEndpoint(name)),
     consoleLogs: parts.consoleLogs ?? new LogHubs({ cluster, clock, log: parts.log }),
     sessionVerifier: parts.sessionVerifier ?? createSessionVerifier({ ...parts, clock, metrics }),
+    worlds: parts.worlds ?? createWorldsRuntime(parts.config, cluster),
   };
 }
 

@@ -15,6 +15,7 @@ import { externalServerRoutes } from '../features/servers/external.js';
 import { externalLinkingRoutes } from '../features/linking/external.js';
 import { externalOpLoginRoutes } from '../features/op-login/external.js';
 import { externalMigrationRoutes } from '../features/migration/external.js';
+import { externalWorldRoutes } from '../features/worlds/routes.js';
 import { createApp, type FaceApp } from './create-app.js';
 
 /** Routers of the external face; each feature adds its own line. */
@@ -35,6 +36,7 @@ export function mountExternalRoutes(app: FaceApp): void {
   app.addRoutes(externalMigrationRoutes());
   app.addRoutes(passkeyRoutes());
   app.addRoutes(reauthRoutes());
+  app.addRoutes(externalWorldRoutes());
 }
 
 /** The external face: the browser panel and the operator console. */

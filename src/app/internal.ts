@@ -8,6 +8,7 @@ import { internalMigrationRoutes } from '../features/migration/internal.js';
 import { reclaimRoutes } from '../features/reclaim/routes.js';
 import { verifierRoutes } from '../features/verifier/routes.js';
 import { internalBuildRoutes } from '../features/builds/internal-routes.js';
+import { internalWorldRoutes } from '../features/worlds/routes.js';
 import { createApp, type FaceApp } from './create-app.js';
 import { openApiDocument } from './openapi.js';
 import { z } from '@hono/zod-openapi';
@@ -25,6 +26,7 @@ export function mountInternalRoutes(app: FaceApp): void {
   app.addRoutes(internalOpLoginRoutes());
   app.addRoutes(internalMigrationRoutes());
   app.addRoutes(reclaimRoutes());
+  app.addRoutes(internalWorldRoutes());
 }
 
 /** The route of one face's OpenAPI document (not part of the documents themselves). */

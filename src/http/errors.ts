@@ -87,6 +87,10 @@ export const ERROR_STATUS = {
   password_change_required: 403,
   wake_share_exceeded: 403,
   retiring: 409,
+  file_exists: 409,
+  no_backup: 404,
+  backup_corrupt: 409,
+  restore_in_progress: 409,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

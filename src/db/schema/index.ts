@@ -13,3 +13,4 @@ export * from './linking.js';
 export * from './op-login.js';
 export * from './migration.js';
 export * from './passkeys.js';
+export * from './worlds.js';

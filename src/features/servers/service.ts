@@ -8,6 +8,7 @@ import type { Deps } from '../../deps.js';
 import { ApiError } from '../../http/errors.js';
 import type { SessionContext } from '../../http/session.js';
 import { findUserByMcUuid } from '../accounts/directory.js';
+import { worldLockHeld } from '../worlds/lock.js';
 import type { CachedServer } from './cache.js';
 import { ownerOf } from './claims.js';
 import { clusterCall } from './lookup.js';
@@ -19,7 +20,7 @@ const isStaff = (role: string) => role === 'owner' || role === 'admin';
 
 export async function inMaintenance(db: Queryable, serverName: string): Promise<boolean> {
   const [row] = await db.select({ reason: serverMaintenance.reason }).from(serverMaintenance).where(eq(serverMaintenance.serverName, serverName));
-  return row !== undefined;
+  return row !== undefined || (await worldLockHeld(db, serverName));
 }
 
 async function onWakeAllowlist(db: Queryable, serverName: string, mcUuid: string): Promise<boolean> {

@@ -1,0 +1,73 @@
+import { and, desc, eq, lt, notExists } from 'drizzle-orm';
+import type { Queryable } from '../../db/client.js';
+import { worldJobs, worldLocks } from '../../db/schema/worlds.js';
+import type { Deps } from '../../deps.js';
+import type { RandomSource } from '../../lib/random.js';
+import { LOCK_LEASE_MS } from './lock.js';
+
+export type JobKind = (typeof worldJobs.$inferSelect)['kind'];
+export type JobRow = typeof worldJobs.$inferSelect;
+
+/** A version-4 UUID from the injected randomness (ids of jobs and backups, lock holders). */
+export function newId(random: RandomSource): string {
+  const b = random.bytes(16);
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = Buffer.from(b).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+export async function recordJob(
+  deps: Pick<Deps, 'database' | 'clock'>,
+  job: { id: string; serverName: string; kind: JobKind; lockHolder: string; requestedBy?: string; backupId?: string },
+): Promise<void> {
+  await deps.database.db.insert(worldJobs).values({
+    id: job.id,
+    serverName: job.serverName,
+    kind: job.kind,
+    state: 'running',
+    requestedBy: job.requestedBy ?? null,
+    backupId: job.backupId ?? null,
+    lockHolder: job.lockHolder,
+    startedAt: deps.clock.now(),
+  });
+}
+
+export async function finishJob(
+  deps: Pick<Deps, 'database' | 'clock'>,
+  id: string,
+  outcome: { state: 'succeeded' | 'failed'; message?: string; backupId?: string },
+): Promise<void> {
+  await deps.database.db
+    .update(worldJobs)
+    .set({
+      state: outcome.state,
+      message: outcome.message ?? null,
+      finishedAt: deps.clock.now(),
+      ...(outcome.backupId ? { backupId: outcome.backupId } : {}),
+    })
+    .where(eq(worldJobs.id, id));
+}
+
+export async function jobsOf(db: Queryable, serverName: string, limit = 50): Promise<JobRow[]> {
+  return db.select().from(worldJobs).where(eq(worldJobs.serverName, serverName)).orderBy(desc(worldJobs.startedAt)).limit(limit);
+}
+
+/**
+ * Jobs whose process died: still `running`, older than a lease, and no lock held by them. Only a
+ * job that held a lock can be judged this way, which every world job does.
+ */
+export async function failOrphanedJobs(db: Queryable, now: Date): Promise<number> {
+  const rows = await db
+    .update(worldJobs)
+    .set({ state: 'failed', message: 'the replica running this job stopped', finishedAt: now })
+    .where(
+      and(
+        eq(worldJobs.state, 'running'),
+        lt(worldJobs.startedAt, new Date(now.getTime() - LOCK_LEASE_MS)),
+        notExists(db.select({ h: worldLocks.holder }).from(worldLocks).where(eq(worldLocks.holder, worldJobs.lockHolder))),
+      ),
+    )
+    .returning({ id: worldJobs.id });
+  return rows.length;
+}

@@ -1,0 +1,47 @@
+import { join } from 'node:path';
+import { createBackupStore } from '../../adapters/backup-store/index.js';
+import type { BackupStore } from '../../adapters/backup-store/types.js';
+import { SimulatedWorldFolders } from '../../adapters/cluster/simulated-worlds.js';
+import type { ClusterAdapter } from '../../adapters/cluster/types.js';
+import type { Config } from '../../config.js';
+
+/** Where a server's world can be reached as a local folder (the simulated cluster's volumes). */
+export interface WorldFolders {
+  folder(serverName: string): Promise<string>;
+  exists(serverName: string): Promise<boolean>;
+  release(serverName: string): Promise<void>;
+}
+
+/** Promises of the world jobs this process runs, so a test or a shutdown can wait for them. */
+export class JobTracker {
+  readonly #running = new Set<Promise<unknown>>();
+
+  track(job: Promise<unknown>): void {
+    const settled = job.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#running.add(settled);
+    void settled.then(() => this.#running.delete(settled));
+  }
+
+  /** Resolves once no job of this process is running (jobs started meanwhile included). */
+  async idle(): Promise<void> {
+    while (this.#running.size > 0) await Promise.all([...this.#running]);
+  }
+}
+
+export interface WorldsRuntime {
+  store: BackupStore;
+  /** Absent when worlds live on cluster volumes this process cannot reach (Kubernetes). */
+  folders?: WorldFolders;
+  jobs: JobTracker;
+}
+
+export function createWorldsRuntime(config: Config, cluster: Pick<ClusterAdapter, 'kind'>): WorldsRuntime {
+  return {
+    store: createBackupStore(config),
+    folders: cluster.kind === 'simulated' ? new SimulatedWorldFolders(join(config.dataDir, 'worlds')) : undefined,
+    jobs: new JobTracker(),
+  };
+}

@@ -1,0 +1,32 @@
+import type { BackupRow } from './backups.js';
+import type { JobRow } from './jobs.js';
+import type { BackupView } from './schema.js';
+
+/** BackupView: the storage reference and the hash stay inside. */
+export function toBackupView(row: BackupRow): BackupView {
+  return {
+    id: row.id,
+    server_name: row.serverName,
+    size_bytes: row.sizeBytes,
+    reason: row.reason,
+    status: row.status,
+    created_at: row.createdAt.toISOString(),
+    expires_at: row.expiresAt.toISOString(),
+    ...(row.formerOwner ? { former_owner: row.formerOwner } : {}),
+    ...(row.corrupt ? { corrupt: true } : {}),
+    ...(row.verifiedAt ? { verified_at: row.verifiedAt.toISOString() } : {}),
+    ...(row.skippedEntries > 0 ? { skipped_entries: row.skippedEntries } : {}),
+  };
+}
+
+export function toServerJob(row: JobRow) {
+  return {
+    name: row.id,
+    kind: row.kind,
+    state: row.state,
+    ...(row.message ? { message: row.message } : {}),
+    ...(row.backupId ? { backup_id: row.backupId } : {}),
+    started_at: row.startedAt.toISOString(),
+    ...(row.finishedAt ? { finished_at: row.finishedAt.toISOString() } : {}),
+  };
+}
