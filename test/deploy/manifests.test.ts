@@ -15,6 +15,8 @@ const KNOWN: Record<string, string> = {
   Service: 'v1',
   ServiceAccount: 'v1',
   Deployment: 'apps/v1',
+  PersistentVolumeClaim: 'v1',
+  CronJob: 'batch/v1',
   Role: 'rbac.authorization.k8s.io/v1',
   RoleBinding: 'rbac.authorization.k8s.io/v1',
   ClusterRole: 'rbac.authorization.k8s.io/v1',
