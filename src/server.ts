@@ -19,6 +19,7 @@ import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { serve, type Listening } from './runtime/serve.js';
 import { assembleDeps } from './wiring.js';
+import { DEFAULT_BUILD_JOB_OPTIONS, KubernetesBuildRunner } from './features/builds/kubernetes-job.js';
 
 export interface RunningService {
   deps: Deps;
@@ -45,6 +46,13 @@ function createCluster(config: Config, log: Logger): ClusterAdapter {
   return cluster;
 }
 
+/** On Kubernetes, builds run as Jobs that reach back through the internal Service (deploy/services.yaml). */
+function kubernetesRunners(config: Config, cluster: ClusterAdapter): Partial<Deps> {
+  if (!(cluster instanceof KubernetesCluster)) return {};
+  const internalUrl = `http://felis-internal.${config.kubeNamespace}.svc`;
+  return { buildRunner: new KubernetesBuildRunner({ jobs: cluster, ...DEFAULT_BUILD_JOB_OPTIONS, namespace: config.kubeNamespace, internalUrl }) };
+}
+
 /** Wires the dependencies from the configuration and serves both faces. */
 export async function startService(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningService> {
   const shutdown = new AbortController();
@@ -56,7 +64,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     throw err;
   }
   const cluster = createCluster(config, log);
-  const deps = assembleDeps({ config, log, database, cluster, shutdown: shutdown.signal });
+  const deps = assembleDeps({ config, log, database, cluster, shutdown: shutdown.signal, ...kubernetesRunners(config, cluster) });
   const { mail } = deps;
   if (mail?.kind === 'log') {
     log.warn('mail goes to this log (no SMTP_URL): sign-in codes are written here; set SMTP_URL, or MAIL_TRANSPORT=none to refuse mail');
