@@ -1,13 +1,10 @@
 import { eq, sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { passkeyCredentials, sessions } from '../../src/db/schema/index.js';
-import { createLogger } from '../../src/lib/logger.js';
-import { startService, type RunningService } from '../../src/server.js';
-import { TEST_ENV } from '../helpers/app.js';
-import { createPostgresTestDatabase } from '../helpers/database.js';
+import type { RunningService } from '../../src/server.js';
 import { createUser, signIn } from '../helpers/sessions.js';
-import { freePort, launchPasskeyBrowser, type PasskeyBrowser } from './browser.js';
+import { type PasskeyBrowser } from './browser.js';
+import { usePasskeyService } from './passkey-service.js';
 import { PANEL_SCRIPT } from './panel-script.js';
 
 interface Answer {
@@ -43,28 +40,9 @@ describe('passkeys in a real browser', { timeout: 180_000 }, () => {
       [name, args] as [string, unknown[]],
     );
 
-  beforeAll(async () => {
-    const port = await freePort();
-    origin = `http://localhost:${port}`;
-    const config = loadConfig({
-      ...TEST_ENV,
-      DATABASE_URL: (await createPostgresTestDatabase()) ?? 'memory:',
-      HOST: '127.0.0.1',
-      EXTERNAL_PORT: String(port),
-      INTERNAL_PORT: '0',
-      PANEL_HOST: 'localhost',
-      CONSOLE_HOST: 'console.localhost',
-      WEBAUTHN_RP_ID: 'localhost',
-      WEBAUTHN_ORIGINS: origin,
-      LOG_LEVEL: 'error',
-    } as NodeJS.ProcessEnv);
-    service = await startService(config, createLogger('error'));
-    browser = await launchPasskeyBrowser();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
+  const started = usePasskeyService();
+  beforeAll(() => {
+    ({ service, browser, origin } = started());
   });
 
   it('registers a passkey, signs in with it by e-mail and discoverably, and gives a reauth proof', async () => {

@@ -1,13 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, launchPasskeyBrowser, type PasskeyBrowser } from '../../../test/browser/browser.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type PasskeyBrowser } from '../../../test/browser/browser.js';
+import { usePasskeyService } from '../../../test/browser/passkey-service.js';
 import { PANEL_SCRIPT } from '../../../test/browser/panel-script.js';
-import { TEST_ENV, TOKENS } from '../../../test/helpers/app.js';
-import { createPostgresTestDatabase } from '../../../test/helpers/database.js';
+import { TOKENS } from '../../../test/helpers/app.js';
 import { randomMcUuid } from '../../../test/helpers/servers.js';
 import { createUser, linkAccount, signIn } from '../../../test/helpers/sessions.js';
-import { loadConfig } from '../../config.js';
-import { createLogger } from '../../lib/logger.js';
-import { startService, type RunningService } from '../../server.js';
+import type { RunningService } from '../../server.js';
 
 interface Answer {
   status: number;
@@ -46,27 +44,9 @@ describe('migration step-up with a passkey in a real browser', { timeout: 180_00
       [method, path, body] as [string, string, unknown],
     );
 
-  beforeAll(async () => {
-    const port = await freePort();
-    origin = `http://localhost:${port}`;
-    const config = loadConfig({
-      ...TEST_ENV,
-      DATABASE_URL: (await createPostgresTestDatabase()) ?? 'memory:',
-      HOST: '127.0.0.1',
-      EXTERNAL_PORT: String(port),
-      INTERNAL_PORT: '0',
-      PANEL_HOST: 'localhost',
-      CONSOLE_HOST: 'console.localhost',
-      WEBAUTHN_RP_ID: 'localhost',
-      WEBAUTHN_ORIGINS: origin,
-      LOG_LEVEL: 'error',
-    } as NodeJS.ProcessEnv);
-    service = await startService(config, createLogger('error'));
-    browser = await launchPasskeyBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
+  const started = usePasskeyService();
+  beforeAll(() => {
+    ({ service, browser, origin } = started());
   });
 
   it('registers a passkey, starts the migration in game, confirms it with the passkey and names the target', async () => {

@@ -1,0 +1,72 @@
+import { SimulatedCluster } from '../../src/adapters/cluster/simulated.js';
+import { StaticRegistry } from '../../src/adapters/registry/static.js';
+import { createApp } from '../../src/app/create-app.js';
+import { createApps } from '../../src/app/index.js';
+import { loadConfig } from '../../src/config.js';
+import { createMetrics } from '../../src/http/metrics.js';
+import { ManualClock } from '../../src/lib/clock.js';
+import { assembleDeps } from '../../src/wiring.js';
+import { captureLog } from './log.js';
+export const TOKENS = {
+    proxy: 'test-proxy-token-0123456789',
+    limbo: 'test-limbo-token-0123456789',
+    build: 'test-build-token-0123456789',
+    ops: 'test-ops-token-0123456789abc',
+};
+export const TEST_ENV = {
+    DATABASE_URL: 'memory:',
+    SERVICE_TOKEN_PROXY: TOKENS.proxy,
+    SERVICE_TOKEN_LIMBO: TOKENS.limbo,
+    SERVICE_TOKEN_BUILD: TOKENS.build,
+    SERVICE_TOKEN_OPS: TOKENS.ops,
+    ROOT_DOMAIN: 'felis.test',
+    PANEL_HOST: 'panel.felis.test',
+    CONSOLE_HOST: 'console.felis.test',
+    LOG_LEVEL: 'info',
+    // Tests choose their mail transport; by default there is no relay (mail_unavailable).
+    MAIL_TRANSPORT: 'none',
+    // Tests of the e-mail door's answer time set their own.
+    EMAIL_DOOR_ANSWER_MS: '0',
+};
+/** Deps on the embedded adapters, a manual clock and a captured log; override anything. */
+export function createTestDeps(database, options = {}) {
+    const config = loadConfig({ ...TEST_ENV, ...options.env });
+    const captured = captureLog(config.logLevel);
+    const clock = new ManualClock('2026-06-01T12:00:00.000Z');
+    return {
+        ...assembleDeps({
+            config,
+            log: captured.log,
+            database,
+            clock,
+            cluster: new SimulatedCluster({ clock }),
+            registry: new StaticRegistry(),
+            metrics: createMetrics({ defaultMetrics: false }),
+            ...options.overrides,
+        }),
+        captured,
+    };
+}
+/** Both faces, exactly as main.ts builds them. */
+export function createTestApps(deps) {
+    return createApps(deps);
+}
+/** One router on the real middleware stack of a face, for focused tests. */
+export function createTestApp(face, deps, routes) {
+    return createApp(face, deps).addRoutes(routes);
+}
+export function bearer(caller) {
+    return { Authorization: `Bearer ${TOKENS[caller]}` };
+}
+/** A JSON request init for `app.request()`. */
+export function jsonRequest(method, body, headers = {}) {
+    return {
+        method,
+        headers: { 'Content-Type': 'application/json', ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+    };
+}
+export async function errorOf(response) {
+    const body = (await response.json());
+    return body.error;
+}
