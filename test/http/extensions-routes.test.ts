@@ -24,8 +24,12 @@ function normalize(path: string): string {
  */
 function tableOperations(markdown: string): Set<string> {
   const out = new Set<string>();
+  let base = ''; // a section whose rows write `.../x` under "All path `/api/v1/…/...`"
   for (const line of markdown.split('\n')) {
-    const cells = line.split('|').map((c) => c.trim());
+    const prefix = /All path `([^`]+?)\/\.\.\.`/.exec(line);
+    if (prefix) base = prefix[1]!;
+    else if (line.startsWith('#')) base = '';
+    const cells = line.split('|').map((c) => c.trim().replace(/^\.\.\.\//, base ? `${base}/` : '.../'));
     if (cells.length < 4) continue;
     const methods = cells[1]!.split('/').map((m) => m.trim());
     if (methods.length === 0 || !methods.every((m) => METHODS.has(m))) continue;
@@ -41,20 +45,38 @@ function tableOperations(markdown: string): Set<string> {
   return out;
 }
 
-/** Rows of the extensions page that other branches build (their owners wire them at merge). */
-const BUILT_ELSEWHERE = [
-  /^(GET|POST) \/api\/v1\/auth\/op-login\//,
-  /^(GET|POST|DELETE) \/api\/v1\/account\/(reauth|migrate|passkey)/,
-  /^GET \/api\/v1\/servers\/\{\}\/access\//,
-  /^(GET|PUT|POST|DELETE) \/api\/v1\/(servers\/\{\}\/(files?|backup|backups|restore-backup|jobs|world)|backups|exports)/,
-  /^(GET|POST|PUT|PATCH|DELETE) \/api\/v1\/(images|submissions|me\/submissions|internal\/builds)/,
-  /^(GET|POST|PUT) \/api\/v1\/(updates|platform|internal\/updates|internal\/db-backups)/,
-];
+/**
+ * Served operations the extensions page does not list yet: the original's routes that the features
+ * took under rule one (notes in docs/notes/ ask for the page to gain them). Exact keys, so that a
+ * new unlisted route still fails here.
+ */
+const NOT_YET_ON_THE_PAGE = new Set([
+  'PATCH /api/v1/images/{}',
+  'GET /api/v1/images/build/{}/scan',
+  'GET /api/v1/images/build/{}/scan/report',
+  'GET /api/v1/images/build/{}/sbom',
+  'GET /api/v1/me/submissions/{}',
+  'GET /api/v1/me/submissions/{}/context/upload',
+  'PUT /api/v1/me/submissions/{}/context/upload',
+  'POST /api/v1/me/submissions/{}/context/upload/complete',
+  'POST /api/v1/account/migrate/confirm/otp/start',
+  'POST /api/v1/account/migrate/confirm/otp/verify',
+  'POST /api/v1/account/migrate/confirm/passkey/begin',
+  'POST /api/v1/account/migrate/confirm/passkey/finish',
+  'POST /api/v1/account/migrate/issue-code',
+  'POST /api/v1/account/migrate/redeem',
+  'POST /api/v1/servers/{}/files/mkdir',
+  'POST /api/v1/servers/{}/files/rename',
+  'POST /api/v1/servers/{}/backups/{}/export',
+  'POST /api/v1/servers/{}/world/export',
+  'GET /api/v1/exports/{}',
+  'GET /api/v1/exports/{}/download',
+]);
 
 describe('the extensions page and the served routes agree', () => {
   const database = useTestDatabase();
 
-  it('serves every operation the page lists (other branches’ rows aside), each in an OpenAPI document', async () => {
+  it('serves every operation the page lists, each in an OpenAPI document, and nothing the pages do not name', async () => {
     const { internal } = createTestApps(createTestDeps(database()));
     const served = new Set<string>();
     for (const face of ['internal', 'external'] as const) {
@@ -65,11 +87,11 @@ describe('the extensions page and the served routes agree', () => {
     }
     const listed = tableOperations(spec('api-extensions.md'));
     expect(listed.size).toBeGreaterThan(40);
-    const missing = [...listed].filter((op) => !served.has(op) && !BUILT_ELSEWHERE.some((re) => re.test(op)));
+    const missing = [...listed].filter((op) => !served.has(op));
     expect(missing).toEqual([]);
     // And the other way: every served operation under /api/v1 is in the contract or on the page.
     const documented = new Set([...listed, ...tableOperations(spec('control-plane-api.md'))]);
-    const unlisted = [...served].filter((op) => op.includes(' /api/v1/') && !documented.has(op) && !BUILT_ELSEWHERE.some((re) => re.test(op)));
+    const unlisted = [...served].filter((op) => op.includes(' /api/v1/') && !documented.has(op) && !NOT_YET_ON_THE_PAGE.has(op));
     expect(unlisted).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@ import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
 import { listImages } from '../images/service.js';
 import { writeSetting } from '../servers/settings.js';
-import { ExternalJobs, laneDeps } from '../submissions/fixtures/lane-deps.js';
+import { ExternalJobs, laneDeps } from '../../../test/helpers/lane-deps.js';
 import type { BuildView } from './schema.js';
 
 const fixture = (name: string): object => JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8')) as object;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createTestApps, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
-import { ExternalJobs, laneDeps } from '../submissions/fixtures/lane-deps.js';
+import { ExternalJobs, laneDeps } from '../../../test/helpers/lane-deps.js';
 import { buildLogEvents } from './log-stream.js';
 import { appendBuildLog, insertBuild, moveBuild } from './service.js';
 

@@ -7,7 +7,7 @@ import { listImages } from '../images/service.js';
 import { writeSetting } from '../servers/settings.js';
 import { readFileSync } from 'node:fs';
 import { cleanModpack, contentDigest, riskyModpack, sha256Hex } from './fixtures/contexts.js';
-import { ExternalJobs, laneDeps } from './fixtures/lane-deps.js';
+import { ExternalJobs, laneDeps } from '../../../test/helpers/lane-deps.js';
 import type { SubmissionView } from './schema.js';
 import type { SimulatedBuildRunner } from '../builds/simulated-runner.js';
 
