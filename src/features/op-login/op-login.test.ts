@@ -12,7 +12,10 @@ import { auditLog } from '../../db/schema/audit.js';
 import { opLoginRequests } from '../../db/schema/op-login.js';
 import { sha256Hex } from '../../lib/secrets.js';
 
-const CONSOLE = { Host: 'console.felis.test', 'User-Agent': 'Firefox/140.0' };
+let visitorIp = 0;
+/** The operator console as a browser sends it, each request from an address of its own: the door limits are tested elsewhere. */
+const fromConsole = () => ({ Host: 'console.felis.test', 'User-Agent': 'Firefox/140.0', 'x-test-ip': `198.51.100.${(visitorIp++ % 250) + 1}` });
+const VISITOR_HEADER = { CLIENT_IP_HEADER: 'x-test-ip' };
 let mailbox = 0;
 const address = () => `op${++mailbox}-${Date.now().toString(36)}@example.com`;
 
@@ -21,7 +24,7 @@ describe('operator login', () => {
   const testSmtp = useTestSmtp();
 
   const setup = () => {
-    const deps = createTestDeps(database(), { overrides: { mail: testSmtp().adapter() } });
+    const deps = createTestDeps(database(), { env: VISITOR_HEADER, overrides: { mail: testSmtp().adapter() } });
     return { deps, ...createTestApps(deps) };
   };
 
@@ -36,7 +39,7 @@ describe('operator login', () => {
   async function staffStart(deps: TestDeps, username = `op_${mailbox}_${Date.now().toString(36)}`) {
     const email = address();
     const user = await createUser(deps, { role: 'admin', email, emailVerified: true, username });
-    const res = await createTestApps(deps).external.request('/api/v1/auth/op-login/start', jsonRequest('POST', { email: email.toUpperCase() }, CONSOLE));
+    const res = await createTestApps(deps).external.request('/api/v1/auth/op-login/start', jsonRequest('POST', { email: email.toUpperCase() }, fromConsole()));
     expect(res.status).toBe(202);
     const body = (await res.json()) as { request_id: string; expires_at: string };
     return { user, email, username, id: body.request_id, expiresAt: body.expires_at, code: testSmtp().lastCode(email)! };
@@ -48,7 +51,7 @@ describe('operator login', () => {
     await createUser(deps, { email: player, emailVerified: true });
     const sentBefore = testSmtp().received.length;
     for (const email of [player, address()]) {
-      const res = await external.request('/api/v1/auth/op-login/start', jsonRequest('POST', { email }, CONSOLE));
+      const res = await external.request('/api/v1/auth/op-login/start', jsonRequest('POST', { email }, fromConsole()));
       expect(res.status).toBe(202);
       const body = (await res.json()) as { request_id: string; expires_at: string };
       expect(body.request_id).toMatch(/^[0-9a-f]{32}$/);
@@ -67,12 +70,12 @@ describe('operator login', () => {
   });
 
   it('start answers 503 mail_unavailable for every address without a relay, 403 when local sign-in is off', async () => {
-    const noMail = createTestDeps(database());
-    const res = await createTestApps(noMail).external.request('/api/v1/auth/op-login/start', jsonRequest('POST', { email: address() }, CONSOLE));
+    const noMail = createTestDeps(database(), { env: VISITOR_HEADER });
+    const res = await createTestApps(noMail).external.request('/api/v1/auth/op-login/start', jsonRequest('POST', { email: address() }, fromConsole()));
     expect(res.status).toBe(503);
     expect((await errorOf(res)).code).toBe('mail_unavailable');
-    const off = createTestDeps(database(), { env: { LOCAL_AUTH: 'off' }, overrides: { mail: testSmtp().adapter() } });
-    const refused = await createTestApps(off).external.request('/api/v1/auth/op-login/start', jsonRequest('POST', { email: address() }, CONSOLE));
+    const off = createTestDeps(database(), { env: { ...VISITOR_HEADER, LOCAL_AUTH: 'off' }, overrides: { mail: testSmtp().adapter() } });
+    const refused = await createTestApps(off).external.request('/api/v1/auth/op-login/start', jsonRequest('POST', { email: address() }, fromConsole()));
     expect(refused.status).toBe(403);
     expect((await errorOf(refused)).code).toBe('local_auth_disabled');
   });
@@ -137,7 +140,7 @@ describe('operator login', () => {
     const admin = await approver(deps);
     const approve = (username: string) =>
       internal.request(`/api/v1/internal/op-login/${req.id}/approve`, jsonRequest('POST', { approver_uuid: admin.mcUuid, username }, bearer('proxy')));
-    const status = async () => ((await (await external.request(`/api/v1/auth/op-login/status/${req.id}`, { headers: CONSOLE })).json()) as { approved: boolean }).approved;
+    const status = async () => ((await (await external.request(`/api/v1/auth/op-login/status/${req.id}`, { headers: fromConsole() })).json()) as { approved: boolean }).approved;
 
     const wrong = await approve('alice');
     expect(wrong.status).toBe(409);
@@ -158,7 +161,7 @@ describe('operator login', () => {
   it('finish: console host only, needs the approval and the code, five tries, spends the request once', async () => {
     const { deps, internal, external } = setup();
     const req = await staffStart(deps);
-    const finish = (code: string, headers: Record<string, string> = CONSOLE) =>
+    const finish = (code: string, headers: Record<string, string> = fromConsole()) =>
       external.request('/api/v1/auth/op-login/finish', jsonRequest('POST', { request_id: req.id, code }, headers));
 
     const early = await finish(req.code);
@@ -183,11 +186,11 @@ describe('operator login', () => {
     const token = ok.headers.get('set-cookie')!.split(';')[0]!.split('=')[1]!;
     const [session] = await deps.database.db.select().from(sessions).where(eq(sessions.tokenHash, sha256Hex(token)));
     expect(session).toMatchObject({ method: 'operator_login', host: 'console.felis.test', userId: req.user.id });
-    const fleet = await external.request('/api/v1/fleet', { headers: { ...CONSOLE, Cookie: `svc_session=${token}` } });
+    const fleet = await external.request('/api/v1/fleet', { headers: { ...fromConsole(), Cookie: `svc_session=${token}` } });
     expect(fleet.status).toBe(200);
 
     expect((await errorOf(await finish(req.code))).code).toBe('op_login_invalid');
-    expect(((await (await external.request(`/api/v1/auth/op-login/status/${req.id}`, { headers: CONSOLE })).json()) as { approved: boolean }).approved).toBe(false);
+    expect(((await (await external.request(`/api/v1/auth/op-login/status/${req.id}`, { headers: fromConsole() })).json()) as { approved: boolean }).approved).toBe(false);
   });
 
   it('locks a request after five wrong codes, and of concurrent finishes exactly one signs in', async () => {
@@ -196,7 +199,7 @@ describe('operator login', () => {
     const approve = async (r: { id: string; username: string }) =>
       expect((await internal.request(`/api/v1/internal/op-login/${r.id}/approve`, jsonRequest('POST', { approver_uuid: admin.mcUuid, username: r.username }, bearer('proxy')))).status).toBe(200);
     const finish = (id: string, code: string) =>
-      external.request('/api/v1/auth/op-login/finish', jsonRequest('POST', { request_id: id, code }, CONSOLE));
+      external.request('/api/v1/auth/op-login/finish', jsonRequest('POST', { request_id: id, code }, fromConsole()));
 
     const locked = await staffStart(deps);
     await approve(locked);
@@ -217,7 +220,7 @@ describe('operator login', () => {
     const req = await staffStart(deps);
     const admin = await approver(deps);
     for (const id of ['nope', 'ffffffffffffffffffffffffffffffff']) {
-      const res = await external.request(`/api/v1/auth/op-login/status/${id}`, { headers: CONSOLE });
+      const res = await external.request(`/api/v1/auth/op-login/status/${id}`, { headers: fromConsole() });
       expect(await res.json()).toEqual({ approved: false });
     }
     deps.clock.advance(10 * 60_000);
@@ -229,8 +232,8 @@ describe('operator login', () => {
     const { deps, internal, external } = setup();
     const admin = await approver(deps);
     const req = await staffStart(deps);
-    expect((await external.request('/api/v1/auth/op-login/status/%00', { headers: CONSOLE })).status).toBe(400);
-    expect((await external.request('/api/v1/auth/op-login/finish', jsonRequest('POST', { request_id: 'a\u0000b', code: '123456' }, CONSOLE))).status).toBe(400);
+    expect((await external.request('/api/v1/auth/op-login/status/%00', { headers: fromConsole() })).status).toBe(400);
+    expect((await external.request('/api/v1/auth/op-login/finish', jsonRequest('POST', { request_id: 'a\u0000b', code: '123456' }, fromConsole()))).status).toBe(400);
     for (const username of ['o\u0000p', 'op\n', '\ud800']) {
       const res = await internal.request(`/api/v1/internal/op-login/${req.id}/approve`, jsonRequest('POST', { approver_uuid: admin.mcUuid, username }, bearer('proxy')));
       expect(res.status, JSON.stringify(username)).toBe(400);

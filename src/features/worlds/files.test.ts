@@ -114,7 +114,8 @@ describe('world file routes', () => {
         const init = body ? jsonRequest(method, body, owner.headers) : { method, headers: owner.headers };
         const res = await external.request(`${base}/${route}${q(path)}`, init);
         expect(res.status, `${method} ${route} ${JSON.stringify(path.slice(0, 40))}`).toBe(400);
-        expect((await errorOf(res)).code).toBe('bad_path');
+        // A NUL never reaches the route: the pipeline refuses text storage cannot hold, on every route.
+        expect((await errorOf(res)).code).toBe(path.includes('\u0000') ? 'bad_request' : 'bad_path');
       }
     }
     const renamed = await external.request(`${base}/files/rename${q('server.properties')}`, jsonRequest('POST', { to: '../stolen' }, owner.headers));
