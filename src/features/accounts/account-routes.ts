@@ -12,7 +12,7 @@ import { listLiveSessions, revokeSession, revokeUserSessions } from './session-s
 import { findLiveUserByEmail, findUserById, uniqueViolation } from './users-service.js';
 import { toSessionView, signInRole } from './views.js';
 import { signedInAccount } from './authenticator.js';
-import { requireReauth } from '../reauth/service.js';
+import { recordProof, requireReauth } from '../reauth/service.js';
 import { errorAnswer, json, jsonBody } from '../../http/route.js';
 
 const me = defineRoute(
@@ -215,6 +215,8 @@ export function accountRoutes() {
             .update(users)
             .set({ email: check.email, emailVerified: true, inSetup: false, updatedAt: now })
             .where(eq(users.id, session.userId));
+          // A code typed back from the mailbox is a proof of its own (as the original counts it).
+          await recordProof(tx, session.tokenHash, 'email', now);
           return check;
         });
         if (!email.ok) {

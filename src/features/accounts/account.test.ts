@@ -110,6 +110,18 @@ describe('account routes', () => {
   });
 
   describe('e-mail verification', () => {
+    it('counts a verified code as a reauth proof, even for a session that began by bind code', async () => {
+      const deps = withMail();
+      const user = await createUser(deps);
+      const s = await signIn(deps, { userId: user.id, method: 'bind' });
+      const email = mail();
+      expect((await app(deps).request('/api/v1/account/email/start', jsonRequest('POST', { email }, s.headers))).status).toBe(202);
+      const verify = await app(deps).request('/api/v1/account/email/verify', jsonRequest('POST', { code: smtp.lastCode(email) }, s.headers));
+      expect(verify.status).toBe(200);
+      const status = (await (await app(deps).request('/api/v1/account/reauth', { headers: s.headers })).json()) as { needed: boolean; until?: string };
+      expect(status).toMatchObject({ needed: false, until: new Date(deps.clock.now().getTime() + 5 * 60_000).toISOString() });
+    });
+
     it('mails a code through a real SMTP server and verifies the address once it is typed back', async () => {
       const deps = withMail();
       const user = await createUser(deps);
