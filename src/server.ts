@@ -20,6 +20,7 @@ import { createLogger, type Logger } from './lib/logger.js';
 import { serve, type Listening } from './runtime/serve.js';
 import { assembleDeps } from './wiring.js';
 import { DEFAULT_BUILD_JOB_OPTIONS, KubernetesBuildRunner } from './features/builds/kubernetes-job.js';
+import { watchBuildJobs } from './features/builds/job-watch.js';
 
 export interface RunningService {
   deps: Deps;
@@ -75,6 +76,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
   await startServersFeature(deps);
   const stopRetirementSweep = startRetirementSweep(deps);
   const lifecycle = cluster instanceof KubernetesCluster ? startLifecycle(deps, cluster) : undefined;
+  const stopBuildJobWatch = cluster instanceof KubernetesCluster ? watchBuildJobs(deps, cluster) : () => {};
   const stopWorlds = startWorldsHousekeeping(deps);
   const apps = createApps(deps);
   const internal = await serve({ fetch: apps.internal.fetch, port: config.internalPort, host: config.host, log });
@@ -96,6 +98,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
         stopRetirementSweep();
         await Promise.all([internal.close(), external.close()]);
         await lifecycle?.stop();
+        stopBuildJobWatch();
         stopWorlds();
         await deps.worlds.jobs.idle();
         stopServersFeature(deps);

@@ -46,7 +46,7 @@ interface StoredEvent {
 interface Watcher {
   key: string;
   namespace: string | undefined;
-  selector: Record<string, string>;
+  selector: Selector;
   fieldName: string | undefined;
   res: ServerResponse;
   bookmarks: boolean;
@@ -81,21 +81,38 @@ class StatusError extends Error {
   }
 }
 
-function parseSelector(raw: string | null): Record<string, string> {
-  const selector: Record<string, string> = {};
+/** A label selector's requirements: `key=value`, `key==value`, `key!=value`, `key` (exists), `!key`. Absent value: existence. */
+type Selector = Record<string, { op: '=' | '!=' | 'exists' | '!exists'; value?: string }>;
+
+function parseSelector(raw: string | null): Selector {
+  const selector: Selector = {};
   if (!raw) return selector;
-  for (const part of raw.split(',')) {
-    const [key, value] = part.split('=');
-    if (key) selector[key.trim()] = (value ?? '').trim();
+  for (const part of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const match = /^(!?)([^!=]+?)\s*(?:(!=|==|=)\s*(.*))?$/.exec(part);
+    if (!match) continue;
+    const [, not, key, op, value] = match;
+    if (op) selector[key!] = { op: op === '!=' ? '!=' : '=', value: value!.trim() };
+    else selector[key!] = { op: not ? '!exists' : 'exists' };
   }
   return selector;
 }
 
-function matches(object: KubeObject, namespace: string | undefined, selector: Record<string, string>, fieldName?: string): boolean {
+function matches(object: KubeObject, namespace: string | undefined, selector: Selector, fieldName?: string): boolean {
   if (namespace !== undefined && object.metadata.namespace !== namespace) return false;
   if (fieldName !== undefined && object.metadata.name !== fieldName) return false;
   const labels = object.metadata.labels ?? {};
-  return Object.entries(selector).every(([k, v]) => labels[k] === v);
+  return Object.entries(selector).every(([k, r]) => {
+    switch (r.op) {
+      case '=':
+        return labels[k] === r.value;
+      case '!=':
+        return labels[k] !== r.value;
+      case 'exists':
+        return k in labels;
+      case '!exists':
+        return !(k in labels);
+    }
+  });
 }
 
 /** RFC 7386 JSON merge patch. */
