@@ -90,9 +90,12 @@ export async function holdWorld(
 ): Promise<HeldLock> {
   const { db } = deps.database;
   for (let tries = 0; !(await tryLock(db, deps.clock.now(), serverName, holder, kind)); tries++) {
-    const queue = options.queueBehind !== undefined && tries < QUEUE_TRIES;
-    if (!queue || (await lockHolderKind(db, serverName)) !== options.queueBehind) throw maintenanceError(serverName);
-    await new Promise((resolve) => setTimeout(resolve, QUEUE_PAUSE_MS));
+    const holderKind = await lockHolderKind(db, serverName);
+    // No holder now: it let go between the two reads, so the world is free to try again.
+    const released = holderKind === undefined;
+    const queued = options.queueBehind !== undefined && holderKind === options.queueBehind;
+    if (tries >= QUEUE_TRIES || !(released || queued)) throw maintenanceError(serverName);
+    if (queued) await new Promise((resolve) => setTimeout(resolve, QUEUE_PAUSE_MS));
   }
   const timer = setInterval(() => {
     renewLock(db, deps.clock.now(), serverName, holder).then(
