@@ -1,8 +1,8 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './ports.js';
 
 const BIN = execFileSync('pg_config', ['--bindir'], { encoding: 'utf8' }).trim();
 // PostgreSQL refuses to run as root; CI runs as root, a developer usually does not.
@@ -10,14 +10,6 @@ const AS_ROOT = process.getuid?.() === 0;
 
 function command(program: string, args: string[]): [string, string[]] {
   return AS_ROOT ? ['runuser', ['-u', 'postgres', '--', join(BIN, program), ...args]] : [join(BIN, program), args];
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /**
