@@ -3,6 +3,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { ZodObject, ZodType } from 'zod';
 import { RouteLog, type RequestLine } from './access-log.js';
 import { checkDeclaredJsonBody, declaresBody, isJsonMediaType, limitJsonBody } from './body.js';
+import { codedIssueOf } from './coded-refusal.js';
 import { isCrossSite } from './cross-site.js';
 import type { AppDeps, AppEnv, Face } from './env.js';
 import { handleError } from './error-handler.js';
@@ -197,8 +198,11 @@ export function routeStep({ route, rules, handler }: RouteEntry): Step {
 }
 
 function validate(c: Context<AppEnv>, target: 'param' | 'query' | 'header' | 'json', schema: ZodType, value: unknown): void {
-  assertStorableText(target, value);
   const result = schema.safeParse(value);
+  // A schema that names its own code for a refusal wins over the generic checks below.
+  const coded = result.success ? undefined : codedIssueOf(result.error);
+  if (coded) throw new ApiError(coded.code, coded.message);
+  assertStorableText(target, value);
   if (!result.success) {
     // The envelope's 400, naming the first issue (never zod's own body).
     const first = result.error.issues[0];

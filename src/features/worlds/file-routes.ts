@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.js';
+import { refusedAs } from '../../http/coded-refusal.js';
 import { ApiError } from '../../http/errors.js';
 import { rawBodyOf } from '../../http/raw-body.js';
 import { createRouter, defineRoute, errorAnswer, json, rawBody } from '../../http/route.js';
@@ -15,9 +16,16 @@ import { recoverWorldFolder } from './restore.js';
 const SHA256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex sha-256');
 /** Base64 (standard alphabet, padded): the editor's encoding of a file's bytes. */
 const BASE64 = z.string().regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, 'must be base64');
-/** Long enough for the path rule to be the one that refuses (400 bad_path names why). */
-const PathQuery = z.object({ path: z.string().max(16_384).default('') }).strict();
-const RequiredPathQuery = z.object({ path: z.string().min(1).max(16_384) }).strict();
+/**
+ * A path in a world as a client sends it: long enough for the path rule to be the one that refuses
+ * (400 bad_path names why), and a NUL is bad_path too, before the pipeline's storable-text check.
+ */
+export const WorldPath = z
+  .string()
+  .max(16_384)
+  .refine((path) => !path.includes('\0'), refusedAs('bad_path', 'The path holds a NUL byte.'));
+const PathQuery = z.object({ path: WorldPath.default('') }).strict();
+const RequiredPathQuery = z.object({ path: WorldPath.pipe(z.string().min(1)) }).strict();
 
 export const SMALL_UPLOAD_MAX_BYTES = 32 * 1024 * 1024;
 
@@ -37,9 +45,9 @@ const WriteBody = z
   .openapi('ServerFileWrite');
 const WrittenSchema = z.object({ path: z.string(), status: z.string(), sha256: z.string() }).openapi('ServerFileWritten');
 const DoneSchema = z.object({ path: z.string(), status: z.string() }).openapi('ServerFileDone');
-const RenameBody = z.object({ to: z.string().min(1).max(16_384) }).strict().openapi('ServerFileRename');
+const RenameBody = z.object({ to: WorldPath.pipe(z.string().min(1)) }).strict().openapi('ServerFileRename');
 const RenamedSchema = z.object({ path: z.string(), to: z.string(), status: z.string() }).openapi('ServerFileRenamed');
-const UploadQuery = z.object({ path: z.string().min(1).max(16_384), overwrite: z.enum(['true', 'false']).optional() }).strict();
+const UploadQuery = z.object({ path: WorldPath.pipe(z.string().min(1)), overwrite: z.enum(['true', 'false']).optional() }).strict();
 const UploadedSchema = z.object({ path: z.string(), status: z.string(), sha256: z.string(), size: z.number().int() }).openapi('ServerFileUploaded');
 
 const fileErrors = {

@@ -114,12 +114,14 @@ describe('world file routes', () => {
         const init = body ? jsonRequest(method, body, owner.headers) : { method, headers: owner.headers };
         const res = await external.request(`${base}/${route}${q(path)}`, init);
         expect(res.status, `${method} ${route} ${JSON.stringify(path.slice(0, 40))}`).toBe(400);
-        // A NUL never reaches the route: the pipeline refuses text storage cannot hold, on every route.
-        expect((await errorOf(res)).code).toBe(path.includes('\u0000') ? 'bad_request' : 'bad_path');
+        // A NUL is bad_path as the extensions page says, though the pipeline refuses NUL elsewhere.
+        expect((await errorOf(res)).code).toBe('bad_path');
       }
     }
     const renamed = await external.request(`${base}/files/rename${q('server.properties')}`, jsonRequest('POST', { to: '../stolen' }, owner.headers));
     expect((await errorOf(renamed)).code).toBe('bad_path');
+    const renamedToNul = await external.request(`${base}/files/rename${q('server.properties')}`, jsonRequest('POST', { to: 'a\u0000b' }, owner.headers));
+    expect((await errorOf(renamedToNul)).code).toBe('bad_path');
     expect(readFileSync(join(root, 'outside.txt'), 'utf8')).toBe('secret');
 
     // A link is deleted as itself, never what it names.
