@@ -21,6 +21,7 @@ import { serve, type Listening } from './runtime/serve.js';
 import { assembleDeps } from './wiring.js';
 import { DEFAULT_BUILD_JOB_OPTIONS, KubernetesBuildRunner } from './features/builds/kubernetes-job.js';
 import { watchBuildJobs } from './features/builds/job-watch.js';
+import { BuildLogCopier } from './features/builds/log-copy.js';
 
 export interface RunningService {
   deps: Deps;
@@ -77,6 +78,9 @@ export async function startService(config: Config, log: Logger = createLogger(co
   const stopRetirementSweep = startRetirementSweep(deps);
   const lifecycle = cluster instanceof KubernetesCluster ? startLifecycle(deps, cluster) : undefined;
   const stopBuildJobWatch = cluster instanceof KubernetesCluster ? watchBuildJobs(deps, cluster) : () => {};
+  // The leader copies build pods' logs into the build log (the simulated runner writes its own).
+  const buildLogCopy = lifecycle && cluster instanceof KubernetesCluster ? new BuildLogCopier(deps, { pods: cluster, leading: () => lifecycle.leading() }) : undefined;
+  buildLogCopy?.start();
   const stopWorlds = startWorldsHousekeeping(deps);
   const apps = createApps(deps);
   const internal = await serve({ fetch: apps.internal.fetch, port: config.internalPort, host: config.host, log });
@@ -97,6 +101,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
         stopIdentityHousekeeping();
         stopRetirementSweep();
         await Promise.all([internal.close(), external.close()]);
+        await buildLogCopy?.stop();
         await lifecycle?.stop();
         stopBuildJobWatch();
         stopWorlds();

@@ -70,6 +70,17 @@ const BUILT_IN: Collection[] = [
 const apiVersionOf = (c: Collection) => (c.group ? `${c.group}/${c.version}` : c.version);
 const collectionKey = (c: Collection) => `${c.group}/${c.plural}`;
 const objectKey = (namespace: string | undefined, name: string) => `${namespace ?? ''}/${name}`;
+const logKey = (podKey: string, container: string) => `${podKey}#${container}`;
+
+/** A container's state as the pod's statuses tell it; undefined when they do not name it. */
+function containerStateOf(pod: KubeObject, container: string): 'waiting' | 'running' | 'terminated' | undefined {
+  const status = pod.status as { initContainerStatuses?: ContainerStatus[]; containerStatuses?: ContainerStatus[] } | undefined;
+  const found = [...(status?.initContainerStatuses ?? []), ...(status?.containerStatuses ?? [])].find((c) => c.name === container);
+  if (!found?.state) return undefined;
+  if (found.state.terminated) return 'terminated';
+  return found.state.running ? 'running' : 'waiting';
+}
+type ContainerStatus = { name: string; state?: { running?: unknown; terminated?: unknown; waiting?: unknown } };
 
 class StatusError extends Error {
   constructor(
@@ -275,13 +286,40 @@ export class KubeStandIn {
   }
 
   /** The container writes a line (seen by `log?follow=true` readers at once). */
-  appendLog(namespace: string, pod: string, line: string, time = new Date()): void {
-    const key = objectKey(namespace, pod);
+  appendLog(namespace: string, pod: string, line: string, time = new Date(), container = 'server'): void {
+    const key = logKey(objectKey(namespace, pod), container);
     const entry = { time, line };
     const lines = this.#logs.get(key) ?? [];
     lines.push(entry);
     this.#logs.set(key, lines);
     for (const follower of this.#logFollowers.get(key) ?? []) follower(entry);
+  }
+
+  /**
+   * The kubelet's part for a pod of steps (a Job's): one container starts running or ends with an
+   * exit code, in the pod's `initContainerStatuses` or `containerStatuses`. An ended container's
+   * followed log ends, as the API server's does.
+   */
+  setContainerState(namespace: string, pod: string, container: string, state: 'running' | { exitCode: number }): void {
+    const object = this.get('pods', namespace, pod);
+    if (!object) throw new Error(`no pod ${namespace}/${pod}`);
+    const spec = object.spec as { initContainers?: Array<{ name: string }> } | undefined;
+    const field = spec?.initContainers?.some((c) => c.name === container) ? 'initContainerStatuses' : 'containerStatuses';
+    const status = { ...(object.status ?? {}) } as Record<string, unknown>;
+    const now = new Date().toISOString();
+    const entry =
+      state === 'running'
+        ? { name: container, ready: false, restartCount: 0, state: { running: { startedAt: now } } }
+        : { name: container, ready: false, restartCount: 0, state: { terminated: { exitCode: state.exitCode, reason: state.exitCode === 0 ? 'Completed' : 'Error', finishedAt: now } } };
+    const others = ((status[field] as Array<{ name: string }> | undefined) ?? []).filter((c) => c.name !== container);
+    status[field] = [...others, entry];
+    status.phase ??= 'Running';
+    this.put('pods', { ...object, status });
+    if (state !== 'running') this.#endFollowers(logKey(objectKey(namespace, pod), container));
+  }
+
+  #endFollowers(key: string): void {
+    for (const follower of this.#logFollowers.get(key) ?? []) follower({ time: new Date(0), line: '\u0000end' });
   }
 
   #groupOf(plural: string): string {
@@ -402,8 +440,10 @@ export class KubeStandIn {
     const gone = { ...existing, metadata: { ...existing.metadata, resourceVersion: String(++this.#rv) } };
     this.#record(c, 'DELETED', gone);
     if (c.plural === 'pods') {
-      for (const follower of this.#logFollowers.get(key) ?? []) follower({ time: new Date(0), line: '\u0000end' });
-      this.#logs.delete(key);
+      for (const stream of [...this.#logs.keys(), ...this.#logFollowers.keys()].filter((k) => k.startsWith(`${key}#`))) {
+        this.#endFollowers(stream);
+        this.#logs.delete(stream);
+      }
     }
     if (c.plural === 'pods' || c.plural === 'statefulsets') this.#reconcileStatefulSets();
     return gone;
@@ -571,12 +611,14 @@ export class KubeStandIn {
   }
 
   #log(namespace: string | undefined, name: string, url: URL, res: ServerResponse): void {
-    const key = objectKey(namespace, name);
-    const pod = this.#store(this.#collection('/pods')).get(key);
+    const pod = this.#store(this.#collection('/pods')).get(objectKey(namespace, name));
     if (!pod) throw new StatusError(404, 'NotFound', `pods "${name}" not found`);
-    if (pod.status?.phase !== 'Running') {
-      throw new StatusError(400, 'BadRequest', `container "server" in pod "${name}" is waiting to start: ContainerCreating`);
+    const container = url.searchParams.get('container') ?? 'server';
+    const state = containerStateOf(pod, container);
+    if (state === 'waiting' || (state === undefined && pod.status?.phase !== 'Running')) {
+      throw new StatusError(400, 'BadRequest', `container "${container}" in pod "${name}" is waiting to start: ContainerCreating`);
     }
+    const key = logKey(objectKey(namespace, name), container);
     const sinceTime = url.searchParams.get('sinceTime');
     const since = sinceTime ? Date.parse(sinceTime) : -Infinity;
     const timestamps = url.searchParams.get('timestamps') === 'true';
@@ -585,7 +627,7 @@ export class KubeStandIn {
     const tail = Number(url.searchParams.get('tailLines') ?? NaN);
     const kept = (this.#logs.get(key) ?? []).filter((entry) => entry.time.getTime() >= since);
     for (const entry of Number.isInteger(tail) && !sinceTime ? kept.slice(Math.max(0, kept.length - tail)) : kept) res.write(format(entry));
-    if (url.searchParams.get('follow') !== 'true') {
+    if (url.searchParams.get('follow') !== 'true' || state === 'terminated') {
       res.end();
       return;
     }

@@ -1,4 +1,4 @@
-import { bigint, index, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -50,4 +50,24 @@ export const buildLogLines = pgTable(
     line: text('line').notNull(),
   },
   (t) => [index('build_log_lines_build_seq_idx').on(t.buildId, t.seq)],
+);
+
+/**
+ * How far each step of a build's Job pod has been copied into `build_log_lines` (Kubernetes): the
+ * count of the step's lines stored, moved in the same transaction as the lines and only from the
+ * count the copier read, so a line is stored once even when two replicas copy at the same time.
+ */
+export const buildLogSources = pgTable(
+  'build_log_sources',
+  {
+    buildId: uuid('build_id')
+      .notNull()
+      .references(() => builds.id, { onDelete: 'cascade' }),
+    /** The container (the build's step) the lines come from. */
+    source: text('source').notNull(),
+    lines: integer('lines').notNull().default(0),
+    /** The container ended and its whole log is stored. */
+    done: boolean('done').notNull().default(false),
+  },
+  (t) => [primaryKey({ columns: [t.buildId, t.source] })],
 );

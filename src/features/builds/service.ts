@@ -243,11 +243,17 @@ export async function getScanDocument(db: Queryable, id: string, which: 'report'
 }
 
 export async function appendBuildLog(deps: Pick<Deps, 'database' | 'clock'>, id: string, lines: string[]): Promise<void> {
-  // One stored line is one stream event: line breaks would end the event early.
-  const split = lines.flatMap((line) => line.split(/\r\n|\r|\n/)).map((line) => line.slice(0, 16 * 1024));
-  if (split.length === 0) return;
   const at = deps.clock.now();
-  await deps.database.db.insert(buildLogLines).values(split.map((line) => ({ buildId: id, at, line })));
+  const rows = buildLogRows(id, lines.map((line) => ({ at, line })));
+  if (rows.length > 0) await deps.database.db.insert(buildLogLines).values(rows);
+}
+
+/**
+ * Stored rows of log lines: one stored line is one stream event, so line breaks split it (each
+ * part keeps the `prefix`); 16 KiB at most.
+ */
+export function buildLogRows(buildId: string, lines: Array<{ at: Date; line: string }>, prefix = ''): Array<typeof buildLogLines.$inferInsert> {
+  return lines.flatMap(({ at, line }) => line.split(/\r\n|\r|\n/).map((part) => ({ buildId, at, line: `${prefix}${part}`.slice(0, 16 * 1024) })));
 }
 
 /** The in-process job's way back: the same service steps as the internal routes. */

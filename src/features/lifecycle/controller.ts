@@ -84,6 +84,11 @@ export class LifecycleController {
     }
   }
 
+  /** Whether this replica leads now (from its last renewal): other one-replica work asks this. */
+  leading(): boolean {
+    return this.#o.lock.holds();
+  }
+
   start(): void {
     this.#timer ??= setInterval(() => void this.tick(), this.#o.intervalMs);
     this.#timer.unref();

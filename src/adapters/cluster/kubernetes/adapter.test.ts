@@ -155,6 +155,11 @@ describe('Kubernetes adapter against the API stand-in', () => {
       { time: new Date('2026-01-01T00:00:01.250Z'), line: 'Done (3.2s)! For help, type "help"' },
       { time: new Date('2026-01-01T00:00:02.000Z'), line: '<Steve> hello' },
     ]);
+    // A lone carriage return (a progress bar) stays inside its stamped line.
+    standIn.appendLog(NS, pod, 'Preparing spawn area: 40%\rPreparing spawn area: 80%', new Date('2026-01-01T00:00:03.000Z'));
+    expect(await collect(cluster.podLogs('alpha', { follow: false, signal, tailLines: 1 }))).toEqual([
+      { time: new Date('2026-01-01T00:00:03.000Z'), line: 'Preparing spawn area: 40%\rPreparing spawn area: 80%' },
+    ]);
     expect(parseStampedLine('2026-01-01T00:00:00.123456789Z  two spaces')).toEqual({ time: new Date('2026-01-01T00:00:00.123Z'), line: ' two spaces' });
     expect(parseStampedLine('no stamp')).toBeUndefined();
   });

@@ -406,6 +406,11 @@ export class KubernetesCluster implements ClusterAdapter {
     return followPodLog(this.kubeConfig, this.namespace, podName(server), SERVER_CONTAINER, options);
   }
 
+  /** The lines of one container of any pod (a Job's step), stamped; ClusterNoPodError before it starts. */
+  containerLog(pod: string, container: string, options: PodLogOptions): AsyncIterable<PodLogLine> {
+    return followPodLog(this.kubeConfig, this.namespace, pod, container, options);
+  }
+
   // ---- jobs (backups, builds) ----
 
   async createJob(body: V1Job): Promise<V1Job> {

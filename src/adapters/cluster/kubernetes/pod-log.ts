@@ -1,4 +1,3 @@
-import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import { ApiException, Log, type KubeConfig } from '@kubernetes/client-node';
 import { ClusterNoPodError, type PodLogLine, type PodLogOptions } from '../types.js';
@@ -50,7 +49,7 @@ export async function* followPodLog(
   if (options.signal.aborted) abort();
   options.signal.addEventListener('abort', abort, { once: true });
   try {
-    for await (const text of createInterface({ input: sink, crlfDelay: Infinity })) {
+    for await (const text of newlineSeparated(sink)) {
       const line = parseStampedLine(text);
       if (line) yield line;
     }
@@ -58,4 +57,21 @@ export async function* followPodLog(
     options.signal.removeEventListener('abort', abort);
     controller.abort();
   }
+}
+
+/**
+ * The lines of a log as the runtime stamps them: split on `\n` only. A lone `\r` (a progress
+ * bar) belongs to the stamped line, where readline would make an unstamped line of what follows.
+ */
+async function* newlineSeparated(input: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let pending = '';
+  for await (const chunk of input) {
+    pending += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    const lines = pending.split('\n');
+    pending = lines.pop()!;
+    yield* lines;
+  }
+  pending += decoder.decode();
+  if (pending !== '') yield pending;
 }

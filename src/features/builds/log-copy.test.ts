@@ -1,0 +1,160 @@
+import { asc, eq } from 'drizzle-orm';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createTestDeps, type TestDeps } from '../../../test/helpers/app.js';
+import { useTestDatabase } from '../../../test/helpers/database.js';
+import { KubeStandIn } from '../../../test/helpers/kube-stand-in.js';
+import { createUser } from '../../../test/helpers/sessions.js';
+import { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js';
+import { kubeConfigFor } from '../../adapters/cluster/kubernetes/kubeconfig.js';
+import { buildLogLines, builds } from '../../db/schema/builds.js';
+import { BuildLogCopier, type BuildLogCopyOptions } from './log-copy.js';
+import { insertBuild, moveBuild } from './service.js';
+
+const NS = 'felis';
+const STEPS = { init: ['fetch', 'build', 'scan'], main: ['report'] };
+
+describe('copying a build pod’s steps into the build log (Kubernetes)', () => {
+  const database = useTestDatabase();
+  let standIn: KubeStandIn;
+  let cluster: KubernetesCluster;
+  let deps: TestDeps;
+  const copiers: BuildLogCopier[] = [];
+
+  beforeAll(async () => {
+    standIn = await KubeStandIn.start();
+    cluster = new KubernetesCluster({ kubeConfig: kubeConfigFor(standIn.url), namespace: NS });
+    deps = createTestDeps(database());
+  });
+
+  afterEach(async () => {
+    await Promise.all(copiers.splice(0).map((copier) => copier.stop()));
+  });
+
+  afterAll(async () => {
+    await cluster.close();
+    await standIn.close();
+  });
+
+  function copier(options: Partial<BuildLogCopyOptions> = {}): BuildLogCopier {
+    const started = new BuildLogCopier(deps, { pods: cluster, leading: () => true, pollMs: 20, batchMs: 10, ...options });
+    started.start();
+    copiers.push(started);
+    return started;
+  }
+
+  /** A building build with its Job's pod, every step waiting. */
+  async function buildWithPod() {
+    const user = await createUser(deps, { role: 'admin' });
+    const row = await insertBuild(deps, deps.database.db, { imageRef: 'registry.felis.test/felis/x:1', requestedBy: user.id, dockerfile: 'FROM scratch' });
+    const pod = `felis-build-${row.id.slice(0, 8)}-abcde`;
+    await deps.database.db.update(builds).set({ jobName: `felis-build-${row.id.slice(0, 8)}` }).where(eq(builds.id, row.id));
+    await moveBuild(deps, row.id, 'building');
+    standIn.put('pods', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: pod, namespace: NS, labels: { 'felis.dev/build-id': row.id } },
+      spec: { initContainers: STEPS.init.map((name) => ({ name })), containers: STEPS.main.map((name) => ({ name })) },
+      status: { phase: 'Pending' },
+    });
+    let second = 0;
+    const write = (step: string, ...lines: string[]) => {
+      for (const line of lines) standIn.appendLog(NS, pod, line, new Date(Date.UTC(2026, 10, 23, 12, 0, second++)), step);
+    };
+    return { id: row.id, pod, write, state: (step: string, state: 'running' | { exitCode: number }) => standIn.setContainerState(NS, pod, step, state) };
+  }
+
+  const storedLog = async (id: string) =>
+    (await deps.database.db.select().from(buildLogLines).where(eq(buildLogLines.buildId, id)).orderBy(asc(buildLogLines.seq))).map((row) => row.line);
+
+  it('copies every step in order, following the running one, with the step’s name and the runtime’s time', async () => {
+    const build = await buildWithPod();
+    build.write('fetch', 'fetching context', 'context ok');
+    build.state('fetch', { exitCode: 0 });
+    build.state('build', 'running');
+    build.write('build', 'STEP 1/2: FROM scratch');
+    copier();
+    await vi.waitFor(async () => expect(await storedLog(build.id)).toEqual(['[fetch] fetching context', '[fetch] context ok', '[build] STEP 1/2: FROM scratch']));
+
+    build.write('build', 'STEP 2/2: COPY . /', 'built\rimage.tar written');
+    await vi.waitFor(async () => expect((await storedLog(build.id)).length).toBe(6));
+    build.state('build', { exitCode: 0 });
+    build.state('scan', 'running');
+    build.write('scan', '0 vulnerabilities');
+    build.state('scan', { exitCode: 0 });
+    build.state('report', 'running');
+    build.write('report', 'succeeded');
+    build.state('report', { exitCode: 0 });
+    await vi.waitFor(async () =>
+      expect(await storedLog(build.id)).toEqual([
+        '[fetch] fetching context',
+        '[fetch] context ok',
+        '[build] STEP 1/2: FROM scratch',
+        '[build] STEP 2/2: COPY . /',
+        '[build] built',
+        '[build] image.tar written',
+        '[scan] 0 vulnerabilities',
+        '[report] succeeded',
+      ]),
+    );
+    const [first] = await deps.database.db.select().from(buildLogLines).where(eq(buildLogLines.buildId, build.id)).orderBy(asc(buildLogLines.seq)).limit(1);
+    expect(first?.at.toISOString()).toBe('2026-11-23T12:00:00.000Z');
+  });
+
+  it('stores each line once when two replicas copy at the same time, and a new copier resumes where the last stopped', async () => {
+    const build = await buildWithPod();
+    build.state('fetch', 'running');
+    build.write('fetch', ...Array.from({ length: 50 }, (_, i) => `line ${i}`));
+    const first = copier({ batchLines: 7 });
+    copier({ batchLines: 3 });
+    await vi.waitFor(async () => expect((await storedLog(build.id)).length).toBe(50));
+    await first.stop();
+    build.write('fetch', 'after the first stopped');
+    build.state('fetch', { exitCode: 0 });
+    copier();
+    await vi.waitFor(async () => expect((await storedLog(build.id)).at(-1)).toBe('[fetch] after the first stopped'));
+    const lines = await storedLog(build.id);
+    expect(lines).toEqual([...Array.from({ length: 50 }, (_, i) => `[fetch] line ${i}`), '[fetch] after the first stopped']);
+  });
+
+  it('copies nothing on a replica that does not lead', async () => {
+    const build = await buildWithPod();
+    build.write('fetch', 'hello');
+    build.state('fetch', { exitCode: 0 });
+    let leads = false;
+    const standby = copier({ leading: () => leads });
+    await standby.round();
+    await new Promise((resolve) => setTimeout(resolve, 100)); // rounds keep running; none may copy
+    expect(await storedLog(build.id)).toEqual([]);
+    leads = true;
+    await vi.waitFor(async () => expect(await storedLog(build.id)).toEqual(['[fetch] hello']));
+  });
+
+  it('stops looking at a failed build once the steps that ran are stored', async () => {
+    const build = await buildWithPod();
+    build.write('fetch', 'context sha256 does not match');
+    build.state('fetch', { exitCode: 1 });
+    await moveBuild(deps, build.id, 'failed', { error: 'the build job failed: BackoffLimitExceeded' });
+    const listPods = vi.spyOn(cluster, 'listPods');
+    const running = copier();
+    await vi.waitFor(async () => expect(await storedLog(build.id)).toEqual(['[fetch] context sha256 does not match']));
+    await running.round();
+    const calls = listPods.mock.calls.filter(([selector]) => selector.includes(build.id)).length;
+    await running.round();
+    await running.round();
+    expect(listPods.mock.calls.filter(([selector]) => selector.includes(build.id)).length).toBe(calls);
+    listPods.mockRestore();
+  });
+
+  it('lets go of a cancelled build whose pod is gone', async () => {
+    const build = await buildWithPod();
+    build.state('fetch', 'running');
+    build.write('fetch', 'fetching');
+    copier();
+    await vi.waitFor(async () => expect(await storedLog(build.id)).toEqual(['[fetch] fetching']));
+    await moveBuild(deps, build.id, 'cancelled');
+    standIn.remove('pods', NS, build.pod);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await storedLog(build.id)).toEqual(['[fetch] fetching']);
+    expect(deps.captured.lines().filter((line) => line.level === 'warn' && String(line.msg).startsWith('build log copy'))).toEqual([]);
+  });
+});

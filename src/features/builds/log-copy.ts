@@ -1,0 +1,207 @@
+import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import { and, eq, gt, inArray, isNotNull, or, sql } from 'drizzle-orm';
+import type { Transaction } from '../../db/client.js';
+import { buildLogLines, buildLogSources, builds } from '../../db/schema/builds.js';
+import { ClusterNoPodError, LABEL_DOMAIN, type PodLogLine, type PodLogOptions } from '../../adapters/cluster/types.js';
+import type { Deps } from '../../deps.js';
+import { buildLogRows } from './service.js';
+import { isTerminal } from './states.js';
+
+/** The part of the Kubernetes adapter the copier reads build pods through. */
+export interface BuildPods {
+  listPods(labelSelector: string): Promise<V1Pod[]>;
+  containerLog(pod: string, container: string, options: PodLogOptions): AsyncIterable<PodLogLine>;
+}
+
+export interface BuildLogCopyOptions {
+  pods: BuildPods;
+  /** Only the replica that leads copies, so the cluster's logs are read once. */
+  leading: () => boolean;
+  /** How often builds and their pods are looked at. */
+  pollMs?: number;
+  /** Lines stored together; a batch also goes out this long after its first line. */
+  batchLines?: number;
+  batchMs?: number;
+}
+
+type CopyDeps = Pick<Deps, 'database' | 'clock' | 'log'>;
+type StepState = 'waiting' | 'running' | 'terminated';
+
+/** A finished build's pod is still looked at this long, for the lines of its last steps. */
+const FINISHED_WINDOW_MS = 15 * 60 * 1000;
+
+/** Another copier stored lines of this step since we read its count: start again from the stored count. */
+class CursorMoved extends Error {}
+
+/**
+ * On Kubernetes a build's steps are the containers of its Job's pod, and their output is the
+ * build log: this copies each step's lines into `build_log_lines`, in step order, prefixed with
+ * the step's name and stamped with the runtime's time. A step's stored count moves in the same
+ * transaction as its lines and only from the count read, so neither a restart nor a second copier
+ * (a leader change) stores a line twice; a restarted copy skips the lines already stored.
+ */
+export class BuildLogCopier {
+  readonly #deps: CopyDeps;
+  readonly #o: Required<BuildLogCopyOptions>;
+  readonly #copying = new Map<string, Promise<void>>();
+  /** Builds whose every step that ran is stored. */
+  readonly #complete = new Set<string>();
+  readonly #stopped = new AbortController();
+  #timer: NodeJS.Timeout | undefined;
+  #round: Promise<void> | undefined;
+
+  constructor(deps: CopyDeps, options: BuildLogCopyOptions) {
+    this.#deps = deps;
+    this.#o = { pollMs: 2_000, batchLines: 200, batchMs: 250, ...options };
+  }
+
+  start(): void {
+    const next = () => {
+      this.#round = this.round()
+        .catch((err: unknown) => this.#deps.log.warn({ err }, 'build log copy: a round failed; retried'))
+        .finally(() => {
+          if (!this.#stopped.signal.aborted) this.#timer = setTimeout(next, this.#o.pollMs).unref();
+        });
+    };
+    next();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped.abort();
+    clearTimeout(this.#timer);
+    await this.#round;
+    await Promise.all(this.#copying.values());
+  }
+
+  /** Starts a copy for every build with a Job whose steps are not all stored; copies run on. */
+  async round(): Promise<void> {
+    if (!this.#o.leading() || this.#stopped.signal.aborted) return;
+    const since = new Date(this.#deps.clock.now().getTime() - FINISHED_WINDOW_MS);
+    const rows = await this.#deps.database.db
+      .select({ id: builds.id, status: builds.status })
+      .from(builds)
+      .where(and(isNotNull(builds.jobName), or(inArray(builds.status, ['pending', 'building']), gt(builds.finishedAt, since))));
+    const current = new Set(rows.map((row) => row.id));
+    for (const id of this.#complete) if (!current.has(id)) this.#complete.delete(id);
+    for (const row of rows) {
+      if (this.#complete.has(row.id) || this.#copying.has(row.id)) continue;
+      const copy = this.#copyBuild(row.id, isTerminal(row.status))
+        .catch((err: unknown) => this.#deps.log.warn({ err, build_id: row.id }, 'build log copy failed; resumed next round'))
+        .finally(() => this.#copying.delete(row.id));
+      this.#copying.set(row.id, copy);
+    }
+  }
+
+  /** Copies the steps that ran, in order; a running step is followed until its stream ends. */
+  async #copyBuild(buildId: string, buildEnded: boolean): Promise<void> {
+    const pod = newest(await this.#o.pods.listPods(`${LABEL_DOMAIN}/build-id=${buildId}`));
+    if (!pod?.metadata?.name) {
+      if (buildEnded) this.#complete.add(buildId);
+      return;
+    }
+    const stored = new Map(
+      (await this.#deps.database.db.select().from(buildLogSources).where(eq(buildLogSources.buildId, buildId))).map((row) => [row.source, row]),
+    );
+    const states = stepStates(pod);
+    let running = false;
+    for (const step of stepNames(pod)) {
+      const cursor = stored.get(step);
+      if (cursor?.done) continue;
+      const state = states.get(step) ?? 'waiting';
+      // Steps run one after another: nothing after a waiting step has started.
+      if (state === 'waiting') break;
+      const ended = state === 'terminated';
+      const complete = await this.#copyStep(buildId, pod.metadata.name, step, cursor?.lines ?? 0, ended);
+      // A followed step's stream ended: the next round reads its state and copies any rest.
+      if (!ended || !complete) {
+        running = true;
+        break;
+      }
+    }
+    if (buildEnded && !running) this.#complete.add(buildId);
+  }
+
+  /** Stores the step's lines past `from`; true when it stored them all (`ended`: none can follow). */
+  async #copyStep(buildId: string, pod: string, step: string, from: number, ended: boolean): Promise<boolean> {
+    const abort = new AbortController();
+    const stop = () => abort.abort();
+    this.#stopped.signal.addEventListener('abort', stop, { once: true });
+    let stored = from;
+    let seen = 0;
+    let batch: PodLogLine[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    let writing: Promise<void> = Promise.resolve();
+    const flush = (done: boolean) => {
+      clearTimeout(timer);
+      timer = undefined;
+      const lines = batch;
+      batch = [];
+      writing = writing.then(async () => {
+        if (abort.signal.aborted || (lines.length === 0 && !done)) return;
+        if (!this.#o.leading()) throw new CursorMoved('this replica no longer leads');
+        await this.#deps.database.db.transaction((tx) => storeLines(tx, buildId, step, stored, lines, done));
+        stored += lines.length;
+      });
+      writing.catch((err: unknown) => {
+        if (!(err instanceof CursorMoved)) this.#deps.log.warn({ err, build_id: buildId, step }, 'build log copy: lines not stored; resumed next round');
+        stop();
+      });
+      return writing;
+    };
+    try {
+      for await (const line of this.#o.pods.containerLog(pod, step, { follow: !ended, signal: abort.signal })) {
+        if (++seen <= from) continue;
+        batch.push(line);
+        if (batch.length >= this.#o.batchLines) void flush(false);
+        else timer ??= setTimeout(() => void flush(false), this.#o.batchMs);
+      }
+      if (abort.signal.aborted) {
+        await writing.catch(() => undefined);
+        return false;
+      }
+      await flush(ended);
+      return ended;
+    } catch (err) {
+      // Another copier moved on, or the pod went away (a cancelled build): the next round looks again.
+      if (err instanceof CursorMoved || err instanceof ClusterNoPodError) return false;
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      abort.abort();
+      this.#stopped.signal.removeEventListener('abort', stop);
+    }
+  }
+}
+
+/** Stores the lines and moves the step's count from `from`, or throws CursorMoved (nothing stored). */
+async function storeLines(tx: Transaction, buildId: string, step: string, from: number, lines: PodLogLine[], done: boolean): Promise<void> {
+  await tx.insert(buildLogSources).values({ buildId, source: step }).onConflictDoNothing();
+  const moved = await tx
+    .update(buildLogSources)
+    .set({ lines: sql`${buildLogSources.lines} + ${lines.length}`, done })
+    .where(and(eq(buildLogSources.buildId, buildId), eq(buildLogSources.source, step), eq(buildLogSources.lines, from)))
+    .returning({ lines: buildLogSources.lines });
+  if (moved.length === 0) throw new CursorMoved(`another copier stored lines of ${step}`);
+  const rows = buildLogRows(
+    buildId,
+    lines.map(({ time, line }) => ({ at: time, line })),
+    `[${step}] `,
+  );
+  if (rows.length > 0) await tx.insert(buildLogLines).values(rows);
+}
+
+function newest(pods: V1Pod[]): V1Pod | undefined {
+  const created = (pod: V1Pod) => new Date(pod.metadata?.creationTimestamp ?? 0).getTime();
+  return [...pods].sort((a, b) => created(b) - created(a))[0];
+}
+
+function stepNames(pod: V1Pod): string[] {
+  return [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => c.name);
+}
+
+function stepStates(pod: V1Pod): Map<string, StepState> {
+  const statuses: V1ContainerStatus[] = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
+  return new Map(
+    statuses.map((s) => [s.name, s.state?.terminated ? 'terminated' : s.state?.running ? 'running' : 'waiting'] as const),
+  );
+}
