@@ -1,8 +1,9 @@
-import { describe, expect, it } from 'vitest';
-import { createTestApps, type TestDeps } from '../../../test/helpers/app.js';
+import { describe, expect, it, vi } from 'vitest';
+import { createTestApps, errorOf, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { ExternalJobs, laneDeps } from '../../../test/helpers/lane-deps.js';
+import { STREAMS_PER_ACCOUNT } from '../console/stream-slots.js';
 import { buildLogEvents } from './log-stream.js';
 import { appendBuildLog, insertBuild, moveBuild } from './service.js';
 
@@ -100,5 +101,28 @@ describe('the build log stream', () => {
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(dataLines(await res.text())).toEqual(['hello']);
     expect((await external.request('/api/v1/images/build/00000000-0000-4000-8000-000000000000/logs', { headers })).status).toBe(404);
+  });
+
+  it('counts against the account’s event streams: 429 past the cap, a slot freed when a stream ends', async () => {
+    const deps = laneDeps(database(), new ExternalJobs());
+    const { external } = createTestApps(deps);
+    const admin = await createUser(deps, { role: 'admin' });
+    const { headers } = await signIn(deps, { userId: admin.id });
+    const build = await newBuild(deps);
+    await moveBuild(deps, build.id, 'building');
+    const open = () => external.request(`/api/v1/images/build/${build.id}/logs`, { headers });
+    const streams = [];
+    for (let i = 0; i < STREAMS_PER_ACCOUNT; i++) {
+      const res = await open();
+      expect(res.status).toBe(200);
+      streams.push(res.body!.getReader());
+    }
+    const refused = await open();
+    expect(refused.status).toBe(429);
+    expect((await errorOf(refused)).code).toBe('rate_limited');
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+    await streams.pop()!.cancel();
+    await vi.waitFor(async () => expect((await open().then(async (res) => (await res.body?.cancel(), res.status)))).toBe(200));
+    await Promise.all(streams.map((reader) => reader.cancel()));
   });
 });

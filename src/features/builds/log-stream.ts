@@ -22,6 +22,8 @@ export interface LogStreamOptions {
   /** Whether the caller may still read the stream (re-checked every `recheckMs`). */
   stillAllowed: () => Promise<boolean>;
   rules?: Partial<typeof STREAM_RULES>;
+  /** Called once when the stream ends, whichever way. */
+  onClose?: () => void;
 }
 
 const encoder = new TextEncoder();
@@ -48,6 +50,13 @@ export function buildLogEvents(deps: Pick<Deps, 'database' | 'clock' | 'shutdown
   const db = deps.database.db;
   const stop = new AbortController();
   const onShutdown = () => stop.abort();
+  let closed = false;
+  const finish = () => {
+    deps.shutdown.removeEventListener('abort', onShutdown);
+    if (closed) return;
+    closed = true;
+    options.onClose?.();
+  };
   const idle = (ms: number) =>
     new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
@@ -61,7 +70,7 @@ export function buildLogEvents(deps: Pick<Deps, 'database' | 'clock' | 'shutdown
     },
     cancel: () => {
       stop.abort();
-      deps.shutdown.removeEventListener('abort', onShutdown);
+      finish();
     },
     pull: async (controller) => {
       try {
@@ -69,7 +78,7 @@ export function buildLogEvents(deps: Pick<Deps, 'database' | 'clock' | 'shutdown
       } catch (err) {
         deps.log.warn({ err, buildId: options.buildId }, 'build log stream failed');
       }
-      deps.shutdown.removeEventListener('abort', onShutdown);
+      finish();
       controller.close();
     },
   });

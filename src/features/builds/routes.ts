@@ -2,7 +2,8 @@ import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../http/env.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { buildLogEvents } from './log-stream.js';
+import { takeStreamSlot } from '../console/stream-slots.js';
+import { buildLogEvents, STREAM_RULES } from './log-stream.js';
 import { BuildIdParam, BuildListQuery, BuildListSchema, BuildScanSchema, BuildSchema, CreateBuildBody } from './schema.js';
 import { cancelBuild, createBuild, getBuild, getScan, getScanDocument, listBuilds } from './service.js';
 
@@ -52,6 +53,7 @@ const logs = defineRoute(ADMIN, {
   responses: {
     200: { description: 'one event per log line: `id:` unix seconds, `data:` the line', content: { 'text/event-stream': { schema: z.string() } } },
     404: errorAnswer('not_found'),
+    429: errorAnswer('rate_limited: the account has 8 event streams open'),
   },
 }, { streamed: true });
 
@@ -80,19 +82,23 @@ const sbom = defineRoute(ADMIN, {
   responses: { 200: json(anyJson, 'the SBOM'), 404: errorAnswer('not_found: not scanned, or the SBOM was omitted') },
 });
 
-function streamLogs(c: Context<AppEnv>, id: string, lastEventId: string | undefined) {
+async function streamLogs(c: Context<AppEnv>, id: string, lastEventId: string | undefined) {
   const deps = c.var.deps;
+  // The build log counts against the account's event streams, as the console does (429 past it).
+  const slot = await takeStreamSlot(deps, c.var.session!.userId, 'build-log', id, STREAM_RULES.recheckMs * 2);
   const events = buildLogEvents(deps, {
     buildId: id,
     lastEventId,
     stillAllowed: async () => {
       try {
         await deps.sessions?.authenticate(c, { tier: 'admin', setupAllowed: false });
+        await slot.renew();
         return deps.sessions !== undefined;
       } catch {
         return false;
       }
     },
+    onClose: () => void slot.release().catch((err: unknown) => deps.log.warn({ err, build_id: id }, 'stream slot not released')),
   });
   return c.body(events, 200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' });
 }
@@ -116,7 +122,7 @@ export function buildRoutes() {
     .openapi(logs, async (c) => {
       const { id } = c.req.valid('param');
       await getBuild(c.var.deps.database.db, id);
-      return streamLogs(c, id, c.req.valid('header')['last-event-id']) as never;
+      return (await streamLogs(c, id, c.req.valid('header')['last-event-id'])) as never;
     })
     .openapi(scan, async (c) => c.json(await getScan(c.var.deps.database.db, c.req.valid('param').id), 200))
     .openapi(report, async (c) => c.json((await getScanDocument(c.var.deps.database.db, c.req.valid('param').id, 'report')) as Record<string, unknown>, 200))
