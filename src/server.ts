@@ -1,3 +1,4 @@
+import type { KubeConfig } from '@kubernetes/client-node';
 import { createApps } from './app/index.js';
 import { KubernetesCluster } from './adapters/cluster/kubernetes/adapter.js';
 import { loadKubeConfig } from './adapters/cluster/kubernetes/kubeconfig.js';
@@ -31,10 +32,15 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-function createCluster(config: Config, log: Logger): ClusterAdapter {
+export interface StartOptions {
+  /** The API server's coordinates; by default the pod's service account or `KUBECONFIG`. */
+  kubeConfig?: KubeConfig;
+}
+
+function createCluster(config: Config, log: Logger, options: StartOptions): ClusterAdapter {
   if (config.cluster === 'kubernetes') {
     return new KubernetesCluster({
-      kubeConfig: loadKubeConfig(),
+      kubeConfig: options.kubeConfig ?? loadKubeConfig(),
       namespace: config.kubeNamespace,
       crd: { ...DEFAULT_CRD, group: config.kubeCrdGroup },
       gameNodeSelector: config.kubeGameNodeSelector,
@@ -56,7 +62,7 @@ function kubernetesRunners(config: Config, cluster: ClusterAdapter): Partial<Dep
 }
 
 /** Wires the dependencies from the configuration and serves both faces. */
-export async function startService(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningService> {
+export async function startService(config: Config, log: Logger = createLogger(config.logLevel), options: StartOptions = {}): Promise<RunningService> {
   const shutdown = new AbortController();
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, log, migrate: false });
   try {
@@ -65,7 +71,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     await database.close();
     throw err;
   }
-  const cluster = createCluster(config, log);
+  const cluster = createCluster(config, log, options);
   const deps = assembleDeps({ config, log, database, cluster, shutdown: shutdown.signal, ...kubernetesRunners(config, cluster) });
   const { mail } = deps;
   if (mail?.kind === 'log') {

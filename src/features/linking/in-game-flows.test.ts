@@ -1,36 +1,11 @@
-import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApps, createTestDeps, TOKENS, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { addServer, randomMcUuid } from '../../../test/helpers/servers.js';
 import { createUser, linkAccount } from '../../../test/helpers/sessions.js';
+import { exchange, type Exchanged } from '../../../test/helpers/real-http.js';
 import { startSmtp, type TestSmtp } from '../../../test/helpers/smtp.js';
 import { serve, type Listening } from '../../runtime/serve.js';
-
-interface Answer {
-  status: number;
-  body: Record<string, unknown>;
-}
-
-/** A real HTTP exchange on 127.0.0.1, with the Host a browser or the proxy would name. */
-function exchange(port: number, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Answer & { setCookie: string[] }> {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port, method, path, headers: { ...headers, ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(payload)) } : {}) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, body: text ? (JSON.parse(text) as Record<string, unknown>) : {}, setCookie: res.headers['set-cookie'] ?? [] });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
 
 /** A browser on one site: it keeps the cookies it is given and sends what a browser sends on fetch(). */
 class Browser {
@@ -40,7 +15,7 @@ class Browser {
     private readonly host: string,
   ) {}
 
-  async call(method: string, path: string, body?: unknown): Promise<Answer> {
+  async call(method: string, path: string, body?: unknown): Promise<Exchanged> {
     const headers: Record<string, string> = { Host: this.host, 'User-Agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0', 'Sec-Fetch-Site': 'same-origin' };
     if (method !== 'GET') headers.Origin = `https://${this.host}`;
     if (this.#jar.size > 0) headers.Cookie = [...this.#jar].map(([k, v]) => `${k}=${v}`).join('; ');
@@ -166,7 +141,7 @@ describe('the in-game flows end to end over HTTP', () => {
 
     const redeemed = await targetBrowser.call('POST', '/api/v1/account/migrate/redeem', { code: issued.body.code });
     expect(redeemed).toMatchObject({ status: 200, body: { migrated: true, servers_moved: 2, servers: names } });
-    const owned = (b: Answer) => (b.body.servers as Array<{ name: string; owned: boolean }>).filter((s) => s.owned).map((s) => s.name);
+    const owned = (b: Exchanged) => (b.body.servers as Array<{ name: string; owned: boolean }>).filter((s) => s.owned).map((s) => s.name);
     expect(owned(await targetBrowser.call('GET', '/api/v1/me/servers')).sort()).toEqual(names);
     expect(owned(await sourceBrowser.call('GET', '/api/v1/me/servers'))).toEqual([]);
     expect(await limbo('GET', `/api/v1/internal/account/link/status/${sourceUuid}`)).toMatchObject({ body: { linked: true } });
