@@ -194,6 +194,36 @@ describe('lifecycle controller against the API stand-in and a TCP RCON peer', ()
     await c.stop();
   });
 
+  it('rolls a spec change into the StatefulSet at the next start, never under a running server', async () => {
+    const { cluster, controller } = await setUp();
+    const c = controller('a');
+    const name = await runningServer(cluster, c, 'roll');
+    const container = () => (statefulSet(name)!.spec as { template: { spec: { containers: Array<{ image: string; resources: { limits: Record<string, string> } }> } } }).template.spec.containers[0]!;
+    await cluster.patchServerSpec(name, { image: 'itzg/minecraft-server:java21-graalvm', memory: '6Gi', resources: { cpu: '2' } });
+    await c.tick();
+    expect(container().image).toBe('itzg/minecraft-server:java21');
+
+    await cluster.setDesiredState(name, 'Stopped');
+    await c.tick();
+    await c.tick();
+    expect(server(name).status?.phase).toBe('Stopped');
+    expect(container().image).toBe('itzg/minecraft-server:java21');
+    await cluster.setDesiredState(name, 'Running');
+    await c.tick();
+    expect(container()).toMatchObject({ image: 'itzg/minecraft-server:java21-graalvm', resources: { limits: { memory: '6Gi', cpu: '2' } } });
+    expect(statefulSet(name)!.spec!.replicas).toBe(1);
+
+    // A limit the spec no longer names is gone from the template, not merged over.
+    await cluster.setDesiredState(name, 'Stopped');
+    await c.tick();
+    await c.tick();
+    await cluster.patchServerSpec(name, { resources: { cpu: null } } as never);
+    await cluster.setDesiredState(name, 'Running');
+    await c.tick();
+    expect(container().resources.limits).toEqual({ memory: '6Gi' });
+    await c.stop();
+  });
+
   it('recreates a start that times out three times with doubling back-off, then gives up; a wake retries with a fresh budget', async () => {
     const { clock, cluster, controller } = await setUp();
     const name = uniqueServerName('hang');

@@ -16,7 +16,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import type { LeaderLock } from './leader.js';
 import { parsePlayerList, type PlayerCount } from './players.js';
-import { MANAGED_SELECTOR, serviceFor, specProblem, statefulSetFor } from './workloads.js';
+import { MANAGED_SELECTOR, serviceFor, specProblem, statefulSetFor, TEMPLATE_HASH_ANNOTATION } from './workloads.js';
 
 /** An authenticated RCON connection (src/adapters/rcon's client). */
 export interface RconSession {
@@ -190,7 +190,8 @@ export class LifecycleController {
     if (hopeless) return this.#giveUp(server, set, 'InvalidSpec', hopeless);
     if (phase === 'Starting') return this.#superviseStart(server, set, pod);
     if (phase === 'Running') return this.#superviseRunning(server, pod);
-    // Stopped, Stopping, Unknown, or Failed with budget left: a fresh start.
+    // Stopped, Stopping, Unknown, or Failed with budget left: a fresh start, on the spec as it is now.
+    if (set) await this.#rollTemplate(server, set);
     if (set?.spec?.replicas !== 1) await cluster.scaleStatefulSet(name, 1);
     await this.#patch(server, {
       phase: 'Starting',
@@ -203,6 +204,19 @@ export class LifecycleController {
       retryAt: null,
       conditions: this.#condition(status, 'Ready', 'False', 'Starting'),
     });
+  }
+
+  /**
+   * A spec changed since the StatefulSet was made (image, memory, resources): its pod template is
+   * replaced before the next start, never under a running server. The world volume's size is in
+   * the claim template, which Kubernetes does not let change.
+   */
+  async #rollTemplate(server: MinecraftServer, set: V1StatefulSet): Promise<void> {
+    const desired = statefulSetFor(server, this.#o.cluster.crd);
+    const hash = desired.metadata!.annotations![TEMPLATE_HASH_ANNOTATION]!;
+    if (set.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION] === hash) return;
+    await this.#o.cluster.setStatefulSetTemplate(server.metadata.name, desired.spec!.template, { [TEMPLATE_HASH_ANNOTATION]: hash });
+    this.#o.log.info({ server: server.metadata.name, image: server.spec.image }, 'lifecycle controller: the spec change goes into the StatefulSet before this start');
   }
 
   async #superviseStart(server: MinecraftServer, set: V1StatefulSet | undefined, pod: V1Pod | undefined): Promise<void> {

@@ -1,4 +1,5 @@
-import type { V1OwnerReference, V1Service, V1StatefulSet } from '@kubernetes/client-node';
+import { createHash } from 'node:crypto';
+import type { V1OwnerReference, V1PodTemplateSpec, V1Service, V1StatefulSet } from '@kubernetes/client-node';
 import { GAME_PORT, RCON_PORT, SERVER_CONTAINER } from '../../adapters/cluster/kubernetes/adapter.js';
 import {
   MANAGED_BY,
@@ -12,6 +13,8 @@ import { isQuantity, javaMemoryFor } from '../servers/quantity.js';
 
 /** Selects every workload object the controller made. */
 export const MANAGED_SELECTOR = 'app.kubernetes.io/managed-by=felis';
+/** The StatefulSet's annotation naming the pod template it was last given (a spec change differs). */
+export const TEMPLATE_HASH_ANNOTATION = 'felis.dev/template-hash';
 const IMAGE = /^[a-z0-9]([a-z0-9._/-]*[a-z0-9])?(:[A-Za-z0-9_][A-Za-z0-9._-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
 const DEFAULT_MEMORY = '4Gi';
 const DEFAULT_STORAGE = '10Gi';
@@ -59,54 +62,18 @@ function ownerOf(server: MinecraftServer, crd: CrdCoordinates): V1OwnerReference
 export function statefulSetFor(server: MinecraftServer, crd: CrdCoordinates): V1StatefulSet {
   const { name } = server.metadata;
   const { spec } = server;
-  const memory = spec.memory ?? DEFAULT_MEMORY;
   const labels = labelsOf(server);
-  const secret = spec.rconSecretRef ?? { name: rconSecretName(name), key: 'password' };
+  const template = podTemplateFor(server);
   return {
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
-    metadata: { name, labels, ownerReferences: ownerOf(server, crd) },
+    metadata: { name, labels, ownerReferences: ownerOf(server, crd), annotations: { [TEMPLATE_HASH_ANNOTATION]: templateHash(template) } },
     spec: {
       replicas: 0,
       serviceName: name,
       selector: { matchLabels: { [SERVER_LABEL]: name } },
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' },
-      template: {
-        metadata: { labels },
-        spec: {
-          terminationGracePeriodSeconds: 60,
-          enableServiceLinks: false,
-          automountServiceAccountToken: false,
-          securityContext: { runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, runAsNonRoot: true },
-          containers: [
-            {
-              name: SERVER_CONTAINER,
-              image: spec.image,
-              env: [
-                { name: 'EULA', value: 'TRUE' },
-                { name: 'MEMORY', value: spec.heap ?? javaMemoryFor(memory) },
-                { name: 'ENABLE_RCON', value: 'true' },
-                { name: 'RCON_PORT', value: String(RCON_PORT) },
-                { name: 'RCON_PASSWORD', valueFrom: { secretKeyRef: { name: secret.name, key: secret.key } } },
-              ],
-              ports: [
-                { name: 'minecraft', containerPort: GAME_PORT },
-                { name: 'rcon', containerPort: RCON_PORT },
-              ],
-              resources: {
-                limits: { memory, ...(spec.resources?.cpu ? { cpu: spec.resources.cpu } : {}) },
-                requests: {
-                  memory: spec.resources?.memoryRequest ?? memory,
-                  ...(spec.resources?.cpuRequest ? { cpu: spec.resources.cpuRequest } : {}),
-                },
-              },
-              volumeMounts: [{ name: 'world', mountPath: '/data' }],
-              readinessProbe: { tcpSocket: { port: GAME_PORT }, periodSeconds: 5, failureThreshold: 3 },
-              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-            },
-          ],
-        },
-      },
+      template,
       volumeClaimTemplates: [
         {
           metadata: { name: 'world', labels },
@@ -115,6 +82,55 @@ export function statefulSetFor(server: MinecraftServer, crd: CrdCoordinates): V1
       ],
     },
   };
+}
+
+/** The server's pod: its image, memory, resources, RCON secret and world volume. */
+function podTemplateFor(server: MinecraftServer): V1PodTemplateSpec {
+  const { spec } = server;
+  const memory = spec.memory ?? DEFAULT_MEMORY;
+  const labels = labelsOf(server);
+  const secret = spec.rconSecretRef ?? { name: rconSecretName(server.metadata.name), key: 'password' };
+  return {
+    metadata: { labels },
+    spec: {
+      terminationGracePeriodSeconds: 60,
+      enableServiceLinks: false,
+      automountServiceAccountToken: false,
+      securityContext: { runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, runAsNonRoot: true },
+      containers: [
+        {
+          name: SERVER_CONTAINER,
+          image: spec.image,
+          env: [
+            { name: 'EULA', value: 'TRUE' },
+            { name: 'MEMORY', value: spec.heap ?? javaMemoryFor(memory) },
+            { name: 'ENABLE_RCON', value: 'true' },
+            { name: 'RCON_PORT', value: String(RCON_PORT) },
+            { name: 'RCON_PASSWORD', valueFrom: { secretKeyRef: { name: secret.name, key: secret.key } } },
+          ],
+          ports: [
+            { name: 'minecraft', containerPort: GAME_PORT },
+            { name: 'rcon', containerPort: RCON_PORT },
+          ],
+          resources: {
+            limits: { memory, ...(spec.resources?.cpu ? { cpu: spec.resources.cpu } : {}) },
+            requests: {
+              memory: spec.resources?.memoryRequest ?? memory,
+              ...(spec.resources?.cpuRequest ? { cpu: spec.resources.cpuRequest } : {}),
+            },
+          },
+          volumeMounts: [{ name: 'world', mountPath: '/data' }],
+          readinessProbe: { tcpSocket: { port: GAME_PORT }, periodSeconds: 5, failureThreshold: 3 },
+          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+        },
+      ],
+    },
+  };
+}
+
+/** A fingerprint of a pod template, to tell whether a StatefulSet carries the spec's current one. */
+export function templateHash(template: V1PodTemplateSpec): string {
+  return createHash('sha256').update(JSON.stringify(template)).digest('hex').slice(0, 32);
 }
 
 /** The server's Service: the game port for the proxy, RCON for the control plane. */

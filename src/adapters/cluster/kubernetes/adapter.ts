@@ -10,6 +10,7 @@ import {
   type V1Job,
   type V1Pod,
   type V1Service,
+  type V1PodTemplateSpec,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import { systemClock, type Clock } from '../../../lib/clock.js';
@@ -69,6 +70,7 @@ export interface KubernetesClusterOptions {
 }
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 
 function statusOf(err: unknown): number | undefined {
   return err instanceof ApiException ? err.code : undefined;
@@ -362,6 +364,20 @@ export class KubernetesCluster implements ClusterAdapter {
   async scaleStatefulSet(name: string, replicas: number): Promise<V1StatefulSet> {
     try {
       return await this.#apps.patchNamespacedStatefulSet({ name, namespace: this.namespace, body: { spec: { replicas } } }, mergePatch);
+    } catch (err) {
+      translate(err, `statefulset ${name}`);
+    }
+  }
+
+  /** Replaces the pod template (JSON patch, so a field the spec dropped goes too) and its annotations. */
+  async setStatefulSetTemplate(name: string, template: V1PodTemplateSpec, annotations: Record<string, string>): Promise<V1StatefulSet> {
+    const escape = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
+    const set = await this.getStatefulSet(name);
+    const ops: object[] = [{ op: 'replace', path: '/spec/template', value: template }];
+    if (!set?.metadata?.annotations) ops.push({ op: 'add', path: '/metadata/annotations', value: annotations });
+    else for (const [key, value] of Object.entries(annotations)) ops.push({ op: 'add', path: `/metadata/annotations/${escape(key)}`, value });
+    try {
+      return await this.#apps.patchNamespacedStatefulSet({ name, namespace: this.namespace, body: ops }, jsonPatch);
     } catch (err) {
       translate(err, `statefulset ${name}`);
     }
