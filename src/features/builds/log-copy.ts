@@ -27,6 +27,12 @@ export interface BuildLogCopyOptions {
 type CopyDeps = Pick<Deps, 'database' | 'clock' | 'log'>;
 type StepState = 'waiting' | 'running' | 'terminated';
 
+/**
+ * The `build_log_sources` row that says every step that ran is stored (no container is named `*`):
+ * the build log stream of an ended build waits for it.
+ */
+export const COPY_COMPLETE_SOURCE = '*';
+
 /** A finished build's pod is still looked at this long, for the lines of its last steps. */
 const FINISHED_WINDOW_MS = 15 * 60 * 1000;
 
@@ -96,7 +102,7 @@ export class BuildLogCopier {
   async #copyBuild(buildId: string, buildEnded: boolean): Promise<void> {
     const pod = newest(await this.#o.pods.listPods(`${LABEL_DOMAIN}/build-id=${buildId}`));
     if (!pod?.metadata?.name) {
-      if (buildEnded) this.#complete.add(buildId);
+      if (buildEnded) await this.#completed(buildId);
       return;
     }
     const stored = new Map(
@@ -118,7 +124,12 @@ export class BuildLogCopier {
         break;
       }
     }
-    if (buildEnded && !running) this.#complete.add(buildId);
+    if (buildEnded && !running) await this.#completed(buildId);
+  }
+
+  async #completed(buildId: string): Promise<void> {
+    await this.#deps.database.db.insert(buildLogSources).values({ buildId, source: COPY_COMPLETE_SOURCE, done: true }).onConflictDoNothing();
+    this.#complete.add(buildId);
   }
 
   /** Stores the step's lines past `from`; true when it stored them all (`ended`: none can follow). */

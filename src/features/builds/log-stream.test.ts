@@ -1,10 +1,13 @@
+import { eq } from 'drizzle-orm';
 import { describe, expect, it, vi } from 'vitest';
 import { createTestApps, errorOf, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { ExternalJobs, laneDeps } from '../../../test/helpers/lane-deps.js';
 import { STREAMS_PER_ACCOUNT } from '../console/stream-slots.js';
-import { buildLogEvents } from './log-stream.js';
+import { buildLogSources, builds } from '../../db/schema/builds.js';
+import { COPY_COMPLETE_SOURCE } from './log-copy.js';
+import { buildLogEvents, STREAM_RULES } from './log-stream.js';
 import { appendBuildLog, insertBuild, moveBuild } from './service.js';
 
 async function newBuild(deps: TestDeps) {
@@ -86,6 +89,33 @@ describe('the build log stream', () => {
     await readUntil('event: revoked');
     expect(text).toContain('event: revoked\ndata: revoked\n\n');
     expect((await reader.read()).done).toBe(true);
+  });
+
+  it('on Kubernetes keeps an ended build’s stream open until the copy of its steps is complete, or a grace has passed', async () => {
+    const deps = laneDeps(database(), new ExternalJobs());
+    const withJob = async () => {
+      const row = await newBuild(deps);
+      await deps.database.db.update(builds).set({ jobName: `felis-build-${row.id.slice(0, 8)}` }).where(eq(builds.id, row.id));
+      return row;
+    };
+    const build = await withJob();
+    await moveBuild(deps, build.id, 'building');
+    await appendBuildLog(deps, build.id, ['[fetch] context fetched']);
+    await moveBuild(deps, build.id, 'failed', { error: 'the scan gate blocked the image' });
+    let text = '';
+    const reading = readEvents(buildLogEvents(deps, { buildId: build.id, copied: true, stillAllowed: async () => true, rules: { pollMs: 10 } }), (t) => ((text = t), false));
+    // The gate step's lines are copied after the build failed; the stream still carries them.
+    await appendBuildLog(deps, build.id, ['[gate] {"blocked":true}']);
+    await vi.waitFor(() => expect(dataLines(text)).toEqual(['[fetch] context fetched', '[gate] {"blocked":true}']));
+    await deps.database.db.insert(buildLogSources).values({ buildId: build.id, source: COPY_COMPLETE_SOURCE, done: true });
+    expect(dataLines(await reading)).toEqual(['[fetch] context fetched', '[gate] {"blocked":true}']);
+
+    // No copier ever completes it (the leader is gone): the stream ends once the grace has passed.
+    const orphan = await withJob();
+    await moveBuild(deps, orphan.id, 'cancelled');
+    const waiting = readEvents(buildLogEvents(deps, { buildId: orphan.id, copied: true, stillAllowed: async () => true, rules: { pollMs: 10 } }));
+    deps.clock.advance(STREAM_RULES.copyGraceMs);
+    expect(await waiting).toBe(': build log\n\n');
   });
 
   it('is served as text/event-stream to staff, 404 for an unknown build', async () => {

@@ -1,7 +1,8 @@
 import { and, asc, eq, gt, gte } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
-import { buildLogLines, builds } from '../../db/schema/builds.js';
+import { buildLogLines, buildLogSources, builds } from '../../db/schema/builds.js';
 import type { Deps } from '../../deps.js';
+import { COPY_COMPLETE_SOURCE } from './log-copy.js';
 import { isTerminal } from './states.js';
 
 /** Section 6 and the stream rules of api-extensions. */
@@ -11,6 +12,7 @@ export const STREAM_RULES = {
   keepAliveMs: 15 * 1000,
   resumeWindowMs: 60 * 60 * 1000,
   pollMs: 1000,
+  copyGraceMs: 60 * 1000,
 };
 
 const BATCH = 500;
@@ -24,9 +26,23 @@ export interface LogStreamOptions {
   rules?: Partial<typeof STREAM_RULES>;
   /** Called once when the stream ends, whichever way. */
   onClose?: () => void;
+  /**
+   * The log is copied from the cluster after the fact (Kubernetes): an ended build's stream waits
+   * until the copy is complete, at most `copyGraceMs` after the build ended.
+   */
+  copied?: boolean;
 }
 
 const encoder = new TextEncoder();
+
+/** Whether the cluster's copier stored every step of the build that ran (log-copy.ts). */
+async function copyComplete(db: Queryable, buildId: string): Promise<boolean> {
+  const [row] = await db
+    .select({ done: buildLogSources.done })
+    .from(buildLogSources)
+    .where(and(eq(buildLogSources.buildId, buildId), eq(buildLogSources.source, COPY_COMPLETE_SOURCE)));
+  return row?.done === true;
+}
 
 /** The first line's sequence number to send after a resume from `second` (inclusive). */
 async function resumeAfter(db: Queryable, buildId: string, second: number): Promise<number> {
@@ -108,7 +124,10 @@ export function buildLogEvents(deps: Pick<Deps, 'database' | 'clock' | 'shutdown
       const now = deps.clock.now().getTime();
       if (rows.length > 0) lastSent = now;
       if (rows.length === BATCH) continue;
-      const [build] = await db.select({ status: builds.status }).from(builds).where(eq(builds.id, options.buildId));
+      const [build] = await db
+        .select({ status: builds.status, finishedAt: builds.finishedAt, jobName: builds.jobName })
+        .from(builds)
+        .where(eq(builds.id, options.buildId));
       if (!build || isTerminal(build.status)) {
         // Lines written just before the terminal move are read once more before the end.
         const [late] = await db
@@ -116,8 +135,10 @@ export function buildLogEvents(deps: Pick<Deps, 'database' | 'clock' | 'shutdown
           .from(buildLogLines)
           .where(and(eq(buildLogLines.buildId, options.buildId), gt(buildLogLines.seq, after)))
           .limit(1);
-        if (!late) return;
-        continue;
+        if (late) continue;
+        // A build that never had a Job has nothing left to copy.
+        if (!build?.jobName || !options.copied || (await copyComplete(db, options.buildId))) return;
+        if (now - (build.finishedAt?.getTime() ?? 0) >= rules.copyGraceMs) return;
       }
       if (now - started >= rules.lifetimeMs) return;
       if (now - lastCheck >= rules.recheckMs) {

@@ -98,6 +98,7 @@ async function streamLogs(c: Context<AppEnv>, id: string, lastEventId: string | 
         return false;
       }
     },
+    copied: deps.buildRunner?.kind === 'kubernetes',
     onClose: () => void slot.release().catch((err: unknown) => deps.log.warn({ err, build_id: id }, 'stream slot not released')),
   });
   return c.body(events, 200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' });
