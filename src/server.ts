@@ -12,6 +12,7 @@ import { startAccountHousekeeping } from './features/accounts/housekeeping.js';
 import { startIdentityHousekeeping } from './features/linking/housekeeping.js';
 import { setupOnStart } from './features/auth/setup-token.js';
 import { migrateWithSafetyDump } from './features/operations/db-backup.js';
+import { serverCacheOf } from './features/servers/cache.js';
 import { startRetirementSweep } from './features/servers/retirement-sweep.js';
 import { startLifecycle } from './features/lifecycle/start.js';
 import { SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/startup.js';
@@ -83,6 +84,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
   await startServersFeature(deps);
   const stopRetirementSweep = startRetirementSweep(deps);
   const lifecycle = cluster instanceof KubernetesCluster ? startLifecycle(deps, cluster) : undefined;
+  // A wake or a stop reaches the controller at once rather than at its next pass.
+  const stopKicks = lifecycle ? serverCacheOf(deps).onDesiredStateChange(() => lifecycle.kick()) : () => {};
   const stopBuildJobWatch = cluster instanceof KubernetesCluster ? watchBuildJobs(deps, cluster) : () => {};
   // The leader copies build pods' logs into the build log (the simulated runner writes its own).
   const buildLogCopy = lifecycle && cluster instanceof KubernetesCluster ? new BuildLogCopier(deps, { pods: cluster, leading: () => lifecycle.leading() }) : undefined;
@@ -108,6 +111,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
         stopRetirementSweep();
         await Promise.all([internal.close(), external.close()]);
         await buildLogCopy?.stop();
+        stopKicks();
         await lifecycle?.stop();
         stopBuildJobWatch();
         stopWorlds();

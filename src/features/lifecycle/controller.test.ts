@@ -181,6 +181,30 @@ describe('lifecycle controller against the API stand-in and a TCP RCON peer', ()
     await c.stop();
   });
 
+  it('passes at once when kicked (a wake), not only at its interval', async () => {
+    const { cluster } = await setUp();
+    const c = new LifecycleController({
+      cluster,
+      lock: new LeaseLock({ kubeConfig: kubeConfigFor(standIn.url), namespace: NS, name: `lease-kick-${uniqueServerName('l')}`, identity: 'a', clock: new ManualClock('2026-06-01T12:00:00.000Z') }),
+      rcon,
+      clock: new ManualClock('2026-06-01T12:00:00.000Z'),
+      log: silentLog,
+      intervalMs: 3_600_000,
+    });
+    const name = uniqueServerName('kick');
+    await cluster.createServer({ name, subdomain: name, image: 'itzg/minecraft-server:java21', desiredState: 'Stopped', labels: {} });
+    c.kick(); // not started: nothing happens
+    expect(c.passesActed).toBe(0);
+    c.start();
+    await vi.waitFor(() => expect(statefulSet(name)?.spec?.replicas).toBe(0));
+    await cluster.setDesiredState(name, 'Running');
+    c.kick();
+    c.kick();
+    await vi.waitFor(() => expect(statefulSet(name)?.spec?.replicas).toBe(1));
+    expect(c.passesActed).toBe(2);
+    await c.stop();
+  });
+
   it('stops a running server cleanly when asked (warning, save-all flush, then scale to zero)', async () => {
     const { cluster, controller } = await setUp();
     const c = controller('a');

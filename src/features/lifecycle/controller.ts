@@ -72,6 +72,7 @@ export class LifecycleController {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #leading = false;
+  #kicked = false;
   /** Passes that acted (tests count them to show two replicas never both act). */
   passesActed = 0;
 
@@ -87,6 +88,19 @@ export class LifecycleController {
   /** Whether this replica leads now (from its last renewal): other one-replica work asks this. */
   leading(): boolean {
     return this.#o.lock.holds();
+  }
+
+  /**
+   * Something asks for a pass now (a server was woken or stopped) rather than at the next interval.
+   * Kicks while a pass runs make one more pass after it, so the change is seen.
+   */
+  kick(): void {
+    if (!this.#timer || this.#kicked) return;
+    this.#kicked = true;
+    void (this.#running ?? Promise.resolve()).then(() => {
+      this.#kicked = false;
+      return this.#timer ? this.tick() : undefined;
+    });
   }
 
   start(): void {

@@ -24,6 +24,24 @@ describe('server cache', () => {
     cache.close();
   });
 
+  it('tells its listeners when a server is to run or stop, not on every status change', async () => {
+    const cluster = new SimulatedCluster({ clock: new ManualClock() });
+    cluster.addServer({ name: 'one', subdomain: 'one', labels: {} });
+    const cache = new ServerCache(cluster, 'felis.test');
+    await cache.ready();
+    const told: string[] = [];
+    const stop = cache.onDesiredStateChange((name) => told.push(name));
+    cluster.addServer({ name: 'two', subdomain: 'two', labels: {} });
+    cluster.setPlayers('one', 3);
+    await cluster.setDesiredState('one', 'Running');
+    await cluster.setDesiredState('one', 'Running');
+    await cluster.setDesiredState('one', 'Stopped');
+    stop();
+    await cluster.setDesiredState('two', 'Running');
+    expect(told).toEqual(['two', 'one', 'one']);
+    cache.close();
+  });
+
   it('retries a failed first list on the next call, and lists again when the watch breaks', async () => {
     const cluster = new SimulatedCluster({ clock: new ManualClock() });
     cluster.addServer({ name: 'one', subdomain: 'one', labels: {} });

@@ -28,6 +28,7 @@ export class ServerCache {
   #closed = false;
   #synced = false;
   #relisting = false;
+  readonly #desiredStateListeners = new Set<(name: string) => void>();
 
   constructor(cluster: ClusterAdapter, rootDomain: string | undefined) {
     this.#cluster = cluster;
@@ -56,6 +57,16 @@ export class ServerCache {
   close(): void {
     this.#closed = true;
     this.#watch?.stop();
+  }
+
+  /**
+   * Calls `listener` with a server's name when a watch event changes what it should be (running or
+   * stopped), a new server included: the lifecycle controller acts on wakes at once this way.
+   * Returns the function that stops the calls.
+   */
+  onDesiredStateChange(listener: (name: string) => void): () => void {
+    this.#desiredStateListeners.add(listener);
+    return () => this.#desiredStateListeners.delete(listener);
   }
 
   get(name: string): CachedServer | undefined {
@@ -102,8 +113,11 @@ export class ServerCache {
   }
 
   #apply(event: ServerWatchEvent): void {
-    if (event.type === 'DELETED') this.#remove(event.name);
-    else this.#put(event.server);
+    if (event.type === 'DELETED') return this.#remove(event.name);
+    const before = this.#byName.get(event.server.spec.name)?.resource.spec.desiredState;
+    this.#put(event.server);
+    if (before === event.server.spec.desiredState) return;
+    for (const listener of this.#desiredStateListeners) listener(event.server.spec.name);
   }
 
   #put(resource: ServerResource): void {
