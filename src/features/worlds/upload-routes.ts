@@ -1,15 +1,13 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import type { Context } from 'hono';
 import { and, eq } from 'drizzle-orm';
-import { worldUploadSessions, type UploadPart } from '../../db/schema/world-files.js';
+import { worldUploadSessions } from '../../db/schema/world-files.js';
 import type { AppEnv } from '../../http/env.js';
 import { ApiError } from '../../http/errors.js';
 import { rawBodyOf } from '../../http/raw-body.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody, rawBody } from '../../http/route.js';
 import { ServerNameParam } from '../servers/schema.js';
 import { localFolders, requireStopped, requireWorld } from './access.js';
-import { FileOpFailure, listFileOps, startFileOp } from './file-ops.js';
+import { listFileOps, startFileOp } from './file-ops.js';
 import { uploadWorldFile, worldPath } from './files.js';
 import { worldPathSegments } from './paths.js';
 import { recoverWorldFolder } from './restore.js';
@@ -22,6 +20,7 @@ import {
   findSession,
   finishUpload,
   sessionView,
+  stagedBytes,
   stagedFile,
 } from './upload-sessions.js';
 import { uploadSetting } from './upload-settings.js';
@@ -142,39 +141,6 @@ const ops = defineRoute(APP, {
   request: { params: ServerNameParam },
   responses: { 200: json(FileOpsSchema, 'newest first'), ...gateErrors },
 });
-
-/**
- * The staged file as the parts left it, each part's sha-256 checked again on the way: a staged
- * byte that changed on disk stops the commit before the file is renamed into the world.
- */
-async function* stagedBytes(file: string, parts: UploadPart[], onBytes: (done: number) => Promise<void>): AsyncGenerator<Uint8Array> {
-  const changed = () =>
-    new FileOpFailure({ code: 'digest_mismatch', message: 'The staged upload no longer matches the parts it took; cancel it and upload again.' });
-  let index = 0;
-  let inPart = 0;
-  let done = 0;
-  let hash = createHash('sha256');
-  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
-    for (let at = 0; at < chunk.length; ) {
-      const current = parts[index];
-      if (!current) throw changed();
-      const take = Math.min(current.size - inPart, chunk.length - at);
-      hash.update(chunk.subarray(at, at + take));
-      inPart += take;
-      at += take;
-      if (inPart === current.size) {
-        if (hash.digest('hex') !== current.sha256) throw changed();
-        index++;
-        inPart = 0;
-        hash = createHash('sha256');
-      }
-    }
-    done += chunk.length;
-    await onBytes(done);
-    yield chunk;
-  }
-  if (index !== parts.length) throw changed();
-}
 
 /** Upload sessions, unzip and the ops list (owner or staff; beginning, committing and unzipping need a stopped server). */
 export function externalUploadRoutes() {

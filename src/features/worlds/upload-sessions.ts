@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rm, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { and, eq, gt, isNull, lt, lte, notExists, or, sql, count, sum } from 'drizzle-orm';
@@ -7,6 +8,7 @@ import { worldUploadSessions, type UploadPart } from '../../db/schema/world-file
 import { worldJobs } from '../../db/schema/worlds.js';
 import type { Deps } from '../../deps.js';
 import { ApiError } from '../../http/errors.js';
+import { FileOpFailure } from './file-ops.js';
 import { newId } from './jobs.js';
 import { uploadSetting } from './upload-settings.js';
 
@@ -247,6 +249,39 @@ export async function claimForCommit(deps: UploadDeps, row: SessionRow) {
       db.update(worldUploadSessions).set({ commitJob: jobId, busyUntil: null }).where(eq(worldUploadSessions.id, row.id)),
     release: () => releaseClaim(deps, row.id),
   };
+}
+
+/**
+ * The staged file as the parts left it, each part's sha-256 checked again on the way: a staged
+ * byte that changed on disk stops the commit before the file is renamed into the world.
+ */
+export async function* stagedBytes(file: string, parts: UploadPart[], onBytes: (done: number) => Promise<void>): AsyncGenerator<Uint8Array> {
+  const changed = () =>
+    new FileOpFailure({ code: 'digest_mismatch', message: 'The staged upload no longer matches the parts it took; cancel it and upload again.' });
+  let index = 0;
+  let inPart = 0;
+  let done = 0;
+  let hash = createHash('sha256');
+  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    for (let at = 0; at < chunk.length; ) {
+      const current = parts[index];
+      if (!current) throw changed();
+      const take = Math.min(current.size - inPart, chunk.length - at);
+      hash.update(chunk.subarray(at, at + take));
+      inPart += take;
+      at += take;
+      if (inPart === current.size) {
+        if (hash.digest('hex') !== current.sha256) throw changed();
+        index++;
+        inPart = 0;
+        hash = createHash('sha256');
+      }
+    }
+    done += chunk.length;
+    await onBytes(done);
+    yield chunk;
+  }
+  if (index !== parts.length) throw changed();
 }
 
 /** A landed session is done: its row and its staged bytes go. */

@@ -7,6 +7,8 @@ import { useTestDatabase } from '../../../test/helpers/database.js';
 import { addServer } from '../../../test/helpers/servers.js';
 import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
 import { claimFor, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
+import { eq } from 'drizzle-orm';
+import { worldUploadSessions } from '../../db/schema/world-files.js';
 import { writeSetting } from '../servers/settings.js';
 import { stagedFile, sweepAbandonedUploads } from './upload-sessions.js';
 
@@ -219,6 +221,56 @@ describe('world upload sessions', () => {
     }
     await deps.cluster.setDesiredState(name, 'Running');
     expect((await errorOf(await begin('a.bin', 1))).code).toBe('not_stopped');
+  });
+
+  it('takes one part at a time, and keeps nothing of a part that breaks off', async () => {
+    const { deps, external, owner, uploads, begin, put } = await setUp();
+    const { id } = (await (await begin('w.bin', 2048)).json()) as Session;
+    let feed!: ReadableStreamDefaultController<Uint8Array>;
+    const body = new ReadableStream<Uint8Array>({ start: (c) => void (feed = c) });
+    feed.enqueue(new Uint8Array(100).fill(1));
+    const slow = Promise.resolve(
+      external.request(`${uploads}/${id}?offset=0`, {
+        method: 'PUT',
+        headers: { ...owner.headers, 'Content-Type': 'application/octet-stream' },
+        body,
+        duplex: 'half',
+      } as RequestInit),
+    );
+    // The first part holds the session once its claim is in the database.
+    for (let i = 0; i < 500; i++) {
+      const [row] = await deps.database.db.select().from(worldUploadSessions).where(eq(worldUploadSessions.id, id));
+      if (row?.busyUntil) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const second = await put(id, 0, Buffer.alloc(10));
+    expect(second.status).toBe(409);
+    expect((await errorOf(second)).code).toBe('upload_busy');
+    const cancel = await external.request(`${uploads}/${id}`, { method: 'DELETE', headers: owner.headers });
+    expect((await errorOf(cancel)).code).toBe('upload_busy');
+
+    feed.error(new Error('the client went away'));
+    const broken = await slow;
+    expect(broken.status).toBe(400);
+    expect((await errorOf(broken)).code).toBe('bad_request');
+    expect(statSync(stagedFile(deps, id)).size).toBe(0);
+    const after = (await (await external.request(`${uploads}/${id}`, { headers: owner.headers })).json()) as Session;
+    expect(after).toMatchObject({ received: 0, parts: [] });
+    expect((await put(id, 0, Buffer.alloc(10))).status).toBe(200);
+
+    for (const [path, init] of [
+      [`${uploads}/${id}?offset=abc`, { method: 'PUT', headers: { ...owner.headers, 'Content-Type': 'application/octet-stream' }, body: 'x' }],
+      [`${uploads}/${id}`, { method: 'PUT', headers: { ...owner.headers, 'Content-Type': 'application/octet-stream' }, body: 'x' }],
+      [`${uploads}/${id}/commit`, jsonRequest('POST', { overwrite: 'yes' }, owner.headers)],
+      [`${uploads}/${id}/commit`, jsonRequest('POST', { overwrite: true, force: true }, owner.headers)],
+      [`${uploads}?path=a`, jsonRequest('POST', { size: 1.5 }, owner.headers)],
+    ] as const) {
+      const res = await external.request(path, init as RequestInit);
+      expect(res.status, path).toBe(400);
+      expect((await errorOf(res)).code).toBe('bad_request');
+    }
+    const json = await external.request(`${uploads}/${id}?offset=10`, jsonRequest('PUT', {}, owner.headers));
+    expect(json.status).toBe(415);
   });
 
   it('enforces the tiers of every upload route', async () => {
