@@ -1,3 +1,4 @@
+import { statfs } from 'node:fs/promises';
 import type { Context } from 'hono';
 import { and, eq } from 'drizzle-orm';
 import { worldUploadSessions } from '../../db/schema/world-files.js';
@@ -7,7 +8,7 @@ import { rawBodyOf } from '../../http/raw-body.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody, rawBody } from '../../http/route.js';
 import { ServerNameParam } from '../servers/schema.js';
 import { localFolders, requireStopped, requireWorld } from './access.js';
-import { listFileOps, startFileOp } from './file-ops.js';
+import { FileOpFailure, listFileOps, startFileOp } from './file-ops.js';
 import { uploadWorldFile, worldPath } from './files.js';
 import { worldPathSegments } from './paths.js';
 import { recoverWorldFolder } from './restore.js';
@@ -22,6 +23,7 @@ import {
   sessionView,
   stagedBytes,
   stagedFile,
+  UUID,
 } from './upload-sessions.js';
 import { uploadSetting } from './upload-settings.js';
 import {
@@ -74,7 +76,7 @@ async function partLimit(c: Context<AppEnv>): Promise<number> {
   const partMax = await uploadSetting(db, 'partMaxBytes');
   const id = c.req.param('id') ?? '';
   const offset = Number(c.req.query('offset'));
-  if (!/^[0-9a-f-]{36}$/.test(id) || !c.var.session || !Number.isSafeInteger(offset) || offset < 0) return partMax;
+  if (!UUID.test(id) || !c.var.session || !Number.isSafeInteger(offset) || offset < 0) return partMax;
   const [row] = await db
     .select({ size: worldUploadSessions.size })
     .from(worldUploadSessions)
@@ -193,6 +195,11 @@ export function externalUploadRoutes() {
             await claim.bind(jobId);
             const root = await folders.folder(name);
             await recoverWorldFolder(root);
+            const fs = await statfs(root);
+            const avail = fs.bavail * fs.bsize;
+            if (row.size > avail) {
+              throw new FileOpFailure({ code: 'volume_full', need: row.size, avail, message: `The file needs ${row.size} bytes and the world volume has ${avail} free; nothing was changed.` });
+            }
             const source = stagedBytes(stagedFile(deps, row.id), row.parts, progress.report);
             const stored = await uploadWorldFile(root, row.path, source, { overwrite });
             await finishUpload(deps, row.id);

@@ -31,7 +31,7 @@ export interface UploadSessionView {
 export const stageDir = (deps: Pick<Deps, 'config'>) => join(deps.config.dataDir, 'uploads', 'worlds');
 export const stagedFile = (deps: Pick<Deps, 'config'>, id: string) => join(stageDir(deps), `${id}.part`);
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const notFound = () =>
   new ApiError('upload_not_found', 'No such upload; it was cancelled, landed, or left idle too long, so start it again.');
 const busy = () => new ApiError('upload_busy', 'Another request is still writing or landing this upload; read where it stands and continue from there.');
@@ -173,6 +173,8 @@ export async function appendPart(
   try {
     const file = await open(stagedFile(deps, row.id), 'r+');
     try {
+      // Bytes past `received` are a part whose answer was never recorded: they go.
+      await file.truncate(offset);
       for await (const chunk of body) {
         hash.update(chunk);
         await file.write(chunk, 0, chunk.length, offset + size);
