@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rm, statfs, writeFile } from 'node:fs/promises';
+import { mkdir, open, rm, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { and, eq, gt, isNull, lt, lte, notExists, or, sql, count, sum } from 'drizzle-orm';
+import { and, count, eq, gt, isNull, lt, notExists, or, sql, sum } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { worldUploadSessions, type UploadPart } from '../../db/schema/world-files.js';
 import { worldJobs } from '../../db/schema/worlds.js';
@@ -47,12 +47,12 @@ export async function sessionView(db: Queryable, row: SessionRow): Promise<Uploa
   };
 }
 
-async function idleCutoff(deps: UploadDeps): Promise<Date> {
+export async function idleCutoff(deps: UploadDeps): Promise<Date> {
   return new Date(deps.clock.now().getTime() - (await uploadSetting(deps.database.db, 'sessionIdleSeconds')) * 1000);
 }
 
 /** Neither a part nor a commit holds the session (a commit's job that ended, however, lets go). */
-function freeOf(db: Queryable, now: Date) {
+export function freeOf(db: Queryable, now: Date) {
   return and(
     or(isNull(worldUploadSessions.busyUntil), lt(worldUploadSessions.busyUntil, now)),
     or(
@@ -290,41 +290,4 @@ export async function* stagedBytes(file: string, parts: UploadPart[], onBytes: (
 export async function finishUpload(deps: UploadDeps, id: string): Promise<void> {
   await deps.database.db.delete(worldUploadSessions).where(eq(worldUploadSessions.id, id));
   await rm(stagedFile(deps, id), { force: true });
-}
-
-/**
- * Drops sessions idle past `upload_session_idle_seconds` (never one a part or a commit holds) with
- * their staged bytes, and staged files no session owns. Returns how many sessions it dropped.
- */
-export async function sweepAbandonedUploads(deps: UploadDeps): Promise<number> {
-  const { db } = deps.database;
-  const gone = await db
-    .delete(worldUploadSessions)
-    .where(and(lte(worldUploadSessions.touchedAt, await idleCutoff(deps)), freeOf(db, deps.clock.now())))
-    .returning({ id: worldUploadSessions.id });
-  for (const { id } of gone) await rm(stagedFile(deps, id), { force: true });
-  let names: string[] = [];
-  try {
-    names = await readdir(stageDir(deps));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  const ids = names.filter((n) => n.endsWith('.part') && UUID.test(n.slice(0, -5))).map((n) => n.slice(0, -5));
-  if (ids.length > 0) {
-    const known = new Set(
-      (await db.select({ id: worldUploadSessions.id }).from(worldUploadSessions)).map((r) => r.id),
-    );
-    for (const id of ids) if (!known.has(id)) await rm(stagedFile(deps, id), { force: true });
-  }
-  if (gone.length > 0) deps.log.info({ sessions: gone.length }, 'swept abandoned world uploads');
-  return gone.length;
-}
-
-/** Runs the sweep every `intervalMs` (default 10 minutes); returns the stopper. Failures are logged, never thrown. */
-export function startUploadSweep(deps: UploadDeps, intervalMs = 10 * 60 * 1000): () => void {
-  const timer = setInterval(() => {
-    sweepAbandonedUploads(deps).catch((err: unknown) => deps.log.warn({ err }, 'world upload sweep failed'));
-  }, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
 }

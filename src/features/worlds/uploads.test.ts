@@ -10,7 +10,8 @@ import { claimFor, testWorlds, useTempDir, worldMember } from '../../../test/hel
 import { eq } from 'drizzle-orm';
 import { worldUploadSessions } from '../../db/schema/world-files.js';
 import { writeSetting } from '../servers/settings.js';
-import { stagedFile, sweepAbandonedUploads } from './upload-sessions.js';
+import { stagedFile } from './upload-sessions.js';
+import { sweepAbandonedUploads } from './upload-sweep.js';
 
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const digestOf = (bytes: Buffer) => `sha-256=:${createHash('sha256').update(bytes).digest('base64')}:`;
