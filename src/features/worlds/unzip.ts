@@ -23,10 +23,12 @@ export interface UnzipLimits {
   maxEntries: number;
 }
 
-const fail = (detail: FileOpError): never => {
+function fail(detail: FileOpError): never {
   throw new FileOpFailure(detail);
-};
-const invalid = (message: string, entry?: string) => fail({ code: 'archive_invalid', message, ...(entry ? { entry } : {}) });
+}
+function invalid(message: string, entry?: string): never {
+  return fail({ code: 'archive_invalid', message, ...(entry ? { entry } : {}) });
+}
 
 const openZip = promisify<string, yauzl.Options, ZipFile>(yauzl.open);
 
@@ -95,9 +97,9 @@ async function planUnzip(zip: ZipFile, dest: string, limits: UnzipLimits): Promi
     const raw = entryName(entry);
     const name = cleanEntry(raw);
     if (name === undefined) fail({ code: 'archive_unsafe', entry: raw, message: `${raw} leads outside the folder it would be extracted into.` });
-    if (name === '__MACOSX' || name!.startsWith('__MACOSX/')) continue;
+    if (name === '__MACOSX' || name.startsWith('__MACOSX/')) continue;
     try {
-      worldPathSegments(posix.join(dest, name!));
+      worldPathSegments(posix.join(dest, name));
     } catch (err) {
       if (err instanceof ApiError) fail({ code: 'archive_unsafe', entry: raw, message: `${raw}: ${err.message}` });
       throw err;
@@ -107,19 +109,19 @@ async function planUnzip(zip: ZipFile, dest: string, limits: UnzipLimits): Promi
     const isDir = raw.endsWith('/') || type === S_IFDIR || (type === 0 && (entry.externalFileAttributes & 0x10) !== 0);
     if (type === S_IFLNK) fail({ code: 'archive_symlink', entry: raw, message: `${raw} is a symbolic link; an archive containing links is not extracted.` });
     if (isDir) {
-      if (name !== '.') plan.isDir.add(name!);
+      if (name !== '.') plan.isDir.add(name);
       continue;
     }
     if (type !== 0 && type !== S_IFREG) fail({ code: 'archive_unsafe', entry: raw, message: `${raw} is not a regular file.` });
     if (name === '.') fail({ code: 'archive_unsafe', entry: raw, message: `${raw} names the destination folder itself.` });
-    if (seen.has(name!)) invalid(`${raw} appears in the archive twice.`, raw);
+    if (seen.has(name)) invalid(`${raw} appears in the archive twice.`, raw);
     if (entry.isEncrypted()) invalid(`${raw} is encrypted.`, raw);
-    seen.add(name!);
+    seen.add(name);
     plan.bytes += entry.uncompressedSize;
     if (plan.bytes > limits.maxBytes) {
       fail({ code: 'archive_too_large', message: `The archive would write more than ${limits.maxBytes} bytes (unzip_max_bytes); nothing was changed.` });
     }
-    plan.files.push({ entry, name: name!, mode: (unixMode & 0o111) !== 0 ? 0o755 : 0o644 });
+    plan.files.push({ entry, name: name, mode: (unixMode & 0o111) !== 0 ? 0o755 : 0o644 });
   }
   for (const file of plan.files) {
     for (let d = posix.dirname(file.name); d !== '.' && d !== '/'; d = posix.dirname(d)) plan.isDir.add(d);
@@ -143,7 +145,9 @@ async function lstatOrUndefined(path: string) {
   }
 }
 
-const typeConflict = (at: string, why: string) => fail({ code: 'type_conflict', entry: at, message: `${at} ${why}; nothing was changed.` });
+function typeConflict(at: string, why: string): never {
+  return fail({ code: 'type_conflict', entry: at, message: `${at} ${why}; nothing was changed.` });
+}
 
 /** What the world already has where the archive lands: folders that merge, files it would replace. */
 async function checkTargets(destAbs: string, dest: string, plan: Plan) {
@@ -262,7 +266,7 @@ export async function unzipInWorld(
   if (!shown.toLowerCase().endsWith('.zip')) fail({ code: 'bad_path', message: `${shown} is not a .zip archive.` });
   const stat = await lstatOrUndefined(abs);
   if (!stat) fail({ code: 'not_found', message: `Nothing at ${shown}.` });
-  if (!stat!.isFile()) fail({ code: 'bad_path', message: `${shown} is not a file.` });
+  if (!stat.isFile()) fail({ code: 'bad_path', message: `${shown} is not a file.` });
   const dest = segments.slice(0, -1).join('/');
   const destAbs = dirname(abs);
 
