@@ -91,6 +91,9 @@ export const ERROR_STATUS = {
   no_backup: 404,
   backup_corrupt: 409,
   restore_in_progress: 409,
+  upload_not_found: 404,
+  upload_incomplete: 409,
+  too_many_uploads: 429,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
