@@ -4,6 +4,7 @@ import type { BackupStore } from '../../adapters/backup-store/types.js';
 import { SimulatedWorldFolders } from '../../adapters/cluster/simulated-worlds.js';
 import type { ClusterAdapter } from '../../adapters/cluster/types.js';
 import type { Config } from '../../config.js';
+import type { WorldJobRunner } from './job-runner.js';
 
 /** Where a server's world can be reached as a local folder (the simulated cluster's volumes). */
 export interface WorldFolders {
@@ -36,6 +37,10 @@ export interface WorldsRuntime {
   /** Absent when worlds live on cluster volumes this process cannot reach (Kubernetes). */
   folders?: WorldFolders;
   jobs: JobTracker;
+  /** Runs world jobs; absent: in this process on `folders`. */
+  runner?: WorldJobRunner;
+  /** Why world jobs cannot run here (the 503's message), when neither runner nor folders is set. */
+  unavailable?: string;
 }
 
 export function createWorldsRuntime(config: Config, cluster: Pick<ClusterAdapter, 'kind'>): WorldsRuntime {
