@@ -77,6 +77,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
   const stopRetirementSweep = startRetirementSweep(deps);
   const lifecycle = cluster instanceof KubernetesCluster ? startLifecycle(deps, cluster) : undefined;
   const stopBuildJobWatch = cluster instanceof KubernetesCluster ? watchBuildJobs(deps, cluster) : () => {};
+  if (deps.worlds.unavailable) log.error({ cluster: cluster.kind }, deps.worlds.unavailable);
   const stopWorlds = startWorldsHousekeeping(deps);
   const apps = createApps(deps);
   const internal = await serve({ fetch: apps.internal.fetch, port: config.internalPort, host: config.host, log });

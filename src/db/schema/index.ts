@@ -14,3 +14,4 @@ export * from './op-login.js';
 export * from './migration.js';
 export * from './passkeys.js';
 export * from './worlds.js';
+export * from './world-rounds.js';
