@@ -48,6 +48,7 @@ export async function startWorldJob(
       if (err instanceof JobHandedOver) {
         // The Job runs on; whichever replica sees it end settles it and frees the world.
         handedOver = true;
+        lock.abandon();
         deps.log.info({ server: job.serverName, job: jobId }, 'world job left running for another replica to settle');
         return;
       }
