@@ -133,7 +133,7 @@ export async function runVolumeStep(
         return { ok: true, ...(snapshot ? { snapshot } : {}) };
     }
   } catch (err) {
-    if (!(err instanceof ArchiveMismatch)) options.onError?.(err);
+    if (!(err instanceof ArchiveMismatch || err instanceof ApiError)) options.onError?.(err);
     const out = failureOf(err);
     return snapshot ? { ...out, snapshot } : out;
   }
