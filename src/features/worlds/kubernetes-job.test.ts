@@ -6,7 +6,8 @@ import { createTestDeps, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { KubeStandIn } from '../../../test/helpers/kube-stand-in.js';
 import { addServer } from '../../../test/helpers/servers.js';
-import { useTempDir } from '../../../test/helpers/worlds.js';
+import { createUser } from '../../../test/helpers/sessions.js';
+import { claimFor, useTempDir } from '../../../test/helpers/worlds.js';
 import { LocalBackupStore } from '../../adapters/backup-store/local.js';
 import { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js';
 import { kubeConfigFor } from '../../adapters/cluster/kubernetes/kubeconfig.js';
@@ -16,6 +17,7 @@ import { ApiError } from '../../http/errors.js';
 import { serverCacheOf } from '../servers/cache.js';
 import { startBackup } from './backup-service.js';
 import { lockSweep } from './housekeeping.js';
+import { reclaimIdleWorlds } from './reclaim.js';
 import type { WorldJobPlan } from './job-runner.js';
 import { KubernetesWorldJobRunner, planOf, stepArgs, WORLD_JOB_CONTAINER, worldJobManifest, worldJobName } from './kubernetes-job.js';
 import { JobTracker } from './runtime.js';
@@ -192,6 +194,24 @@ describe('world jobs as Kubernetes Jobs (API stand-in)', () => {
     await expect(startBackup(deps, name, 'someone')).rejects.toMatchObject({ code: 'maintenance_in_progress' });
     expect(await deps.database.db.select().from(worldLocks).where(eq(worldLocks.serverName, name))).toEqual([]);
     standIn.remove('jobs', NS, worldJobName(name));
+  });
+
+  it('reclaims an idle world: the Job archives it, and only a verified archive gives the claim back', async () => {
+    const setup = await setUp();
+    const { deps, name } = setup;
+    const claim = { metadata: { name: `world-${name}-0`, namespace: NS }, spec: {} };
+    standIn.put('persistentvolumeclaims', claim);
+    const owner = await createUser(deps);
+    await claimFor(deps, name, owner.id);
+    deps.clock.advance(16 * 24 * 3600_000);
+    const reclaiming = reclaimIdleWorlds(deps);
+    await playPod(setup);
+    expect(await reclaiming).toEqual([name]);
+    expect(standIn.get('persistentvolumeclaims', NS, `world-${name}-0`)).toBeUndefined();
+    const [backup] = await deps.database.db.select().from(worldBackups).where(eq(worldBackups.serverName, name));
+    expect(backup).toMatchObject({ reason: 'inactive_15d', status: 'present', corrupt: false, formerOwner: owner.id });
+    // No claim, no volume: nothing more to reclaim.
+    expect(await reclaimIdleWorlds(deps)).toEqual([]);
   });
 
   it('does not judge jobs orphaned while the cluster cannot be read', async () => {
