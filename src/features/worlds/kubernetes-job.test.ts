@@ -15,7 +15,7 @@ import { worldBackups, worldJobs, worldLocks } from '../../db/schema/worlds.js';
 import { main as worldJobCli } from '../../cli/world-job.js';
 import { ApiError } from '../../http/errors.js';
 import { serverCacheOf } from '../servers/cache.js';
-import { startBackup } from './backup-service.js';
+import { startBackup, startRestore } from './backup-service.js';
 import { lockSweep } from './housekeeping.js';
 import { reclaimIdleWorlds } from './reclaim.js';
 import type { WorldJobPlan } from './job-runner.js';
@@ -145,6 +145,26 @@ describe('world jobs as Kubernetes Jobs (API stand-in)', () => {
     expect(backup!.verifiedAt).not.toBeNull();
     expect(standIn.get('jobs', NS, worldJobName(name))).toBeUndefined();
     expect(await deps.database.db.select().from(worldLocks).where(eq(worldLocks.serverName, name))).toEqual([]);
+  });
+
+  it('restores through one Job that takes the pre_restore snapshot first', async () => {
+    const setup = await setUp();
+    const { deps, name, volume } = setup;
+    const backedUp = await startBackup(deps, name, 'someone');
+    await playPod(setup);
+    await backedUp.done;
+    const backupId = (await jobRow(deps, backedUp.jobId)).backupId!;
+    writeFileSync(join(volume, 'world', 'level.dat'), 'changed since');
+    const { jobId, done } = await startRestore(deps, { serverName: name, owner: undefined, requestedBy: 'someone', backupId, safetySnapshot: true });
+    await playPod(setup);
+    await done;
+    expect(await jobRow(deps, jobId)).toMatchObject({ kind: 'restore', state: 'succeeded', backupId });
+    expect(readFileSync(join(volume, 'world', 'level.dat'), 'utf8')).toBe(`the world of ${name}`);
+    const rows = await deps.database.db.select().from(worldBackups).where(eq(worldBackups.serverName, name));
+    const snapshot = rows.find((r) => r.reason === 'pre_restore');
+    expect(snapshot).toMatchObject({ status: 'present', corrupt: false });
+    const snapJobs = await deps.database.db.select().from(worldJobs).where(eq(worldJobs.lockHolder, jobId));
+    expect(snapJobs.find((j) => j.id !== jobId)).toMatchObject({ kind: 'backup', state: 'succeeded', backupId: snapshot!.id });
   });
 
   it('fails the job with the Job\'s reason when it ends without reporting (deadline passed)', async () => {
