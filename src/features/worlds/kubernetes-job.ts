@@ -99,8 +99,8 @@ export function worldJobManifest(plan: WorldJobPlan, options: WorldJobOptions): 
               ],
               terminationMessagePath: '/dev/termination-log',
               terminationMessagePolicy: 'File',
-              // Measured: the streams keep memory flat (~100 MiB over the runtime's own) for any world size.
-              resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '2', memory: '1Gi' } },
+              // Measured (docs/notes/issue-17-kube.md): peak RSS ~270 MiB whatever the world's size.
+              resources: { requests: { cpu: '250m', memory: '384Mi' }, limits: { cpu: '2', memory: '1Gi' } },
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
             },
           ],
