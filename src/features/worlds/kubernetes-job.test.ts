@@ -167,6 +167,18 @@ describe('world jobs as Kubernetes Jobs (API stand-in)', () => {
     expect(snapJobs.find((j) => j.id !== jobId)).toMatchObject({ kind: 'backup', state: 'succeeded', backupId: snapshot!.id });
   });
 
+  it('reads the Job and its outcome again when the API fails for a while', async () => {
+    const setup = await setUp();
+    const { deps, name } = setup;
+    const { jobId, done } = await startBackup(deps, name, 'someone');
+    await createdJob(name);
+    standIn.failNext('GET', `/apis/batch/v1/namespaces/${NS}/jobs/${worldJobName(name)}`, 503, 2);
+    standIn.failNext('GET', `/api/v1/namespaces/${NS}/pods`, 503, 2);
+    await playPod(setup);
+    await done;
+    expect(await jobRow(deps, jobId)).toMatchObject({ state: 'succeeded' });
+  });
+
   it('fails the job with the Job\'s reason when it ends without reporting (deadline passed)', async () => {
     const { deps, name } = await setUp();
     const { jobId, done } = await startBackup(deps, name, 'someone');

@@ -185,9 +185,23 @@ export class KubernetesWorldJobRunner implements WorldJobRunner {
     }
     const ended = await this.#waitForEnd(name, plan.jobId);
     if (!ended) return failure('failed', 'the job was deleted before it ended');
-    const outcome = await outcomeOf(client, ended, plan.jobId);
+    const outcome = await this.#readOutcome(ended, plan.jobId);
     await client.deleteJob(name).catch((err: unknown) => log.warn({ err, job: name }, 'an ended world job could not be deleted; a later sweep does'));
     return outcome;
+  }
+
+  /** The ended Job's outcome; a failing API is retried (the Job and its pod stay until deleted). */
+  async #readOutcome(job: V1Job, jobId: string): Promise<StepOutcome> {
+    const { client, log, signal } = this.#options;
+    for (;;) {
+      if (signal?.aborted) throw new JobHandedOver('the service is stopping');
+      try {
+        return await outcomeOf(client, job, jobId);
+      } catch (err) {
+        log.warn({ err, job: job.metadata?.name }, 'an ended world job\'s pod could not be read; trying again');
+      }
+      await pause(this.#options.pollMs ?? 5_000, signal);
+    }
   }
 
   /** Looks at the Job until it ends; a failing API is retried (the Job's deadline bounds the wait). */

@@ -53,7 +53,7 @@ export const KUBERNETES_NEEDS_S3 =
 export function createWorldsRuntime(
   config: Config,
   cluster: Pick<ClusterAdapter, 'kind'>,
-  options: { log?: Logger; signal?: AbortSignal } = {},
+  options: { log: Logger; signal?: AbortSignal },
 ): WorldsRuntime {
   const store = createBackupStore(config);
   const runtime: WorldsRuntime = {
@@ -62,7 +62,7 @@ export function createWorldsRuntime(
     jobs: new JobTracker(),
   };
   if (cluster instanceof KubernetesCluster) {
-    if (store.kind !== 's3' || !options.log) runtime.unavailable = KUBERNETES_NEEDS_S3;
+    if (store.kind !== 's3') runtime.unavailable = KUBERNETES_NEEDS_S3;
     else {
       runtime.runner = new KubernetesWorldJobRunner({
         client: cluster,
