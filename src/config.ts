@@ -128,6 +128,10 @@ const envSchema = z.object({
   BACKUP_S3_ACCESS_KEY_ID: optionalString,
   BACKUP_S3_SECRET_ACCESS_KEY: optionalString,
   BACKUP_S3_PREFIX: optionalString.pipe(z.string().regex(/^[a-z0-9._/-]*$/, 'letters, digits, ._/- only').optional()),
+  /** On Kubernetes: the image of world Jobs (this service's own), the Secret with their BACKUP_S3_* keys, their deadline. */
+  WORLD_JOB_IMAGE: z.string().trim().min(1).default('ghcr.io/felis/control-plane:4.1.0'),
+  WORLD_JOB_STORE_SECRET: z.string().regex(/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/, 'must be a Secret name').default('felis-backup-store'),
+  WORLD_JOB_DEADLINE_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(6 * 3600),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Where control-plane database bundles are written (the backup command, pre-migrate and pre-restore dumps). */
   DB_BACKUP_DIR: optionalString,
@@ -185,6 +189,9 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     backupS3AccessKeyId: env.BACKUP_S3_ACCESS_KEY_ID,
     backupS3SecretAccessKey: env.BACKUP_S3_SECRET_ACCESS_KEY,
     backupS3Prefix: env.BACKUP_S3_PREFIX,
+    worldJobImage: env.WORLD_JOB_IMAGE,
+    worldJobStoreSecret: env.WORLD_JOB_STORE_SECRET,
+    worldJobDeadlineSeconds: env.WORLD_JOB_DEADLINE_SECONDS,
   };
 }
 

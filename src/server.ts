@@ -90,6 +90,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
   // The leader copies build pods' logs into the build log (the simulated runner writes its own).
   const buildLogCopy = lifecycle && cluster instanceof KubernetesCluster ? new BuildLogCopier(deps, { pods: cluster, leading: () => lifecycle.leading() }) : undefined;
   buildLogCopy?.start();
+  if (deps.worlds.unavailable) log.error({ cluster: cluster.kind }, deps.worlds.unavailable);
   const stopWorlds = startWorldsHousekeeping(deps);
   const apps = createApps(deps);
   const internal = await serve({ fetch: apps.internal.fetch, port: config.internalPort, host: config.host, log });

@@ -61,6 +61,7 @@ const BUILT_IN: Collection[] = [
   { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true },
   { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true },
   { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true },
+  { group: '', version: 'v1', plural: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', namespaced: true },
   { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false },
   { group: 'apps', version: 'v1', plural: 'statefulsets', kind: 'StatefulSet', namespaced: true },
   { group: 'batch', version: 'v1', plural: 'jobs', kind: 'Job', namespaced: true },
@@ -283,6 +284,36 @@ export class KubeStandIn {
       containerStatuses: [{ name: 'server', ready, restartCount: 0, state: { running: { startedAt: new Date().toISOString() } } }],
     };
     this.put('pods', pod);
+  }
+
+  /**
+   * The Job controller's and the kubelet's part when a Job's one container ends: a pod from the
+   * Job's template whose container terminated with `message` (its termination message), and the
+   * Job's Complete or Failed condition (`reason`, e.g. DeadlineExceeded, when it failed).
+   */
+  endJob(namespace: string, name: string, end: { succeeded: boolean; message?: string; reason?: string }): void {
+    const job = this.get('jobs', namespace, name);
+    if (!job) throw new Error(`no job ${namespace}/${name}`);
+    const template = (job.spec?.template ?? {}) as { metadata?: { labels?: Record<string, string> }; spec?: { containers?: Array<{ name: string }> } };
+    const container = template.spec?.containers?.[0]?.name ?? 'main';
+    if (end.message !== undefined || end.reason !== 'DeadlineExceeded') {
+      this.put('pods', {
+        metadata: { name: `${name}-${randomUUID().slice(0, 5)}`, namespace, labels: { ...template.metadata?.labels, 'job-name': name } },
+        spec: structuredClone(template.spec) as Record<string, unknown>,
+        status: {
+          phase: end.succeeded ? 'Succeeded' : 'Failed',
+          containerStatuses: [
+            { name: container, ready: false, restartCount: 0, state: { terminated: { exitCode: end.succeeded ? 0 : 1, reason: end.succeeded ? 'Completed' : 'Error', ...(end.message !== undefined ? { message: end.message } : {}) } } },
+          ],
+        },
+      });
+    }
+    const type = end.succeeded ? 'Complete' : 'Failed';
+    job.status = {
+      ...(end.succeeded ? { succeeded: 1 } : { failed: 1 }),
+      conditions: [{ type, status: 'True', reason: end.reason ?? (end.succeeded ? 'Completed' : 'BackoffLimitExceeded'), lastTransitionTime: new Date().toISOString() }],
+    };
+    this.put('jobs', job);
   }
 
   /** The container writes a line (seen by `log?follow=true` readers at once). */

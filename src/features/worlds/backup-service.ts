@@ -3,12 +3,12 @@ import { worldBackups } from '../../db/schema/worlds.js';
 import type { Deps } from '../../deps.js';
 import { ApiError } from '../../http/errors.js';
 import { ownerOf } from '../servers/claims.js';
-import { localFolders } from './access.js';
-import { backUpFolder, findBackup, verifyBackup, type BackupRow } from './backups.js';
-import { finishJob, newId, recordJob } from './jobs.js';
+import { createBackupRow, findBackup, verifyBackup, type BackupRow } from './backups.js';
+import { runnerOf, type WorldJobPlan } from './job-runner.js';
+import { newId, recordJob } from './jobs.js';
 import { lockHolderKind } from './lock.js';
-import { recoverWorldFolder, restoreFolder } from './restore.js';
-import { JobFailure, startWorldJob, type JobDeps } from './run-job.js';
+import { startWorldJob, type JobDeps } from './run-job.js';
+import { settlePlan } from './settle.js';
 
 /** 503 when the store cannot be reached, before a job is started that could only fail. */
 async function requireStore(deps: Pick<Deps, 'worlds' | 'log'>): Promise<void> {
@@ -20,23 +20,15 @@ async function requireStore(deps: Pick<Deps, 'worlds' | 'log'>): Promise<void> {
   }
 }
 
-/** Archives the world under the caller's lock; a read-back mismatch fails the job. */
-async function snapshot(deps: JobDeps, serverName: string, reason: BackupRow['reason']): Promise<BackupRow> {
-  const folder = await localFolders(deps).folder(serverName);
-  await recoverWorldFolder(folder);
-  const formerOwner = await ownerOf(deps.database.db, serverName);
-  const backup = await backUpFolder(deps, { serverName, folder, reason, formerOwner });
-  if (backup.corrupt) throw new JobFailure('backup_corrupt: the archive read back from the store does not match its sha-256');
-  return backup;
-}
-
 /** A manual (or break-glass) backup of a stopped world, as a job. */
 export async function startBackup(deps: JobDeps, serverName: string, requestedBy: string) {
-  localFolders(deps);
+  const runner = runnerOf(deps);
   await requireStore(deps);
-  return startWorldJob(deps, { serverName, kind: 'backup', lockKind: 'backup', requestedBy }, async () => {
-    const backup = await snapshot(deps, serverName, 'manual');
-    return { backupId: backup.id };
+  return startWorldJob(deps, { serverName, kind: 'backup', lockKind: 'backup', requestedBy, busy: () => runner.busy(serverName) }, async (jobId) => {
+    const formerOwner = await ownerOf(deps.database.db, serverName);
+    const row = await createBackupRow(deps, { serverName, reason: 'manual', formerOwner });
+    const plan: WorldJobPlan = { jobId, serverName, kind: 'backup', step: { op: 'backup', key: row.storageKey }, backupId: row.id };
+    return settlePlan(deps, plan, await runner.run(plan));
   });
 }
 
@@ -69,7 +61,7 @@ export async function startRestore(
   deps: JobDeps,
   input: { serverName: string; owner: string | undefined; requestedBy: string; backupId?: string; safetySnapshot: boolean },
 ) {
-  localFolders(deps);
+  const runner = runnerOf(deps);
   const backup = await backupToRestore(deps, input.serverName, input.backupId);
   if ((backup.formerOwner ?? undefined) !== input.owner) {
     throw new ApiError('forbidden', 'This backup was taken of a world with another owner.');
@@ -78,21 +70,25 @@ export async function startRestore(
   const { serverName } = input;
   const started = await startWorldJob(
     deps,
-    { serverName, kind: 'restore', lockKind: 'restore', requestedBy: input.requestedBy, backupId: backup.id },
+    { serverName, kind: 'restore', lockKind: 'restore', requestedBy: input.requestedBy, backupId: backup.id, busy: () => runner.busy(serverName) },
     async (jobId) => {
+      let snapshot: WorldJobPlan['snapshot'];
+      let snapshotKey: string | undefined;
       if (input.safetySnapshot) {
-        const snapshotJob = newId(deps.random);
-        await recordJob(deps, { id: snapshotJob, serverName, kind: 'backup', lockHolder: jobId, requestedBy: input.requestedBy });
-        try {
-          const taken = await snapshot(deps, serverName, 'pre_restore');
-          await finishJob(deps, snapshotJob, { state: 'succeeded', backupId: taken.id });
-        } catch (err) {
-          await finishJob(deps, snapshotJob, { state: 'failed', message: (err as Error).message });
-          throw new JobFailure('the pre_restore snapshot failed, so nothing was restored');
-        }
+        const row = await createBackupRow(deps, { serverName, reason: 'pre_restore', formerOwner: await ownerOf(deps.database.db, serverName) });
+        snapshot = { backupId: row.id, jobId: newId(deps.random) };
+        snapshotKey = row.storageKey;
+        await recordJob(deps, { id: snapshot.jobId, serverName, kind: 'backup', lockHolder: jobId, requestedBy: input.requestedBy });
       }
-      await restoreFolder(deps, backup, await localFolders(deps).folder(serverName), jobId);
-      return { backupId: backup.id };
+      const plan: WorldJobPlan = {
+        jobId,
+        serverName,
+        kind: 'restore',
+        step: { op: 'restore', key: backup.storageKey, sha256: backup.sha256!, ...(snapshotKey ? { snapshotKey } : {}) },
+        backupId: backup.id,
+        ...(snapshot ? { snapshot } : {}),
+      };
+      return settlePlan(deps, plan, await runner.run(plan));
     },
   );
   return { ...started, backup };

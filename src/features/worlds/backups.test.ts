@@ -13,6 +13,7 @@ import { worldBackups, worldLocks } from '../../db/schema/worlds.js';
 import { reverifyBackups, sweepExpiredBackups } from './backup-service.js';
 import { failOrphanedJobs, recordJob } from './jobs.js';
 import { LOCK_LEASE_MS, sweepLapsedLocks } from './lock.js';
+import { KUBERNETES_NEEDS_S3 } from './runtime.js';
 import type { BackupView } from './schema.js';
 import { claimFor, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
 
@@ -271,6 +272,21 @@ describe('backup, restore and job routes', () => {
     };
     const res = await post(external, `/api/v1/servers/${name}/backup`, owner.headers);
     expect(res.status).toBe(503);
+  });
+
+  it('answers 503 naming the S3 settings on Kubernetes without an S3 store', async () => {
+    const { deps, external } = setUp();
+    const owner = await worldMember(deps);
+    const { name } = await ownedWorld(deps, owner.id);
+    deps.worlds.folders = undefined;
+    deps.worlds.unavailable = KUBERNETES_NEEDS_S3;
+    for (const path of [`/api/v1/servers/${name}/backup`, `/api/v1/servers/${name}/restore-backup`, `/api/v1/servers/${name}/world/export`]) {
+      const res = await post(external, path, owner.headers, {});
+      expect(res.status).toBe(503);
+      const error = await errorOf(res);
+      expect(error.code).toBe('unavailable');
+      expect(error.message).toContain('BACKUP_S3_BUCKET');
+    }
   });
 
   it('enforces the tiers of every route', async () => {

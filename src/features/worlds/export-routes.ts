@@ -7,12 +7,13 @@ import { ServerNameParam } from '../servers/schema.js';
 import { requireWorld } from './access.js';
 import { backupToRestore } from './backup-service.js';
 import { exportBackup, exportWorld, ownExport } from './exports.js';
+import { WorldPath } from './path-schema.js';
 
 const TicketSchema = z.object({ ticket: z.string(), state: z.string(), filename: z.string() }).openapi('ExportTicket');
 const StateSchema = z.object({ state: z.string(), message: z.string().optional() }).openapi('ExportState');
 const TicketParam = z.object({ ticket: z.uuid().openapi({ param: { name: 'ticket', in: 'path' } }) });
 const BackupOfServer = ServerNameParam.extend({ id: z.uuid().openapi({ param: { name: 'id', in: 'path' } }) });
-const DownloadQuery = z.object({ path: z.string().max(16_384).default(''), dir: z.enum(['true', 'false']).optional() }).strict();
+const DownloadQuery = z.object({ path: WorldPath.default(''), dir: z.enum(['true', 'false']).optional() }).strict();
 
 const exportErrors = {
   403: errorAnswer('not the owner or staff'),

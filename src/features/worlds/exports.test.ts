@@ -98,6 +98,8 @@ describe('exports', () => {
     expect(missing.status).toBe(404);
     const escape = await post(external, `/api/v1/servers/${name}/files/download?path=../x`, owner.headers);
     expect((await errorOf(escape)).code).toBe('bad_path');
+    const nul = await post(external, `/api/v1/servers/${name}/files/download?path=a%00b`, owner.headers);
+    expect((await errorOf(nul)).code).toBe('bad_path');
     await deps.cluster.setDesiredState(name, 'Running');
     const running = await post(external, `/api/v1/servers/${name}/world/export`, owner.headers);
     expect((await errorOf(running)).code).toBe('not_stopped');

@@ -1,31 +1,25 @@
-import { createReadStream } from 'node:fs';
 import { lstat } from 'node:fs/promises';
-
-import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { and, eq, lt } from 'drizzle-orm';
 import { worldExports } from '../../db/schema/worlds.js';
 import type { Deps } from '../../deps.js';
 import { ApiError } from '../../http/errors.js';
-import { archiveWorld, hashing } from './archive.js';
 import type { BackupRow } from './backups.js';
 import { worldPath } from './files.js';
+import { runnerOf, type WorldJobPlan } from './job-runner.js';
 import { newId } from './jobs.js';
-import { recoverWorldFolder } from './restore.js';
 import { startWorldJob, type JobDeps } from './run-job.js';
-import { localFolders } from './access.js';
+import { readWorldTimes } from './settings.js';
+import { settlePlan } from './settle.js';
 
 export type ExportRow = typeof worldExports.$inferSelect;
-/** How long an export can be downloaded. */
-export const EXPORT_TTL_MS = 24 * 60 * 60 * 1000;
 
 const stamp = (d: Date) => d.toISOString().slice(0, 19).replaceAll(':', '-');
 
-async function insertExport(deps: Pick<Deps, 'database' | 'clock'>, row: Omit<ExportRow, 'createdAt' | 'expiresAt' | 'message'>) {
+async function insertExport(deps: Pick<Deps, 'database' | 'clock'>, ttlMs: number, row: Omit<ExportRow, 'createdAt' | 'expiresAt' | 'message'>) {
   const now = deps.clock.now();
   const [created] = await deps.database.db
     .insert(worldExports)
-    .values({ ...row, createdAt: now, expiresAt: new Date(now.getTime() + EXPORT_TTL_MS) })
+    .values({ ...row, createdAt: now, expiresAt: new Date(now.getTime() + ttlMs) })
     .returning();
   return created!;
 }
@@ -33,7 +27,8 @@ async function insertExport(deps: Pick<Deps, 'database' | 'clock'>, row: Omit<Ex
 /** A backup's own archive, ready at once (the caller checked the backup is theirs to read). */
 export async function exportBackup(deps: Pick<Deps, 'database' | 'clock' | 'random'>, backup: BackupRow, userId: string) {
   if (backup.corrupt) throw new ApiError('backup_corrupt', 'This backup failed its read-back.');
-  return insertExport(deps, {
+  const { exportTtlMs } = await readWorldTimes(deps.database.db);
+  return insertExport(deps, exportTtlMs, {
     ticket: newId(deps.random),
     serverName: backup.serverName,
     requestedBy: userId,
@@ -47,17 +42,25 @@ export async function exportBackup(deps: Pick<Deps, 'database' | 'clock' | 'rand
 
 /**
  * An archive of a stopped world, or of one file or folder in it (`path`), made by a job under the
- * world's lock and kept in the store until it expires.
+ * world's lock and kept in the store until it expires. Where the volume is not a local folder
+ * (Kubernetes) only the whole world can be exported: a part needs the file routes' checks first.
  */
 export async function exportWorld(deps: JobDeps, serverName: string, userId: string, path = '') {
-  const root = await localFolders(deps).folder(serverName);
-  const target = await worldPath(root, path);
-  const stat = await lstat(target.abs).catch(() => undefined);
-  if (!stat || !(stat.isFile() || stat.isDirectory())) throw new ApiError('not_found', `Nothing to download at ${target.shown || 'the world root'}.`);
+  const runner = runnerOf(deps);
+  let isFile = false;
+  let name = serverName;
+  if (deps.worlds.folders) {
+    const target = await worldPath(await deps.worlds.folders.folder(serverName), path);
+    const stat = await lstat(target.abs).catch(() => undefined);
+    if (!stat || !(stat.isFile() || stat.isDirectory())) throw new ApiError('not_found', `Nothing to download at ${target.shown || 'the world root'}.`);
+    isFile = stat.isFile();
+    name = target.segments.at(-1) ?? serverName;
+  } else if (path !== '') {
+    throw new ApiError('unavailable', 'World files cannot be reached from this service.');
+  }
   const ticket = newId(deps.random);
-  const isFile = stat.isFile();
-  const name = target.segments.at(-1) ?? serverName;
-  const row = await insertExport(deps, {
+  const { exportTtlMs } = await readWorldTimes(deps.database.db);
+  const row = await insertExport(deps, exportTtlMs, {
     ticket,
     serverName,
     requestedBy: userId,
@@ -67,24 +70,9 @@ export async function exportWorld(deps: JobDeps, serverName: string, userId: str
     filename: isFile ? name : `${name}-${stamp(deps.clock.now())}.tar.gz`,
     contentType: isFile ? 'application/octet-stream' : 'application/gzip',
   });
-  const setState = (state: ExportRow['state'], message?: string) =>
-    deps.database.db.update(worldExports).set({ state, message: message ?? null }).where(eq(worldExports.ticket, ticket));
-  await startWorldJob(deps, { serverName, kind: 'export', lockKind: 'export', requestedBy: userId }, async () => {
-    try {
-      await recoverWorldFolder(root);
-      let body: Readable;
-      if (isFile) body = createReadStream(target.abs);
-      else {
-        const hasher = hashing();
-        void pipeline(archiveWorld(target.abs).stream, hasher).catch((err: unknown) => hasher.destroy(err as Error));
-        body = hasher;
-      }
-      await deps.worlds.store.put(row.storageKey, body);
-      await setState('ready');
-    } catch (err) {
-      await setState('failed', 'the archive could not be made');
-      throw err;
-    }
+  await startWorldJob(deps, { serverName, kind: 'export', lockKind: 'export', requestedBy: userId, busy: () => runner.busy(serverName) }, async (jobId) => {
+    const plan: WorldJobPlan = { jobId, serverName, kind: 'export', step: { op: 'export', key: row.storageKey, path }, exportTicket: ticket };
+    return settlePlan(deps, plan, await runner.run(plan));
   }).catch(async (err: unknown) => {
     await deps.database.db.delete(worldExports).where(eq(worldExports.ticket, ticket));
     throw err;

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.js';
-import { refusedAs } from '../../http/coded-refusal.js';
 import { ApiError } from '../../http/errors.js';
 import { rawBodyOf } from '../../http/raw-body.js';
 import { createRouter, defineRoute, errorAnswer, json, rawBody } from '../../http/route.js';
@@ -11,19 +10,12 @@ import { localFolders, requireStopped, requireWorld } from './access.js';
 import { deleteWorldPath, listFolder, makeWorldFolder, readWorldFile, renameWorldPath, uploadWorldFile, writeWorldFile } from './files.js';
 import { newId } from './jobs.js';
 import { holdWorld } from './lock.js';
+import { WorldPath } from './path-schema.js';
 import { recoverWorldFolder } from './restore.js';
 
 const SHA256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex sha-256');
 /** Base64 (standard alphabet, padded): the editor's encoding of a file's bytes. */
 const BASE64 = z.string().regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, 'must be base64');
-/**
- * A path in a world as a client sends it: long enough for the path rule to be the one that refuses
- * (400 bad_path names why), and a NUL is bad_path too, before the pipeline's storable-text check.
- */
-export const WorldPath = z
-  .string()
-  .max(16_384)
-  .refine((path) => !path.includes('\0'), refusedAs('bad_path', 'The path holds a NUL byte.'));
 const PathQuery = z.object({ path: WorldPath.default('') }).strict();
 const RequiredPathQuery = z.object({ path: WorldPath.pipe(z.string().min(1)) }).strict();
 

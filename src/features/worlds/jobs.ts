@@ -33,12 +33,13 @@ export async function recordJob(
   });
 }
 
+/** Ends a running job; false when it had ended already (another replica settled it). */
 export async function finishJob(
   deps: Pick<Deps, 'database' | 'clock'>,
   id: string,
   outcome: { state: 'succeeded' | 'failed'; message?: string; backupId?: string },
-): Promise<void> {
-  await deps.database.db
+): Promise<boolean> {
+  const rows = await deps.database.db
     .update(worldJobs)
     .set({
       state: outcome.state,
@@ -46,7 +47,9 @@ export async function finishJob(
       finishedAt: deps.clock.now(),
       ...(outcome.backupId ? { backupId: outcome.backupId } : {}),
     })
-    .where(eq(worldJobs.id, id));
+    .where(and(eq(worldJobs.id, id), eq(worldJobs.state, 'running')))
+    .returning({ id: worldJobs.id });
+  return rows.length > 0;
 }
 
 export async function jobsOf(db: Queryable, serverName: string, limit = 50): Promise<JobRow[]> {

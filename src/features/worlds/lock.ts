@@ -66,6 +66,8 @@ export interface HeldLock {
   readonly serverName: string;
   readonly holder: string;
   release(): Promise<void>;
+  /** Stops renewing without releasing (a job handed over to whichever replica sees it end). */
+  abandon(): void;
 }
 
 export function maintenanceError(serverName: string): ApiError {
@@ -108,6 +110,7 @@ export async function holdWorld(
   return {
     serverName,
     holder,
+    abandon: () => clearInterval(timer),
     release: () =>
       (released ??= (async () => {
         clearInterval(timer);

@@ -2,10 +2,14 @@ import { eq } from 'drizzle-orm';
 import { serverActivity, serverClaims } from '../../db/schema/servers.js';
 import { ApiError } from '../../http/errors.js';
 import { serverCacheOf } from '../servers/cache.js';
-import { backUpFolder } from './backups.js';
-import { recoverWorldFolder } from './restore.js';
-import { JobFailure, startWorldJob, type JobDeps } from './run-job.js';
+import { worldJobs } from '../../db/schema/worlds.js';
+import { createBackupRow } from './backups.js';
+import { runnerOf, type WorldJobPlan, type WorldJobRunner } from './job-runner.js';
+import { startWorldJob, type JobDeps } from './run-job.js';
+import { readWorldTimes } from './settings.js';
+import { settlePlan } from './settle.js';
 
+/** The default idle time before a world is reclaimed (setting `idle_reclaim_days`). */
 export const IDLE_RECLAIM_MS = 15 * 24 * 60 * 60 * 1000;
 
 /** When the world was last in use: the later of its last start and last join, else its claim. */
@@ -19,35 +23,40 @@ async function lastUsed(deps: JobDeps, serverName: string): Promise<Date | undef
 }
 
 /**
- * Idle reclaim: a world whose server sat stopped 15 days is archived (`inactive_15d`, read back and
+ * Idle reclaim: a world whose server sat stopped `idle_reclaim_days` (15) is archived (`inactive_15d`, read back and
  * verified by the backup itself) and only then its volume is released. The former owner keeps the
  * backup and can restore it. A failed or corrupt archive keeps the volume.
  */
 export async function reclaimIdleWorlds(deps: JobDeps): Promise<string[]> {
-  const folders = deps.worlds.folders;
-  if (!folders) return [];
+  let runner: WorldJobRunner;
+  try {
+    runner = runnerOf(deps);
+  } catch {
+    return []; // no volume can be reached (the reason was logged at start)
+  }
   const cache = serverCacheOf(deps);
   if (!cache.synced) return [];
-  const cutoff = deps.clock.now().getTime() - IDLE_RECLAIM_MS;
+  const { idleReclaimMs } = await readWorldTimes(deps.database.db);
+  const cutoff = deps.clock.now().getTime() - idleReclaimMs;
   const reclaimed: string[] = [];
   for (const server of cache.all()) {
     const { spec, status } = server.resource;
+    const serverName = spec.name;
     if (server.system || status.phase !== 'Stopped' || spec.desiredState === 'Running') continue;
-    if (!(await folders.exists(spec.name))) continue;
-    const used = await lastUsed(deps, spec.name);
+    if (!(await runner.exists(serverName))) continue;
+    const used = await lastUsed(deps, serverName);
     if (!used || used.getTime() > cutoff) continue;
     try {
-      const { done } = await startWorldJob(deps, { serverName: spec.name, kind: 'reclaim', lockKind: 'reclaim', requestedBy: 'idle-reclaim' }, async () => {
-        const folder = await folders.folder(spec.name);
-        await recoverWorldFolder(folder);
-        const [claim] = await deps.database.db.select({ userId: serverClaims.userId }).from(serverClaims).where(eq(serverClaims.serverName, spec.name));
-        const backup = await backUpFolder(deps, { serverName: spec.name, folder, reason: 'inactive_15d', formerOwner: claim?.userId });
-        if (backup.corrupt || backup.verifiedAt === null) throw new JobFailure('the archive did not verify; the volume is kept');
-        await folders.release(spec.name);
-        reclaimed.push(spec.name);
-        return { backupId: backup.id };
+      const job = { serverName, kind: 'reclaim', lockKind: 'reclaim', requestedBy: 'idle-reclaim', busy: () => runner.busy(serverName) } as const;
+      const { done, jobId } = await startWorldJob(deps, job, async (jobId) => {
+        const [claim] = await deps.database.db.select({ userId: serverClaims.userId }).from(serverClaims).where(eq(serverClaims.serverName, serverName));
+        const row = await createBackupRow(deps, { serverName, reason: 'inactive_15d', formerOwner: claim?.userId });
+        const plan: WorldJobPlan = { jobId, serverName, kind: 'reclaim', step: { op: 'backup', key: row.storageKey }, backupId: row.id };
+        return settlePlan(deps, plan, await runner.run(plan));
       });
       await done;
+      const [row] = await deps.database.db.select({ state: worldJobs.state }).from(worldJobs).where(eq(worldJobs.id, jobId));
+      if (row?.state === 'succeeded') reclaimed.push(serverName);
     } catch (err) {
       if (err instanceof ApiError) continue; // held or woken meanwhile: try again on the next pass
       throw err;

@@ -47,10 +47,30 @@ export class BackupCorruptError extends Error {
 }
 
 /**
+ * Replaces a world folder by what `fill` writes into a staging folder beside it, by two renames,
+ * only once `fill` resolves. Whatever fails before them (a broken stream, a kill, a hash mismatch)
+ * leaves the world as it was, and recoverWorldFolder clears what is left.
+ */
+export async function swapInRestoredWorld(folder: string, tag: string, fill: (staging: string) => Promise<void>): Promise<void> {
+  await recoverWorldFolder(folder);
+  const staging = folder + STAGING + tag;
+  await mkdir(staging, { recursive: true });
+  try {
+    await fill(staging);
+  } catch (err) {
+    await rm(staging, { recursive: true, force: true });
+    throw err;
+  }
+  const previous = folder + PREVIOUS + tag;
+  if (await isDir(folder)) await rename(folder, previous);
+  await rename(staging, folder);
+  await rm(previous, { recursive: true, force: true });
+}
+
+/**
  * Restores a backup into a world folder. The archive is unpacked into a staging folder beside the
- * world and hashed on the way; only a complete, matching archive replaces the world, by two
- * renames. Whatever fails before them (a broken stream, a kill, a hash mismatch) leaves the world
- * as it was, and recoverWorldFolder clears what is left, so the restore can be tried again.
+ * world and hashed on the way; only a complete, matching archive replaces the world. A mismatch
+ * marks the backup corrupt.
  */
 export async function restoreFolder(
   deps: Pick<Deps, 'database' | 'worlds' | 'log'>,
@@ -60,22 +80,16 @@ export async function restoreFolder(
   signal?: AbortSignal,
 ): Promise<void> {
   if (backup.corrupt || !backup.sha256) throw new BackupCorruptError('the backup is marked corrupt');
-  await recoverWorldFolder(folder);
-  const staging = folder + STAGING + jobId;
-  await mkdir(staging, { recursive: true });
-  try {
+  await swapInRestoredWorld(folder, jobId, async (staging) => {
     const { sha256 } = await unpackWorld(await deps.worlds.store.get(backup.storageKey), staging, signal);
     if (sha256 !== backup.sha256) {
-      await deps.database.db.update(worldBackups).set({ corrupt: true }).where(eq(worldBackups.id, backup.id));
-      deps.log.error({ backup_id: backup.id, server: backup.serverName }, 'backup does not match its sha-256 at restore: marked corrupt');
+      await markCorrupt(deps, backup, 'backup does not match its sha-256 at restore: marked corrupt');
       throw new BackupCorruptError('the archive does not match its sha-256');
     }
-  } catch (err) {
-    await rm(staging, { recursive: true, force: true });
-    throw err;
-  }
-  const previous = folder + PREVIOUS + jobId;
-  if (await isDir(folder)) await rename(folder, previous);
-  await rename(staging, folder);
-  await rm(previous, { recursive: true, force: true });
+  });
+}
+
+export async function markCorrupt(deps: Pick<Deps, 'database' | 'log'>, backup: Pick<BackupRow, 'id' | 'serverName'>, why: string): Promise<void> {
+  await deps.database.db.update(worldBackups).set({ corrupt: true }).where(eq(worldBackups.id, backup.id));
+  deps.log.error({ backup_id: backup.id, server: backup.serverName }, why);
 }

@@ -1,7 +1,8 @@
 import type { Deps } from '../../deps.js';
 import { requireStopped } from './access.js';
 import { finishJob, newId, recordJob, type JobKind } from './jobs.js';
-import { holdWorld, type LockKind } from './lock.js';
+import { JobHandedOver } from './job-runner.js';
+import { holdWorld, maintenanceError, type LockKind } from './lock.js';
 
 export type JobDeps = Pick<Deps, 'database' | 'clock' | 'random' | 'worlds' | 'log' | 'cluster' | 'config'>;
 
@@ -23,29 +24,40 @@ export class JobFailure extends Error {
  */
 export async function startWorldJob(
   deps: JobDeps,
-  job: { serverName: string; kind: JobKind; lockKind: LockKind; requestedBy?: string; backupId?: string },
+  job: { serverName: string; kind: JobKind; lockKind: LockKind; requestedBy?: string; backupId?: string; busy?: () => Promise<boolean> },
   run: (jobId: string) => Promise<JobOutcome | void>,
 ): Promise<{ jobId: string; done: Promise<void> }> {
   const jobId = newId(deps.random);
+  const { busy, ...row } = job;
   const lock = await holdWorld(deps, job.serverName, jobId, job.lockKind);
   try {
     await requireStopped(deps, job.serverName);
-    await recordJob(deps, { ...job, id: jobId, lockHolder: jobId });
+    // A cluster Job that outlived its lock still has the volume: refuse as if it held the lock.
+    if (busy && (await busy())) throw maintenanceError(job.serverName);
+    await recordJob(deps, { ...row, id: jobId, lockHolder: jobId });
   } catch (err) {
     await lock.release();
     throw err;
   }
   const done = (async () => {
+    let handedOver = false;
     try {
       const outcome = (await run(jobId)) ?? {};
       await finishJob(deps, jobId, { state: 'succeeded', ...outcome });
     } catch (err) {
+      if (err instanceof JobHandedOver) {
+        // The Job runs on; whichever replica sees it end settles it and frees the world.
+        handedOver = true;
+        lock.abandon();
+        deps.log.info({ server: job.serverName, job: jobId }, 'world job left running for another replica to settle');
+        return;
+      }
       if (!(err instanceof JobFailure)) deps.log.error({ err, server: job.serverName, job: jobId, kind: job.kind }, 'world job failed');
       await finishJob(deps, jobId, { state: 'failed', message: jobMessage(err) }).catch((e: unknown) =>
         deps.log.error({ err: e, job: jobId }, 'could not record a failed world job'),
       );
     } finally {
-      await lock.release().catch((err: unknown) => deps.log.warn({ err, job: jobId }, 'world lock release failed'));
+      if (!handedOver) await lock.release().catch((err: unknown) => deps.log.warn({ err, job: jobId }, 'world lock release failed'));
     }
   })();
   deps.worlds.jobs.track(done);

@@ -3,7 +3,11 @@ import { createBackupStore } from '../../adapters/backup-store/index.js';
 import type { BackupStore } from '../../adapters/backup-store/types.js';
 import { SimulatedWorldFolders } from '../../adapters/cluster/simulated-worlds.js';
 import type { ClusterAdapter } from '../../adapters/cluster/types.js';
+import { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js';
 import type { Config } from '../../config.js';
+import type { Logger } from '../../lib/logger.js';
+import { KubernetesWorldJobRunner } from './kubernetes-job.js';
+import type { WorldJobRunner } from './job-runner.js';
 
 /** Where a server's world can be reached as a local folder (the simulated cluster's volumes). */
 export interface WorldFolders {
@@ -36,12 +40,40 @@ export interface WorldsRuntime {
   /** Absent when worlds live on cluster volumes this process cannot reach (Kubernetes). */
   folders?: WorldFolders;
   jobs: JobTracker;
+  /** Runs world jobs; absent: in this process on `folders`. */
+  runner?: WorldJobRunner;
+  /** Why world jobs cannot run here (the 503's message), when neither runner nor folders is set. */
+  unavailable?: string;
 }
 
-export function createWorldsRuntime(config: Config, cluster: Pick<ClusterAdapter, 'kind'>): WorldsRuntime {
-  return {
-    store: createBackupStore(config),
+/** Why world jobs cannot run on Kubernetes with a local store (a Job's pod cannot reach this process's disk). */
+export const KUBERNETES_NEEDS_S3 =
+  'World backups, restores and exports on Kubernetes need an S3 backup store (BACKUP_S3_BUCKET and the other BACKUP_S3_* settings): a Job cannot reach this service\'s local disk.';
+
+export function createWorldsRuntime(
+  config: Config,
+  cluster: Pick<ClusterAdapter, 'kind'>,
+  options: { log: Logger; signal?: AbortSignal },
+): WorldsRuntime {
+  const store = createBackupStore(config);
+  const runtime: WorldsRuntime = {
+    store,
     folders: cluster.kind === 'simulated' ? new SimulatedWorldFolders(join(config.dataDir, 'worlds')) : undefined,
     jobs: new JobTracker(),
   };
+  if (cluster instanceof KubernetesCluster) {
+    if (store.kind !== 's3') runtime.unavailable = KUBERNETES_NEEDS_S3;
+    else {
+      runtime.runner = new KubernetesWorldJobRunner({
+        client: cluster,
+        namespace: config.kubeNamespace,
+        image: config.worldJobImage,
+        storeSecret: config.worldJobStoreSecret,
+        deadlineSeconds: config.worldJobDeadlineSeconds,
+        log: options.log,
+        signal: options.signal,
+      });
+    }
+  }
+  return runtime;
 }

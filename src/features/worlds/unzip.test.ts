@@ -212,7 +212,7 @@ describe('unzip and the file ops list', () => {
   it('refuses a path that is not a .zip or leads out at once, and a running server with not_stopped', async () => {
     const { deps, name, unzip, folder } = await setUp();
     writeFileSync(join(folder, 'mods', 'a.zip'), zip([{ name: 'x.txt', data: Buffer.from('x') }]));
-    for (const path of ['mods/a.txt', '../a.zip', '/etc/a.zip']) {
+    for (const path of ['mods/a.txt', '../a.zip', '/etc/a.zip', 'mods/a\u0000.zip']) {
       const res = await unzip(path);
       expect(res.status, path).toBe(400);
       expect((await errorOf(res)).code).toBe('bad_path');

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { ServerNameParam } from '../servers/schema.js';
+import { WorldPath } from './path-schema.js';
 
 const int = z.number().int();
 
@@ -7,7 +8,7 @@ export const UploadIdParams = ServerNameParam.extend({
   id: z.string().max(64).openapi({ param: { name: 'id', in: 'path' } }),
 });
 
-export const UploadPathQuery = z.object({ path: z.string().min(1).max(16_384) }).strict();
+export const UploadPathQuery = z.object({ path: WorldPath.pipe(z.string().min(1)) }).strict();
 export const UploadOffsetQuery = z.object({ offset: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER) }).strict();
 
 export const BeginUploadBody = z

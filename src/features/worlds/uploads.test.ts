@@ -188,6 +188,7 @@ describe('world upload sessions', () => {
     const { deps, external, owner, name, begin, put, uploads, root } = await setUp();
     expect((await errorOf(await begin('../escape', 1))).code).toBe('bad_path');
     expect((await errorOf(await begin('.', 1))).code).toBe('bad_path');
+    expect((await errorOf(await begin('a\u0000b', 1))).code).toBe('bad_path');
     expect((await errorOf(await begin('a.bin', -1))).code).toBe('bad_request');
     const unknownField = await external.request(`${uploads}?path=a`, jsonRequest('POST', { size: 1, path: 'b' }, owner.headers));
     expect((await errorOf(unknownField)).code).toBe('bad_request');

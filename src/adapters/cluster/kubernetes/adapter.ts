@@ -8,6 +8,7 @@ import {
   setHeaderOptions,
   type KubeConfig,
   type V1Job,
+  type V1PersistentVolumeClaim,
   type V1Pod,
   type V1Service,
   type V1PodTemplateSpec,
@@ -427,6 +428,17 @@ export class KubernetesCluster implements ClusterAdapter {
     return followPodLog(this.kubeConfig, this.namespace, pod, container, options);
   }
 
+  // ---- world volumes (claims of the servers' StatefulSets) ----
+
+  getPersistentVolumeClaim(name: string): Promise<V1PersistentVolumeClaim | undefined> {
+    return orUndefined(this.#core.readNamespacedPersistentVolumeClaim({ name, namespace: this.namespace }));
+  }
+
+  /** Gives a world volume back (idle reclaim, once its archive verified). */
+  async deletePersistentVolumeClaim(name: string): Promise<void> {
+    await this.#core.deleteNamespacedPersistentVolumeClaim({ name, namespace: this.namespace }).catch(ignoreNotFound);
+  }
+
   // ---- jobs (backups, builds) ----
 
   async createJob(body: V1Job): Promise<V1Job> {
@@ -435,6 +447,10 @@ export class KubernetesCluster implements ClusterAdapter {
     } catch (err) {
       translate(err, `job ${body.metadata?.name}`);
     }
+  }
+
+  async listJobs(labelSelector: string): Promise<V1Job[]> {
+    return (await this.#batch.listNamespacedJob({ namespace: this.namespace, labelSelector })).items;
   }
 
   getJob(name: string): Promise<V1Job | undefined> {

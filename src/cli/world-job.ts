@@ -1,0 +1,106 @@
+/**
+ * Runs one world job's step on a mounted world volume, in a Kubernetes Job's pod:
+ *
+ *   node dist/cli/world-job.js backup  --folder /data --tag <job> --key <store key>
+ *   node dist/cli/world-job.js restore --folder /data --tag <job> --key <key> --sha256 <hex> [--snapshot-key <key>]
+ *   node dist/cli/world-job.js export  --folder /data --tag <job> --key <key> --path <world path>
+ *
+ * The store comes from BACKUP_S3_* (the Job's Secret), or WORLD_JOB_LOCAL_STORE (a directory; tests
+ * and the simulated cluster). The outcome is one line of JSON on stdout and in the termination
+ * message file (TERMINATION_LOG, by default /dev/termination-log), where the service reads it;
+ * the exit code is 0 when the step succeeded, 1 when it reported a failure, 2 for bad arguments.
+ * No database, no service token: the service records everything from the outcome.
+ */
+import { writeFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { LocalBackupStore } from '../adapters/backup-store/local.js';
+import { S3BackupStore } from '../adapters/backup-store/s3.js';
+import type { BackupStore } from '../adapters/backup-store/types.js';
+import { runVolumeStep, volumeStepSchema, type StepOutcome, type VolumeStep } from '../features/worlds/volume-ops.js';
+import { runCommand } from './run-command.js';
+
+const optional = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const storeEnv = z.object({
+  BACKUP_S3_BUCKET: optional,
+  BACKUP_S3_ENDPOINT: optional.pipe(z.url({ protocol: /^https?$/ }).optional()),
+  BACKUP_S3_REGION: optional.transform((v) => v ?? 'us-east-1'),
+  BACKUP_S3_ACCESS_KEY_ID: optional,
+  BACKUP_S3_SECRET_ACCESS_KEY: optional,
+  BACKUP_S3_PREFIX: optional.pipe(z.string().regex(/^[a-z0-9._/-]*$/).optional()),
+  WORLD_JOB_LOCAL_STORE: optional,
+});
+
+export function storeFromEnv(env: NodeJS.ProcessEnv): BackupStore {
+  const parsed = storeEnv.safeParse(env);
+  if (!parsed.success) throw new Error(`bad backup store settings: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`);
+  const e = parsed.data;
+  if (e.BACKUP_S3_BUCKET) {
+    return new S3BackupStore({
+      bucket: e.BACKUP_S3_BUCKET,
+      region: e.BACKUP_S3_REGION,
+      endpoint: e.BACKUP_S3_ENDPOINT,
+      accessKeyId: e.BACKUP_S3_ACCESS_KEY_ID,
+      secretAccessKey: e.BACKUP_S3_SECRET_ACCESS_KEY,
+      prefix: e.BACKUP_S3_PREFIX,
+    });
+  }
+  if (e.WORLD_JOB_LOCAL_STORE) return new LocalBackupStore(e.WORLD_JOB_LOCAL_STORE);
+  throw new Error('no backup store: set BACKUP_S3_BUCKET (and the other BACKUP_S3_* keys) in the Job\'s Secret');
+}
+
+/** The step the arguments name, checked as the service's own plan is. */
+export function stepFromArgs(argv: string[]): { step: VolumeStep; folder: string; tag: string } {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      folder: { type: 'string' },
+      tag: { type: 'string' },
+      key: { type: 'string' },
+      sha256: { type: 'string' },
+      'snapshot-key': { type: 'string' },
+      path: { type: 'string' },
+    },
+  });
+  const [op, ...rest] = positionals;
+  if (rest.length > 0) throw new Error(`unexpected arguments: ${rest.join(' ')}`);
+  const step = volumeStepSchema.parse({
+    op,
+    key: values.key,
+    ...(op === 'restore' ? { sha256: values.sha256, ...(values['snapshot-key'] ? { snapshotKey: values['snapshot-key'] } : {}) } : {}),
+    ...(op === 'export' ? { path: values.path ?? '' } : {}),
+  });
+  if (!values.folder?.startsWith('/')) throw new Error('--folder must be an absolute path');
+  if (!values.tag || !/^[a-z0-9-]{1,64}$/.test(values.tag)) throw new Error('--tag must be a job id');
+  return { step, folder: values.folder, tag: values.tag };
+}
+
+export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  let parsed: ReturnType<typeof stepFromArgs>;
+  let store: BackupStore;
+  try {
+    parsed = stepFromArgs(argv);
+    store = storeFromEnv(env);
+  } catch (err) {
+    process.stderr.write(`world-job: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+  const outcome: StepOutcome = await runVolumeStep(store, parsed.folder, parsed.step, {
+    tag: parsed.tag,
+    onError: (err) => process.stderr.write(`world-job: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`),
+  });
+  const line = JSON.stringify(outcome);
+  process.stdout.write(`${line}\n`);
+  await writeFile(env.TERMINATION_LOG ?? '/dev/termination-log', line).catch((err: unknown) =>
+    process.stderr.write(`world-job: the termination message could not be written: ${String(err)}\n`),
+  );
+  return outcome.ok ? 0 : 1;
+}
+
+if (process.argv[1] && /world-job\.[jt]s$/.test(process.argv[1])) runCommand(() => main(process.argv.slice(2), process.env));

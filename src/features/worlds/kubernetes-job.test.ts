@@ -1,0 +1,262 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createTestDeps, type TestDeps } from '../../../test/helpers/app.js';
+import { useTestDatabase } from '../../../test/helpers/database.js';
+import { KubeStandIn } from '../../../test/helpers/kube-stand-in.js';
+import { addServer } from '../../../test/helpers/servers.js';
+import { createUser } from '../../../test/helpers/sessions.js';
+import { claimFor, useTempDir } from '../../../test/helpers/worlds.js';
+import { LocalBackupStore } from '../../adapters/backup-store/local.js';
+import { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js';
+import { kubeConfigFor } from '../../adapters/cluster/kubernetes/kubeconfig.js';
+import { worldBackups, worldJobs, worldLocks } from '../../db/schema/worlds.js';
+import { main as worldJobCli } from '../../cli/world-job.js';
+import { ApiError } from '../../http/errors.js';
+import { serverCacheOf } from '../servers/cache.js';
+import { startBackup, startRestore } from './backup-service.js';
+import { lockSweep } from './housekeeping.js';
+import { reclaimIdleWorlds } from './reclaim.js';
+import type { WorldJobPlan } from './job-runner.js';
+import { KubernetesWorldJobRunner, planOf, stepArgs, WORLD_JOB_CONTAINER, worldJobManifest, worldJobName } from './kubernetes-job.js';
+import { JobTracker } from './runtime.js';
+
+const NS = 'felis';
+const JOB_ID = '0b6f8f8e-5f0c-4d5e-9a4b-3c2d1e0f9a8b';
+
+describe('the world Job manifest', () => {
+  const plan: WorldJobPlan = {
+    jobId: JOB_ID,
+    serverName: 'alpha',
+    kind: 'restore',
+    step: { op: 'restore', key: 'worlds/alpha/x.tar.gz', sha256: 'a'.repeat(64), snapshotKey: 'worlds/alpha/y.tar.gz' },
+    backupId: '1b6f8f8e-5f0c-4d5e-9a4b-3c2d1e0f9a8b',
+    snapshot: { backupId: '2b6f8f8e-5f0c-4d5e-9a4b-3c2d1e0f9a8b', jobId: '3b6f8f8e-5f0c-4d5e-9a4b-3c2d1e0f9a8b' },
+  };
+  const job = worldJobManifest(plan, { namespace: NS, image: 'ghcr.io/felis/control-plane:4.1.0', storeSecret: 'felis-backup-store', deadlineSeconds: 3600 });
+  const pod = job.spec!.template.spec!;
+  const container = pod.containers[0]!;
+
+  it('mounts the server\'s world claim and runs the service\'s own image with the CLI, its values as separate arguments', () => {
+    expect(job.metadata).toMatchObject({ name: 'felis-world-alpha', namespace: NS, labels: { 'felis.dev/world-job': JOB_ID, 'felis.dev/world-server': 'alpha' } });
+    expect(pod.volumes).toContainEqual({ name: 'world', persistentVolumeClaim: { claimName: 'world-alpha-0' } });
+    expect(container).toMatchObject({ name: WORLD_JOB_CONTAINER, image: 'ghcr.io/felis/control-plane:4.1.0', command: ['node', 'dist/cli/world-job.js'] });
+    expect(container.args).toEqual(['restore', '--folder', '/data', '--tag', JOB_ID, '--key', 'worlds/alpha/x.tar.gz', '--sha256', 'a'.repeat(64), '--snapshot-key', 'worlds/alpha/y.tar.gz']);
+    expect(container.volumeMounts).toContainEqual({ name: 'world', mountPath: '/data' });
+  });
+
+  it('gets the store from its Secret, runs unprivileged with a deadline and limits, and reports by termination message', () => {
+    expect(container.envFrom).toEqual([{ secretRef: { name: 'felis-backup-store' } }]);
+    expect(JSON.stringify(job)).not.toMatch(/SECRET_ACCESS_KEY|DATABASE_URL|SERVICE_TOKEN/);
+    expect(pod).toMatchObject({ restartPolicy: 'Never', automountServiceAccountToken: false, securityContext: { runAsNonRoot: true, runAsUser: 1000, fsGroup: 1000 } });
+    expect(container.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    expect(container.resources?.limits).toMatchObject({ memory: '1Gi' });
+    expect(job.spec).toMatchObject({ backoffLimit: 0, activeDeadlineSeconds: 3600 });
+    expect(container).toMatchObject({ terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' });
+  });
+
+  it('carries its plan, so any replica can settle it; a tampered plan is not a world job', () => {
+    expect(planOf(job)).toEqual(plan);
+    const other = structuredClone(job);
+    other.metadata!.labels!['felis.dev/world-job'] = '4b6f8f8e-5f0c-4d5e-9a4b-3c2d1e0f9a8b';
+    expect(planOf(other)).toBeUndefined();
+    other.metadata!.annotations!['felis.dev/world-job-plan'] = '{not json';
+    expect(planOf(other)).toBeUndefined();
+  });
+
+  it('passes an export path as one argument, never through a shell', () => {
+    expect(stepArgs({ op: 'export', key: 'exports/t', path: 'a b/$(rm -rf)' }, '/data', 't')).toEqual([
+      'export', '--folder', '/data', '--tag', 't', '--key', 'exports/t', '--path', 'a b/$(rm -rf)',
+    ]);
+  });
+});
+
+describe('world jobs as Kubernetes Jobs (API stand-in)', () => {
+  const database = useTestDatabase();
+  const tempDir = useTempDir();
+  let standIn: KubeStandIn;
+  let client: KubernetesCluster;
+
+  beforeAll(async () => {
+    standIn = await KubeStandIn.start();
+    client = new KubernetesCluster({ kubeConfig: kubeConfigFor(standIn.url), namespace: NS });
+  });
+  afterAll(async () => {
+    await client.close();
+    await standIn.close();
+  });
+
+  /** A service on "Kubernetes": no local folders, the runner creates Jobs; the "volume" is a local folder the pod sees. */
+  async function setUp(signal?: AbortSignal) {
+    const root = tempDir();
+    const store = new LocalBackupStore(join(root, 'backups'));
+    const deps = createTestDeps(database(), { overrides: { worlds: { store, jobs: new JobTracker() } } });
+    deps.worlds.runner = new KubernetesWorldJobRunner({ client, namespace: NS, image: 'felis:test', storeSecret: 'store', deadlineSeconds: 600, log: deps.log, pollMs: 5, signal });
+    await serverCacheOf(deps).ready();
+    const name = addServer(deps).spec.name;
+    const volume = join(root, 'volume');
+    mkdirSync(join(volume, 'world'), { recursive: true });
+    writeFileSync(join(volume, 'world', 'level.dat'), `the world of ${name}`);
+    return { deps, name, volume, root, store };
+  }
+
+  async function createdJob(name: string) {
+    return vi.waitFor(() => {
+      const job = standIn.get('jobs', NS, worldJobName(name));
+      if (!job) throw new Error('no job yet');
+      return job;
+    });
+  }
+
+  /** The pod: runs the real CLI with the Job's own arguments on the volume, then the Job ends with its termination message. */
+  async function playPod(setup: { name: string; volume: string; root: string }) {
+    const job = await createdJob(setup.name);
+    const args = ((job.spec as { template: { spec: { containers: Array<{ args: string[] }> } } }).template.spec.containers[0]!.args).map((a) => (a === '/data' ? setup.volume : a));
+    const log = join(setup.root, `termination-${Math.random()}`);
+    const write = process.stdout.write;
+    process.stdout.write = (() => true) as typeof process.stdout.write;
+    let code: number;
+    try {
+      code = await worldJobCli(args, { WORLD_JOB_LOCAL_STORE: join(setup.root, 'backups'), TERMINATION_LOG: log });
+    } finally {
+      process.stdout.write = write;
+    }
+    standIn.endJob(NS, worldJobName(setup.name), { succeeded: code === 0, message: readFileSync(log, 'utf8') });
+  }
+
+  async function jobRow(deps: TestDeps, id: string) {
+    const [row] = await deps.database.db.select().from(worldJobs).where(eq(worldJobs.id, id));
+    return row!;
+  }
+
+  it('backs up through a Job that runs the CLI on the claim; the world stays locked while it runs', async () => {
+    const setup = await setUp();
+    const { deps, name } = setup;
+    const { jobId, done } = await startBackup(deps, name, 'someone');
+    await createdJob(name);
+    await expect(startBackup(deps, name, 'someone')).rejects.toMatchObject({ code: 'maintenance_in_progress' });
+    await playPod(setup);
+    await done;
+    const job = await jobRow(deps, jobId);
+    expect(job).toMatchObject({ kind: 'backup', state: 'succeeded' });
+    const [backup] = await deps.database.db.select().from(worldBackups).where(eq(worldBackups.id, job.backupId!));
+    expect(backup).toMatchObject({ status: 'present', corrupt: false, reason: 'manual' });
+    expect(backup!.verifiedAt).not.toBeNull();
+    expect(standIn.get('jobs', NS, worldJobName(name))).toBeUndefined();
+    expect(await deps.database.db.select().from(worldLocks).where(eq(worldLocks.serverName, name))).toEqual([]);
+  });
+
+  it('restores through one Job that takes the pre_restore snapshot first', async () => {
+    const setup = await setUp();
+    const { deps, name, volume } = setup;
+    const backedUp = await startBackup(deps, name, 'someone');
+    await playPod(setup);
+    await backedUp.done;
+    const backupId = (await jobRow(deps, backedUp.jobId)).backupId!;
+    writeFileSync(join(volume, 'world', 'level.dat'), 'changed since');
+    const { jobId, done } = await startRestore(deps, { serverName: name, owner: undefined, requestedBy: 'someone', backupId, safetySnapshot: true });
+    await playPod(setup);
+    await done;
+    expect(await jobRow(deps, jobId)).toMatchObject({ kind: 'restore', state: 'succeeded', backupId });
+    expect(readFileSync(join(volume, 'world', 'level.dat'), 'utf8')).toBe(`the world of ${name}`);
+    const rows = await deps.database.db.select().from(worldBackups).where(eq(worldBackups.serverName, name));
+    const snapshot = rows.find((r) => r.reason === 'pre_restore');
+    expect(snapshot).toMatchObject({ status: 'present', corrupt: false });
+    const snapJobs = await deps.database.db.select().from(worldJobs).where(eq(worldJobs.lockHolder, jobId));
+    expect(snapJobs.find((j) => j.id !== jobId)).toMatchObject({ kind: 'backup', state: 'succeeded', backupId: snapshot!.id });
+  });
+
+  it('reads the Job and its outcome again when the API fails for a while', async () => {
+    const setup = await setUp();
+    const { deps, name } = setup;
+    const { jobId, done } = await startBackup(deps, name, 'someone');
+    await createdJob(name);
+    standIn.failNext('GET', `/apis/batch/v1/namespaces/${NS}/jobs/${worldJobName(name)}`, 503, 2);
+    standIn.failNext('GET', `/api/v1/namespaces/${NS}/pods`, 503, 2);
+    await playPod(setup);
+    await done;
+    expect(await jobRow(deps, jobId)).toMatchObject({ state: 'succeeded' });
+  });
+
+  it('fails the job with the Job\'s reason when it ends without reporting (deadline passed)', async () => {
+    const { deps, name } = await setUp();
+    const { jobId, done } = await startBackup(deps, name, 'someone');
+    await createdJob(name);
+    standIn.endJob(NS, worldJobName(name), { succeeded: false, reason: 'DeadlineExceeded' });
+    await done;
+    const job = await jobRow(deps, jobId);
+    expect(job).toMatchObject({ state: 'failed', message: 'failed: the job passed its deadline and was stopped' });
+    const [backup] = await deps.database.db.select().from(worldBackups).where(eq(worldBackups.serverName, name));
+    expect(backup!.status).toBe('failed');
+  });
+
+  it('keeps the world locked while a Job outlives its starter, and settles it from its plan once it ends', async () => {
+    const stopping = new AbortController();
+    const setup = await setUp(stopping.signal);
+    const { deps, name } = setup;
+    const { jobId, done } = await startBackup(deps, name, 'someone');
+    await createdJob(name);
+    stopping.abort(); // the starting replica stops: the Job runs on
+    await done;
+    expect((await jobRow(deps, jobId)).state).toBe('running');
+
+    // Past the lease: the other replicas' sweep keeps the lock for the live Job and fails nothing.
+    deps.clock.advance(5 * 60_000);
+    await lockSweep(deps);
+    expect((await jobRow(deps, jobId)).state).toBe('running');
+    const [lock] = await deps.database.db.select().from(worldLocks).where(eq(worldLocks.serverName, name));
+    expect(lock).toMatchObject({ holder: jobId });
+    await expect(startBackup(deps, name, 'someone')).rejects.toBeInstanceOf(ApiError);
+
+    await playPod(setup);
+    deps.clock.advance(61_000); // nobody renews an ended Job's lock: its starter is gone
+    await lockSweep(deps);
+    const job = await jobRow(deps, jobId);
+    expect(job).toMatchObject({ state: 'succeeded' });
+    const [backup] = await deps.database.db.select().from(worldBackups).where(eq(worldBackups.id, job.backupId!));
+    expect(backup).toMatchObject({ status: 'present', corrupt: false });
+    expect(standIn.get('jobs', NS, worldJobName(name))).toBeUndefined();
+    expect(await deps.database.db.select().from(worldLocks).where(eq(worldLocks.serverName, name))).toEqual([]);
+  });
+
+  it('refuses a job while a Job of an earlier holder still has the volume, even with no lock', async () => {
+    const { deps, name } = await setUp();
+    standIn.put('jobs', { metadata: { name: worldJobName(name), namespace: NS, labels: { 'felis.dev/world-job': JOB_ID } }, spec: {} });
+    await expect(startBackup(deps, name, 'someone')).rejects.toMatchObject({ code: 'maintenance_in_progress' });
+    expect(await deps.database.db.select().from(worldLocks).where(eq(worldLocks.serverName, name))).toEqual([]);
+    standIn.remove('jobs', NS, worldJobName(name));
+  });
+
+  it('reclaims an idle world: the Job archives it, and only a verified archive gives the claim back', async () => {
+    const setup = await setUp();
+    const { deps, name } = setup;
+    const claim = { metadata: { name: `world-${name}-0`, namespace: NS }, spec: {} };
+    standIn.put('persistentvolumeclaims', claim);
+    const owner = await createUser(deps);
+    await claimFor(deps, name, owner.id);
+    deps.clock.advance(16 * 24 * 3600_000);
+    const reclaiming = reclaimIdleWorlds(deps);
+    await playPod(setup);
+    expect(await reclaiming).toEqual([name]);
+    expect(standIn.get('persistentvolumeclaims', NS, `world-${name}-0`)).toBeUndefined();
+    const [backup] = await deps.database.db.select().from(worldBackups).where(eq(worldBackups.serverName, name));
+    expect(backup).toMatchObject({ reason: 'inactive_15d', status: 'present', corrupt: false, formerOwner: owner.id });
+    // No claim, no volume: nothing more to reclaim.
+    expect(await reclaimIdleWorlds(deps)).toEqual([]);
+  });
+
+  it('does not judge jobs orphaned while the cluster cannot be read', async () => {
+    const stopping = new AbortController();
+    const { deps, name } = await setUp(stopping.signal);
+    const { jobId, done } = await startBackup(deps, name, 'someone');
+    await createdJob(name);
+    stopping.abort();
+    await done;
+    deps.clock.advance(5 * 60_000);
+    standIn.failNext('GET', `/apis/batch/v1/namespaces/${NS}/jobs`, 503);
+    await lockSweep(deps);
+    expect((await jobRow(deps, jobId)).state).toBe('running');
+    standIn.remove('jobs', NS, worldJobName(name));
+  });
+});
