@@ -4,10 +4,9 @@
  * process), read back and re-hashed, then unpacked into staging and swapped in — and records
  * MiB/s and the process's peak RSS. Memory must stay flat: the peak is independent of the world's size.
  *
- *   npx tsx bench/worlds/backup-restore.ts
+ *   npm run bench:worlds-engine
  */
-import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalBackupStore } from '../../src/adapters/backup-store/local.js';
@@ -22,26 +21,10 @@ import { restoreFolder } from '../../src/features/worlds/restore.js';
 import { JobTracker } from '../../src/features/worlds/runtime.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { assembleDeps } from '../../src/wiring.js';
+import { writeWorld } from './world-files.js';
 
 const MIB = 1024 * 1024;
 const worldMib = Number(process.env.BENCH_WORLD_MIB ?? 1024);
-
-/** Region-file-like content: half random (compresses badly), half repeated runs (compresses well). */
-async function writeWorld(folder: string): Promise<void> {
-  const fileMib = 16;
-  const random = randomBytes(MIB);
-  const runs = Buffer.alloc(MIB);
-  for (let i = 0; i < runs.length; i++) runs[i] = (i >> 9) & 0xff;
-  mkdirSync(join(folder, 'world', 'region'), { recursive: true });
-  for (let f = 0; f < Math.ceil(worldMib / fileMib); f++) {
-    const out = createWriteStream(join(folder, 'world', 'region', `r.${f}.0.mca`));
-    for (let m = 0; m < fileMib; m++) {
-      random[m] = f; // no two MiB alike
-      if (!out.write(m % 2 === 0 ? Buffer.from(random) : runs)) await new Promise<void>((r) => out.once('drain', () => r()));
-    }
-    await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
-  }
-}
 
 let peakRss = 0;
 const sampler = setInterval(() => {
@@ -60,7 +43,7 @@ async function main() {
     const database = await openDatabase({ url: 'memory:', dataDir: root });
     const deps = assembleDeps({ config, log: createLogger('warn'), database, worlds: { store, folders, jobs: new JobTracker() } });
     const folder = await folders.folder('bench');
-    await writeWorld(folder);
+    await writeWorld(folder, worldMib);
     global.gc?.();
     const baseRss = process.memoryUsage().rss;
     peakRss = baseRss;
