@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { PassThrough, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { createGunzip, createGzip } from 'node:zlib';
 import * as tar from 'tar';
 
 /** A world's tar.gz as a stream, and how many entries it had to leave out. */
@@ -22,8 +23,6 @@ export function archiveWorld(dir: string): WorldArchive {
   let skipped = 0;
   const packer = tar.create(
     {
-      // Level 1: region files are zlib-compressed already, so a higher level costs CPU for little.
-      gzip: { level: 1 },
       cwd: dir,
       portable: true,
       follow: false,
@@ -36,7 +35,9 @@ export function archiveWorld(dir: string): WorldArchive {
     ['.'],
   );
   const stream = new PassThrough({ highWaterMark: 1 << 20 });
-  pipeline(packer as unknown as Readable, stream).catch((err: unknown) => stream.destroy(err as Error));
+  // Compressed on the thread pool (node:zlib) while the main thread reads and packs. Level 1:
+  // region files are zlib-compressed already, so a higher level costs CPU for little.
+  pipeline(packer as unknown as Readable, createGzip({ level: 1, chunkSize: 1 << 20 }), stream).catch((err: unknown) => stream.destroy(err as Error));
   return { stream, skipped: () => skipped };
 }
 
@@ -87,6 +88,7 @@ export async function unpackWorld(source: Readable, dir: string, signal?: AbortS
       return type === 'File' || type === 'OldFile' || type === 'ContiguousFile' || type === 'Directory';
     },
   });
-  await pipeline(source, hasher, unpack as unknown as NodeJS.WritableStream, { signal });
+  // Inflated on the thread pool (node:zlib), beside the main thread that parses and writes.
+  await pipeline(source, hasher, createGunzip({ chunkSize: 1 << 20 }), unpack as unknown as NodeJS.WritableStream, { signal });
   return { sha256: hasher.digest(), bytes: hasher.bytes() };
 }
