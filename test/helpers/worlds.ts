@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import type { TestDeps } from './app.js';
-import { randomMcUuid } from './servers.js';
+import { addServer, randomMcUuid } from './servers.js';
 import { createUser, linkAccount, signIn } from './sessions.js';
 import { serverClaims } from '../../src/db/schema/servers.js';
 import { LocalBackupStore } from '../../src/adapters/backup-store/local.js';
@@ -62,6 +62,15 @@ export async function worldMember(deps: TestDeps, role: 'user' | 'admin' = 'user
   const user = await createUser(deps, { role });
   await linkAccount(deps, { userId: user.id, mcUuid: randomMcUuid() });
   return { ...user, headers: (await signIn(deps, { userId: user.id })).headers };
+}
+
+/** A server owned by a signed-in member, with its (empty) world folder. */
+export async function ownedWorld(deps: TestDeps & { worlds: { folders?: SimulatedWorldFolders | WorldsRuntime['folders'] } }) {
+  const owner = await worldMember(deps);
+  const { name } = addServer(deps).spec;
+  await claimFor(deps, name, owner.id);
+  const folder = await deps.worlds.folders!.folder(name);
+  return { owner, name, folder };
 }
 
 /** Records `userId` as the server's owner. */

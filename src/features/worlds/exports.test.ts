@@ -7,10 +7,9 @@ import * as tar from 'tar';
 import { describe, expect, it } from 'vitest';
 import { createTestApps, createTestDeps, errorOf } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
-import { addServer } from '../../../test/helpers/servers.js';
 import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
 import { worldBackups } from '../../db/schema/worlds.js';
-import { claimFor, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
+import { ownedWorld, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
 
 /** The names and contents of a tar.gz's files. */
 async function filesOf(archive: Uint8Array): Promise<Record<string, string>> {
@@ -40,10 +39,7 @@ describe('exports', () => {
   async function setUp() {
     const deps = createTestDeps(database(), { overrides: { worlds: testWorlds(tempDir()) } });
     const { external } = createTestApps(deps);
-    const owner = await worldMember(deps);
-    const { name } = addServer(deps).spec;
-    await claimFor(deps, name, owner.id);
-    const folder = await deps.worlds.folders!.folder(name);
+    const { owner, name, folder } = await ownedWorld(deps);
     mkdirSync(join(folder, 'world'));
     writeFileSync(join(folder, 'world', 'level.dat'), 'LEVEL');
     writeFileSync(join(folder, 'server.properties'), 'motd=x\n');

@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
-import { addServer } from '../../../test/helpers/servers.js';
 import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
-import { claimFor, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
+import { ownedWorld, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
 
 const sha = (bytes: string | Buffer) => createHash('sha256').update(bytes).digest('hex');
 const b64 = (text: string) => Buffer.from(text).toString('base64');
@@ -19,10 +18,7 @@ describe('world file routes', () => {
     const root = tempDir();
     const deps = createTestDeps(database(), { overrides: { worlds: testWorlds(root) } });
     const { external } = createTestApps(deps);
-    const owner = await worldMember(deps);
-    const { name } = addServer(deps).spec;
-    await claimFor(deps, name, owner.id);
-    const folder = await deps.worlds.folders!.folder(name);
+    const { owner, name, folder } = await ownedWorld(deps);
     mkdirSync(join(folder, 'world'));
     writeFileSync(join(folder, 'server.properties'), 'motd=hello\n');
     const base = `/api/v1/servers/${name}`;

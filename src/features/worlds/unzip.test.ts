@@ -5,9 +5,9 @@ import { crc32, deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
-import { addServer } from '../../../test/helpers/servers.js';
-import { claimFor, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
+import { ownedWorld, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
 import { writeSetting } from '../servers/settings.js';
+import type { FileOpView } from './file-ops.js';
 
 interface ZipEntry {
   name: string;
@@ -69,17 +69,7 @@ function zip(entries: ZipEntry[]): Buffer {
 
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
-interface Op {
-  id: string;
-  op: string;
-  path: string;
-  state: string;
-  done: number;
-  total: number;
-  files?: number;
-  bytes?: number;
-  error?: { code: string; message: string; entry?: string; conflicts?: string[]; conflict_count?: number };
-}
+type Op = FileOpView;
 
 /** Every path under a folder, folders with a trailing slash, sorted. */
 function tree(dir: string, prefix = ''): string[] {
@@ -96,10 +86,7 @@ describe('unzip and the file ops list', () => {
     const root = tempDir();
     const deps = createTestDeps(database(), { env: { DATA_DIR: root }, overrides: { worlds: testWorlds(root) } });
     const { external } = createTestApps(deps);
-    const owner = await worldMember(deps);
-    const { name } = addServer(deps).spec;
-    await claimFor(deps, name, owner.id);
-    const folder = await deps.worlds.folders!.folder(name);
+    const { owner, name, folder } = await ownedWorld(deps);
     mkdirSync(join(folder, 'mods'));
     const base = `/api/v1/servers/${name}/files`;
     const unzip = async (path: string, overwrite?: boolean) => {

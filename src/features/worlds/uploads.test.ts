@@ -6,12 +6,13 @@ import { createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../t
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { addServer } from '../../../test/helpers/servers.js';
 import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
-import { claimFor, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
+import { claimFor, ownedWorld, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
 import { eq } from 'drizzle-orm';
 import { worldUploadSessions } from '../../db/schema/world-files.js';
 import { writeSetting } from '../servers/settings.js';
 import { stagedFile } from './upload-sessions.js';
 import { sweepAbandonedUploads } from './upload-sweep.js';
+import type { FileOpView } from './file-ops.js';
 
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const digestOf = (bytes: Buffer) => `sha-256=:${createHash('sha256').update(bytes).digest('base64')}:`;
@@ -25,19 +26,7 @@ interface Session {
   part_max_bytes: number;
   parts: { size: number; sha256: string }[];
 }
-interface Op {
-  id: string;
-  op: string;
-  path: string;
-  state: string;
-  done: number;
-  total: number;
-  files?: number;
-  bytes?: number;
-  error?: { code: string; message: string };
-  started_at: string;
-  finished_at?: string;
-}
+type Op = FileOpView;
 
 describe('world upload sessions', () => {
   const database = useTestDatabase();
@@ -48,10 +37,7 @@ describe('world upload sessions', () => {
     const deps = createTestDeps(database(), { env: { DATA_DIR: root }, overrides: { worlds: testWorlds(root) } });
     await writeSetting(deps.database.db, 'part_max_bytes', PART, deps.clock.now());
     const { external } = createTestApps(deps);
-    const owner = await worldMember(deps);
-    const { name } = addServer(deps).spec;
-    await claimFor(deps, name, owner.id);
-    const folder = await deps.worlds.folders!.folder(name);
+    const { owner, name, folder } = await ownedWorld(deps);
     mkdirSync(join(folder, 'world'));
     const uploads = `/api/v1/servers/${name}/files/uploads`;
     const q = (path: string) => `?path=${encodeURIComponent(path)}`;
