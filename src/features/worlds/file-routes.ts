@@ -93,7 +93,12 @@ const upload = defineRoute(
   {
     ...route('put', '/api/v1/servers/{name}/files/upload', 'Upload a file’s raw bytes (Content-Digest verified when sent)'),
     request: { params: ServerNameParam, query: UploadQuery, ...rawBody('application/octet-stream') },
-    responses: { 200: json(UploadedSchema, 'stored'), ...writeErrors, 409: errorAnswer('not_stopped, maintenance_in_progress or file_exists') },
+    responses: {
+      200: json(UploadedSchema, 'stored'),
+      ...writeErrors,
+      409: errorAnswer('not_stopped, maintenance_in_progress or file_exists'),
+      413: errorAnswer('too_large: over small_upload_max_bytes, or over 256 KiB on Kubernetes'),
+    },
   },
   { rawBody: { limit: { name: 'small_upload_max_bytes', bytes: SMALL_UPLOAD_MAX_BYTES }, digest: 'optional' } },
 );

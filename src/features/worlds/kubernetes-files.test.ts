@@ -239,7 +239,7 @@ describe('world file routes on Kubernetes (API stand-in)', () => {
     expect(existsSync(join(volume, 'plugins'))).toBe(false);
   });
 
-  it('refuses a path escape, a write over 256 KiB and a raw upload before any Job', async () => {
+  it('refuses a path escape, and a write or an upload over 256 KiB, before any Job', async () => {
     const { external, owner, base, q, name } = await setUp();
     const escape = await external.request(`${base}/file${q('../../etc/passwd')}`, { headers: owner.headers });
     expect(escape.status).toBe(400);
@@ -249,10 +249,24 @@ describe('world file routes on Kubernetes (API stand-in)', () => {
     const big = await external.request(`${base}/file${q('big.bin')}`, jsonRequest('PUT', { content: b64(Buffer.alloc(256 * 1024 + 1)) }, owner.headers));
     expect(big.status).toBe(413);
     expect((await errorOf(big)).code).toBe('too_large');
-    const upload = await external.request(`${base}/files/upload${q('a.bin')}`, { method: 'PUT', headers: { ...owner.headers, 'content-type': 'application/octet-stream' }, body: 'abc' });
-    expect(upload.status).toBe(503);
-    expect((await errorOf(upload)).code).toBe('unavailable');
+    const upload = await external.request(`${base}/files/upload${q('a.bin')}`, { method: 'PUT', headers: { ...owner.headers, 'content-type': 'application/octet-stream' }, body: Buffer.alloc(256 * 1024 + 1) });
+    expect(upload.status).toBe(413);
+    expect((await errorOf(upload)).code).toBe('too_large');
     expect(filesJobs(name)).toEqual([]);
+  });
+
+  it('uploads small raw bytes as a write Job: created, file_exists without overwrite, written with it', async () => {
+    const setup = await setUp();
+    const { owner, base, volume } = setup;
+    const raw = (body: string) => ({ method: 'PUT', headers: { ...owner.headers, 'content-type': 'application/octet-stream' }, body });
+    const created = await throughJob(setup, `${base}/files/upload?path=plugins.txt`, raw('one'));
+    expect(await created.response.json()).toEqual({ path: 'plugins.txt', status: 'created', sha256: sha('one'), size: 3 });
+    expect(podSpecOf(created.job).containers[0]!.args).toContain('--create-only');
+    const exists = await throughJob(setup, `${base}/files/upload?path=plugins.txt`, raw('two'));
+    expect((await errorOf(exists.response)).code).toBe('file_exists');
+    const replaced = await throughJob(setup, `${base}/files/upload?path=plugins.txt&overwrite=true`, raw('three'));
+    expect(await replaced.response.json()).toEqual({ path: 'plugins.txt', status: 'written', sha256: sha('three'), size: 5 });
+    expect(readFileSync(join(volume, 'plugins.txt'), 'utf8')).toBe('three');
   });
 
   it('answers 503 and deletes the Job when it never ends, with a log line', async () => {

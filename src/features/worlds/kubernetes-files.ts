@@ -145,8 +145,22 @@ export class KubernetesWorldFileOps implements WorldFileOps {
     return this.#run(server, { op: 'rename', path, to }, resultSchemas.rename);
   }
 
-  async upload(): Promise<never> {
-    throw new ApiError('unavailable', 'Uploading raw bytes to a world on Kubernetes is not available; write the file (up to 256 KiB) instead.');
+  /**
+   * A small upload is a write through the Job's environment, so it has the write's ceiling; a
+   * bigger one is 413 once that many bytes have come (staging bigger files for a Job is not built).
+   */
+  async upload(server: string, path: string, chunks: AsyncIterable<Uint8Array>, options: { overwrite: boolean }) {
+    worldPathSegments(path);
+    const parts: Uint8Array[] = [];
+    let size = 0;
+    for await (const chunk of chunks) {
+      size += chunk.length;
+      if (size > JOB_WRITE_MAX_BYTES) throw new ApiError('too_large', `An upload to a world here may hold at most ${JOB_WRITE_MAX_BYTES} bytes.`);
+      parts.push(chunk);
+    }
+    const op: FileOp = { op: 'write', path, ...(options.overwrite ? {} : { createOnly: true }) };
+    const written = await this.#run(server, op, resultSchemas.write, Buffer.concat(parts));
+    return { path: written.path, status: written.status, size };
   }
 
   /** Runs one operation's Job to its end, reads its result line, deletes it, and answers as the local path would. */
