@@ -88,7 +88,9 @@ export function stepFromArgs(argv: string[]): { step: VolumeStep; folder: string
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   if (argv[0] === 'files') {
-    return runFilesCommand(argv.slice(1), env, (line) => process.stdout.write(`${line}\n`), (line) => process.stderr.write(`${line}\n`));
+    // Flushed before the process exits: a piped stdout is written asynchronously.
+    const out = (line: string) => new Promise<void>((resolve) => process.stdout.write(`${line}\n`, () => resolve()));
+    return runFilesCommand(argv.slice(1), env, out, (line) => process.stderr.write(`${line}\n`));
   }
   let parsed: ReturnType<typeof stepFromArgs>;
   let store: BackupStore;

@@ -4,6 +4,7 @@
  * same confined functions as the service's local path and prints one marked result line.
  */
 import { parseArgs } from 'node:util';
+import { z } from 'zod';
 import { ApiError } from '../../http/errors.js';
 import { deleteWorldPath, listFolder, makeWorldFolder, readWorldFile, renameWorldPath, writeWorldFile } from './files.js';
 import { contentFromEnv, fileOpSchema, JOB_LIST_MAX_ENTRIES, JOB_READ_MAX_BYTES, resultLine, type FileOp, type FileResult } from './files-protocol.js';
@@ -52,13 +53,19 @@ async function perform(op: FileOp, folder: string, env: NodeJS.ProcessEnv): Prom
 }
 
 /** Exit code: 0 done, 1 the operation reported a failure, 2 bad arguments. */
-export async function runFilesCommand(argv: string[], env: NodeJS.ProcessEnv, out: (line: string) => void, err: (line: string) => void): Promise<number> {
+/** `out` may return a promise: the caller exits after it, and a 1 MiB read is more than a pipe holds. */
+export async function runFilesCommand(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  out: (line: string) => void | Promise<void>,
+  err: (line: string) => void,
+): Promise<number> {
   let parsed: ReturnType<typeof fileOpFromArgs>;
   try {
     parsed = fileOpFromArgs(argv);
   } catch (e) {
-    err(`world-job files: ${e instanceof Error ? e.message : String(e)}`);
-    out(resultLine({ ok: false, code: 'failed', message: 'bad arguments' }));
+    err(`world-job files: ${e instanceof z.ZodError ? z.prettifyError(e) : e instanceof Error ? e.message : String(e)}`);
+    await out(resultLine({ ok: false, code: 'failed', message: 'bad arguments' }));
     return 2;
   }
   let result: FileResult;
@@ -71,6 +78,6 @@ export async function runFilesCommand(argv: string[], env: NodeJS.ProcessEnv, ou
       result = { ok: false, code: 'failed', message: 'the operation failed' };
     }
   }
-  out(resultLine(result));
+  await out(resultLine(result));
   return result.ok ? 0 : 1;
 }

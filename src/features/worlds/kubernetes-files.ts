@@ -77,7 +77,8 @@ export function fileJobManifest(server: string, opId: string, op: FileOp, conten
               args: ['files', ...fileOpArgs(op, WORLD_MOUNT)],
               env: [{ name: 'NODE_ENV', value: 'production' }, ...(content ? contentEnv(content) : [])],
               volumeMounts: [{ name: 'world', mountPath: WORLD_MOUNT, readOnly }],
-              resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } },
+              // Measured (docs/notes/issue-17-kube-files.md): peak RSS ~85 MiB for a 1 MiB read.
+              resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '256Mi' } },
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
             },
           ],
