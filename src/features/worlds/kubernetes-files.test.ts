@@ -333,5 +333,6 @@ describe('world file routes on Kubernetes (API stand-in)', () => {
     standIn.failNext('GET', `/api/v1/namespaces/${NS}/pods`, 503, 2);
     await playPod(setup);
     expect((await answer).status).toBe(200);
+    expect(filesJobs(name)).toEqual([]);
   });
 });
