@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { z } from 'zod';
-import type { PodLogLine, PodLogOptions } from '../../adapters/cluster/types.js';
-import { ApiError } from '../../http/errors.js';
+import { LABEL_DOMAIN, type PodLogLine, type PodLogOptions } from '../../adapters/cluster/types.js';
+import { ApiError, type ErrorCode } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { CLIENT_CODES, contentEnv, fileOpArgs, JOB_WRITE_MAX_BYTES, readsOnly, resultOf, type FileOp } from './files-protocol.js';
 import { endOf, WORLD_MOUNT, WORLD_SERVER_LABEL, worldClaimName } from './kubernetes-job.js';
-import { LABEL_DOMAIN } from '../../adapters/cluster/types.js';
 import { worldPathSegments } from './paths.js';
 import type { FileDone, FileRead, FileRenamed, FileWritten, FolderListing, WorldFileOps, WriteOptions } from './world-file-ops.js';
 
@@ -181,7 +180,7 @@ export class KubernetesWorldFileOps implements WorldFileOps {
       const job = await this.#waitForEnd(name, opId, deadline);
       const result = await this.#readResult(job, opId, deadline);
       if (!result.ok) {
-        if (CLIENT_CODES.has(result.code)) throw new ApiError(result.code as 'not_found', result.message);
+        if (CLIENT_CODES.has(result.code)) throw new ApiError(result.code as ErrorCode, result.message);
         log.error({ server, job: name, op: op.op, code: result.code, message: result.message }, 'a world file job failed');
         throw unavailable('the file job failed');
       }
