@@ -4,6 +4,10 @@
  *   node dist/cli/world-job.js backup  --folder /data --tag <job> --key <store key>
  *   node dist/cli/world-job.js restore --folder /data --tag <job> --key <key> --sha256 <hex> [--snapshot-key <key>]
  *   node dist/cli/world-job.js export  --folder /data --tag <job> --key <key> --path <world path>
+ *   node dist/cli/world-job.js files <list|read|write|delete|mkdir|rename> --folder /data --path <p> …
+ *
+ * `files` runs one file operation (features/worlds/files-command.ts) and prints one marked result
+ * line, which the service reads from the pod's log; it needs no store.
  *
  * The store comes from BACKUP_S3_* (the Job's Secret), or WORLD_JOB_LOCAL_STORE (a directory; tests
  * and the simulated cluster). The outcome is one line of JSON on stdout and in the termination
@@ -17,6 +21,7 @@ import { z } from 'zod';
 import { LocalBackupStore } from '../adapters/backup-store/local.js';
 import { S3BackupStore } from '../adapters/backup-store/s3.js';
 import type { BackupStore } from '../adapters/backup-store/types.js';
+import { runFilesCommand } from '../features/worlds/files-command.js';
 import { runVolumeStep, volumeStepSchema, type StepOutcome, type VolumeStep } from '../features/worlds/volume-ops.js';
 import { runCommand } from './run-command.js';
 
@@ -82,6 +87,11 @@ export function stepFromArgs(argv: string[]): { step: VolumeStep; folder: string
 }
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  if (argv[0] === 'files') {
+    // Flushed before the process exits: a piped stdout is written asynchronously.
+    const out = (line: string) => new Promise<void>((resolve) => process.stdout.write(`${line}\n`, () => resolve()));
+    return runFilesCommand(argv.slice(1), env, out, (line) => process.stderr.write(`${line}\n`));
+  }
   let parsed: ReturnType<typeof stepFromArgs>;
   let store: BackupStore;
   try {

@@ -288,17 +288,20 @@ export class KubeStandIn {
 
   /**
    * The Job controller's and the kubelet's part when a Job's one container ends: a pod from the
-   * Job's template whose container terminated with `message` (its termination message), and the
-   * Job's Complete or Failed condition (`reason`, e.g. DeadlineExceeded, when it failed).
+   * Job's template whose container terminated with `message` (its termination message) after
+   * writing `log` (its lines, stdout and stderr merged), and the Job's Complete or Failed condition
+   * (`reason`, e.g. DeadlineExceeded, when it failed).
    */
-  endJob(namespace: string, name: string, end: { succeeded: boolean; message?: string; reason?: string }): void {
+  endJob(namespace: string, name: string, end: { succeeded: boolean; message?: string; reason?: string; log?: string[] }): void {
     const job = this.get('jobs', namespace, name);
     if (!job) throw new Error(`no job ${namespace}/${name}`);
     const template = (job.spec?.template ?? {}) as { metadata?: { labels?: Record<string, string> }; spec?: { containers?: Array<{ name: string }> } };
     const container = template.spec?.containers?.[0]?.name ?? 'main';
-    if (end.message !== undefined || end.reason !== 'DeadlineExceeded') {
+    if (end.message !== undefined || end.log !== undefined || end.reason !== 'DeadlineExceeded') {
+      const podName = `${name}-${randomUUID().slice(0, 5)}`;
+      for (const line of end.log ?? []) this.appendLog(namespace, podName, line, new Date(), container);
       this.put('pods', {
-        metadata: { name: `${name}-${randomUUID().slice(0, 5)}`, namespace, labels: { ...template.metadata?.labels, 'job-name': name } },
+        metadata: { name: podName, namespace, labels: { ...template.metadata?.labels, 'job-name': name } },
         spec: structuredClone(template.spec) as Record<string, unknown>,
         status: {
           phase: end.succeeded ? 'Succeeded' : 'Failed',

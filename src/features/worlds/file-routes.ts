@@ -6,12 +6,11 @@ import { rawBodyOf } from '../../http/raw-body.js';
 import { createRouter, defineRoute, errorAnswer, json, rawBody } from '../../http/route.js';
 import type { SessionContext } from '../../http/session.js';
 import { ServerNameParam } from '../servers/schema.js';
-import { localFolders, requireStopped, requireWorld } from './access.js';
-import { deleteWorldPath, listFolder, makeWorldFolder, readWorldFile, renameWorldPath, uploadWorldFile, writeWorldFile } from './files.js';
+import { requireStopped, requireWorld } from './access.js';
 import { newId } from './jobs.js';
 import { holdWorld } from './lock.js';
 import { WorldPath } from './path-schema.js';
-import { recoverWorldFolder } from './restore.js';
+import { fileOpsOf, type WorldFileOps } from './world-file-ops.js';
 
 const SHA256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex sha-256');
 /** Base64 (standard alphabet, padded): the editor's encoding of a file's bytes. */
@@ -70,6 +69,7 @@ const write = defineRoute({ tier: 'app' }, {
     200: json(WrittenSchema, 'written'),
     ...writeErrors,
     400: errorAnswer('bad_request, bad_path or digest_mismatch (content_sha256)'),
+    413: errorAnswer('too_large: over what a file Job carries (Kubernetes)'),
     409: errorAnswer('not_stopped, maintenance_in_progress, file_changed or file_exists'),
   },
 });
@@ -93,29 +93,33 @@ const upload = defineRoute(
   {
     ...route('put', '/api/v1/servers/{name}/files/upload', 'Upload a file’s raw bytes (Content-Digest verified when sent)'),
     request: { params: ServerNameParam, query: UploadQuery, ...rawBody('application/octet-stream') },
-    responses: { 200: json(UploadedSchema, 'stored'), ...writeErrors, 409: errorAnswer('not_stopped, maintenance_in_progress or file_exists') },
+    responses: {
+      200: json(UploadedSchema, 'stored'),
+      ...writeErrors,
+      409: errorAnswer('not_stopped, maintenance_in_progress or file_exists'),
+      413: errorAnswer('too_large: over small_upload_max_bytes, or over 256 KiB on Kubernetes'),
+    },
   },
   { rawBody: { limit: { name: 'small_upload_max_bytes', bytes: SMALL_UPLOAD_MAX_BYTES }, digest: 'optional' } },
 );
 
 type FileDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'worlds' | 'clock' | 'random' | 'log'>;
 
-/** The world folder of a stopped server the caller may touch. */
-async function openWorld(deps: FileDeps, name: string, session: SessionContext): Promise<string> {
+/** The file operations of a stopped server's world the caller may touch. */
+async function openWorld(deps: FileDeps, name: string, session: SessionContext): Promise<WorldFileOps> {
   await requireWorld(deps, name, session);
-  const folders = localFolders(deps);
+  const ops = fileOpsOf(deps);
   await requireStopped(deps, name);
-  return folders.folder(name);
+  return ops;
 }
 
 /** Runs a change to a world's files under its lock (behind other short writes), stopped server checked again. */
-async function changeWorld<T>(deps: FileDeps, name: string, session: SessionContext, change: (root: string) => Promise<T>): Promise<T> {
-  const root = await openWorld(deps, name, session);
+async function changeWorld<T>(deps: FileDeps, name: string, session: SessionContext, change: (ops: WorldFileOps) => Promise<T>): Promise<T> {
+  const ops = await openWorld(deps, name, session);
   const lock = await holdWorld(deps, name, newId(deps.random), 'file_write', { queueBehind: 'file_write' });
   try {
     await requireStopped(deps, name);
-    await recoverWorldFolder(root);
-    return await change(root);
+    return await change(ops);
   } finally {
     await lock.release();
   }
@@ -134,42 +138,45 @@ function decodeContent(content: string, contentSha256: string | undefined): Buff
 export function externalFileRoutes() {
   return createRouter()
     .openapi(list, async (c) => {
-      const root = await openWorld(c.var.deps, c.req.valid('param').name, c.var.session!);
-      return c.json(await listFolder(root, c.req.valid('query').path), 200);
+      const { name } = c.req.valid('param');
+      const ops = await openWorld(c.var.deps, name, c.var.session!);
+      return c.json(await ops.list(name, c.req.valid('query').path), 200);
     })
     .openapi(read, async (c) => {
-      const root = await openWorld(c.var.deps, c.req.valid('param').name, c.var.session!);
-      return c.json(await readWorldFile(root, c.req.valid('query').path), 200);
+      const { name } = c.req.valid('param');
+      const ops = await openWorld(c.var.deps, name, c.var.session!);
+      return c.json(await ops.read(name, c.req.valid('query').path), 200);
     })
     .openapi(write, async (c) => {
       const body = c.req.valid('json');
       if (body.create_only && body.expect_sha256) throw new ApiError('bad_request', 'Send expect_sha256 or create_only, not both.');
       const bytes = decodeContent(body.content, body.content_sha256);
-      const written = await changeWorld(c.var.deps, c.req.valid('param').name, c.var.session!, (root) =>
-        writeWorldFile(root, c.req.valid('query').path, bytes, { expectSha256: body.expect_sha256, createOnly: body.create_only }),
+      const { name } = c.req.valid('param');
+      const written = await changeWorld(c.var.deps, name, c.var.session!, (ops) =>
+        ops.write(name, c.req.valid('query').path, bytes, { expectSha256: body.expect_sha256, createOnly: body.create_only }),
       );
       return c.json(written, 200);
     })
     .openapi(remove, async (c) => {
-      const done = await changeWorld(c.var.deps, c.req.valid('param').name, c.var.session!, (root) => deleteWorldPath(root, c.req.valid('query').path));
+      const { name } = c.req.valid('param');
+      const done = await changeWorld(c.var.deps, name, c.var.session!, (ops) => ops.remove(name, c.req.valid('query').path));
       return c.json(done, 200);
     })
     .openapi(mkdirRoute, async (c) => {
-      const done = await changeWorld(c.var.deps, c.req.valid('param').name, c.var.session!, (root) => makeWorldFolder(root, c.req.valid('query').path));
+      const { name } = c.req.valid('param');
+      const done = await changeWorld(c.var.deps, name, c.var.session!, (ops) => ops.mkdir(name, c.req.valid('query').path));
       return c.json(done, 200);
     })
     .openapi(renameRoute, async (c) => {
-      const done = await changeWorld(c.var.deps, c.req.valid('param').name, c.var.session!, (root) =>
-        renameWorldPath(root, c.req.valid('query').path, c.req.valid('json').to),
-      );
+      const { name } = c.req.valid('param');
+      const done = await changeWorld(c.var.deps, name, c.var.session!, (ops) => ops.rename(name, c.req.valid('query').path, c.req.valid('json').to));
       return c.json(done, 200);
     })
     .openapi(upload, async (c) => {
       const { path, overwrite } = c.req.valid('query');
       const body = rawBodyOf(c);
-      const stored = await changeWorld(c.var.deps, c.req.valid('param').name, c.var.session!, (root) =>
-        uploadWorldFile(root, path, body, { overwrite: overwrite === 'true' }),
-      );
+      const { name } = c.req.valid('param');
+      const stored = await changeWorld(c.var.deps, name, c.var.session!, (ops) => ops.upload(name, path, body, { overwrite: overwrite === 'true' }));
       return c.json({ ...stored, sha256: body.sha256 }, 200);
     });
 }

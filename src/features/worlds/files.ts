@@ -35,28 +35,28 @@ export async function worldPath(root: string, path: string, finalLink: 'refuse' 
   return { segments, shown: displayPath(segments), abs: await resolveInWorld(root, segments, finalLink) };
 }
 
-export async function listFolder(root: string, path: string) {
+export async function listFolder(root: string, path: string, maxEntries = LIST_MAX_ENTRIES) {
   const { shown, abs } = await worldPath(root, path);
   const stat = await lstatOrUndefined(abs);
   if (!stat) throw notFound(shown);
   if (!stat.isDirectory()) throw new ApiError('bad_request', `${shown} is a file, not a folder.`);
   const names = (await readdir(abs)).sort();
   const entries = [];
-  for (const name of names.slice(0, LIST_MAX_ENTRIES)) {
+  for (const name of names.slice(0, maxEntries)) {
     const entry = await lstatOrUndefined(join(abs, name));
     if (!entry) continue;
     entries.push({ name, size: entry.isDirectory() ? 0 : entry.size, is_dir: entry.isDirectory(), mod_time: entry.mtime.toISOString() });
   }
   const fs = await statfs(root);
-  return { path: shown, entries, truncated: names.length > LIST_MAX_ENTRIES, free_bytes: fs.bavail * fs.bsize };
+  return { path: shown, entries, truncated: names.length > maxEntries, free_bytes: fs.bavail * fs.bsize };
 }
 
-export async function readWorldFile(root: string, path: string) {
+export async function readWorldFile(root: string, path: string, maxBytes = READ_MAX_BYTES) {
   const { shown, abs } = await worldPath(root, path);
   const stat = await lstatOrUndefined(abs);
   if (!stat) throw notFound(shown);
   if (!stat.isFile()) throw new ApiError('bad_request', `${shown} is not a file.`);
-  if (stat.size > READ_MAX_BYTES) throw new ApiError('too_large', `${shown} is larger than ${READ_MAX_BYTES} bytes; download it instead.`);
+  if (stat.size > maxBytes) throw new ApiError('too_large', `${shown} is larger than ${maxBytes} bytes; download it instead.`);
   const bytes = await readFile(abs);
   const hash = sha256(bytes);
   return { path: shown, content: bytes.toString('base64'), sha256: hash, content_sha256: hash };

@@ -5,9 +5,12 @@ import { SimulatedWorldFolders } from '../../adapters/cluster/simulated-worlds.j
 import type { ClusterAdapter } from '../../adapters/cluster/types.js';
 import { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js';
 import type { Config } from '../../config.js';
+import { systemClock, type Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
+import { KubernetesWorldFileOps } from './kubernetes-files.js';
 import { KubernetesWorldJobRunner } from './kubernetes-job.js';
 import type { WorldJobRunner } from './job-runner.js';
+import type { WorldFileOps } from './world-file-ops.js';
 
 /** Where a server's world can be reached as a local folder (the simulated cluster's volumes). */
 export interface WorldFolders {
@@ -40,6 +43,8 @@ export interface WorldsRuntime {
   /** Absent when worlds live on cluster volumes this process cannot reach (Kubernetes). */
   folders?: WorldFolders;
   jobs: JobTracker;
+  /** The file routes' operations when `folders` is absent (a Job per operation on Kubernetes). */
+  files?: WorldFileOps;
   /** Runs world jobs; absent: in this process on `folders`. */
   runner?: WorldJobRunner;
   /** Why world jobs cannot run here (the 503's message), when neither runner nor folders is set. */
@@ -53,7 +58,7 @@ export const KUBERNETES_NEEDS_S3 =
 export function createWorldsRuntime(
   config: Config,
   cluster: Pick<ClusterAdapter, 'kind'>,
-  options: { log: Logger; signal?: AbortSignal },
+  options: { log: Logger; signal?: AbortSignal; clock?: Clock },
 ): WorldsRuntime {
   const store = createBackupStore(config);
   const runtime: WorldsRuntime = {
@@ -62,6 +67,8 @@ export function createWorldsRuntime(
     jobs: new JobTracker(),
   };
   if (cluster instanceof KubernetesCluster) {
+    // File operations need no store: each is a Job on the claim that reports through its log.
+    runtime.files = new KubernetesWorldFileOps({ client: cluster, namespace: config.kubeNamespace, image: config.worldJobImage, log: options.log, clock: options.clock ?? systemClock });
     if (store.kind !== 's3') runtime.unavailable = KUBERNETES_NEEDS_S3;
     else {
       runtime.runner = new KubernetesWorldJobRunner({
