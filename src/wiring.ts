@@ -61,7 +61,7 @@ export function assembleDeps(parts: DepsParts): Deps {
     rcon: parts.rcon ?? new RconPool((name) => cluster.rconEndpoint(name)),
     consoleLogs: parts.consoleLogs ?? new LogHubs({ cluster, clock, log: parts.log }),
     sessionVerifier: parts.sessionVerifier ?? createSessionVerifier({ ...parts, clock, metrics }),
-    worlds: parts.worlds ?? createWorldsRuntime(parts.config, cluster, { log: parts.log, signal: parts.shutdown }),
+    worlds: parts.worlds ?? createWorldsRuntime(parts.config, cluster, { log: parts.log, signal: parts.shutdown, clock }),
   };
 }
 

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ApiError } from '../../http/errors.js';
 import { deleteWorldPath, listFolder, makeWorldFolder, readWorldFile, renameWorldPath, writeWorldFile } from './files.js';
-import { contentFromEnv, fileOpSchema, JOB_LIST_MAX_ENTRIES, JOB_READ_MAX_BYTES, resultLine, type FileOp, type FileResult } from './files-protocol.js';
+import { contentFromEnv, fileOpSchema, JOB_LIST_MAX_ENTRIES, JOB_READ_MAX_BYTES, resultLines, type FileOp, type FileResult } from './files-protocol.js';
 
 export function fileOpFromArgs(argv: string[]): { op: FileOp; folder: string } {
   const { values, positionals } = parseArgs({
@@ -65,7 +65,7 @@ export async function runFilesCommand(
     parsed = fileOpFromArgs(argv);
   } catch (e) {
     err(`world-job files: ${e instanceof z.ZodError ? z.prettifyError(e) : e instanceof Error ? e.message : String(e)}`);
-    await out(resultLine({ ok: false, code: 'failed', message: 'bad arguments' }));
+    for (const line of resultLines({ ok: false, code: 'failed', message: 'bad arguments' })) await out(line);
     return 2;
   }
   let result: FileResult;
@@ -78,6 +78,6 @@ export async function runFilesCommand(
       result = { ok: false, code: 'failed', message: 'the operation failed' };
     }
   }
-  await out(resultLine(result));
+  for (const line of resultLines(result)) await out(line);
   return result.ok ? 0 : 1;
 }

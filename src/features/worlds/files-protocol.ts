@@ -1,8 +1,10 @@
 /**
  * What passes between the service and a file Job's pod: the operation as argv (values as separate
  * entries, never a shell's text), a write's content as base64 in chunked environment variables,
- * and the result as one marked line of JSON on stdout, read back from the pod's log (stdout and
- * stderr are merged there, hence the marker).
+ * and the result as marked lines of JSON on stdout, read back from the pod's log (stdout and
+ * stderr are merged there, hence the marker). The JSON is cut into numbered lines of 8 KiB: a
+ * container runtime splits a longer line into partial records, and the result must not depend on
+ * how the log's reader joins them.
  */
 import { z } from 'zod';
 
@@ -19,8 +21,9 @@ export const JOB_LIST_MAX_ENTRIES = 2000;
 export const CONTENT_CHUNK_CHARS = 96 * 1024;
 export const CONTENT_PARTS_ENV = 'FELIS_CONTENT_PARTS';
 export const contentPartEnv = (index: number) => `FELIS_CONTENT_${index}`;
-/** The prefix of the result line; anything else in the log is the process's own noise. */
+/** The prefix of the result lines (`<marker><n>/<count> <json part>`); anything else is the process's own noise. */
 export const RESULT_MARKER = 'FELIS_FILES_RESULT ';
+const RESULT_PART_CHARS = 8 * 1024;
 
 export const fileOpSchema = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('list'), path: z.string() }),
@@ -79,19 +82,33 @@ export type FileResult = z.infer<typeof fileResultSchema>;
 /** The codes a pod may report that the API answers as they are; anything else is the Job failing. */
 export const CLIENT_CODES = new Set(['bad_path', 'bad_request', 'not_found', 'file_changed', 'file_exists', 'too_large', 'volume_full']);
 
-export const resultLine = (result: FileResult) => `${RESULT_MARKER}${JSON.stringify(result)}`;
+/** The result as numbered marked lines, each short enough for any container runtime to keep whole. */
+export function resultLines(result: FileResult): string[] {
+  const json = JSON.stringify(result);
+  const count = Math.max(1, Math.ceil(json.length / RESULT_PART_CHARS));
+  return Array.from({ length: count }, (_, i) => `${RESULT_MARKER}${i + 1}/${count} ${json.slice(i * RESULT_PART_CHARS, (i + 1) * RESULT_PART_CHARS)}`);
+}
 
-/** The last result line among a log's lines, checked; undefined when there is none. */
+const NUMBERED = /^(\d{1,6})\/(\d{1,6}) (.*)$/s;
+
+/** The last complete result among a log's lines, checked; undefined when there is none. */
 export function resultOf(lines: Iterable<string>): FileResult | undefined {
   let found: FileResult | undefined;
+  let parts: string[] = [];
   for (const line of lines) {
-    if (!line.startsWith(RESULT_MARKER)) continue;
+    const numbered = line.startsWith(RESULT_MARKER) ? NUMBERED.exec(line.slice(RESULT_MARKER.length)) : null;
+    if (!numbered) continue;
+    const [index, count] = [Number(numbered[1]), Number(numbered[2])];
+    // A part out of order starts over: only an unbroken 1..count run is a result.
+    parts = index === parts.length + 1 ? [...parts, numbered[3]!] : index === 1 ? [numbered[3]!] : [];
+    if (parts.length !== count) continue;
     try {
-      const parsed = fileResultSchema.safeParse(JSON.parse(line.slice(RESULT_MARKER.length)));
+      const parsed = fileResultSchema.safeParse(JSON.parse(parts.join('')));
       if (parsed.success) found = parsed.data;
     } catch {
-      // a cut or garbled line: not a result
+      // a garbled result: not one
     }
+    parts = [];
   }
   return found;
 }
