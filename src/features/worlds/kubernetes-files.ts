@@ -6,7 +6,7 @@ import { ApiError, type ErrorCode } from '../../http/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { CLIENT_CODES, contentEnv, fileOpArgs, JOB_WRITE_MAX_BYTES, readsOnly, resultOf, type FileOp } from './files-protocol.js';
-import { endOf, WORLD_MOUNT, WORLD_SERVER_LABEL, worldClaimName } from './kubernetes-job.js';
+import { endOf, WORLD_CONTAINER_SECURITY, WORLD_MOUNT, WORLD_POD_SECURITY, WORLD_SERVER_LABEL, worldClaimName } from './kubernetes-job.js';
 import { worldPathSegments } from './paths.js';
 import type { FileDone, FileRead, FileRenamed, FileWritten, FolderListing, WorldFileOps, WriteOptions } from './world-file-ops.js';
 
@@ -66,7 +66,7 @@ export function fileJobManifest(server: string, opId: string, op: FileOp, conten
           restartPolicy: 'Never',
           automountServiceAccountToken: false,
           enableServiceLinks: false,
-          securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: WORLD_POD_SECURITY,
           volumes: [{ name: 'world', persistentVolumeClaim: { claimName: worldClaimName(server), readOnly } }],
           containers: [
             {
@@ -78,7 +78,7 @@ export function fileJobManifest(server: string, opId: string, op: FileOp, conten
               volumeMounts: [{ name: 'world', mountPath: WORLD_MOUNT, readOnly }],
               // Measured (docs/notes/issue-17-kube-files.md): peak RSS ~85 MiB for a 1 MiB read.
               resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '256Mi' } },
-              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              securityContext: WORLD_CONTAINER_SECURITY,
             },
           ],
         },

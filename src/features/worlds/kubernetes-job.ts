@@ -39,6 +39,10 @@ export interface WorldJobOptions {
   deadlineSeconds: number;
 }
 
+/** A world pod runs as the game server's user (uid 1000, so files keep their owner), never as root. */
+export const WORLD_POD_SECURITY = { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } };
+export const WORLD_CONTAINER_SECURITY = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
+
 /** The CLI's arguments of a step: values are separate argv entries, never a shell's text. */
 export function stepArgs(step: VolumeStep, folder: string, tag: string): string[] {
   const common = ['--folder', folder, '--tag', tag, '--key', step.key];
@@ -80,7 +84,7 @@ export function worldJobManifest(plan: WorldJobPlan, options: WorldJobOptions): 
           restartPolicy: 'Never',
           automountServiceAccountToken: false,
           enableServiceLinks: false,
-          securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: WORLD_POD_SECURITY,
           volumes: [
             { name: 'world', persistentVolumeClaim: { claimName: worldClaimName(plan.serverName) } },
             { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
@@ -101,7 +105,7 @@ export function worldJobManifest(plan: WorldJobPlan, options: WorldJobOptions): 
               terminationMessagePolicy: 'File',
               // Measured (docs/notes/issue-17-kube.md): peak RSS ~270 MiB whatever the world's size.
               resources: { requests: { cpu: '250m', memory: '384Mi' }, limits: { cpu: '2', memory: '1Gi' } },
-              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              securityContext: WORLD_CONTAINER_SECURITY,
             },
           ],
         },
