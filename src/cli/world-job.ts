@@ -6,8 +6,8 @@
  *   node dist/cli/world-job.js export  --folder /data --tag <job> --key <key> --path <world path>
  *   node dist/cli/world-job.js files <list|read|write|delete|mkdir|rename> --folder /data --path <p> …
  *
- * `files` runs one file operation (features/worlds/files-command.ts) and prints one marked result
- * line, which the service reads from the pod's log; it needs no store.
+ * `files` runs one file operation (features/worlds/files-command.ts) and prints its result as
+ * marked lines, which the service reads from the pod's log; it needs no store.
  *
  * The store comes from BACKUP_S3_* (the Job's Secret), or WORLD_JOB_LOCAL_STORE (a directory; tests
  * and the simulated cluster). The outcome is one line of JSON on stdout and in the termination

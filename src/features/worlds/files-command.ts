@@ -1,7 +1,7 @@
 /**
  * The pod's side of a file Job: `world-job.js files <op> --folder /data --path <p> [--to <p>]
  * [--expect-sha256 <hex>] [--create-only]`, a write's content from the environment. It runs the
- * same confined functions as the service's local path and prints one marked result line.
+ * same confined functions as the service's local path and prints its result as marked lines (files-protocol.ts).
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';

@@ -200,7 +200,7 @@ describe('world file routes on Kubernetes (API stand-in)', () => {
     expect(filesJobs(name)).toEqual([]);
   });
 
-  it('reads 1 MiB whole through one log line, answers 413 over it, 404 for nothing there, and truncates a listing at 2,000 entries', async () => {
+  it('reads 1 MiB whole through the pod log, answers 413 over it, 404 for nothing there, and truncates a listing at 2,000 entries', async () => {
     const setup = await setUp();
     const { owner, base, q, volume } = setup;
     const mebibyte = Buffer.alloc(1024 * 1024, 'ab');

@@ -163,7 +163,7 @@ export class KubernetesWorldFileOps implements WorldFileOps {
     return { path: written.path, status: written.status, size };
   }
 
-  /** Runs one operation's Job to its end, reads its result line, deletes it, and answers as the local path would. */
+  /** Runs one operation's Job to its end, reads its result lines, deletes it, and answers as the local path would. */
   async #run<T>(server: string, op: FileOp, schema: z.ZodType<T>, content?: Uint8Array): Promise<T> {
     worldPathSegments(op.path); // 400 bad_path before any Job; the pod checks again
     const { client, log } = this.options;
@@ -215,7 +215,7 @@ export class KubernetesWorldFileOps implements WorldFileOps {
     }
   }
 
-  /** The result line of the ended Job's pod; the pod's log is read again while the API fails. */
+  /** The result of the ended Job's pod (its marked lines); the pod's log is read again while the API fails. */
   async #readResult(job: V1Job, opId: string, deadline: number) {
     const { client, log } = this.options;
     const name = job.metadata?.name;
