@@ -4,8 +4,8 @@ import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BackupNotFoundError, BackupStoreFullError, checkKey, type BackupStore } from './types.js';
+import { isErrno } from '../../lib/errno.js';
 
-const isErrno = (err: unknown, code: string) => (err as NodeJS.ErrnoException | undefined)?.code === code;
 
 /**
  * A directory on local disk (the embedded default, `DATA_DIR/backups`). An object is written to a

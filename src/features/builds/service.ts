@@ -15,6 +15,7 @@ import { toBuildScanView, toBuildView } from './views.js';
 import { blockedReason, evaluateScan, ScanReportError, type ScanSummary } from './scan-gate.js';
 import { readScanPolicy } from './scan-policy.js';
 import { canMove, isTerminal, sourcesOf } from './states.js';
+import { isUuid } from '../../lib/uuid.js';
 
 type BuildRow = typeof builds.$inferSelect;
 export type BuildDeps = Pick<Deps, 'database' | 'clock' | 'log' | 'buildRunner' | 'contextStore'>;
@@ -274,7 +275,3 @@ function reporterFor(deps: BuildDeps, id: string): BuildReporter {
   };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
-}

@@ -2,11 +2,11 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import type { PasskeyDirectory } from '../../deps.js';
 import { passkeyCredentials } from '../../db/schema/passkeys.js';
+import { isUuid } from '../../lib/uuid.js';
 
 export type CredentialRow = typeof passkeyCredentials.$inferSelect;
 export type NewCredential = typeof passkeyCredentials.$inferInsert;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A user's passkeys, newest first. */
 export function listCredentials(db: Queryable, userId: string): Promise<CredentialRow[]> {
@@ -36,7 +36,7 @@ export async function insertCredential(db: Queryable, values: NewCredential): Pr
 
 /** Unbinds one of the user's own credentials; false when the id names none of theirs. */
 export async function deleteOwnCredential(db: Queryable, userId: string, id: string): Promise<boolean> {
-  if (!UUID.test(id)) return false;
+  if (!isUuid(id)) return false;
   const rows = await db
     .delete(passkeyCredentials)
     .where(and(eq(passkeyCredentials.id, id), eq(passkeyCredentials.userId, userId)))

@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, rename, rm, stat, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { isErrno } from '../../lib/errno.js';
 
 /** Why staging a part stopped; the caller turns each into its answer. */
 export class StagePartError extends Error {
@@ -83,7 +84,7 @@ export class DirectoryContextStore implements ContextStore {
       return position;
     } catch (err) {
       await file.truncate(options.offset).catch(() => undefined);
-      if ((err as NodeJS.ErrnoException).code === 'ENOSPC') throw new StagePartError('store_full', 'The uploads store is full.');
+      if (isErrno(err, 'ENOSPC')) throw new StagePartError('store_full', 'The uploads store is full.');
       throw err;
     } finally {
       await file.close();

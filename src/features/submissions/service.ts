@@ -6,9 +6,10 @@ import { submissions, type SubmissionStatus } from '../../db/schema/submissions.
 import type { Deps } from '../../deps.js';
 import { ApiError } from '../../http/errors.js';
 import { containsPattern } from '../builds/paging.js';
-import { handOff, insertBuild, isUuid } from '../builds/service.js';
+import { handOff, insertBuild } from '../builds/service.js';
 import { SUBMISSION_STATUSES, type SubmissionView } from './schema.js';
 import { contextRefOf, toSubmissionView } from './views.js';
+import { isUuid } from '../../lib/uuid.js';
 
 type SubmissionRow = typeof submissions.$inferSelect;
 export type SubmissionDeps = Pick<Deps, 'database' | 'clock' | 'log' | 'registry' | 'buildRunner' | 'contextStore'>;

@@ -3,6 +3,7 @@ import { worldFileOps, type FileOpError } from '../../db/schema/world-files.js';
 import { worldJobs } from '../../db/schema/worlds.js';
 import { ApiError } from '../../http/errors.js';
 import { JobFailure, startWorldJob, type JobDeps } from './run-job.js';
+import { isErrno } from '../../lib/errno.js';
 
 export type FileOpKind = 'upload' | 'unzip';
 
@@ -17,7 +18,6 @@ export class FileOpFailure extends Error {
   }
 }
 
-const isErrno = (err: unknown, ...codes: string[]) => codes.includes((err as NodeJS.ErrnoException | undefined)?.code ?? '');
 
 /** What a failed op reports: our refusals as they are, a full disk as volume_full, anything else without its stack. */
 function opErrorOf(err: unknown): FileOpError | undefined {

@@ -5,12 +5,12 @@ import { dirname, join } from 'node:path';
 import { ApiError } from '../../http/errors.js';
 import { hashStream } from './archive.js';
 import { displayPath, resolveInWorld, worldPathSegments } from './paths.js';
+import { isErrno } from '../../lib/errno.js';
 
 /** The editor reads whole files in one answer; a bigger one is 413, never cut short. */
 export const READ_MAX_BYTES = 4 * 1024 * 1024;
 export const LIST_MAX_ENTRIES = 1000;
 
-const isErrno = (err: unknown, code: string) => (err as NodeJS.ErrnoException | undefined)?.code === code;
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 async function lstatOrUndefined(path: string) {

@@ -1,6 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { ApiError } from '../../http/errors.js';
+import { isErrno } from '../../lib/errno.js';
 
 export const MAX_PATH_BYTES = 4096;
 export const MAX_NAME_BYTES = 255;
@@ -24,7 +25,6 @@ export function worldPathSegments(path: string): string[] {
   return segments;
 }
 
-const isErrno = (err: unknown, code: string) => (err as NodeJS.ErrnoException | undefined)?.code === code;
 
 /**
  * The absolute path of `segments` under `root`, refusing a symbolic link anywhere on the way: a

@@ -3,6 +3,7 @@ import { requireStopped } from './access.js';
 import { finishJob, newId, recordJob, type JobKind } from './jobs.js';
 import { JobHandedOver } from './job-runner.js';
 import { holdWorld, maintenanceError, type LockKind } from './lock.js';
+import { isErrno } from '../../lib/errno.js';
 
 export type JobDeps = Pick<Deps, 'database' | 'clock' | 'random' | 'worlds' | 'log' | 'cluster' | 'config'>;
 
@@ -70,7 +71,7 @@ function jobMessage(err: unknown): string {
   const name = (err as Error | undefined)?.name;
   if (name === 'BackupStoreFullError') return 'backup_store_full: the backup store is full';
   if (name === 'BackupCorruptError') return `backup_corrupt: ${(err as Error).message}`;
-  if ((err as NodeJS.ErrnoException | undefined)?.code === 'ENOSPC') return 'volume_full: the world volume is full';
+  if (isErrno(err, 'ENOSPC')) return 'volume_full: the world volume is full';
   return 'the job failed; the server log has the details';
 }
 

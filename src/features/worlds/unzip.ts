@@ -10,6 +10,7 @@ import { ApiError } from '../../http/errors.js';
 import { FileOpFailure } from './file-ops.js';
 import { worldPath } from './files.js';
 import { worldPathSegments } from './paths.js';
+import { isErrno } from '../../lib/errno.js';
 
 /** An archive's listing may name no more than this many conflicts; `conflict_count` says how many there are. */
 export const MAX_CONFLICTS = 200;
@@ -139,8 +140,7 @@ async function lstatOrUndefined(path: string) {
   try {
     return await lstat(path);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    if (isErrno(err, 'ENOENT', 'ENOTDIR')) return undefined;
     throw err;
   }
 }

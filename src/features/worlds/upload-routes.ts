@@ -23,7 +23,6 @@ import {
   sessionView,
   stagedBytes,
   stagedFile,
-  UUID,
 } from './upload-sessions.js';
 import { uploadSetting } from './upload-settings.js';
 import {
@@ -36,6 +35,7 @@ import {
   UploadPathQuery,
   UploadSessionSchema,
 } from './uploads-schema.js';
+import { isUuid } from '../../lib/uuid.js';
 
 const APP = { tier: 'app' } as const;
 const base = '/api/v1/servers/{name}/files';
@@ -76,7 +76,7 @@ async function partLimit(c: Context<AppEnv>): Promise<number> {
   const partMax = await uploadSetting(db, 'partMaxBytes');
   const id = c.req.param('id') ?? '';
   const offset = Number(c.req.query('offset'));
-  if (!UUID.test(id) || !c.var.session || !Number.isSafeInteger(offset) || offset < 0) return partMax;
+  if (!isUuid(id) || !c.var.session || !Number.isSafeInteger(offset) || offset < 0) return partMax;
   const [row] = await db
     .select({ size: worldUploadSessions.size })
     .from(worldUploadSessions)

@@ -11,6 +11,8 @@ import { ApiError } from '../../http/errors.js';
 import { FileOpFailure } from './file-ops.js';
 import { newId } from './jobs.js';
 import { uploadSetting } from './upload-settings.js';
+import { isUuid } from '../../lib/uuid.js';
+import { isErrno } from '../../lib/errno.js';
 
 export type UploadDeps = Pick<Deps, 'database' | 'clock' | 'random' | 'config' | 'log'>;
 export type SessionRow = typeof worldUploadSessions.$inferSelect;
@@ -31,7 +33,6 @@ export interface UploadSessionView {
 export const stageDir = (deps: Pick<Deps, 'config'>) => join(deps.config.dataDir, 'uploads', 'worlds');
 export const stagedFile = (deps: Pick<Deps, 'config'>, id: string) => join(stageDir(deps), `${id}.part`);
 
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const notFound = () =>
   new ApiError('upload_not_found', 'No such upload; it was cancelled, landed, or left idle too long, so start it again.');
 const busy = () => new ApiError('upload_busy', 'Another request is still writing or landing this upload; read where it stands and continue from there.');
@@ -69,7 +70,7 @@ export function freeOf(db: Queryable, now: Date) {
 
 /** The caller's live session on this server; anyone else's, or one swept or idle too long, is 404 upload_not_found. */
 export async function findSession(deps: UploadDeps, userId: string, serverName: string, id: string): Promise<SessionRow> {
-  if (!UUID.test(id)) throw notFound();
+  if (!isUuid(id)) throw notFound();
   const [row] = await deps.database.db
     .select()
     .from(worldUploadSessions)
@@ -190,8 +191,8 @@ export async function appendPart(
     }
   } catch (err) {
     await releaseClaim(deps, row.id);
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw notFound();
-    if (['ENOSPC', 'EDQUOT'].includes((err as NodeJS.ErrnoException).code ?? '')) {
+    if (isErrno(err, 'ENOENT')) throw notFound();
+    if (isErrno(err, 'ENOSPC', 'EDQUOT')) {
       throw new ApiError('uploads_full', 'The staging disk filled up; nothing of this part was kept.');
     }
     throw err;

@@ -1,7 +1,9 @@
 import { readdir, rm } from 'node:fs/promises';
 import { and, inArray, lte } from 'drizzle-orm';
 import { worldUploadSessions } from '../../db/schema/world-files.js';
-import { freeOf, idleCutoff, stageDir, stagedFile, UUID, type UploadDeps } from './upload-sessions.js';
+import { freeOf, idleCutoff, stageDir, stagedFile, type UploadDeps } from './upload-sessions.js';
+import { isUuid } from '../../lib/uuid.js';
+import { isErrno } from '../../lib/errno.js';
 
 /**
  * Drops sessions idle past `upload_session_idle_seconds` (never one a part or a commit holds) with
@@ -18,9 +20,9 @@ export async function sweepAbandonedUploads(deps: UploadDeps): Promise<number> {
   try {
     names = await readdir(stageDir(deps));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    if (!isErrno(err, 'ENOENT')) throw err;
   }
-  const ids = names.filter((n) => n.endsWith('.part') && UUID.test(n.slice(0, -5))).map((n) => n.slice(0, -5));
+  const ids = names.filter((n) => n.endsWith('.part') && isUuid(n.slice(0, -5))).map((n) => n.slice(0, -5));
   if (ids.length > 0) {
     // A session's row is written before its file, so a file listed here without a row is an orphan.
     const rows = await db.select({ id: worldUploadSessions.id }).from(worldUploadSessions).where(inArray(worldUploadSessions.id, ids));

@@ -8,6 +8,7 @@ import { ApiError } from '../../http/errors.js';
 import { archiveWorld, hashing, hashStream, unpackWorld } from './archive.js';
 import { worldPath } from './files.js';
 import { recoverWorldFolder, swapInRestoredWorld } from './restore.js';
+import { isErrno } from '../../lib/errno.js';
 
 /**
  * What a world job does on the volume, as plain data: the same step runs in this process on a
@@ -96,8 +97,7 @@ export function failureOf(err: unknown): StepFailure {
   if (err instanceof ArchiveMismatch) return failure('backup_corrupt', err.message);
   if (name === 'BackupStoreFullError') return failure('backup_store_full', 'the backup store is full');
   if (name === 'BackupNotFoundError') return failure('backup_corrupt', 'the archive is missing from the store');
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOSPC' || code === 'EDQUOT') return failure('volume_full', 'the world volume is full');
+  if (isErrno(err, 'ENOSPC', 'EDQUOT')) return failure('volume_full', 'the world volume is full');
   if (err instanceof ApiError && err.code === 'not_found') return failure('not_found', err.message);
   if (err instanceof ApiError && err.code === 'bad_path') return failure('not_found', 'the path cannot be exported');
   return failure('failed', 'the job failed; its log has the details');
