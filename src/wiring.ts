@@ -6,7 +6,6 @@ import { OciRegistry } from './adapters/registry/oci.js';
 import { StaticRegistry } from './adapters/registry/static.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
 import type { Config } from './config.js';
-import type { DatabaseHandle } from './db/client.js';
 import type { Deps } from './deps.js';
 import { SimulatedBuildRunner } from './features/builds/simulated-runner.js';
 import { DirectoryContextStore } from './features/submissions/context-store.js';
@@ -20,7 +19,6 @@ import { createSessionVerifier } from './features/verifier/service.js';
 import { createWorldsRuntime } from './features/worlds/runtime.js';
 import { createMetrics } from './http/metrics.js';
 import { systemClock } from './lib/clock.js';
-import type { Logger } from './lib/logger.js';
 import { cryptoRandom } from './lib/random.js';
 
 export function createRegistry(config: Config): RegistryAdapter {

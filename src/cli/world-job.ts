@@ -17,44 +17,23 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
 import { LocalBackupStore } from '../adapters/backup-store/local.js';
-import { S3BackupStore } from '../adapters/backup-store/s3.js';
+import { createBackupStore } from '../adapters/backup-store/index.js';
 import type { BackupStore } from '../adapters/backup-store/types.js';
+import { loadConfig } from '../config.js';
 import { runFilesCommand } from '../features/worlds/files-command.js';
 import { runVolumeStep, volumeStepSchema, type StepOutcome, type VolumeStep } from '../features/worlds/volume-ops.js';
 import { runCommand } from './run-command.js';
 
-const optional = z
-  .string()
-  .optional()
-  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
-
-const storeEnv = z.object({
-  BACKUP_S3_BUCKET: optional,
-  BACKUP_S3_ENDPOINT: optional.pipe(z.url({ protocol: /^https?$/ }).optional()),
-  BACKUP_S3_REGION: optional.transform((v) => v ?? 'us-east-1'),
-  BACKUP_S3_ACCESS_KEY_ID: optional,
-  BACKUP_S3_SECRET_ACCESS_KEY: optional,
-  BACKUP_S3_PREFIX: optional.pipe(z.string().regex(/^[a-z0-9._/-]*$/).optional()),
-  WORLD_JOB_LOCAL_STORE: optional,
-});
-
+/**
+ * The store the step writes to or reads from: the service's own reading of BACKUP_S3_* (the Job's
+ * Secret), or WORLD_JOB_LOCAL_STORE (a directory: tests and the simulated cluster).
+ */
 export function storeFromEnv(env: NodeJS.ProcessEnv): BackupStore {
-  const parsed = storeEnv.safeParse(env);
-  if (!parsed.success) throw new Error(`bad backup store settings: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`);
-  const e = parsed.data;
-  if (e.BACKUP_S3_BUCKET) {
-    return new S3BackupStore({
-      bucket: e.BACKUP_S3_BUCKET,
-      region: e.BACKUP_S3_REGION,
-      endpoint: e.BACKUP_S3_ENDPOINT,
-      accessKeyId: e.BACKUP_S3_ACCESS_KEY_ID,
-      secretAccessKey: e.BACKUP_S3_SECRET_ACCESS_KEY,
-      prefix: e.BACKUP_S3_PREFIX,
-    });
-  }
-  if (e.WORLD_JOB_LOCAL_STORE) return new LocalBackupStore(e.WORLD_JOB_LOCAL_STORE);
+  const config = loadConfig(env);
+  if (config.backupS3Bucket) return createBackupStore(config);
+  const local = env.WORLD_JOB_LOCAL_STORE?.trim();
+  if (local) return new LocalBackupStore(local);
   throw new Error('no backup store: set BACKUP_S3_BUCKET (and the other BACKUP_S3_* keys) in the Job\'s Secret');
 }
 

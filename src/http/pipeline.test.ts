@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { bearer, createTestApp, createTestDeps, errorOf } from '../../test/helpers/app.js';
 import { useTestDatabase } from '../../test/helpers/database.js';
 import { CONTRACT_HEADERS, frontDoorProbeRoutes } from '../../test/helpers/fixture-routes.js';
-import { ApiError } from './errors.js';
 import { identifyCaller } from './service-auth.js';
 
 describe('the front door (shared stack of both faces)', () => {

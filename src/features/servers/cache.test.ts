@@ -62,6 +62,8 @@ describe('server cache', () => {
     cluster.setReachable(true);
     await cache.ready();
     expect(lists).toBe(2);
+    breakWatch!(new Error('the watch broke'));
+    await vi.waitFor(() => expect(lists).toBe(3), { timeout: 3_000 });
     cache.close();
   });
 

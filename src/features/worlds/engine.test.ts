@@ -82,7 +82,7 @@ describe('world archives', () => {
   });
 
   it('gives back the same bytes on restore', async () => {
-    const { deps, folder, seeded, stored } = await setUp();
+    const { deps, folder, seeded } = await setUp();
     await seeded.close();
     const original = snapshot(folder);
     const backup = await backUpFolder(deps, { serverName: 'alpha', folder, reason: 'manual' });

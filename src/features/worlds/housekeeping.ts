@@ -1,4 +1,3 @@
-import type { Deps } from '../../deps.js';
 import { reverifyBackups, sweepExpiredBackups } from './backup-service.js';
 import { sweepExpiredExports } from './exports.js';
 import { tendWorldJobs } from './job-adoption.js';

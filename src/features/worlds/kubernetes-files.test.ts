@@ -303,7 +303,7 @@ describe('world file routes on Kubernetes (API stand-in)', () => {
 
   it('answers 503 when the Job ends without a result line (its deadline passed)', async () => {
     const setup = await setUp();
-    const { owner, base, q, deps, name } = setup;
+    const { owner, base, deps, name } = setup;
     const answer = Promise.resolve(setup.external.request(`${base}/files`, { headers: owner.headers }));
     const job = await createdJob(name);
     standIn.endJob(NS, job.metadata.name, { succeeded: false, reason: 'DeadlineExceeded', log: [`${RESULT_MARKER}{not json`] });

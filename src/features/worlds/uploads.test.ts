@@ -55,7 +55,7 @@ describe('world upload sessions', () => {
   }
 
   it('takes a file in parts, refusing a wrong offset, a wrong digest and an oversized part, then lands it byte for byte', async () => {
-    const { deps, external, owner, name, folder, uploads, begin, put, commit, ops } = await setUp();
+    const { deps, external, owner, folder, uploads, begin, put, commit, ops } = await setUp();
     const file = randomBytes(PART * 2 + 512);
     const begun = await begin('world/big.bin', file.length);
     expect(begun.status).toBe(201);
