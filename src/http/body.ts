@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { ApiError } from './errors.js';
+import { DomainError } from '../lib/errors.js';
 import { requestHeader } from './request-header.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -37,7 +37,7 @@ export function isJsonMediaType(contentType: string | undefined): boolean {
 export const limitJsonBody = bodyLimit({
   maxSize: JSON_BODY_LIMIT,
   onError: () => {
-    throw new ApiError('too_large');
+    throw new DomainError('too_large');
   },
 });
 
@@ -48,9 +48,9 @@ export const limitJsonBody = bodyLimit({
  */
 export function checkDeclaredJsonBody(c: Context): void {
   if (!declaresBody(c)) return;
-  if (!isJsonMediaType(requestHeader(c, 'content-type'))) throw new ApiError('unsupported_media_type');
+  if (!isJsonMediaType(requestHeader(c, 'content-type'))) throw new DomainError('unsupported_media_type');
   const length = requestHeader(c, 'content-length');
   if (length !== undefined && requestHeader(c, 'transfer-encoding') === undefined && Number.parseInt(length, 10) > JSON_BODY_LIMIT) {
-    throw new ApiError('too_large');
+    throw new DomainError('too_large');
   }
 }

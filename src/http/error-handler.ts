@@ -4,7 +4,8 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { failureForLog } from '../lib/failure-for-log.js';
 import { findUnavailable } from '../lib/unavailable.js';
 import type { AppEnv } from './env.js';
-import { ApiError, codeForStatus, type ErrorCode, type ErrorEnvelope } from './errors.js';
+import { answerOf, codeForStatus, type ErrorEnvelope } from './errors.js';
+import { DomainError, type ErrorCode } from '../lib/errors.js';
 
 export function errorResponse(
   c: Context<AppEnv>,
@@ -19,13 +20,14 @@ export function errorResponse(
 
 /** `onError`: every failure leaves as the envelope; only the unexpected ones are logged as errors. */
 export function handleError(err: Error, c: Context<AppEnv>): Response {
-  if (err instanceof ApiError) {
-    return errorResponse(c, err.status as ContentfulStatusCode, err.code, err.message, err.headers);
+  if (err instanceof DomainError) {
+    const { status, code, headers } = answerOf(err);
+    return errorResponse(c, status, code, err.message, headers);
   }
   if (err instanceof HTTPException && err.status < 500) {
     // Thrown by Hono's own middleware: malformed JSON, the media-type gate, the body limit.
     const code = codeForStatus(err.status);
-    const message = code === 'bad_request' ? err.message || 'The request is malformed.' : new ApiError(code).message;
+    const message = code === 'bad_request' ? err.message || 'The request is malformed.' : new DomainError(code).message;
     return errorResponse(c, err.status as ContentfulStatusCode, code, message);
   }
   const unavailable = findUnavailable(err);
@@ -41,7 +43,7 @@ export function handleError(err: Error, c: Context<AppEnv>): Response {
     { err: failureForLog(err), request_id: c.get('requestId'), method: c.req.method, path: c.req.path },
     'unexpected error',
   );
-  return errorResponse(c, 500, 'internal', new ApiError('internal').message);
+  return errorResponse(c, 500, 'internal', new DomainError('internal').message);
 }
 
 /**
@@ -59,9 +61,9 @@ export function notFoundHandler(app: Hono<AppEnv>) {
     if (allowed.size > 0) {
       if (allowed.has('GET')) allowed.add('HEAD');
       const allow = [...allowed].sort().join(', ');
-      return errorResponse(c, 405, 'method_not_allowed', new ApiError('method_not_allowed').message, { Allow: allow });
+      return errorResponse(c, 405, 'method_not_allowed', new DomainError('method_not_allowed').message, { Allow: allow });
     }
-    return errorResponse(c, 404, 'not_found', new ApiError('not_found').message);
+    return errorResponse(c, 404, 'not_found', new DomainError('not_found').message);
   };
 }
 

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { eq } from 'drizzle-orm';
 import { users } from '../../db/schema/accounts.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute } from '../../http/route.js';
 import { isStaffRole } from './authenticator.js';
 import { writeAudit } from './audit.js';
@@ -106,7 +106,7 @@ export function accountRoutes() {
       const session = c.var.session!;
       // The session check read the account already (authenticator.ts); a second query only without it.
       const user = signedInAccount(c) ?? (await findUserById(c.var.deps.database.db, session.userId));
-      if (!user) throw new ApiError('unauthorized');
+      if (!user) throw new DomainError('unauthorized');
       return c.json(
         {
           user_id: user.id,
@@ -138,7 +138,7 @@ export function accountRoutes() {
         await writeAudit(tx, { at: now, actor: session.userId, action: 'session.revoke', target: session.userId, detail: { token_hash }, requestId: c.var.requestId });
         return true;
       });
-      if (!revoked) throw new ApiError('session_not_found', 'No such live session of yours.');
+      if (!revoked) throw new DomainError('session_not_found', 'No such live session of yours.');
       return c.json({ revoked: true as const }, 200);
     })
     .openapi(revokeOthers, async (c) => {
@@ -161,13 +161,13 @@ export function accountRoutes() {
       try {
         await deps.database.db.transaction(async (tx) => {
           const user = await findUserById(tx, session.userId);
-          if (!user) throw new ApiError('unauthorized');
+          if (!user) throw new DomainError('unauthorized');
           if (user.email?.toLowerCase() === email) return;
           await tx.update(users).set({ email, emailVerified: false, updatedAt: now }).where(eq(users.id, session.userId));
           await writeAudit(tx, { at: now, actor: session.userId, action: 'account.email', target: session.userId, detail: { from: user.email, to: email }, requestId: c.var.requestId });
         });
       } catch (err) {
-        if (uniqueViolation(err) !== undefined) throw new ApiError('conflict', 'This address belongs to another account.');
+        if (uniqueViolation(err) !== undefined) throw new DomainError('conflict', 'This address belongs to another account.');
         throw err;
       }
       return c.json({ email }, 200);
@@ -181,16 +181,16 @@ export function accountRoutes() {
       const db = deps.database.db;
       const now = deps.clock.now();
       const holder = await findLiveUserByEmail(db, email);
-      if (holder && holder.id !== session.userId) throw new ApiError('conflict', 'This address belongs to another account.');
+      if (holder && holder.id !== session.userId) throw new DomainError('conflict', 'This address belongs to another account.');
       const lockedFor = await emailDoorLockedFor(db, session.userId, now);
       if (lockedFor > 0) {
-        throw new ApiError('too_many_attempts', 'Too many wrong codes; e-mail codes are locked for a day.', {
-          headers: { 'Retry-After': String(lockedFor) },
+        throw new DomainError('too_many_attempts', 'Too many wrong codes; e-mail codes are locked for a day.', {
+          retryAfterSeconds: lockedFor,
         });
       }
       const wait = await resendCooldown(db, session.userId, email, now);
       if (wait > 0) {
-        throw new ApiError('otp_resend_cooldown', 'A code was sent less than a minute ago.', { headers: { 'Retry-After': String(wait) } });
+        throw new DomainError('otp_resend_cooldown', 'A code was sent less than a minute ago.', { retryAfterSeconds: wait });
       }
       const { code, expiresAt } = await issueCode(db, { userId: session.userId, purpose: 'verify', email, now, random: deps.random });
       try {
@@ -221,15 +221,15 @@ export function accountRoutes() {
         });
         if (!email.ok) {
           if (email.reason === 'locked') {
-            throw new ApiError('too_many_attempts', 'Too many wrong codes; this code is locked.', {
-              headers: { 'Retry-After': String(email.retryAfter) },
+            throw new DomainError('too_many_attempts', 'Too many wrong codes; this code is locked.', {
+              retryAfterSeconds: email.retryAfter,
             });
           }
-          throw new ApiError('invalid_code', 'The code is wrong, expired or already used.');
+          throw new DomainError('invalid_code', 'The code is wrong, expired or already used.');
         }
         return c.json({ verified: true as const, email: email.email }, 200);
       } catch (err) {
-        if (uniqueViolation(err) !== undefined) throw new ApiError('conflict', 'This address belongs to another account.');
+        if (uniqueViolation(err) !== undefined) throw new DomainError('conflict', 'This address belongs to another account.');
         throw err;
       }
     });

@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { and, eq } from 'drizzle-orm';
 import { linkedAccounts } from '../../db/schema/accounts.js';
 import type { SessionContext } from '../../http/session.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { liveUserOr404 } from './admin-service.js';
 import { writeAudit } from './audit.js';
@@ -39,7 +39,7 @@ const unlink = defineRoute(admin, {
 
 /** Linking moves a way into the game's side of an account: the owner's decision alone. */
 function requireOwner(actor: SessionContext): void {
-  if (actor.role !== 'owner') throw new ApiError('forbidden', 'Only an owner links or unlinks game identities.');
+  if (actor.role !== 'owner') throw new DomainError('forbidden', 'Only an owner links or unlinks game identities.');
 }
 
 /** Game identities of an account, by hand. External face, admin tier, owner only. */
@@ -59,7 +59,7 @@ export function adminLinkRoutes() {
           await writeAudit(tx, { at: now, actor: actor.userId, action: 'link.add', target: id, detail: { mc_uuid, auth_source }, requestId: c.var.requestId });
         });
       } catch (err) {
-        if (uniqueViolation(err) !== undefined) throw new ApiError('conflict', 'This game identity is linked to an account already.');
+        if (uniqueViolation(err) !== undefined) throw new DomainError('conflict', 'This game identity is linked to an account already.');
         throw err;
       }
       return c.json({ ok: true as const, mc_uuid, auth_source }, 200);
@@ -76,7 +76,7 @@ export function adminLinkRoutes() {
           .delete(linkedAccounts)
           .where(and(eq(linkedAccounts.mcUuid, mc_uuid), eq(linkedAccounts.userId, id)))
           .returning({ mcUuid: linkedAccounts.mcUuid });
-        if (removed.length === 0) throw new ApiError('not_found', 'This game identity is not linked to that account.');
+        if (removed.length === 0) throw new DomainError('not_found', 'This game identity is not linked to that account.');
         await writeAudit(tx, { at: now, actor: actor.userId, action: 'link.remove', target: id, detail: { mc_uuid }, requestId: c.var.requestId });
       });
       return c.json({ ok: true as const, mc_uuid }, 200);

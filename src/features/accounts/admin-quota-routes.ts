@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { userQuotas } from '../../db/schema/accounts.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { liveUserOr404 } from './admin-service.js';
 import { writeAudit } from './audit.js';
@@ -50,7 +50,7 @@ export function adminQuotaRoutes() {
       const actor = c.var.session!;
       const { id } = c.req.valid('param');
       const body = c.req.valid('json');
-      if (body.user_id !== undefined && body.user_id !== id) throw new ApiError('bad_request', 'user_id differs from the path.');
+      if (body.user_id !== undefined && body.user_id !== id) throw new DomainError('bad_request', 'user_id differs from the path.');
       const limits = {
         maxServers: body.max_servers ?? null,
         maxCpuMilli: body.max_cpu_milli ?? null,

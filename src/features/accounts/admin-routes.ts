@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { and, asc, count, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import { users } from '../../db/schema/accounts.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { adminLinkRoutes } from './admin-link-routes.js';
 import { adminQuotaRoutes } from './admin-quota-routes.js';
@@ -109,7 +109,7 @@ function listFilter(q: z.infer<typeof ListQuery>): SQL | undefined {
   );
 }
 
-const takenConflict = () => new ApiError('conflict', 'That username or e-mail address is taken.');
+const takenConflict = () => new DomainError('conflict', 'That username or e-mail address is taken.');
 
 /** Staff tools: users and, through the smaller tables, quotas, sessions, passkeys and links. External face, admin tier. */
 export function adminAccountRoutes() {
@@ -156,7 +156,7 @@ export function adminAccountRoutes() {
     .openapi(getUser, async (c) => {
       const { deps } = c.var;
       const row = await findUserById(deps.database.db, c.req.valid('param').id);
-      if (!row) throw new ApiError('not_found', 'No such user.');
+      if (!row) throw new DomainError('not_found', 'No such user.');
       return c.json(await userDetail(deps, deps.database.db, row), 200);
     })
     .openapi(patchUser, async (c) => {

@@ -2,7 +2,7 @@ import { and, asc, count, eq, isNull, ne } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { linkedAccounts, users, type UserRole } from '../../db/schema/accounts.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
 import { isStaffRole } from './authenticator.js';
 import { findUserById } from './users-service.js';
@@ -33,7 +33,7 @@ export async function userDetail(deps: Pick<Deps, 'serverCounts'>, db: Queryable
 /** A live (not deleted) user, or 404. */
 export async function liveUserOr404(db: Queryable, id: string): Promise<UserRow> {
   const row = await findUserById(db, id);
-  if (!row || row.deletedAt !== null) throw new ApiError('not_found', 'No such user.');
+  if (!row || row.deletedAt !== null) throw new DomainError('not_found', 'No such user.');
   return row;
 }
 
@@ -44,7 +44,7 @@ export async function liveUserOr404(db: Queryable, id: string): Promise<UserRow>
 export function assertMayManage(actor: SessionContext, target: { role: UserRole }, newRole?: UserRole): void {
   if (actor.role === 'owner') return;
   if (isStaffRole(target.role) || (newRole !== undefined && isStaffRole(newRole))) {
-    throw new ApiError('forbidden', 'Only an owner may manage staff accounts or grant staff roles.');
+    throw new DomainError('forbidden', 'Only an owner may manage staff accounts or grant staff roles.');
   }
 }
 
@@ -64,5 +64,5 @@ export async function assertNotLastOwner(tx: Queryable, target: UserRow): Promis
     .select({ n: count() })
     .from(users)
     .where(and(eq(users.role, 'owner'), isNull(users.deletedAt), eq(users.disabled, false), ne(users.id, target.id)));
-  if ((others?.n ?? 0) === 0) throw new ApiError('protected_admin', 'The last owner cannot be demoted, disabled or deleted.');
+  if ((others?.n ?? 0) === 0) throw new DomainError('protected_admin', 'The last owner cannot be demoted, disabled or deleted.');
 }

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { Transaction } from '../../db/client.js';
 import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
 import { isStaffRole } from './authenticator.js';
 import { assertMayManage, liveUserOr404 } from './admin-service.js';
@@ -73,7 +73,7 @@ export function adminSessionRoutes() {
         await writeAudit(tx, { at: now, actor: actor.userId, action: 'session.revoke', target: id, detail: { token_hash }, requestId: c.var.requestId });
         return true;
       });
-      if (!revoked) throw new ApiError('session_not_found', 'No such live session of this user.');
+      if (!revoked) throw new DomainError('session_not_found', 'No such live session of this user.');
       return c.json({ revoked: true as const }, 200);
     })
     .openapi(removePasskeys, async (c) => {

@@ -4,7 +4,7 @@ import { getCookie } from 'hono/cookie';
 import type { Database } from '../../db/client.js';
 import { sessions, users } from '../../db/schema/accounts.js';
 import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import type { SessionAuthenticator, SessionContext, TierRequirement } from '../../http/session.js';
 import { sha256Hex } from '../../lib/secrets.js';
 import { isConsoleHost, requestHost } from './hosts.js';
@@ -20,7 +20,7 @@ export function isIdleStaffSession(role: string, lastSeenAt: Date, now: Date): b
   return isStaffRole(role) && now.getTime() - lastSeenAt.getTime() >= STAFF_IDLE_MS;
 }
 
-const unauthorized = () => new ApiError('unauthorized', 'A signed-in session is required.');
+const unauthorized = () => new DomainError('unauthorized', 'A signed-in session is required.');
 
 /**
  * The session check's one indexed query (session by token hash, joined to its user), prepared once
@@ -103,13 +103,13 @@ export function createSessionAuthenticator(): SessionAuthenticator {
       }
       const onConsole = isConsoleHost(deps.config, host);
       if (!isStaffRole(row.role) && onConsole) {
-        throw new ApiError('forbidden', 'Player sessions are not served on the operator console.');
+        throw new DomainError('forbidden', 'Player sessions are not served on the operator console.');
       }
       if (requirement.tier === 'admin' && (!onConsole || !isStaffRole(row.role))) {
-        throw new ApiError('forbidden', 'This operation needs a staff session on the operator console.');
+        throw new DomainError('forbidden', 'This operation needs a staff session on the operator console.');
       }
       if (row.inSetup && !requirement.setupAllowed) {
-        throw new ApiError('setup_required', 'Finish first-run setup: add a passkey or verify an e-mail address.');
+        throw new DomainError('setup_required', 'Finish first-run setup: add a passkey or verify an e-mail address.');
       }
       // The row just read tells whether a minute has passed: only then is the write worth a round
       // trip (touchSession re-checks in SQL, so concurrent requests still write once).

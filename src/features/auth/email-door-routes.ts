@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { eq } from 'drizzle-orm';
 import { users } from '../../db/schema/accounts.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute } from '../../http/route.js';
 import { isStaffRole } from '../accounts/authenticator.js';
 import { userHasPasskey } from '../passkeys/credentials.js';
@@ -70,7 +70,7 @@ const emailVerify = defineRoute(
   },
 );
 
-const invalidCode = () => new ApiError('invalid_code', 'The code is wrong, expired or already used.');
+const invalidCode = () => new DomainError('invalid_code', 'The code is wrong, expired or already used.');
 
 /** Sign-in options and the e-mail code door. External face, public. */
 export function emailDoorRoutes() {
@@ -128,7 +128,7 @@ export function emailDoorRoutes() {
       const now = deps.clock.now();
       const user = await findLiveUserByEmail(db, body.email);
       if (!user || user.disabled) throw invalidCode();
-      if (isStaffRole(user.role)) throw new ApiError('staff_account', 'Staff sign in by passkey or operator login.');
+      if (isStaffRole(user.role)) throw new DomainError('staff_account', 'Staff sign in by passkey or operator login.');
       refusePlayerOnConsole(c, user.role);
       const signedIn = await db.transaction(async (tx) => {
         const check = await checkCode(tx, { userId: user.id, purpose: 'signin', code: body.code, now });

@@ -1,17 +1,17 @@
 import type { Context } from 'hono';
 import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { isStaffRole } from '../accounts/authenticator.js';
 import { isConsoleHost, requestHost } from '../accounts/hosts.js';
 
 /** LOCAL_AUTH=off closes the local sign-in doors. */
 export function requireLocalAuth(c: Context<AppEnv>): void {
-  if (!c.var.deps.config.localAuth) throw new ApiError('local_auth_disabled', 'Local sign-in is disabled on this installation.');
+  if (!c.var.deps.config.localAuth) throw new DomainError('local_auth_disabled', 'Local sign-in is disabled on this installation.');
 }
 
 /** A player session would be refused on the operator console, so none is minted there. */
 export function refusePlayerOnConsole(c: Context<AppEnv>, role: string): void {
   if (!isStaffRole(role) && isConsoleHost(c.var.deps.config, requestHost(c))) {
-    throw new ApiError('forbidden', 'Player accounts do not sign in to the operator console.');
+    throw new DomainError('forbidden', 'Player accounts do not sign in to the operator console.');
   }
 }

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import type { Deps } from '../../deps.js';
 import { clientIp } from '../../http/client-ip.js';
 import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { addressKey } from './address.js';
 import { rateLimited, takeToken } from './rate-limit.js';
 
@@ -39,7 +39,7 @@ export class WorkGate {
   async run<T>(job: () => Promise<T>): Promise<T> {
     if (this.active >= this.running) {
       if (this.queue.length >= this.waiting) {
-        throw new ApiError('rate_limited', 'The server is busy checking passwords; try again shortly.', { headers: { 'Retry-After': '1' } });
+        throw new DomainError('rate_limited', 'The server is busy checking passwords; try again shortly.', { retryAfterSeconds: 1 });
       }
       await new Promise<void>((resolve) => this.queue.push(resolve));
     } else {

@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { getCookie } from 'hono/cookie';
 import { users } from '../../db/schema/accounts.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute } from '../../http/route.js';
 import { sha256Hex } from '../../lib/secrets.js';
 import { writeAudit } from '../accounts/audit.js';
@@ -76,8 +76,8 @@ export function passwordRoutes() {
       const matches = await throttledHashing(c, `name:${username.toLowerCase()}`, () =>
         verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH),
       );
-      if (!user || !user.passwordHash || !matches) throw new ApiError('invalid_credentials', 'Wrong username or password.');
-      if (user.disabled) throw new ApiError('account_disabled', 'This account is disabled.');
+      if (!user || !user.passwordHash || !matches) throw new DomainError('invalid_credentials', 'Wrong username or password.');
+      if (user.disabled) throw new DomainError('account_disabled', 'This account is disabled.');
       refusePlayerOnConsole(c, user.role);
       await startSession(c, deps.database.db, user.id, 'password');
       return c.json({ user_id: user.id, role: signInRole(user.role), must_change_password: user.mustChangePassword }, 200);
@@ -97,10 +97,10 @@ export function passwordRoutes() {
       const body = c.req.valid('json');
       const size = passwordBytes(body.new_password);
       if (size < PASSWORD_MIN_BYTES || size > PASSWORD_MAX_BYTES) {
-        throw new ApiError('bad_request', `The new password must be ${PASSWORD_MIN_BYTES} to ${PASSWORD_MAX_BYTES} bytes.`);
+        throw new DomainError('bad_request', `The new password must be ${PASSWORD_MIN_BYTES} to ${PASSWORD_MAX_BYTES} bytes.`);
       }
       if (body.new_password.normalize('NFC') === body.current_password.normalize('NFC')) {
-        throw new ApiError('bad_request', 'The new password must differ from the current one.');
+        throw new DomainError('bad_request', 'The new password must differ from the current one.');
       }
       const user = await findUserById(deps.database.db, session.userId);
       // One gate slot for both runs: the check of the current password and the new hash.
@@ -108,7 +108,7 @@ export function passwordRoutes() {
         const matches = await verifyPassword(body.current_password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
         return user?.passwordHash && matches ? hashPassword(body.new_password) : undefined;
       });
-      if (!user || !hash) throw new ApiError('invalid_credentials', 'The current password is wrong.');
+      if (!user || !hash) throw new DomainError('invalid_credentials', 'The current password is wrong.');
       const now = deps.clock.now();
       await deps.database.db.transaction(async (tx) => {
         await tx.update(users).set({ passwordHash: hash, mustChangePassword: false, updatedAt: now }).where(eq(users.id, user.id));

@@ -4,7 +4,7 @@ import type { Queryable } from '../../db/client.js';
 import { rateLimitBuckets } from '../../db/schema/accounts.js';
 import { clientIp } from '../../http/client-ip.js';
 import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { addressKey } from './address.js';
 
 /** Public sign-in doors: burst 20, refilled 20 a minute (api-extensions, limits). */
@@ -53,8 +53,8 @@ export async function takeToken(
 export const doorBucketKey = (address: string): string => `door:${addressKey(address)}`;
 
 /** 429 rate_limited with the seconds until a token is back. */
-export function rateLimited(verdict: BucketVerdict, message?: string): ApiError {
-  return new ApiError('rate_limited', message, { headers: { 'Retry-After': String(verdict.retryAfter) } });
+export function rateLimited(verdict: BucketVerdict, message?: string): DomainError {
+  return new DomainError('rate_limited', message, { retryAfterSeconds: verdict.retryAfter });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { users } from '../../db/schema/accounts.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { writeAudit } from '../accounts/audit.js';
 import { EmailSchema, UsernameSchema } from '../accounts/schema.js';
@@ -55,7 +55,7 @@ const ownerStatus = defineRoute(
   },
 );
 
-const invalidToken = () => new ApiError('setup_token_invalid', 'This setup token is invalid, expired or already used.');
+const invalidToken = () => new DomainError('setup_token_invalid', 'This setup token is invalid, expired or already used.');
 
 /** First-run setup: the token door, the setup state, whether an owner exists. External face. */
 export function setupRoutes() {
@@ -87,14 +87,14 @@ export function setupRoutes() {
         });
         return c.json(await setupState(deps, deps.database.db, owner), 200);
       } catch (err) {
-        if (uniqueViolation(err) !== undefined) throw new ApiError('conflict', 'That username or e-mail address is taken.');
+        if (uniqueViolation(err) !== undefined) throw new DomainError('conflict', 'That username or e-mail address is taken.');
         throw err;
       }
     })
     .openapi(status, async (c) => {
       const { deps } = c.var;
       const user = await findUserById(deps.database.db, c.var.session!.userId);
-      if (!user) throw new ApiError('unauthorized');
+      if (!user) throw new DomainError('unauthorized');
       return c.json(await setupState(deps, deps.database.db, user), 200);
     })
     .openapi(ownerStatus, async (c) => c.json({ owner_bound: await ownerExists(c.var.deps.database.db) }, 200));

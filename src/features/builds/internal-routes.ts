@@ -3,7 +3,7 @@ import type { Access } from '../../http/tiers.js';
 import { contextAnswer, contextResponse } from '../submissions/context-response.js';
 import { openContext } from '../submissions/service.js';
 import { submissionIdOf } from '../submissions/views.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { BuildIdParam, BuildStatusBody, ScanSummarySchema, ScanUploadBody } from './schema.js';
 import { getBuild, moveBuild, recordScan } from './service.js';
 import { SubmissionIdParam } from '../submissions/schema.js';
@@ -57,11 +57,11 @@ export function internalBuildRoutes() {
     .openapi(buildContext, async (c) => {
       const build = await getBuild(c.var.deps.database.db, c.req.valid('param').id);
       const submissionId = build.context_ref ? submissionIdOf(build.context_ref) : undefined;
-      if (!submissionId) throw new ApiError('not_found', 'This build has no context.');
+      if (!submissionId) throw new DomainError('not_found', 'This build has no context.');
       const context = await openContext(c.var.deps, 'all', submissionId);
       if (context.sha256 !== build.context_digest) {
         context.stream.destroy();
-        throw new ApiError('not_found', 'The stored context is no longer the one this build was pinned to.');
+        throw new DomainError('not_found', 'The stored context is no longer the one this build was pinned to.');
       }
       return contextResponse(c, context) as never;
     })

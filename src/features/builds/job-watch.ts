@@ -1,7 +1,7 @@
 import type { V1Job } from '@kubernetes/client-node';
 import { LABEL_DOMAIN } from '../../adapters/cluster/types.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { failedBuildOf } from './kubernetes-job.js';
 import { moveBuild } from './service.js';
 
@@ -19,7 +19,7 @@ export function watchBuildJobs(deps: Pick<Deps, 'database' | 'clock' | 'log'>, j
     const failed = failedBuildOf(job);
     if (!failed) return;
     moveBuild(deps, failed.buildId, 'failed', { error: failed.reason }).catch((err: unknown) => {
-      if (err instanceof ApiError && (err.code === 'conflict' || err.code === 'not_found')) return;
+      if (err instanceof DomainError && (err.code === 'conflict' || err.code === 'not_found')) return;
       deps.log.warn({ err, build_id: failed.buildId }, 'a failed build Job could not fail its build');
     });
   });

@@ -4,7 +4,7 @@ import { buildLogLines, builds, buildScans, type BuildStatus } from '../../db/sc
 import { images } from '../../db/schema/images.js';
 import { submissions } from '../../db/schema/submissions.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { canonicalImageRef } from '../images/service.js';
 import { submissionIdOf } from '../submissions/views.js';
 import { integerSetting } from '../servers/settings.js';
@@ -39,7 +39,7 @@ export async function findBuild(db: Queryable, id: string): Promise<BuildRow | u
 
 export async function getBuild(db: Queryable, id: string): Promise<BuildView> {
   const row = await findBuild(db, id);
-  if (!row) throw new ApiError('not_found', 'No such build.');
+  if (!row) throw new DomainError('not_found', 'No such build.');
   return toBuildView(row);
 }
 
@@ -55,11 +55,11 @@ export async function insertBuild(deps: Pick<Deps, 'clock'>, db: Queryable, inpu
     const submissionId = submissionIdOf(input.contextRef);
     const [submission] = submissionId ? await db.select().from(submissions).where(eq(submissions.id, submissionId)) : [];
     if (!submission || submission.status !== 'approved' || !submission.contextSha256) {
-      throw new ApiError('bad_request', 'context_ref names no approved submission with a stored context.');
+      throw new DomainError('bad_request', 'context_ref names no approved submission with a stored context.');
     }
     contextDigest = submission.contextSha256;
   } else if (input.dockerfile === undefined) {
-    throw new ApiError('bad_request', 'A build needs a dockerfile or a context_ref.');
+    throw new DomainError('bad_request', 'A build needs a dockerfile or a context_ref.');
   }
   const now = deps.clock.now();
   const [row] = await db
@@ -85,7 +85,7 @@ export async function insertBuild(deps: Pick<Deps, 'clock'>, db: Queryable, inpu
  */
 export async function handOff(deps: BuildDeps, row: BuildRow): Promise<BuildRow> {
   const runner = deps.buildRunner;
-  if (!runner) throw new ApiError('unavailable', 'No image builder is configured.');
+  if (!runner) throw new DomainError('unavailable', 'No image builder is configured.');
   const job: BuildJob = { buildId: row.id, imageRef: row.imageRef };
   if (row.dockerfile) job.dockerfile = row.dockerfile;
   if (row.contextRef) job.contextRef = row.contextRef;
@@ -98,12 +98,12 @@ export async function handOff(deps: BuildDeps, row: BuildRow): Promise<BuildRow>
   } catch (err) {
     deps.log.error({ err, buildId: row.id }, 'build hand-off failed');
     await moveBuild(deps, row.id, 'failed', { error: 'the build could not be handed to the builder' }).catch(() => undefined);
-    throw new ApiError('unavailable', 'The image builder did not take the build.', { cause: err });
+    throw new DomainError('unavailable', 'The image builder did not take the build.', { cause: err });
   }
 }
 
 export async function createBuild(deps: BuildDeps, input: CreateBuildInput): Promise<BuildView> {
-  if (!deps.buildRunner) throw new ApiError('unavailable', 'No image builder is configured.');
+  if (!deps.buildRunner) throw new DomainError('unavailable', 'No image builder is configured.');
   const row = await insertBuild(deps, deps.database.db, input);
   return toBuildView(await handOff(deps, row));
 }
@@ -135,9 +135,9 @@ export async function moveBuild(
 ): Promise<BuildRow> {
   return deps.database.db.transaction(async (tx) => {
     const current = await findBuild(tx, id);
-    if (!current) throw new ApiError('not_found', 'No such build.');
+    if (!current) throw new DomainError('not_found', 'No such build.');
     if (!canMove(current.status, to)) {
-      throw new ApiError('conflict', `A ${current.status} build cannot become ${to}.`);
+      throw new DomainError('conflict', `A ${current.status} build cannot become ${to}.`);
     }
     if (to === 'succeeded') await requireUnblockedScan(tx, id);
     const now = deps.clock.now();
@@ -152,7 +152,7 @@ export async function moveBuild(
       })
       .where(and(eq(builds.id, id), inArray(builds.status, sourcesOf(to))))
       .returning();
-    if (!row) throw new ApiError('conflict', 'The build moved meanwhile.');
+    if (!row) throw new DomainError('conflict', 'The build moved meanwhile.');
     if (to === 'succeeded') {
       await tx
         .insert(images)
@@ -166,8 +166,8 @@ export async function moveBuild(
 /** Only a scanned, unblocked image may be pushed, so only such a build may succeed. */
 async function requireUnblockedScan(db: Queryable, id: string): Promise<void> {
   const [scan] = await db.select({ summary: buildScans.summary }).from(buildScans).where(eq(buildScans.buildId, id));
-  if (!scan) throw new ApiError('conflict', 'The build has no scan: the image must pass the scan gate before it is pushed.');
-  if ((scan.summary as ScanSummary).blocked) throw new ApiError('conflict', 'The scan blocked this image.');
+  if (!scan) throw new DomainError('conflict', 'The build has no scan: the image must pass the scan gate before it is pushed.');
+  if ((scan.summary as ScanSummary).blocked) throw new DomainError('conflict', 'The scan blocked this image.');
 }
 
 /** Cancels a pending or building build (409 once terminal) and stops its job. */
@@ -190,13 +190,13 @@ export async function recordScan(
 ): Promise<ScanSummary> {
   const db = deps.database.db;
   const build = await findBuild(db, id);
-  if (!build) throw new ApiError('not_found', 'No such build.');
-  if (build.status !== 'building') throw new ApiError('conflict', `A ${build.status} build takes no scan.`);
+  if (!build) throw new DomainError('not_found', 'No such build.');
+  if (build.status !== 'building') throw new DomainError('conflict', `A ${build.status} build takes no scan.`);
   let summary: ScanSummary;
   try {
     summary = evaluateScan(documents.report, await readScanPolicy(db));
   } catch (err) {
-    if (err instanceof ScanReportError) throw new ApiError('bad_request', err.message);
+    if (err instanceof ScanReportError) throw new DomainError('bad_request', err.message);
     throw err;
   }
   const kept = await keepDocuments(db, documents);
@@ -206,7 +206,7 @@ export async function recordScan(
     .values({ buildId: id, scannedAt: deps.clock.now(), summary, report: kept.report, sbom: kept.sbom })
     .onConflictDoNothing()
     .returning({ buildId: buildScans.buildId });
-  if (!inserted) throw new ApiError('conflict', 'This build was already scanned.');
+  if (!inserted) throw new DomainError('conflict', 'This build was already scanned.');
   if (summary.blocked) await moveBuild(deps, id, 'failed', { error: blockedReason(summary)! });
   return summary;
 }
@@ -231,7 +231,7 @@ async function keepDocuments(db: Queryable, documents: { report: unknown; sbom?:
 
 export async function getScan(db: Queryable, id: string): Promise<BuildScanView> {
   const row = isUuid(id) ? (await db.select().from(buildScans).where(eq(buildScans.buildId, id)))[0] : undefined;
-  if (!row) throw new ApiError('not_found', 'This build has no scan.');
+  if (!row) throw new DomainError('not_found', 'This build has no scan.');
   return toBuildScanView(row);
 }
 
@@ -239,7 +239,7 @@ export async function getScan(db: Queryable, id: string): Promise<BuildScanView>
 export async function getScanDocument(db: Queryable, id: string, which: 'report' | 'sbom'): Promise<unknown> {
   const row = isUuid(id) ? (await db.select().from(buildScans).where(eq(buildScans.buildId, id)))[0] : undefined;
   const document = row?.[which];
-  if (document === undefined || document === null) throw new ApiError('not_found', `This build has no kept ${which === 'report' ? 'scan report' : 'SBOM'}.`);
+  if (document === undefined || document === null) throw new DomainError('not_found', `This build has no kept ${which === 'report' ? 'scan report' : 'SBOM'}.`);
   return document;
 }
 

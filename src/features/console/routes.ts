@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { normaliseCommand } from './charset.js';
 import { parseBanlist, parsePermissionInfo, parsePlayerList, parseWhitelist, splitGroups } from './replies.js';
@@ -91,7 +91,7 @@ export function consoleRoutes() {
     .openapi(command, async (c) => {
       const { name } = c.req.valid('param');
       const checked = normaliseCommand(c.req.valid('json').command);
-      if ('problem' in checked) throw new ApiError('bad_request', checked.problem);
+      if ('problem' in checked) throw new DomainError('bad_request', checked.problem);
       const output = await action(c, name, checked.command, { action: 'console.command', detail: {} });
       return c.json({ name, output }, 200);
     })

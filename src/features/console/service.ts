@@ -2,7 +2,7 @@ import { ClusterNoPodError, ClusterNotFoundError } from '../../adapters/cluster/
 import { RconCommandTooLongError, RconUnavailableError } from '../../adapters/rcon/client.js';
 import { auditLog } from '../../db/schema/audit.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
 import { isStaffRole } from '../accounts/authenticator.js';
 import type { CachedServer } from '../servers/cache.js';
@@ -22,14 +22,14 @@ export async function mayUseConsole(deps: Pick<Deps, 'database'>, serverName: st
 export async function consoleServer(deps: ConsoleDeps, name: string, session: SessionContext): Promise<CachedServer> {
   const server = await requireServer(deps, name);
   if (!(await mayUseConsole(deps, name, session))) {
-    throw new ApiError('forbidden', `Only ${name}'s owner or staff may use its console.`);
+    throw new DomainError('forbidden', `Only ${name}'s owner or staff may use its console.`);
   }
   return server;
 }
 
 function requireRunning(server: CachedServer): void {
   if (server.resource.status.phase !== 'Running') {
-    throw new ApiError('not_running', `${server.resource.spec.name} is not running; wake it first.`);
+    throw new DomainError('not_running', `${server.resource.spec.name} is not running; wake it first.`);
   }
 }
 
@@ -41,12 +41,12 @@ export async function rconCommand(deps: ConsoleDeps, name: string, command: stri
   try {
     return await deps.rcon.command(name, command);
   } catch (err) {
-    if (err instanceof ClusterNoPodError) throw new ApiError('not_running', `${name} is not running; wake it first.`);
-    if (err instanceof ClusterNotFoundError) throw new ApiError('not_found', `No server named ${name}.`);
-    if (err instanceof RconCommandTooLongError) throw new ApiError('bad_request', err.message);
+    if (err instanceof ClusterNoPodError) throw new DomainError('not_running', `${name} is not running; wake it first.`);
+    if (err instanceof ClusterNotFoundError) throw new DomainError('not_found', `No server named ${name}.`);
+    if (err instanceof RconCommandTooLongError) throw new DomainError('bad_request', err.message);
     const reason = err instanceof RconUnavailableError ? err.message : 'the cluster cannot be asked for it';
     deps.log.warn({ server: name, err: (err as Error).name, reason }, 'RCON unreachable');
-    throw new ApiError('console_unavailable', `${name}'s console cannot be reached now; try again in a moment.`, { cause: err });
+    throw new DomainError('console_unavailable', `${name}'s console cannot be reached now; try again in a moment.`, { cause: err });
   }
 }
 
@@ -66,7 +66,7 @@ export async function runConsoleAction(deps: ConsoleDeps, action: ConsoleAction)
   requireRunning(server);
   const output = await rconCommand(deps, action.name, action.command);
   if (action.luckPerms && isUnknownCommand(output)) {
-    throw new ApiError('luckperms_missing', `LuckPerms is not installed on ${action.name}, so permission and group changes have no effect.`);
+    throw new DomainError('luckperms_missing', `LuckPerms is not installed on ${action.name}, so permission and group changes have no effect.`);
   }
   if (action.audit) {
     await deps.database.db.insert(auditLog).values({

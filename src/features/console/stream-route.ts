@@ -1,7 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
+import { ERROR_STATUS } from '../../http/errors.js';
 import { createRouter, defineRoute, errorAnswer } from '../../http/route.js';
 import { RESUME_WINDOW_MS } from './log-hub.js';
 import { ServerNameParam } from './schema.js';
@@ -58,10 +59,10 @@ export function consoleStreamRoutes() {
     const session = c.var.session!;
     const { name } = c.req.valid('param');
     const server = await consoleServer(deps, name, session);
-    if (!HAS_POD.has(server.resource.status.phase)) throw new ApiError('not_running', `${name} is not running; wake it first.`);
+    if (!HAS_POD.has(server.resource.status.phase)) throw new DomainError('not_running', `${name} is not running; wake it first.`);
     const hubs = deps.consoleLogs;
     hubs.endOn(deps.shutdown);
-    if (hubs.closing) throw new ApiError('unavailable', 'The service is shutting down; reconnect in a moment.');
+    if (hubs.closing) throw new DomainError('unavailable', 'The service is shutting down; reconnect in a moment.');
     const slot = await takeStreamSlot(deps, session.userId, 'console', name, hubs.timings.recheckMs * 2);
     let hub = hubs.hub(name);
     await hub.ready;
@@ -72,7 +73,7 @@ export function consoleStreamRoutes() {
     if (hub.ended || c.req.raw.signal.aborted) {
       hub.closeIfIdle();
       await slot.release();
-      throw new ApiError('not_running', `${name} runs no pod to read.`);
+      throw new DomainError('not_running', `${name} runs no pod to read.`);
     }
     const recheck: Recheck = async () => {
       try {
@@ -81,7 +82,9 @@ export function consoleStreamRoutes() {
         await slot.renew();
         return 'allowed';
       } catch (err) {
-        return err instanceof ApiError && (err.status === 401 || err.status === 403) ? 'revoked' : 'unknown';
+        // A refusal of the session itself (401, 403) ends the stream; anything else is not a verdict.
+        const status = err instanceof DomainError ? ERROR_STATUS[err.code] : undefined;
+        return status === 401 || status === 403 ? 'revoked' : 'unknown';
       }
     };
     noIdleTimeout(c);

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import type { Transaction } from '../../db/client.js';
 import { users } from '../../db/schema/accounts.js';
 import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { isStaffRole } from '../accounts/authenticator.js';
 import { startSession } from '../accounts/session-service.js';
 import { insertLink, linkOf, spendLinkCode } from './service.js';
@@ -45,9 +45,9 @@ export async function bindSignIn(c: Context<AppEnv>, typed: string): Promise<Bou
     let userId: string;
     if (existing) {
       if (isStaffRole(existing.role)) {
-        throw new ApiError('staff_account', 'That Minecraft account belongs to staff; sign in at the operator console.');
+        throw new DomainError('staff_account', 'That Minecraft account belongs to staff; sign in at the operator console.');
       }
-      if (existing.disabled || existing.deletedAt) throw new ApiError('account_disabled', 'The account linked to this Minecraft account is disabled.');
+      if (existing.disabled || existing.deletedAt) throw new DomainError('account_disabled', 'The account linked to this Minecraft account is disabled.');
       userId = existing.userId;
     } else {
       userId = await createPlayerAccount(tx, mcUuid, now);

@@ -3,7 +3,7 @@ import type { Queryable, Transaction } from '../../db/client.js';
 import { linkedAccounts, users } from '../../db/schema/accounts.js';
 import { linkCodes } from '../../db/schema/linking.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { findUserByMcUuid } from '../accounts/directory.js';
 import { generateLinkCode, LINK_CODE_TTL_MS, linkCodeHash, normalizeLinkCode } from './codes.js';
 import { authSourceOf, type AuthSource } from './uuid.js';
@@ -38,7 +38,7 @@ export async function isUuidLinked(db: Queryable, mcUuid: string): Promise<boole
   return (await findUserByMcUuid(db, mcUuid)) !== undefined;
 }
 
-export const invalidLinkCode = () => new ApiError('invalid_code', 'The code is wrong, expired or already used.');
+export const invalidLinkCode = () => new DomainError('invalid_code', 'The code is wrong, expired or already used.');
 
 /** Serialises every change to one UUID's link, on any replica, until the transaction ends. */
 export async function lockUuid(tx: Transaction, mcUuid: string): Promise<void> {
@@ -84,7 +84,7 @@ export async function verifyLinkCode(deps: Pick<Deps, 'clock' | 'database'>, use
     const { mcUuid, authSource } = await spendLinkCode(tx, typed, now);
     const existing = await linkOf(tx, mcUuid);
     if (existing && existing.userId !== userId) {
-      throw new ApiError('already_linked', 'That Minecraft account is already linked to another account.');
+      throw new DomainError('already_linked', 'That Minecraft account is already linked to another account.');
     }
     if (!existing) await insertLink(tx, userId, mcUuid, authSource, now);
     return { mcUuid, authSource: existing?.authSource ?? authSource };

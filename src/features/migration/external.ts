@@ -4,7 +4,7 @@ import { and, eq } from 'drizzle-orm';
 import { users } from '../../db/schema/accounts.js';
 import { accountMigrations } from '../../db/schema/migration.js';
 import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { CODE_MAX_ATTEMPTS, CODE_RESEND_COOLDOWN_MS, CODE_TTL_MS, generateCode } from '../accounts/email-codes.js';
 import { mailCode, requireMail } from '../accounts/mail-codes.js';
@@ -158,12 +158,12 @@ export function externalMigrationRoutes() {
       const m = await requireAtStepUp(db, session!.userId, session!.tokenHash, now);
       const [user] = await db.select({ email: users.email, verified: users.emailVerified }).from(users).where(eq(users.id, session!.userId));
       // A strong factor is not downgraded to e-mail for a transfer of servers.
-      if (await userHasPasskey(db, session!.userId)) throw new ApiError('passkey_required', 'This account has a passkey; confirm the migration with it.');
-      if (!user?.email || !user.verified) throw new ApiError('no_step_up_factor', 'No verified address on this account to confirm the migration.');
+      if (await userHasPasskey(db, session!.userId)) throw new DomainError('passkey_required', 'This account has a passkey; confirm the migration with it.');
+      if (!user?.email || !user.verified) throw new DomainError('no_step_up_factor', 'No verified address on this account to confirm the migration.');
       requireMail(deps);
       const sentAt = m.confirmCodeExpiresAt ? m.confirmCodeExpiresAt.getTime() - CODE_TTL_MS : -Infinity;
       const wait = Math.ceil((sentAt + CODE_RESEND_COOLDOWN_MS - now.getTime()) / 1000);
-      if (wait > 0) throw new ApiError('otp_resend_cooldown', 'A code was sent moments ago.', { headers: { 'Retry-After': String(wait) } });
+      if (wait > 0) throw new DomainError('otp_resend_cooldown', 'A code was sent moments ago.', { retryAfterSeconds: wait });
       const code = generateCode(deps.random);
       const expiresAt = new Date(now.getTime() + CODE_TTL_MS);
       await db
@@ -192,7 +192,7 @@ export function externalMigrationRoutes() {
       const m = await requireAtStepUp(db, session!.userId, session!.tokenHash, deps.clock.now());
       await finishOwnAssertion(deps, ceremonyOf(c), c.req.valid('json').assertion, c.var.requestId);
       if (!(await markConfirmed(db, m, 'passkey', session!.tokenHash, deps.clock.now()))) {
-        throw new ApiError('no_migration', 'The migration ended while the passkey was asked.');
+        throw new DomainError('no_migration', 'The migration ended while the passkey was asked.');
       }
       return c.json({ confirmed: true as const }, 200);
     })

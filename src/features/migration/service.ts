@@ -4,7 +4,7 @@ import { users } from '../../db/schema/accounts.js';
 import { accountMigrations } from '../../db/schema/migration.js';
 import { serverClaims } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { secretsEqual, sha256Hex } from '../../lib/secrets.js';
 import { writeAudit } from '../accounts/audit.js';
 import { findUserByMcUuid } from '../accounts/directory.js';
@@ -34,7 +34,7 @@ export async function startMigration(deps: Pick<Deps, 'clock' | 'database'>, mcU
   const db = deps.database.db;
   const now = deps.clock.now();
   const source = await findUserByMcUuid(db, mcUuid);
-  if (!source) throw new ApiError('not_linked', 'This Minecraft account is not linked to an account.');
+  if (!source) throw new DomainError('not_linked', 'This Minecraft account is not linked to an account.');
   await db.transaction(async (tx) => {
     await lockSource(tx, source.id);
     const [redeemed] = await tx
@@ -42,7 +42,7 @@ export async function startMigration(deps: Pick<Deps, 'clock' | 'database'>, mcU
       .from(accountMigrations)
       .where(and(eq(accountMigrations.sourceUserId, source.id), eq(accountMigrations.state, 'redeemed')))
       .limit(1);
-    if (redeemed || source.disabled) throw new ApiError('account_retired', 'The linked account can no longer start a migration.');
+    if (redeemed || source.disabled) throw new DomainError('account_retired', 'The linked account can no longer start a migration.');
     await tx
       .update(accountMigrations)
       .set({ state: 'superseded', finishedAt: now })
@@ -77,8 +77,8 @@ export function stageOf(m: MigrationRow, sessionHash: string, now: Date): Stage 
 /** The caller's live migration, which must stand at the step-up for this session. */
 export async function requireAtStepUp(db: Queryable, userId: string, sessionHash: string, now: Date): Promise<MigrationRow> {
   const m = await liveMigration(db, userId);
-  if (!m) throw new ApiError('no_migration', 'No migration is in progress; start one in game with /felis migrate.');
-  if (stageOf(m, sessionHash, now) !== 'initiated') throw new ApiError('already_confirmed', 'This migration has already been confirmed.');
+  if (!m) throw new DomainError('no_migration', 'No migration is in progress; start one in game with /felis migrate.');
+  if (stageOf(m, sessionHash, now) !== 'initiated') throw new DomainError('already_confirmed', 'This migration has already been confirmed.');
   return m;
 }
 
@@ -95,7 +95,7 @@ export async function confirmByCode(db: Queryable, m: MigrationRow, code: string
   if (!counted) {
     const [current] = await db.select().from(accountMigrations).where(eq(accountMigrations.id, m.id));
     const locked = current?.confirmCodeExpiresAt != null && now < current.confirmCodeExpiresAt && current.confirmAttempts >= maxAttempts;
-    throw locked ? new ApiError('too_many_attempts', 'Too many wrong codes; ask for a new one.') : invalidCode();
+    throw locked ? new DomainError('too_many_attempts', 'Too many wrong codes; ask for a new one.') : invalidCode();
   }
   if (!/^\d{6}$/.test(code) || !counted.codeHash || !secretsEqual(confirmCodeHash(m.id, code), counted.codeHash)) throw invalidCode();
   if (!(await markConfirmed(db, m, 'email_otp', sessionHash, now, eq(accountMigrations.confirmCodeHash, counted.codeHash)))) throw invalidCode();
@@ -114,7 +114,7 @@ export async function markConfirmed(db: Queryable, m: MigrationRow, factor: 'ema
   return confirmed !== undefined;
 }
 
-export const invalidCode = () => new ApiError('invalid_code', 'The code is wrong, expired or already used.');
+export const invalidCode = () => new DomainError('invalid_code', 'The code is wrong, expired or already used.');
 
 /** Names the target and mints its one-time code; only the session that gave the step-up may. */
 export async function issueMigrationCode(
@@ -123,13 +123,13 @@ export async function issueMigrationCode(
 ): Promise<{ code: string; expiresAt: Date }> {
   const db = deps.database.db;
   const now = deps.clock.now();
-  if (input.targetUserId === input.userId) throw new ApiError('invalid_target', 'The target account must differ from the source.');
+  if (input.targetUserId === input.userId) throw new DomainError('invalid_target', 'The target account must differ from the source.');
   const m = await liveMigration(db, input.userId);
-  if (!m) throw new ApiError('no_migration', 'No migration is in progress; start one in game with /felis migrate.');
+  if (!m) throw new DomainError('no_migration', 'No migration is in progress; start one in game with /felis migrate.');
   if (stageOf(m, input.sessionHash, now) !== 'confirmed') throw notConfirmed();
   const [target] = await db.select({ disabled: users.disabled, deletedAt: users.deletedAt }).from(users).where(eq(users.id, input.targetUserId));
-  if (!target) throw new ApiError('target_not_found', 'No account has that id.');
-  if (target.disabled || target.deletedAt) throw new ApiError('target_unavailable', 'The target account is not available.');
+  if (!target) throw new DomainError('target_not_found', 'No account has that id.');
+  if (target.disabled || target.deletedAt) throw new DomainError('target_unavailable', 'The target account is not available.');
   const code = generateLinkCode(deps.random);
   const expiresAt = new Date(now.getTime() + MIGRATE_CODE_TTL_MS);
   const [issued] = await db
@@ -142,7 +142,7 @@ export async function issueMigrationCode(
   return { code, expiresAt };
 }
 
-const notConfirmed = () => new ApiError('not_confirmed', 'Confirm the migration in this browser first; a confirmation lasts 10 minutes.');
+const notConfirmed = () => new DomainError('not_confirmed', 'Confirm the migration in this browser first; a confirmation lasts 10 minutes.');
 
 /**
  * The target spends the code: in one transaction the migration is redeemed (the source is

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { clientIp } from '../../http/client-ip.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { isConsoleHost, requestHost } from '../accounts/hosts.js';
 import { startSession } from '../accounts/session-service.js';
@@ -63,7 +63,7 @@ export function externalOpLoginRoutes() {
     .openapi(start, async (c) => {
       requireLocalAuth(c);
       const { deps } = c.var;
-      if (!deps.mail) throw new ApiError('mail_unavailable', 'E-mail is not available on this installation.');
+      if (!deps.mail) throw new DomainError('mail_unavailable', 'E-mail is not available on this installation.');
       const started = await startOpLogin(deps, {
         email: c.req.valid('json').email,
         clientIp: clientIp(c),
@@ -82,7 +82,7 @@ export function externalOpLoginRoutes() {
       const { deps } = c.var;
       // Checked before the code, so a finish on the wrong host spends no attempt.
       if (!isConsoleHost(deps.config, requestHost(c))) {
-        throw new ApiError('forbidden', 'An operator login finishes on the operator console only.');
+        throw new DomainError('forbidden', 'An operator login finishes on the operator console only.');
       }
       const body = c.req.valid('json');
       const db = deps.database.db;

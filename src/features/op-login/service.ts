@@ -4,7 +4,7 @@ import type { Queryable } from '../../db/client.js';
 import { users } from '../../db/schema/accounts.js';
 import { opLoginRequests } from '../../db/schema/op-login.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { secretsEqual, sha256Hex } from '../../lib/secrets.js';
 import { writeAudit } from '../accounts/audit.js';
 import { isStaffRole } from '../accounts/authenticator.js';
@@ -76,7 +76,7 @@ export async function isApproved(db: Queryable, id: string, now: Date): Promise<
   return row !== undefined;
 }
 
-export const invalidOpLogin = () => new ApiError('op_login_invalid', 'This operator login could not be completed; start the sign-in again.');
+export const invalidOpLogin = () => new DomainError('op_login_invalid', 'This operator login could not be completed; start the sign-in again.');
 
 /**
  * Spends an approved request with its mailed code and returns the staff account to sign in. The
@@ -105,7 +105,7 @@ export async function finishOpLogin(db: Queryable, id: string, code: string, now
 export async function requireApprover(db: Queryable, approverUuid: string) {
   const approver = await findUserByMcUuid(db, approverUuid);
   if (!approver || approver.disabled || !isStaffRole(approver.role)) {
-    throw new ApiError('not_admin', 'Only a linked administrator may approve an operator login.');
+    throw new DomainError('not_admin', 'Only a linked administrator may approve an operator login.');
   }
   return approver;
 }
@@ -131,7 +131,7 @@ export async function pendingRequests(db: Queryable, now: Date) {
 
 export async function pendingRequest(db: Queryable, id: string, now: Date) {
   const [row] = await db.select(requestView).from(opLoginRequests).innerJoin(users, eq(users.id, opLoginRequests.userId)).where(live(id, 'pending', now));
-  if (!row) throw new ApiError('op_login_not_found', 'No pending operator login has this id.');
+  if (!row) throw new DomainError('op_login_not_found', 'No pending operator login has this id.');
   return row;
 }
 
@@ -152,14 +152,14 @@ export async function approveOpLogin(
     writeAudit(db, { at: now, actor: approver.id, action, target: request.request_id, detail: { approver_uuid: input.approverUuid, ...detail }, requestId: input.requestId });
   if (input.typedUsername.trim().toLowerCase() !== request.username.toLowerCase()) {
     await audit('auth.op_login.mismatch', { typed_username: input.typedUsername });
-    throw new ApiError('op_login_mismatch', 'That operator login is for a different account.');
+    throw new DomainError('op_login_mismatch', 'That operator login is for a different account.');
   }
   const [approved] = await db
     .update(opLoginRequests)
     .set({ status: 'approved', approvedBy: approver.id, approvedAt: now })
     .where(live(input.id, 'pending', now))
     .returning({ id: opLoginRequests.id });
-  if (!approved) throw new ApiError('op_login_not_found', 'No pending operator login has this id.');
+  if (!approved) throw new DomainError('op_login_not_found', 'No pending operator login has this id.');
   await audit('auth.op_login.approved', { username: request.username });
   return { username: request.username, email: request.email };
 }

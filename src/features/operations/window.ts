@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { updateWindow } from '../../db/schema/operations.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import type { UpdateWindowView } from './schema.js';
 
 export interface UpdateWindow {
@@ -17,11 +17,11 @@ export async function readWindow(db: Queryable): Promise<UpdateWindow> {
 /** Both ends set or both null; the end after the start (contract: UpdateWindow, PUT rules). */
 export function parseWindow(view: UpdateWindowView): UpdateWindow {
   if ((view.start === null) !== (view.end === null)) {
-    throw new ApiError('bad_request', 'Set both ends of the window, or clear both with null.');
+    throw new DomainError('bad_request', 'Set both ends of the window, or clear both with null.');
   }
   const window = { start: view.start === null ? null : new Date(view.start), end: view.end === null ? null : new Date(view.end) };
   if (window.start && window.end && window.end <= window.start) {
-    throw new ApiError('bad_request', 'The end of the window must be after its start.');
+    throw new DomainError('bad_request', 'The end of the window must be after its start.');
   }
   return window;
 }

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { and, eq } from 'drizzle-orm';
 import { users } from '../../db/schema/accounts.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { writeAudit } from '../accounts/audit.js';
 import { findUserById } from '../accounts/users-service.js';
@@ -63,7 +63,7 @@ export function passkeyAccountRoutes() {
       await requireReauth(c);
       const db = deps.database.db;
       const user = await findUserById(db, session.userId);
-      if (!user) throw new ApiError('unauthorized');
+      if (!user) throw new DomainError('unauthorized');
       const options = await registrationOptions(rp, deps.random, user, await listCredentials(db, user.id));
       await replaceCeremony(db, { purpose: 'register', subject: user.id, userId: user.id, challenge: options.challenge, now: deps.clock.now() });
       return c.json(options, 200);
@@ -77,10 +77,10 @@ export function passkeyAccountRoutes() {
       const db = deps.database.db;
       const now = deps.clock.now();
       const live = await takeCeremony(db, { purpose: 'register', subject: session.userId, now });
-      if (!live) throw new ApiError('passkey_challenge_invalid', 'No passkey registration is in progress; begin again.');
+      if (!live) throw new DomainError('passkey_challenge_invalid', 'No passkey registration is in progress; begin again.');
       const refused = (reason: string) => deps.log.info({ request_id: c.var.requestId, reason }, 'passkey attestation refused');
       const verified = await verifyAttestation(rp, body.attestation, live.challenge, refused);
-      if (!verified) throw new ApiError('invalid_attestation', 'The passkey attestation could not be verified.');
+      if (!verified) throw new DomainError('invalid_attestation', 'The passkey attestation could not be verified.');
       const row = await db.transaction(async (tx) => {
         const stored = await insertCredential(tx, { ...verified, userId: session.userId, name: body.name ?? '', createdAt: now });
         if (!stored) return undefined;
@@ -91,7 +91,7 @@ export function passkeyAccountRoutes() {
         await writeAudit(tx, { at: now, actor: session.userId, action: 'passkey.register', target: stored.id, requestId: c.var.requestId });
         return stored;
       });
-      if (!row) throw new ApiError('passkey_already_bound', 'This passkey is already bound to an account.');
+      if (!row) throw new DomainError('passkey_already_bound', 'This passkey is already bound to an account.');
       return c.json(toCredentialView(row), 201);
     })
     .openapi(list, async (c) => {
@@ -109,7 +109,7 @@ export function passkeyAccountRoutes() {
         await writeAudit(tx, { at: now, actor: session.userId, action: 'passkey.remove', target: id, requestId: c.var.requestId });
         return true;
       });
-      if (!removed) throw new ApiError('not_found', 'No passkey of yours has this id.');
+      if (!removed) throw new DomainError('not_found', 'No passkey of yours has this id.');
       return c.json({ removed: true as const }, 200);
     });
 }

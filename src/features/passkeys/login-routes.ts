@@ -4,7 +4,7 @@ import type { Context } from 'hono';
 import { clientIp } from '../../http/client-ip.js';
 import { isJsonMediaType } from '../../http/body.js';
 import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { requestHeader } from '../../http/request-header.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { randomToken, sha256Hex } from '../../lib/secrets.js';
@@ -87,7 +87,7 @@ const discoverableFinish = defineRoute(
 );
 
 /** The same 400 for an unknown address and for one without a passkey. */
-const noPasskey = () => new ApiError('no_passkey', 'No passkey is bound to this address; sign in another way.');
+const noPasskey = () => new DomainError('no_passkey', 'No passkey is bound to this address; sign in another way.');
 
 /**
  * The end of both sign-ins: the assertion verified against the ceremony, then a session. Every
@@ -115,7 +115,7 @@ async function signInWith(
 
 /** The door's body is not read, but its Content-Type is the cross-origin guard of the other doors. */
 function requireJsonContentType(c: Context<AppEnv>): void {
-  if (!isJsonMediaType(requestHeader(c, 'content-type'))) throw new ApiError('unsupported_media_type');
+  if (!isJsonMediaType(requestHeader(c, 'content-type'))) throw new DomainError('unsupported_media_type');
 }
 
 /** The public passkey sign-in doors. External face. */
@@ -161,7 +161,7 @@ export function passkeyLoginRoutes() {
         { global: deps.config.webauthnChallengeCap, perNetwork: deps.config.webauthnChallengeCapPerNetwork },
       );
       if (!added) {
-        throw new ApiError('too_many_challenges', 'Too many passkey sign-ins are in progress; try again in a few minutes.', { headers: { 'Retry-After': '60' } });
+        throw new DomainError('too_many_challenges', 'Too many passkey sign-ins are in progress; try again in a few minutes.', { retryAfterSeconds: 60 });
       }
       return c.json({ publicKey: options, login_id: loginId }, 200);
     })

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, ErrorEnvelopeSchema } from '../../http/route.js';
 import { HealthSchema, ReadySchema } from './schema.js';
 import { unreadyDependencies } from './service.js';
@@ -47,7 +47,7 @@ export function internalProbeRoutes() {
   return createRouter()
     .openapi(readyz, async (c) => {
       const failed = await unreadyDependencies(c.var.deps);
-      if (failed.length > 0) throw new ApiError('unavailable', `Not ready: ${failed.join(', ')} not reachable.`);
+      if (failed.length > 0) throw new DomainError('unavailable', `Not ready: ${failed.join(', ')} not reachable.`);
       return c.json({ status: 'ready' as const }, 200);
     })
     .openapi(metrics, async (c) => {

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { isStaffRole } from '../accounts/authenticator.js';
 import { checkCode, dropCode, emailDoorLocked, issueCode, resendCooldown } from '../accounts/email-codes.js';
@@ -86,9 +86,9 @@ async function proven(c: Context<AppEnv>, factor: ProofFactor) {
 /** The e-mail factor is a player's verified address; staff signing in by e-mail also need the game's approval. */
 async function emailFactorOf(c: Context<AppEnv>): Promise<string> {
   const session = c.var.session!;
-  if (isStaffRole(session.role)) throw new ApiError('staff_reauth', 'Operators confirm with a passkey or by signing in again.');
+  if (isStaffRole(session.role)) throw new DomainError('staff_reauth', 'Operators confirm with a passkey or by signing in again.');
   const user = await findUserById(c.var.deps.database.db, session.userId);
-  if (!user?.email || !user.emailVerified) throw new ApiError('no_step_up_factor', 'There is no verified e-mail address on this account to send a code to.');
+  if (!user?.email || !user.emailVerified) throw new DomainError('no_step_up_factor', 'There is no verified e-mail address on this account to send a code to.');
   return user.email;
 }
 
@@ -109,10 +109,10 @@ export function reauthRoutes() {
       const db = deps.database.db;
       const now = deps.clock.now();
       if (await emailDoorLocked(db, session.userId, now)) {
-        throw new ApiError('too_many_attempts', 'Too many wrong codes; e-mail codes are locked for a day.');
+        throw new DomainError('too_many_attempts', 'Too many wrong codes; e-mail codes are locked for a day.');
       }
       const wait = await resendCooldown(db, session.userId, email, now);
-      if (wait > 0) throw new ApiError('otp_resend_cooldown', 'A code was sent less than a minute ago.', { headers: { 'Retry-After': String(wait) } });
+      if (wait > 0) throw new DomainError('otp_resend_cooldown', 'A code was sent less than a minute ago.', { retryAfterSeconds: wait });
       const { code, expiresAt } = await issueCode(db, { userId: session.userId, purpose: 'reauth', email, now, random: deps.random });
       try {
         await mailCode(deps, email, code, c.var.requestId);
@@ -127,8 +127,8 @@ export function reauthRoutes() {
       await emailFactorOf(c);
       const check = await checkCode(deps.database.db, { userId: c.var.session!.userId, purpose: 'reauth', code: c.req.valid('json').code, now: deps.clock.now() });
       if (!check.ok) {
-        if (check.reason === 'locked') throw new ApiError('too_many_attempts', 'Too many wrong codes; this code is locked.');
-        throw new ApiError('invalid_code', 'The code is wrong, expired or already used.');
+        if (check.reason === 'locked') throw new DomainError('too_many_attempts', 'Too many wrong codes; this code is locked.');
+        throw new DomainError('invalid_code', 'The code is wrong, expired or already used.');
       }
       return proven(c, 'email');
     });

@@ -5,7 +5,7 @@ import { sessions, users, type SignInMethod } from '../../db/schema/accounts.js'
 import { passkeyCredentials, reauthProofs } from '../../db/schema/passkeys.js';
 import type { Deps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
 import { isStaffRole } from '../accounts/authenticator.js';
 import { relyingPartyOf } from '../passkeys/relying-party.js';
@@ -71,10 +71,10 @@ export async function reauthStatus(deps: ReauthDeps, session: SessionContext, db
  */
 export async function requireReauth(c: Context<AppEnv>, db?: Queryable): Promise<void> {
   const session = c.var.session;
-  if (!session) throw new ApiError('unauthorized', 'A signed-in session is required.');
+  if (!session) throw new DomainError('unauthorized', 'A signed-in session is required.');
   const status = await reauthStatus(c.var.deps, session, db);
   if (status.needed) {
-    throw new ApiError('reauth_required', 'Confirm it is you first: this change needs a passkey or an e-mail code from the last 5 minutes.');
+    throw new DomainError('reauth_required', 'Confirm it is you first: this change needs a passkey or an e-mail code from the last 5 minutes.');
   }
 }
 

@@ -4,7 +4,7 @@ import type { Queryable } from '../../db/client.js';
 import { auditLog } from '../../db/schema/audit.js';
 import { serverClaims, serverGuestWakes } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { serverCacheOf, type CachedServer } from './cache.js';
 import { clusterCall } from './lookup.js';
 import { integerSetting, SERVER_SETTINGS } from './settings.js';
@@ -84,14 +84,14 @@ export async function startWithinCapacity(deps: StartDeps, server: CachedServer,
     if (!who.privileged && !who.owns) {
       const share = await integerSetting(tx, SERVER_SETTINGS.wakeSharePerPlayer);
       if ((await guestStartsOf(tx, deps, who.waker, now)) >= share) {
-        throw new ApiError('wake_share_exceeded', `You already keep ${share} server(s) running that you do not own; stop one first.`);
+        throw new DomainError('wake_share_exceeded', `You already keep ${share} server(s) running that you do not own; stop one first.`);
       }
     }
     const cap = await integerSetting(tx, SERVER_SETTINGS.nodeServerCap);
     const capacity = await clusterCall(name, () => deps.cluster.capacity());
     if (capacity.running >= cap * capacity.nodes) {
       const victim = who.privileged ? await oldestGuestOfUnclaimed(tx, deps) : undefined;
-      if (!victim) throw new ApiError('at_capacity', 'Every node runs as many servers as it may; try again later.');
+      if (!victim) throw new DomainError('at_capacity', 'Every node runs as many servers as it may; try again later.');
       await clusterCall(victim, () => deps.cluster.setDesiredState(victim, 'Stopped'));
       await tx.delete(serverGuestWakes).where(eq(serverGuestWakes.serverName, victim));
       await tx.insert(auditLog).values({ at: now, actor, action: 'capacity.preempt', target: victim, detail: { for: name }, requestId: null });

@@ -3,14 +3,14 @@ import type { Queryable } from '../../db/client.js';
 import { linkedAccounts, users } from '../../db/schema/accounts.js';
 import { serverClaims } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { getQuota } from '../accounts/directory.js';
 import type { CachedServer } from './cache.js';
 import { cpuMilli, memoryMb, storageGb } from './quantity.js';
 
 /** Claim without a linked game identity: 412 `not_linked`, the original's code (api-extensions). */
 export const notLinked = () =>
-  new ApiError('not_linked', 'Link your Minecraft account to a web account to claim a server.', { status: 412 });
+  new DomainError('claim_not_linked', 'Link your Minecraft account to a web account to claim a server.');
 
 export async function ownerOf(db: Queryable, serverName: string): Promise<string | undefined> {
   const [row] = await db.select({ userId: serverClaims.userId }).from(serverClaims).where(eq(serverClaims.serverName, serverName));
@@ -71,8 +71,8 @@ export async function claimServer(deps: Pick<Deps, 'database' | 'clock'>, server
   const cost = claimCost(server);
   await deps.database.db.transaction(async (tx) => {
     const [user] = await tx.select({ id: users.id }).from(users).where(eq(users.id, userId)).for('update');
-    if (!user) throw new ApiError('forbidden', 'The account no longer exists.');
-    if (await ownerOf(tx, name)) throw new ApiError('already_claimed', `${name} is already claimed.`);
+    if (!user) throw new DomainError('forbidden', 'The account no longer exists.');
+    if (await ownerOf(tx, name)) throw new DomainError('already_claimed', `${name} is already claimed.`);
     const quota = await getQuota(tx, userId);
     const [used] = await tx
       .select({
@@ -84,15 +84,15 @@ export async function claimServer(deps: Pick<Deps, 'database' | 'clock'>, server
       .from(serverClaims)
       .where(eq(serverClaims.userId, userId));
     const over = (limit: number | null, usedNow: number, adding: number) => limit !== null && usedNow + adding > limit;
-    if (over(quota.max_servers, used!.servers, 1)) throw new ApiError('quota_exceeded', 'Your server quota is used up.');
-    if (over(quota.max_cpu_milli, Number(used!.cpu), cost.cpuMilli)) throw new ApiError('quota_exceeded', 'Your CPU quota would be exceeded.');
-    if (over(quota.max_memory_mb, Number(used!.memory), cost.memoryMb)) throw new ApiError('quota_exceeded', 'Your memory quota would be exceeded.');
-    if (over(quota.max_storage_gb, Number(used!.storage), cost.storageGb)) throw new ApiError('quota_exceeded', 'Your storage quota would be exceeded.');
+    if (over(quota.max_servers, used!.servers, 1)) throw new DomainError('quota_exceeded', 'Your server quota is used up.');
+    if (over(quota.max_cpu_milli, Number(used!.cpu), cost.cpuMilli)) throw new DomainError('quota_exceeded', 'Your CPU quota would be exceeded.');
+    if (over(quota.max_memory_mb, Number(used!.memory), cost.memoryMb)) throw new DomainError('quota_exceeded', 'Your memory quota would be exceeded.');
+    if (over(quota.max_storage_gb, Number(used!.storage), cost.storageGb)) throw new DomainError('quota_exceeded', 'Your storage quota would be exceeded.');
     const inserted = await tx
       .insert(serverClaims)
       .values({ serverName: name, subdomain: server.resource.spec.subdomain, userId, claimedAt: deps.clock.now(), ...cost })
       .onConflictDoNothing()
       .returning({ serverName: serverClaims.serverName });
-    if (inserted.length === 0) throw new ApiError('already_claimed', `${name} is already claimed.`);
+    if (inserted.length === 0) throw new DomainError('already_claimed', `${name} is already claimed.`);
   });
 }

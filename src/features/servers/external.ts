@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
 import { claimServer, isLinked, notLinked } from './claims.js';
 import { createServer } from './create.js';
@@ -125,7 +125,7 @@ export function externalServerRoutes() {
     .openapi(status, async (c) => {
       const server = await requireServer(c.var.deps, c.req.valid('param').name);
       if (!(await mayRead(c.var.deps, server, c.var.session!))) {
-        throw new ApiError('forbidden', 'This server belongs to someone else.');
+        throw new DomainError('forbidden', 'This server belongs to someone else.');
       }
       return c.json(server.info, 200);
     })

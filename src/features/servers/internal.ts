@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
 import type { Access } from '../../http/tiers.js';
 import { ownerOf, claimServer } from './claims.js';
@@ -116,7 +116,7 @@ const menuAccessRoute = defineRoute(PROXY, {
 /** The server a hostname names; system servers are never reached this way. */
 function serverOfHost(cache: ServerCache, host: string) {
   const server = cache.byHost(host);
-  if (!server || server.system || isReservedServerName(server.info.name)) throw new ApiError('not_found', 'No server has this host.');
+  if (!server || server.system || isReservedServerName(server.info.name)) throw new DomainError('not_found', 'No server has this host.');
   return server;
 }
 
@@ -164,7 +164,7 @@ export function internalServerRoutes() {
       const server = await requireServer(c.var.deps, name);
       const player = await findUserByMcUuid(c.var.deps.database.db, c.req.valid('json').mc_uuid);
       if (!player) throw notLinked();
-      if (player.disabled) throw new ApiError('forbidden', 'This account is disabled.');
+      if (player.disabled) throw new DomainError('forbidden', 'This account is disabled.');
       await claimServer(c.var.deps, server, player.id);
       return c.json({ name, claimed: true as const }, 200);
     })

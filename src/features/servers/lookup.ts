@@ -1,6 +1,6 @@
 import { ClusterNotFoundError } from '../../adapters/cluster/types.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { serverCacheOf, type CachedServer, type ServerCache } from './cache.js';
 import { isReservedServerName } from './names.js';
 
@@ -13,7 +13,7 @@ export async function syncedCache(deps: CacheDeps): Promise<ServerCache> {
     try {
       await cache.ready();
     } catch (err) {
-      throw new ApiError('unavailable', 'The cluster cannot be reached.', { cause: err });
+      throw new DomainError('unavailable', 'The cluster cannot be reached.', { cause: err });
     }
   }
   return cache;
@@ -23,7 +23,7 @@ export async function syncedCache(deps: CacheDeps): Promise<ServerCache> {
 export async function requireServer(deps: CacheDeps, name: string): Promise<CachedServer> {
   const cache = await syncedCache(deps);
   const server = isReservedServerName(name) ? undefined : cache.get(name);
-  if (!server || server.system) throw new ApiError('not_found', `No server named ${name}.`);
+  if (!server || server.system) throw new DomainError('not_found', `No server named ${name}.`);
   return server;
 }
 
@@ -32,8 +32,8 @@ export async function clusterCall<T>(name: string, write: () => Promise<T>): Pro
   try {
     return await write();
   } catch (err) {
-    if (err instanceof ApiError) throw err;
-    if (err instanceof ClusterNotFoundError) throw new ApiError('not_found', `No server named ${name}.`);
-    throw new ApiError('unavailable', 'The cluster cannot be reached.', { cause: err });
+    if (err instanceof DomainError) throw err;
+    if (err instanceof ClusterNotFoundError) throw new DomainError('not_found', `No server named ${name}.`);
+    throw new DomainError('unavailable', 'The cluster cannot be reached.', { cause: err });
   }
 }

@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import type { ServerSpecPatch } from '../../adapters/cluster/types.js';
 import { AUTOSTART_POLICIES, DESIRED_STATES } from '../../adapters/cluster/types.js';
 import { auditLog } from '../../db/schema/audit.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { imageFor } from './create.js';
 import { clusterCall, requireServer } from './lookup.js';
@@ -51,14 +51,14 @@ export function serverPatchRoutes() {
     const { spec } = server.resource;
     const resources = body.resources ?? {};
     if (body.memory !== undefined && resources.memory !== undefined && body.memory !== resources.memory) {
-      throw new ApiError('bad_request', 'memory and resources.memory differ; give one.');
+      throw new DomainError('bad_request', 'memory and resources.memory differ; give one.');
     }
     const patch: ServerSpecPatch = {};
     if (body.image !== undefined) {
       const image = await imageFor(deps, body.image);
       if (image !== spec.image) {
         // A new image can break a world (a newer game version cannot be downgraded): said twice.
-        if (body.confirmImageChange !== true) throw new ApiError('bad_request', 'Changing the image needs confirmImageChange: true.');
+        if (body.confirmImageChange !== true) throw new DomainError('bad_request', 'Changing the image needs confirmImageChange: true.');
         patch.image = image;
       }
     }

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { serverRetirements } from '../../db/schema/servers.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 
 export type Retirement = typeof serverRetirements.$inferSelect;
 
@@ -12,5 +12,5 @@ export async function retirementOf(db: Queryable, serverName: string): Promise<R
 
 /** A retiring server is never started again (409 retiring). */
 export async function refuseRetiring(db: Queryable, serverName: string): Promise<void> {
-  if (await retirementOf(db, serverName)) throw new ApiError('retiring', `${serverName} is being retired.`);
+  if (await retirementOf(db, serverName)) throw new DomainError('retiring', `${serverName} is being retired.`);
 }

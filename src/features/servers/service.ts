@@ -5,7 +5,7 @@ import { linkedAccounts } from '../../db/schema/accounts.js';
 import { auditLog } from '../../db/schema/audit.js';
 import { serverActivity, serverMaintenance, serverWakeAllowlist } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
 import { findUserByMcUuid } from '../accounts/directory.js';
 import { worldLockHeld } from '../worlds/lock.js';
@@ -50,7 +50,7 @@ async function playerMayWake(deps: Pick<Deps, 'database'>, server: CachedServer,
 async function refuseInMaintenance(deps: Pick<Deps, 'database'>, server: CachedServer): Promise<void> {
   const name = server.resource.spec.name;
   if (await inMaintenance(deps.database.db, name)) {
-    throw new ApiError('maintenance_in_progress', `${name}'s world is held by a restore, backup or file write.`);
+    throw new DomainError('maintenance_in_progress', `${name}'s world is held by a restore, backup or file write.`);
   }
 }
 
@@ -68,13 +68,13 @@ async function wakerOfPlayer(db: Queryable, server: CachedServer, mcUuid: string
 export async function wakeForPlayer(deps: WakeDeps, server: CachedServer, mcUuid: string): Promise<ServerResource> {
   const { spec, status } = server.resource;
   if (!(await playerMayWake(deps, server, mcUuid))) {
-    throw new ApiError('forbidden', `${spec.name}'s autostart policy does not let you wake it.`);
+    throw new DomainError('forbidden', `${spec.name}'s autostart policy does not let you wake it.`);
   }
   await refuseInMaintenance(deps, server);
   await refuseRetiring(deps.database.db, spec.name);
   // A join never resets the retry budget: only the owner's wake from the panel starts it over.
   if (status.phase === 'Failed' && status.startGaveUp) {
-    throw new ApiError('start_failed', `${spec.name} failed to start and will not be retried automatically.`);
+    throw new DomainError('start_failed', `${spec.name} failed to start and will not be retried automatically.`);
   }
   const who = await wakerOfPlayer(deps.database.db, server, mcUuid);
   return startWithinCapacity(deps, server, who, who.waker);
@@ -95,12 +95,12 @@ export async function wakeFromPanel(
   const owner = await ownerOf(deps.database.db, spec.name);
   const privileged = owner === session.userId || isStaff(session.role);
   if (!privileged && !(await userMayWake(deps, server, session.userId, owner))) {
-    throw new ApiError('forbidden', `Only ${spec.name}'s owner may wake it.`);
+    throw new DomainError('forbidden', `Only ${spec.name}'s owner may wake it.`);
   }
   await refuseInMaintenance(deps, server);
   await refuseRetiring(deps.database.db, spec.name);
   if (status.phase === 'Failed' && !privileged && status.startGaveUp) {
-    throw new ApiError('start_failed', `${spec.name} failed to start; its owner can retry.`);
+    throw new DomainError('start_failed', `${spec.name} failed to start; its owner can retry.`);
   }
   if (status.phase === 'Failed' && privileged) {
     await takeWakeSlot(deps.database.db, deps.clock.now(), spec.name);
@@ -140,7 +140,7 @@ async function userMayWake(deps: Pick<Deps, 'database'>, server: CachedServer, u
 export async function assertOwnerOrStaff(deps: Pick<Deps, 'database'>, name: string, session: SessionContext, what: string): Promise<void> {
   if (isStaff(session.role)) return;
   const owner = await ownerOf(deps.database.db, name);
-  if (owner !== session.userId) throw new ApiError('forbidden', `Only ${name}'s owner may ${what}.`);
+  if (owner !== session.userId) throw new DomainError('forbidden', `Only ${name}'s owner may ${what}.`);
 }
 
 export async function stopFromPanel(deps: Pick<Deps, 'database' | 'cluster'>, server: CachedServer, session: SessionContext): Promise<void> {

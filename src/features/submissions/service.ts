@@ -4,7 +4,7 @@ import type { Queryable } from '../../db/client.js';
 import { builds } from '../../db/schema/builds.js';
 import { submissions, type SubmissionStatus } from '../../db/schema/submissions.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { containsPattern } from '../builds/paging.js';
 import { handOff, insertBuild } from '../builds/service.js';
 import { SUBMISSION_STATUSES, type SubmissionView } from './schema.js';
@@ -28,7 +28,7 @@ export async function createSubmission(deps: Pick<Deps, 'database' | 'clock'>, u
 /** The submission, when the scope may see it; 404 otherwise (another user's is not revealed). */
 export async function findSubmission(db: Queryable, scope: Scope, id: string): Promise<SubmissionRow> {
   const [row] = isUuid(id) ? await db.select().from(submissions).where(eq(submissions.id, id)) : [];
-  if (!row || (scope !== 'all' && row.submittedBy !== scope.userId)) throw new ApiError('not_found', 'No such submission.');
+  if (!row || (scope !== 'all' && row.submittedBy !== scope.userId)) throw new DomainError('not_found', 'No such submission.');
   return row;
 }
 
@@ -92,7 +92,7 @@ export async function deleteSubmission(deps: SubmissionDeps, scope: Scope, id: s
     .delete(submissions)
     .where(and(eq(submissions.id, row.id), guard))
     .returning();
-  if (!deleted) throw new ApiError('conflict', 'A reviewed submission can no longer be withdrawn.');
+  if (!deleted) throw new DomainError('conflict', 'A reviewed submission can no longer be withdrawn.');
   await deps.contextStore?.remove(row.id).catch((err: unknown) => deps.log.warn({ err, submissionId: id }, 'context removal failed'));
   return toSubmissionView(deleted);
 }
@@ -115,10 +115,10 @@ export async function approveSubmission(
 ): Promise<SubmissionView> {
   const db = deps.database.db;
   const current = await findSubmission(db, 'all', id);
-  if (current.status !== 'pending_review') throw new ApiError('conflict', `The submission is already ${current.status}.`);
-  if (!current.contextSha256) throw new ApiError('conflict', 'The submission has no uploaded context yet.');
+  if (current.status !== 'pending_review') throw new DomainError('conflict', `The submission is already ${current.status}.`);
+  if (!current.contextSha256) throw new DomainError('conflict', 'The submission has no uploaded context yet.');
   if (current.contextSha256 !== expectedDigest) {
-    throw new ApiError('conflict', 'expected_digest does not match the stored context.');
+    throw new DomainError('conflict', 'expected_digest does not match the stored context.');
   }
   const now = deps.clock.now();
   const { approved, build } = await db.transaction(async (tx) => {
@@ -127,7 +127,7 @@ export async function approveSubmission(
       .set({ status: 'approved', imageRef: imageRefFor(deps, current, expectedDigest), reviewedBy: reviewer, reviewedAt: now })
       .where(and(eq(submissions.id, id), eq(submissions.status, 'pending_review'), eq(submissions.contextSha256, expectedDigest)))
       .returning();
-    if (!approved) throw new ApiError('conflict', 'The submission changed meanwhile.');
+    if (!approved) throw new DomainError('conflict', 'The submission changed meanwhile.');
     const build = await insertBuild(deps, tx, { imageRef: approved.imageRef!, requestedBy: reviewer, contextRef: contextRefOf(id) });
     return { approved, build };
   });
@@ -148,7 +148,7 @@ export async function rejectSubmission(deps: SubmissionDeps, reviewer: string, i
     .set({ status: 'rejected', rejectReason: reason, reviewedBy: reviewer, reviewedAt: deps.clock.now() })
     .where(and(eq(submissions.id, id), eq(submissions.status, 'pending_review')))
     .returning();
-  if (!row) throw new ApiError('conflict', 'Only a submission pending review can be rejected.');
+  if (!row) throw new DomainError('conflict', 'Only a submission pending review can be rejected.');
   return toSubmissionView(row);
 }
 
@@ -157,12 +157,12 @@ export async function openContext(deps: SubmissionDeps, scope: Scope, id: string
   const row = await findSubmission(deps.database.db, scope, id);
   const store = requireStore(deps);
   const stream = row.contextSha256 ? await store.open(row.id) : undefined;
-  if (!stream || !row.contextSha256) throw new ApiError('not_found', 'This submission has no uploaded context.');
+  if (!stream || !row.contextSha256) throw new DomainError('not_found', 'This submission has no uploaded context.');
   return { stream, sha256: row.contextSha256, size: row.contextBytes ?? 0 };
 }
 
 export function requireStore(deps: Pick<Deps, 'contextStore'>) {
-  if (!deps.contextStore) throw new ApiError('unavailable', 'The context store is not configured.');
+  if (!deps.contextStore) throw new DomainError('unavailable', 'The context store is not configured.');
   return deps.contextStore;
 }
 

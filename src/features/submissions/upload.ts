@@ -1,6 +1,6 @@
 import { and, eq, isNull, lt, or } from 'drizzle-orm';
 import { submissionUploads, submissions } from '../../db/schema/submissions.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { StagePartError } from './context-store.js';
 import { findSubmission, requireStore, type SubmissionDeps } from './service.js';
 import type { SubmissionView } from './schema.js';
@@ -24,7 +24,7 @@ export type IncomingPart = AsyncIterable<Uint8Array>;
 
 async function pendingOwn(deps: SubmissionDeps, userId: string, id: string) {
   const row = await findSubmission(deps.database.db, { userId }, id);
-  if (row.status !== 'pending_review') throw new ApiError('conflict', 'Only a submission pending review takes a context.');
+  if (row.status !== 'pending_review') throw new DomainError('conflict', 'Only a submission pending review takes a context.');
   return row;
 }
 
@@ -58,10 +58,10 @@ async function claim(deps: SubmissionDeps, id: string, offset: number): Promise<
   if (claimed) return;
   const [current] = await db.select().from(submissionUploads).where(eq(submissionUploads.submissionId, id));
   if (current && current.busyUntil && current.busyUntil >= now) {
-    throw new ApiError('upload_busy', 'Another part of this upload is being written; ask where it stands and retry.');
+    throw new DomainError('upload_busy', 'Another part of this upload is being written; ask where it stands and retry.');
   }
-  throw new ApiError('upload_offset_mismatch', `The next part starts at ${current?.received ?? 0}.`, {
-    headers: { 'Upload-Offset': String(current?.received ?? 0) },
+  throw new DomainError('upload_offset_mismatch', `The next part starts at ${current?.received ?? 0}.`, {
+    uploadOffset: current?.received ?? 0,
   });
 }
 
@@ -97,7 +97,7 @@ export async function completeUpload(deps: SubmissionDeps, userId: string, id: s
   const store = requireStore(deps);
   const db = deps.database.db;
   const [upload] = await db.select().from(submissionUploads).where(eq(submissionUploads.submissionId, row.id));
-  if (!upload || upload.received === 0) throw new ApiError('bad_request', 'Nothing is staged for this submission.');
+  if (!upload || upload.received === 0) throw new DomainError('bad_request', 'Nothing is staged for this submission.');
   await claim(deps, row.id, upload.received);
   let stored: { sha256: string; size: number };
   try {
@@ -119,7 +119,7 @@ export async function uploadWhole(deps: SubmissionDeps, userId: string, id: stri
   let received = 0;
   try {
     received = await store.stagePart(row.id, part, { offset: 0, maxBytes: limits.contextMaxBytes });
-    if (received === 0) throw new ApiError('bad_request', 'The context is empty.');
+    if (received === 0) throw new DomainError('bad_request', 'The context is empty.');
     const stored = await store.commit(row.id);
     await deps.database.db.delete(submissionUploads).where(eq(submissionUploads.submissionId, row.id));
     return await recordContext(deps, row.id, stored);
@@ -135,12 +135,12 @@ async function recordContext(deps: SubmissionDeps, id: string, stored: { sha256:
     .set({ contextSha256: stored.sha256, contextBytes: stored.size })
     .where(and(eq(submissions.id, id), eq(submissions.status, 'pending_review')))
     .returning();
-  if (!row) throw new ApiError('conflict', 'The submission was reviewed or withdrawn meanwhile.');
+  if (!row) throw new DomainError('conflict', 'The submission was reviewed or withdrawn meanwhile.');
   return toSubmissionView(row);
 }
 
-function tooLarge(limits: { partMaxBytes: number; contextMaxBytes: number }, offset: number): ApiError {
-  return new ApiError(
+function tooLarge(limits: { partMaxBytes: number; contextMaxBytes: number }, offset: number): DomainError {
+  return new DomainError(
     'too_large',
     `A part carries at most ${limits.partMaxBytes} bytes and the context at most ${limits.contextMaxBytes} (this part starts at ${offset}).`,
   );
@@ -152,6 +152,6 @@ function partError(err: unknown, limits: { partMaxBytes: number; contextMaxBytes
     case 'too_large':
       return tooLarge(limits, offset);
     case 'store_full':
-      return new ApiError('uploads_full', err.message);
+      return new DomainError('uploads_full', err.message);
   }
 }

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { HasJoinedQuery } from '../../adapters/session-sources/sources.js';
 import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute } from '../../http/route.js';
 import { HasJoinedProfileSchema } from './schema.js';
 import { byteLength, MAX_PARAM_BYTES } from './service.js';
@@ -83,7 +83,7 @@ export function verifierRoutes() {
       .verify(query)
       .catch((err: unknown) => {
         deps.log.error({ err, request_id: c.var.requestId }, 'hasJoined failed (bar-list lookup)');
-        throw new ApiError('internal');
+        throw new DomainError('internal');
       });
     if (verdict.status === 200) return c.json(verdict.profile, 200);
     return verdict.status === 204 ? c.body(null, 204) : c.body(null, 503, NO_BODY);

@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
 import { isStaffRole } from '../accounts/authenticator.js';
 import type { CachedServer } from '../servers/cache.js';
@@ -16,22 +16,22 @@ export async function requireWorld(
   const server = await requireServer(deps, name);
   const owner = await ownerOf(deps.database.db, name);
   const staff = isStaffRole(session.role);
-  if (owner !== session.userId && !staff) throw new ApiError('forbidden', `Only ${name}'s owner or staff may do this.`);
+  if (owner !== session.userId && !staff) throw new DomainError('forbidden', `Only ${name}'s owner or staff may do this.`);
   return { server, owner, staff };
 }
 
 /** 409 not_stopped unless the server is down and meant to stay down (read fresh from the cache). */
 export async function requireStopped(deps: Pick<Deps, 'cluster' | 'config'>, name: string): Promise<void> {
   const server = (await syncedCache(deps)).get(name);
-  if (!server) throw new ApiError('not_found', `No server named ${name}.`);
+  if (!server) throw new DomainError('not_found', `No server named ${name}.`);
   const { spec, status } = server.resource;
   if (status.phase !== 'Stopped' || spec.desiredState === 'Running') {
-    throw new ApiError('not_stopped', `${name} must be stopped first (it is ${status.phase}).`);
+    throw new DomainError('not_stopped', `${name} must be stopped first (it is ${status.phase}).`);
   }
 }
 
 /** The world folders this process can reach, or 503 (worlds on cluster volumes are reached by jobs). */
 export function localFolders(deps: Pick<Deps, 'worlds'>): WorldFolders {
-  if (!deps.worlds.folders) throw new ApiError('unavailable', 'World files cannot be reached from this service.');
+  if (!deps.worlds.folders) throw new DomainError('unavailable', 'World files cannot be reached from this service.');
   return deps.worlds.folders;
 }

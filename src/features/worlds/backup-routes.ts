@@ -1,5 +1,5 @@
 import { auditLog } from '../../db/schema/audit.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
 import { isStaffRole } from '../accounts/authenticator.js';
 import { requireServer } from '../servers/lookup.js';
@@ -140,7 +140,7 @@ export function internalBackupRoutes() {
   return createRouter().openapi(breakGlass, async (c) => {
     const { name } = c.req.valid('param');
     const typed = c.req.valid('json').os_user?.trim() ?? '';
-    if (typed !== '' && !OS_USER.test(typed)) throw new ApiError('bad_name', 'os_user must be a login name (letters, digits, _ . -).');
+    if (typed !== '' && !OS_USER.test(typed)) throw new DomainError('bad_name', 'os_user must be a login name (letters, digits, _ . -).');
     const actor = typed || 'break-glass';
     await requireServer(c.var.deps, name);
     const { jobId } = await startBackup(c.var.deps, name, actor);

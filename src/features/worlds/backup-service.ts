@@ -1,7 +1,7 @@
 import { and, count, desc, eq, lt } from 'drizzle-orm';
 import { worldBackups } from '../../db/schema/worlds.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { ownerOf } from '../servers/claims.js';
 import { createBackupRow, findBackup, verifyBackup, type BackupRow } from './backups.js';
 import { runnerOf, type WorldJobPlan } from './job-runner.js';
@@ -16,7 +16,7 @@ async function requireStore(deps: Pick<Deps, 'worlds' | 'log'>): Promise<void> {
     await deps.worlds.store.ping();
   } catch (err) {
     deps.log.warn({ err }, 'backup store unreachable');
-    throw new ApiError('unavailable', 'The backup store cannot be reached.');
+    throw new DomainError('unavailable', 'The backup store cannot be reached.');
   }
 }
 
@@ -46,8 +46,8 @@ export async function backupToRestore(deps: Pick<Deps, 'database'>, serverName: 
       .orderBy(desc(worldBackups.createdAt))
       .limit(1);
   }
-  if (!backup) throw new ApiError('no_backup', `No backup of ${serverName} to restore.`);
-  if (backup.corrupt) throw new ApiError('backup_corrupt', 'This backup failed its read-back and cannot be restored.');
+  if (!backup) throw new DomainError('no_backup', `No backup of ${serverName} to restore.`);
+  if (backup.corrupt) throw new DomainError('backup_corrupt', 'This backup failed its read-back and cannot be restored.');
   return backup;
 }
 
@@ -64,7 +64,7 @@ export async function startRestore(
   const runner = runnerOf(deps);
   const backup = await backupToRestore(deps, input.serverName, input.backupId);
   if ((backup.formerOwner ?? undefined) !== input.owner) {
-    throw new ApiError('forbidden', 'This backup was taken of a world with another owner.');
+    throw new DomainError('forbidden', 'This backup was taken of a world with another owner.');
   }
   await requireStore(deps);
   const { serverName } = input;
@@ -122,10 +122,10 @@ export async function listBackups(
 export async function deleteBackup(deps: Pick<Deps, 'database' | 'worlds' | 'log'>, id: string, scope: { userId: string; staff: boolean }) {
   const backup = await findBackup(deps, id);
   if (!backup || backup.status !== 'present' || (!scope.staff && backup.formerOwner !== scope.userId)) {
-    throw new ApiError('no_backup', 'No such backup.');
+    throw new DomainError('no_backup', 'No such backup.');
   }
   if ((await lockHolderKind(deps.database.db, backup.serverName)) === 'restore') {
-    throw new ApiError('restore_in_progress', `A restore of ${backup.serverName} may be reading this backup.`);
+    throw new DomainError('restore_in_progress', `A restore of ${backup.serverName} may be reading this backup.`);
   }
   await expire(deps, backup);
 }

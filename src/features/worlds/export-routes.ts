@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { z } from '@hono/zod-openapi';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
 import { isStaffRole } from '../accounts/authenticator.js';
 import { ServerNameParam } from '../servers/schema.js';
@@ -77,7 +77,7 @@ export function externalExportRoutes() {
       const session = c.var.session!;
       await requireWorld(c.var.deps, name, session);
       const backup = await backupToRestore(c.var.deps, name, id);
-      if (!isStaffRole(session.role) && backup.formerOwner !== session.userId) throw new ApiError('no_backup', 'No such backup.');
+      if (!isStaffRole(session.role) && backup.formerOwner !== session.userId) throw new DomainError('no_backup', 'No such backup.');
       return c.json(ticketOf(await exportBackup(c.var.deps, backup, session.userId)), 202);
     })
     .openapi(worldExport, async (c) => {
@@ -96,13 +96,13 @@ export function externalExportRoutes() {
     })
     .openapi(exportDownload, async (c) => {
       const row = await ownExport(c.var.deps, c.req.valid('param').ticket, c.var.session!.userId);
-      if (row.state !== 'ready') throw new ApiError('conflict', `The export is ${row.state}.`);
+      if (row.state !== 'ready') throw new DomainError('conflict', `The export is ${row.state}.`);
       let body: Readable;
       try {
         body = await c.var.deps.worlds.store.get(row.storageKey);
       } catch (err) {
         c.var.deps.log.warn({ err, ticket: row.ticket }, 'export unreadable from the backup store');
-        throw new ApiError('unavailable', 'The backup store cannot be reached.');
+        throw new DomainError('unavailable', 'The backup store cannot be reached.');
       }
       const filename = row.filename.replace(/[^A-Za-z0-9._-]/g, '_');
       return c.body(Readable.toWeb(body) as ReadableStream<Uint8Array>, 200, {

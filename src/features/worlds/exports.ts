@@ -2,7 +2,7 @@ import { lstat } from 'node:fs/promises';
 import { and, eq, lt } from 'drizzle-orm';
 import { worldExports } from '../../db/schema/worlds.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import type { BackupRow } from './backups.js';
 import { worldPath } from './files.js';
 import { runnerOf, type WorldJobPlan } from './job-runner.js';
@@ -26,7 +26,7 @@ async function insertExport(deps: Pick<Deps, 'database' | 'clock'>, ttlMs: numbe
 
 /** A backup's own archive, ready at once (the caller checked the backup is theirs to read). */
 export async function exportBackup(deps: Pick<Deps, 'database' | 'clock' | 'random'>, backup: BackupRow, userId: string) {
-  if (backup.corrupt) throw new ApiError('backup_corrupt', 'This backup failed its read-back.');
+  if (backup.corrupt) throw new DomainError('backup_corrupt', 'This backup failed its read-back.');
   const { exportTtlMs } = await readWorldTimes(deps.database.db);
   return insertExport(deps, exportTtlMs, {
     ticket: newId(deps.random),
@@ -52,11 +52,11 @@ export async function exportWorld(deps: JobDeps, serverName: string, userId: str
   if (deps.worlds.folders) {
     const target = await worldPath(await deps.worlds.folders.folder(serverName), path);
     const stat = await lstat(target.abs).catch(() => undefined);
-    if (!stat || !(stat.isFile() || stat.isDirectory())) throw new ApiError('not_found', `Nothing to download at ${target.shown || 'the world root'}.`);
+    if (!stat || !(stat.isFile() || stat.isDirectory())) throw new DomainError('not_found', `Nothing to download at ${target.shown || 'the world root'}.`);
     isFile = stat.isFile();
     name = target.segments.at(-1) ?? serverName;
   } else if (path !== '') {
-    throw new ApiError('unavailable', 'World files cannot be reached from this service.');
+    throw new DomainError('unavailable', 'World files cannot be reached from this service.');
   }
   const ticket = newId(deps.random);
   const { exportTtlMs } = await readWorldTimes(deps.database.db);
@@ -83,7 +83,7 @@ export async function exportWorld(deps: JobDeps, serverName: string, userId: str
 /** The caller's own export: anyone else's ticket is 404, as if it did not exist. */
 export async function ownExport(deps: Pick<Deps, 'database' | 'clock'>, ticket: string, userId: string): Promise<ExportRow> {
   const [row] = await deps.database.db.select().from(worldExports).where(and(eq(worldExports.ticket, ticket), eq(worldExports.requestedBy, userId)));
-  if (!row || row.state === 'expired' || row.expiresAt <= deps.clock.now()) throw new ApiError('not_found', 'No such export.');
+  if (!row || row.state === 'expired' || row.expiresAt <= deps.clock.now()) throw new DomainError('not_found', 'No such export.');
   return row;
 }
 

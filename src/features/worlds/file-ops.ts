@@ -1,7 +1,7 @@
 import { and, desc, eq, gt, inArray, isNull, or } from 'drizzle-orm';
 import { worldFileOps, type FileOpError } from '../../db/schema/world-files.js';
 import { worldJobs } from '../../db/schema/worlds.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { JobFailure, startWorldJob, type JobDeps } from './run-job.js';
 import { isErrno } from '../../lib/errno.js';
 
@@ -22,7 +22,7 @@ export class FileOpFailure extends Error {
 /** What a failed op reports: our refusals as they are, a full disk as volume_full, anything else without its stack. */
 function opErrorOf(err: unknown): FileOpError | undefined {
   if (err instanceof FileOpFailure) return err.detail;
-  if (err instanceof ApiError) return { code: err.code, message: err.message };
+  if (err instanceof DomainError) return { code: err.code, message: err.message };
   if (isErrno(err, 'ENOSPC', 'EDQUOT')) return { code: 'volume_full', message: 'The world volume is full; nothing was changed.' };
   return undefined;
 }
@@ -79,7 +79,7 @@ export async function startFileOp(
   );
   // The job may fail before it records the op (the database went away): that failure is the answer.
   const failed = done.then(() => {
-    throw new ApiError('unavailable', 'The file operation could not be recorded; try again.');
+    throw new DomainError('unavailable', 'The file operation could not be recorded; try again.');
   });
   return Promise.race([ready, failed]);
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { rawBodyOf } from '../../http/raw-body.js';
 import { createRouter, defineRoute, errorAnswer, json, rawBody } from '../../http/route.js';
 import type { SessionContext } from '../../http/session.js';
@@ -129,7 +129,7 @@ function decodeContent(content: string, contentSha256: string | undefined): Buff
   const bytes = Buffer.from(content, 'base64');
   if (contentSha256 !== undefined) {
     const actual = createHash('sha256').update(bytes).digest('hex');
-    if (actual !== contentSha256) throw new ApiError('digest_mismatch', 'content_sha256 does not match the content.');
+    if (actual !== contentSha256) throw new DomainError('digest_mismatch', 'content_sha256 does not match the content.');
   }
   return bytes;
 }
@@ -149,7 +149,7 @@ export function externalFileRoutes() {
     })
     .openapi(write, async (c) => {
       const body = c.req.valid('json');
-      if (body.create_only && body.expect_sha256) throw new ApiError('bad_request', 'Send expect_sha256 or create_only, not both.');
+      if (body.create_only && body.expect_sha256) throw new DomainError('bad_request', 'Send expect_sha256 or create_only, not both.');
       const bytes = decodeContent(body.content, body.content_sha256);
       const { name } = c.req.valid('param');
       const written = await changeWorld(c.var.deps, name, c.var.session!, (ops) =>

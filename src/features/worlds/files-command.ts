@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { deleteWorldPath, listFolder, makeWorldFolder, readWorldFile, renameWorldPath, writeWorldFile } from './files.js';
 import { contentFromEnv, fileOpSchema, JOB_LIST_MAX_ENTRIES, JOB_READ_MAX_BYTES, resultLines, type FileOp, type FileResult } from './files-protocol.js';
 
@@ -72,7 +72,7 @@ export async function runFilesCommand(
   try {
     result = { ok: true, result: await perform(parsed.op, parsed.folder, env) };
   } catch (e) {
-    if (e instanceof ApiError) result = { ok: false, code: e.code, message: e.message };
+    if (e instanceof DomainError) result = { ok: false, code: e.code, message: e.message };
     else {
       err(`world-job files: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
       result = { ok: false, code: 'failed', message: 'the operation failed' };

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rename, rm, statfs, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { hashStream } from './archive.js';
 import { displayPath, resolveInWorld, worldPathSegments } from './paths.js';
 import { isErrno } from '../../lib/errno.js';
@@ -22,10 +22,10 @@ async function lstatOrUndefined(path: string) {
   }
 }
 
-const notFound = (path: string) => new ApiError('not_found', `Nothing at ${path || 'the world root'}.`);
+const notFound = (path: string) => new DomainError('not_found', `Nothing at ${path || 'the world root'}.`);
 
 function volumeError(err: unknown): unknown {
-  if (isErrno(err, 'ENOSPC') || isErrno(err, 'EDQUOT')) return new ApiError('volume_full', 'The world volume is full.');
+  if (isErrno(err, 'ENOSPC') || isErrno(err, 'EDQUOT')) return new DomainError('volume_full', 'The world volume is full.');
   return err;
 }
 
@@ -39,7 +39,7 @@ export async function listFolder(root: string, path: string, maxEntries = LIST_M
   const { shown, abs } = await worldPath(root, path);
   const stat = await lstatOrUndefined(abs);
   if (!stat) throw notFound(shown);
-  if (!stat.isDirectory()) throw new ApiError('bad_request', `${shown} is a file, not a folder.`);
+  if (!stat.isDirectory()) throw new DomainError('bad_request', `${shown} is a file, not a folder.`);
   const names = (await readdir(abs)).sort();
   const entries = [];
   for (const name of names.slice(0, maxEntries)) {
@@ -55,8 +55,8 @@ export async function readWorldFile(root: string, path: string, maxBytes = READ_
   const { shown, abs } = await worldPath(root, path);
   const stat = await lstatOrUndefined(abs);
   if (!stat) throw notFound(shown);
-  if (!stat.isFile()) throw new ApiError('bad_request', `${shown} is not a file.`);
-  if (stat.size > maxBytes) throw new ApiError('too_large', `${shown} is larger than ${maxBytes} bytes; download it instead.`);
+  if (!stat.isFile()) throw new DomainError('bad_request', `${shown} is not a file.`);
+  if (stat.size > maxBytes) throw new DomainError('too_large', `${shown} is larger than ${maxBytes} bytes; download it instead.`);
   const bytes = await readFile(abs);
   const hash = sha256(bytes);
   return { path: shown, content: bytes.toString('base64'), sha256: hash, content_sha256: hash };
@@ -66,7 +66,7 @@ export async function readWorldFile(root: string, path: string, maxBytes = READ_
 async function currentHash(abs: string): Promise<string | undefined> {
   const stat = await lstatOrUndefined(abs);
   if (!stat) return undefined;
-  if (!stat.isFile()) throw new ApiError('bad_request', 'Only a file can be written.');
+  if (!stat.isFile()) throw new DomainError('bad_request', 'Only a file can be written.');
   return (await hashStream(createReadStream(abs))).sha256;
 }
 
@@ -75,7 +75,7 @@ const temporaryBeside = (abs: string, tag: string) => join(dirname(abs), `.felis
 
 async function requireParent(abs: string, shown: string): Promise<void> {
   const parent = await lstatOrUndefined(dirname(abs));
-  if (!parent?.isDirectory()) throw new ApiError('not_found', `The folder of ${shown} does not exist.`);
+  if (!parent?.isDirectory()) throw new DomainError('not_found', `The folder of ${shown} does not exist.`);
 }
 
 /**
@@ -90,12 +90,12 @@ export async function writeWorldFile(
   options: { expectSha256?: string; createOnly?: boolean },
 ): Promise<{ path: string; status: 'created' | 'written'; sha256: string }> {
   const { shown, segments, abs } = await worldPath(root, path);
-  if (segments.length === 0) throw new ApiError('bad_path', 'The world root is not a file.');
+  if (segments.length === 0) throw new DomainError('bad_path', 'The world root is not a file.');
   await requireParent(abs, shown);
   const before = await currentHash(abs);
-  if (options.createOnly && before !== undefined) throw new ApiError('file_exists', `${shown} already exists.`);
+  if (options.createOnly && before !== undefined) throw new DomainError('file_exists', `${shown} already exists.`);
   if (options.expectSha256 !== undefined && before !== options.expectSha256) {
-    throw new ApiError('file_changed', `${shown} changed since it was read.`);
+    throw new DomainError('file_changed', `${shown} changed since it was read.`);
   }
   const partial = temporaryBeside(abs, 'write');
   try {
@@ -116,11 +116,11 @@ export async function uploadWorldFile(
   options: { overwrite: boolean },
 ): Promise<{ path: string; status: 'created' | 'written'; size: number }> {
   const { shown, segments, abs } = await worldPath(root, path);
-  if (segments.length === 0) throw new ApiError('bad_path', 'The world root is not a file.');
+  if (segments.length === 0) throw new DomainError('bad_path', 'The world root is not a file.');
   await requireParent(abs, shown);
   const existing = await lstatOrUndefined(abs);
-  if (existing && !options.overwrite) throw new ApiError('file_exists', `${shown} already exists.`);
-  if (existing && !existing.isFile()) throw new ApiError('bad_request', 'Only a file can be replaced.');
+  if (existing && !options.overwrite) throw new DomainError('file_exists', `${shown} already exists.`);
+  if (existing && !existing.isFile()) throw new DomainError('bad_request', 'Only a file can be replaced.');
   const partial = temporaryBeside(abs, 'upload');
   const out = createWriteStream(partial, { flags: 'wx' });
   let size = 0;
@@ -142,7 +142,7 @@ export async function uploadWorldFile(
 /** Deletes a file, a link (never what it names) or a folder with everything in it. */
 export async function deleteWorldPath(root: string, path: string) {
   const { shown, segments, abs } = await worldPath(root, path, 'allow');
-  if (segments.length === 0) throw new ApiError('bad_path', 'The world root cannot be deleted.');
+  if (segments.length === 0) throw new DomainError('bad_path', 'The world root cannot be deleted.');
   if (!(await lstatOrUndefined(abs))) throw notFound(shown);
   await rm(abs, { recursive: true, force: true });
   return { path: shown, status: 'deleted' as const };
@@ -150,9 +150,9 @@ export async function deleteWorldPath(root: string, path: string) {
 
 export async function makeWorldFolder(root: string, path: string) {
   const { shown, segments, abs } = await worldPath(root, path);
-  if (segments.length === 0) throw new ApiError('file_exists', 'The world root exists.');
+  if (segments.length === 0) throw new DomainError('file_exists', 'The world root exists.');
   await requireParent(abs, shown);
-  if (await lstatOrUndefined(abs)) throw new ApiError('file_exists', `${shown} already exists.`);
+  if (await lstatOrUndefined(abs)) throw new DomainError('file_exists', `${shown} already exists.`);
   await mkdir(abs).catch((err: unknown) => {
     throw volumeError(err);
   });
@@ -163,11 +163,11 @@ export async function makeWorldFolder(root: string, path: string) {
 export async function renameWorldPath(root: string, path: string, to: string) {
   const from = await worldPath(root, path, 'allow');
   const target = await worldPath(root, to);
-  if (from.segments.length === 0 || target.segments.length === 0) throw new ApiError('bad_path', 'The world root cannot be moved.');
+  if (from.segments.length === 0 || target.segments.length === 0) throw new DomainError('bad_path', 'The world root cannot be moved.');
   if (!(await lstatOrUndefined(from.abs))) throw notFound(from.shown);
-  if (target.abs.startsWith(from.abs + '/')) throw new ApiError('bad_path', 'A folder cannot move into itself.');
+  if (target.abs.startsWith(from.abs + '/')) throw new DomainError('bad_path', 'A folder cannot move into itself.');
   await requireParent(target.abs, target.shown);
-  if (await lstatOrUndefined(target.abs)) throw new ApiError('file_exists', `${target.shown} already exists.`);
+  if (await lstatOrUndefined(target.abs)) throw new DomainError('file_exists', `${target.shown} already exists.`);
   await rename(from.abs, target.abs);
   return { path: from.shown, to: target.shown, status: 'renamed' as const };
 }

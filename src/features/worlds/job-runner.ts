@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { BackupStore } from '../../adapters/backup-store/types.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { WorldFolders } from './runtime.js';
 import { runVolumeStep, volumeStepSchema, type StepOutcome } from './volume-ops.js';
@@ -81,5 +81,5 @@ export function runnerOf(deps: Pick<Deps, 'worlds' | 'log'>): WorldJobRunner {
   const { worlds } = deps;
   if (worlds.runner) return worlds.runner;
   if (worlds.folders) return new InProcessJobRunner(worlds.folders, () => worlds.store, deps.log);
-  throw new ApiError('unavailable', worlds.unavailable ?? 'World jobs cannot run from this service.');
+  throw new DomainError('unavailable', worlds.unavailable ?? 'World jobs cannot run from this service.');
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { LABEL_DOMAIN, type PodLogLine, type PodLogOptions } from '../../adapters/cluster/types.js';
-import { ApiError, type ErrorCode } from '../../http/errors.js';
+import { DomainError, type ErrorCode } from '../../lib/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { CLIENT_CODES, contentEnv, fileOpArgs, JOB_WRITE_MAX_BYTES, readsOnly, resultOf, type FileOp } from './files-protocol.js';
@@ -108,7 +108,7 @@ export interface KubernetesFileOpsOptions extends FileJobOptions {
   newId?: () => string;
 }
 
-const unavailable = (why: string) => new ApiError('unavailable', `The world's files cannot be reached: ${why}.`);
+const unavailable = (why: string) => new DomainError('unavailable', `The world's files cannot be reached: ${why}.`);
 
 /** File operations as one short Kubernetes Job each on the server's claim. */
 export class KubernetesWorldFileOps implements WorldFileOps {
@@ -126,7 +126,7 @@ export class KubernetesWorldFileOps implements WorldFileOps {
 
   async write(server: string, path: string, bytes: Uint8Array, options: WriteOptions): Promise<FileWritten> {
     if (bytes.length > JOB_WRITE_MAX_BYTES) {
-      throw new ApiError('too_large', `A file written here may hold at most ${JOB_WRITE_MAX_BYTES} bytes; upload it instead.`);
+      throw new DomainError('too_large', `A file written here may hold at most ${JOB_WRITE_MAX_BYTES} bytes; upload it instead.`);
     }
     const op: FileOp = { op: 'write', path, ...(options.expectSha256 ? { expectSha256: options.expectSha256 } : {}), ...(options.createOnly ? { createOnly: true } : {}) };
     return this.#run(server, op, resultSchemas.write, bytes);
@@ -155,7 +155,7 @@ export class KubernetesWorldFileOps implements WorldFileOps {
     let size = 0;
     for await (const chunk of chunks) {
       size += chunk.length;
-      if (size > JOB_WRITE_MAX_BYTES) throw new ApiError('too_large', `An upload to a world here may hold at most ${JOB_WRITE_MAX_BYTES} bytes.`);
+      if (size > JOB_WRITE_MAX_BYTES) throw new DomainError('too_large', `An upload to a world here may hold at most ${JOB_WRITE_MAX_BYTES} bytes.`);
       parts.push(chunk);
     }
     const op: FileOp = { op: 'write', path, ...(options.overwrite ? {} : { createOnly: true }) };
@@ -180,7 +180,7 @@ export class KubernetesWorldFileOps implements WorldFileOps {
       const job = await this.#waitForEnd(name, opId, deadline);
       const result = await this.#readResult(job, opId, deadline);
       if (!result.ok) {
-        if (CLIENT_CODES.has(result.code)) throw new ApiError(result.code as ErrorCode, result.message);
+        if (CLIENT_CODES.has(result.code)) throw new DomainError(result.code as ErrorCode, result.message);
         log.error({ server, job: name, op: op.op, code: result.code, message: result.message }, 'a world file job failed');
         throw unavailable('the file job failed');
       }
@@ -204,7 +204,7 @@ export class KubernetesWorldFileOps implements WorldFileOps {
         if (!job || job.metadata?.labels?.[FILES_OP_LABEL] !== opId) throw unavailable('the file job was deleted before it ended');
         if (endOf(job)) return job;
       } catch (err) {
-        if (err instanceof ApiError) throw err;
+        if (err instanceof DomainError) throw err;
         log.warn({ err, job: name }, 'a world file job could not be read; trying again');
       }
       if (this.options.clock.now().getTime() >= deadline) {
@@ -232,7 +232,7 @@ export class KubernetesWorldFileOps implements WorldFileOps {
         log.error({ job: name, reason }, 'a world file job ended without a result line');
         throw unavailable(reason === 'DeadlineExceeded' ? 'the file job passed its deadline' : 'the file job ended without a result');
       } catch (err) {
-        if (err instanceof ApiError) throw err;
+        if (err instanceof DomainError) throw err;
         log.warn({ err, job: name }, 'an ended world file job\'s log could not be read; trying again');
       }
       if (this.options.clock.now().getTime() >= deadline) throw unavailable('the file job\'s log could not be read');

@@ -13,7 +13,7 @@ import { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js'
 import { kubeConfigFor } from '../../adapters/cluster/kubernetes/kubeconfig.js';
 import { worldBackups, worldJobs, worldLocks } from '../../db/schema/worlds.js';
 import { main as worldJobCli } from '../../cli/world-job.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { serverCacheOf } from '../servers/cache.js';
 import { startBackup, startRestore } from './backup-service.js';
 import { lockSweep } from './housekeeping.js';
@@ -207,7 +207,7 @@ describe('world jobs as Kubernetes Jobs (API stand-in)', () => {
     expect((await jobRow(deps, jobId)).state).toBe('running');
     const [lock] = await deps.database.db.select().from(worldLocks).where(eq(worldLocks.serverName, name));
     expect(lock).toMatchObject({ holder: jobId });
-    await expect(startBackup(deps, name, 'someone')).rejects.toBeInstanceOf(ApiError);
+    await expect(startBackup(deps, name, 'someone')).rejects.toBeInstanceOf(DomainError);
 
     await playPod(setup);
     deps.clock.advance(61_000); // nobody renews an ended Job's lock: its starter is gone

@@ -2,7 +2,7 @@ import { and, eq, lt } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { worldLocks } from '../../db/schema/worlds.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 
 /** How long a lock outlives its holder's last renewal. */
 export const LOCK_LEASE_MS = 60_000;
@@ -70,8 +70,8 @@ export interface HeldLock {
   abandon(): void;
 }
 
-export function maintenanceError(serverName: string): ApiError {
-  return new ApiError('maintenance_in_progress', `${serverName}'s world is held by a restore, backup, unzip or file write.`);
+export function maintenanceError(serverName: string): DomainError {
+  return new DomainError('maintenance_in_progress', `${serverName}'s world is held by a restore, backup, unzip or file write.`);
 }
 
 /** How long a short file operation waits for another one to finish before answering 409. */

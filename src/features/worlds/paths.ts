@@ -1,12 +1,12 @@
 import { lstat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { isErrno } from '../../lib/errno.js';
 
 export const MAX_PATH_BYTES = 4096;
 export const MAX_NAME_BYTES = 255;
 
-const badPath = (why: string) => new ApiError('bad_path', `The path ${why}.`);
+const badPath = (why: string) => new DomainError('bad_path', `The path ${why}.`);
 
 /**
  * A client's path inside a world, as safe segments: relative, no `..`, no NUL, no backslash (one

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { serverActivity, serverClaims } from '../../db/schema/servers.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { serverCacheOf } from '../servers/cache.js';
 import { worldJobs } from '../../db/schema/worlds.js';
 import { createBackupRow } from './backups.js';
@@ -58,7 +58,7 @@ export async function reclaimIdleWorlds(deps: JobDeps): Promise<string[]> {
       const [row] = await deps.database.db.select({ state: worldJobs.state }).from(worldJobs).where(eq(worldJobs.id, jobId));
       if (row?.state === 'succeeded') reclaimed.push(serverName);
     } catch (err) {
-      if (err instanceof ApiError) continue; // held or woken meanwhile: try again on the next pass
+      if (err instanceof DomainError) continue; // held or woken meanwhile: try again on the next pass
       throw err;
     }
   }

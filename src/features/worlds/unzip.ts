@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import yauzl, { type Entry, type ZipFile } from 'yauzl';
 import type { FileOpError } from '../../db/schema/world-files.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { FileOpFailure } from './file-ops.js';
 import { worldPath } from './files.js';
 import { worldPathSegments } from './paths.js';
@@ -102,7 +102,7 @@ async function planUnzip(zip: ZipFile, dest: string, limits: UnzipLimits): Promi
     try {
       worldPathSegments(posix.join(dest, name));
     } catch (err) {
-      if (err instanceof ApiError) fail({ code: 'archive_unsafe', entry: raw, message: `${raw}: ${err.message}` });
+      if (err instanceof DomainError) fail({ code: 'archive_unsafe', entry: raw, message: `${raw}: ${err.message}` });
       throw err;
     }
     const unixMode = entry.versionMadeBy >> 8 === UNIX ? entry.externalFileAttributes >>> 16 : 0;

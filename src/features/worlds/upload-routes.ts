@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { and, eq } from 'drizzle-orm';
 import { worldUploadSessions } from '../../db/schema/world-files.js';
 import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { rawBodyOf } from '../../http/raw-body.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody, rawBody } from '../../http/route.js';
 import { ServerNameParam } from '../servers/schema.js';
@@ -155,7 +155,7 @@ export function externalUploadRoutes() {
       const folders = localFolders(deps);
       await requireStopped(deps, name);
       const { segments, shown } = await worldPath(await folders.folder(name), c.req.valid('query').path);
-      if (segments.length === 0) throw new ApiError('bad_path', 'The path must name a file inside the world folder.');
+      if (segments.length === 0) throw new DomainError('bad_path', 'The path must name a file inside the world folder.');
       const row = await beginUpload(deps, session.userId, name, shown, c.req.valid('json').size);
       return c.json(await sessionView(deps.database.db, row), 201);
     })
@@ -220,7 +220,7 @@ export function externalUploadRoutes() {
       await requireWorld(deps, name, c.var.session!);
       const folders = localFolders(deps);
       const shown = worldPathSegments(path).join('/');
-      if (!shown.toLowerCase().endsWith('.zip')) throw new ApiError('bad_path', 'Only a .zip file can be extracted.');
+      if (!shown.toLowerCase().endsWith('.zip')) throw new DomainError('bad_path', 'Only a .zip file can be extracted.');
       const limits = { maxBytes: await uploadSetting(deps.database.db, 'unzipMaxBytes'), maxEntries: await uploadSetting(deps.database.db, 'unzipMaxEntries') };
       const op = await startFileOp(
         deps,

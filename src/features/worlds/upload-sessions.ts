@@ -7,7 +7,7 @@ import type { Queryable } from '../../db/client.js';
 import { worldUploadSessions, type UploadPart } from '../../db/schema/world-files.js';
 import { worldJobs } from '../../db/schema/worlds.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { FileOpFailure } from './file-ops.js';
 import { newId } from './jobs.js';
 import { uploadSetting } from './upload-settings.js';
@@ -34,8 +34,8 @@ export const stageDir = (deps: Pick<Deps, 'config'>) => join(deps.config.dataDir
 export const stagedFile = (deps: Pick<Deps, 'config'>, id: string) => join(stageDir(deps), `${id}.part`);
 
 const notFound = () =>
-  new ApiError('upload_not_found', 'No such upload; it was cancelled, landed, or left idle too long, so start it again.');
-const busy = () => new ApiError('upload_busy', 'Another request is still writing or landing this upload; read where it stands and continue from there.');
+  new DomainError('upload_not_found', 'No such upload; it was cancelled, landed, or left idle too long, so start it again.');
+const busy = () => new DomainError('upload_busy', 'Another request is still writing or landing this upload; read where it stands and continue from there.');
 
 export async function sessionView(db: Queryable, row: SessionRow): Promise<UploadSessionView> {
   return {
@@ -108,7 +108,7 @@ export async function beginUpload(deps: UploadDeps, userId: string, serverName: 
   const fs = await statfs(stageDir(deps));
   const free = fs.bavail * fs.bsize - Number(owed?.bytes ?? 0);
   if (size > free) {
-    throw new ApiError('uploads_full', 'There is no room to take this upload right now; try again later or ask an admin.');
+    throw new DomainError('uploads_full', 'There is no room to take this upload right now; try again later or ask an admin.');
   }
 
   const id = newId(deps.random);
@@ -130,7 +130,7 @@ export async function beginUpload(deps: UploadDeps, userId: string, serverName: 
   return row!;
 }
 
-const tooMany = (cap: number) => new ApiError('too_many_uploads', `You have ${cap} uploads in progress; finish or cancel one first.`);
+const tooMany = (cap: number) => new DomainError('too_many_uploads', `You have ${cap} uploads in progress; finish or cancel one first.`);
 
 /**
  * Claims the session for one part at `offset`: it must start where the staged bytes end (409
@@ -148,8 +148,8 @@ async function claimPart(deps: UploadDeps, row: SessionRow, offset: number): Pro
   const [current] = await db.select().from(worldUploadSessions).where(eq(worldUploadSessions.id, row.id));
   if (!current) throw notFound();
   if (current.received !== offset) {
-    throw new ApiError('upload_offset_mismatch', `The upload holds ${current.received} bytes; send the part that starts there.`, {
-      headers: { 'Upload-Offset': String(current.received) },
+    throw new DomainError('upload_offset_mismatch', `The upload holds ${current.received} bytes; send the part that starts there.`, {
+      uploadOffset: current.received,
     });
   }
   throw busy();
@@ -193,7 +193,7 @@ export async function appendPart(
     await releaseClaim(deps, row.id);
     if (isErrno(err, 'ENOENT')) throw notFound();
     if (isErrno(err, 'ENOSPC', 'EDQUOT')) {
-      throw new ApiError('uploads_full', 'The staging disk filled up; nothing of this part was kept.');
+      throw new DomainError('uploads_full', 'The staging disk filled up; nothing of this part was kept.');
     }
     throw err;
   }
@@ -238,7 +238,7 @@ export async function dropUpload(deps: UploadDeps, row: SessionRow): Promise<voi
 export async function claimForCommit(deps: UploadDeps, row: SessionRow) {
   const { db } = deps.database;
   if (row.received !== row.size) {
-    throw new ApiError('upload_incomplete', `The upload has not finished arriving (${row.received} of ${row.size} bytes); send the rest.`);
+    throw new DomainError('upload_incomplete', `The upload has not finished arriving (${row.received} of ${row.size} bytes); send the rest.`);
   }
   const now = deps.clock.now();
   const [claimed] = await db

@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import type { BackupStore } from '../../adapters/backup-store/types.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { archiveWorld, hashing, hashStream, unpackWorld } from './archive.js';
 import { worldPath } from './files.js';
 import { recoverWorldFolder, swapInRestoredWorld } from './restore.js';
@@ -80,7 +80,7 @@ async function restoreFrom(store: BackupStore, folder: string, key: string, sha2
 async function exportFrom(store: BackupStore, folder: string, key: string, path: string): Promise<void> {
   const target = await worldPath(folder, path);
   const stat = await lstat(target.abs).catch(() => undefined);
-  if (!stat || !(stat.isFile() || stat.isDirectory())) throw new ApiError('not_found', `Nothing to download at ${target.shown || 'the world root'}.`);
+  if (!stat || !(stat.isFile() || stat.isDirectory())) throw new DomainError('not_found', `Nothing to download at ${target.shown || 'the world root'}.`);
   let body: Readable;
   if (stat.isFile()) body = createReadStream(target.abs);
   else {
@@ -98,8 +98,8 @@ export function failureOf(err: unknown): StepFailure {
   if (name === 'BackupStoreFullError') return failure('backup_store_full', 'the backup store is full');
   if (name === 'BackupNotFoundError') return failure('backup_corrupt', 'the archive is missing from the store');
   if (isErrno(err, 'ENOSPC', 'EDQUOT')) return failure('volume_full', 'the world volume is full');
-  if (err instanceof ApiError && err.code === 'not_found') return failure('not_found', err.message);
-  if (err instanceof ApiError && err.code === 'bad_path') return failure('not_found', 'the path cannot be exported');
+  if (err instanceof DomainError && err.code === 'not_found') return failure('not_found', err.message);
+  if (err instanceof DomainError && err.code === 'bad_path') return failure('not_found', 'the path cannot be exported');
   return failure('failed', 'the job failed; its log has the details');
 }
 
@@ -133,7 +133,7 @@ export async function runVolumeStep(
         return { ok: true, ...(snapshot ? { snapshot } : {}) };
     }
   } catch (err) {
-    if (!(err instanceof ArchiveMismatch || err instanceof ApiError)) options.onError?.(err);
+    if (!(err instanceof ArchiveMismatch || err instanceof DomainError)) options.onError?.(err);
     const out = failureOf(err);
     return snapshot ? { ...out, snapshot } : out;
   }

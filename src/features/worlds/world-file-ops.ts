@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { deleteWorldPath, listFolder, makeWorldFolder, readWorldFile, renameWorldPath, uploadWorldFile, writeWorldFile } from './files.js';
 import { recoverWorldFolder } from './restore.js';
 import type { WorldFolders } from './runtime.js';
@@ -101,5 +101,5 @@ export class LocalWorldFileOps implements WorldFileOps {
 export function fileOpsOf(deps: Pick<Deps, 'worlds'>): WorldFileOps {
   if (deps.worlds.files) return deps.worlds.files;
   if (deps.worlds.folders) return new LocalWorldFileOps(deps.worlds.folders);
-  throw new ApiError('unavailable', 'World files cannot be reached from this service.');
+  throw new DomainError('unavailable', 'World files cannot be reached from this service.');
 }
