@@ -6,7 +6,7 @@ import type { AppEnv } from './env.js';
  * The visitor's address: the header named by CLIENT_IP_HEADER when the edge sets one (its first
  * entry) when it holds an IP address, else the TCP peer. A header is never trusted unless configured.
  */
-export function clientIp(c: Context<AppEnv>): string {
+export function clientIp<E extends AppEnv>(c: Context<E>): string {
   const header = c.var.deps.config.clientIpHeader;
   if (header) {
     const value = c.req.header(header)?.split(',')[0]?.trim();

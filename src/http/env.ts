@@ -31,3 +31,13 @@ export interface AppEnv {
     rawBody?: RawBody;
   };
 }
+
+/** A handler's context on an app- or admin-tier route: the tier check has set the session. */
+export interface SignedInEnv extends AppEnv {
+  Variables: AppEnv['Variables'] & { session: SessionContext };
+}
+
+/** A handler's context on a service-tier route: token auth has set the caller. */
+export interface ServiceEnv extends AppEnv {
+  Variables: AppEnv['Variables'] & { caller: Caller };
+}

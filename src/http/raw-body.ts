@@ -148,7 +148,7 @@ export async function openRawBody(c: Context<AppEnv>, rule: RawBodyRule): Promis
 }
 
 /** The body of the route being served; only raw-body routes have one. */
-export function rawBodyOf(c: Context<AppEnv>): RawBody {
+export function rawBodyOf<E extends AppEnv>(c: Context<E>): RawBody {
   const body = c.get('rawBody');
   if (body === undefined) throw new Error('this route does not declare a raw body');
   return body;

@@ -103,7 +103,7 @@ const emailVerify = defineRoute(
 export function accountRoutes() {
   return createRouter()
     .openapi(me, async (c) => {
-      const session = c.var.session!;
+      const session = c.var.session;
       // The session check read the account already (authenticator.ts); a second query only without it.
       const user = signedInAccount(c) ?? (await findUserById(c.var.deps.database.db, session.userId));
       if (!user) throw new DomainError('unauthorized');
@@ -124,13 +124,13 @@ export function accountRoutes() {
     })
     .openapi(listSessions, async (c) => {
       const { deps } = c.var;
-      const session = c.var.session!;
+      const session = c.var.session;
       const rows = await listLiveSessions(deps.database.db, session.userId, isStaffRole(session.role), deps.clock.now());
       return c.json({ sessions: rows.map((r) => toSessionView(r, session.tokenHash)) }, 200);
     })
     .openapi(revokeOwn, async (c) => {
       const { deps } = c.var;
-      const session = c.var.session!;
+      const session = c.var.session;
       const { token_hash } = c.req.valid('param');
       const now = deps.clock.now();
       const revoked = await deps.database.db.transaction(async (tx) => {
@@ -143,7 +143,7 @@ export function accountRoutes() {
     })
     .openapi(revokeOthers, async (c) => {
       const { deps } = c.var;
-      const session = c.var.session!;
+      const session = c.var.session;
       const now = deps.clock.now();
       const revoked = await deps.database.db.transaction(async (tx) => {
         const n = await revokeUserSessions(tx, session.userId, now, session.tokenHash);
@@ -155,7 +155,7 @@ export function accountRoutes() {
     .openapi(setEmail, async (c) => {
       await requireReauth(c);
       const { deps } = c.var;
-      const session = c.var.session!;
+      const session = c.var.session;
       const email = c.req.valid('json').email.toLowerCase();
       const now = deps.clock.now();
       try {
@@ -174,7 +174,7 @@ export function accountRoutes() {
     })
     .openapi(emailStart, async (c) => {
       const { deps } = c.var;
-      const session = c.var.session!;
+      const session = c.var.session;
       await requireReauth(c);
       requireMail(deps);
       const email = c.req.valid('json').email.toLowerCase();
@@ -203,7 +203,7 @@ export function accountRoutes() {
     })
     .openapi(emailVerify, async (c) => {
       const { deps } = c.var;
-      const session = c.var.session!;
+      const session = c.var.session;
       const { code } = c.req.valid('json');
       const now = deps.clock.now();
       try {

@@ -47,7 +47,7 @@ export function adminLinkRoutes() {
   return createRouter()
     .openapi(link, async (c) => {
       const { deps } = c.var;
-      const actor = c.var.session!;
+      const actor = c.var.session;
       requireOwner(actor);
       const { id } = c.req.valid('param');
       const { mc_uuid, auth_source } = c.req.valid('json');
@@ -66,7 +66,7 @@ export function adminLinkRoutes() {
     })
     .openapi(unlink, async (c) => {
       const { deps } = c.var;
-      const actor = c.var.session!;
+      const actor = c.var.session;
       requireOwner(actor);
       const { id, mc_uuid } = c.req.valid('param');
       const now = deps.clock.now();

@@ -47,7 +47,7 @@ export function adminQuotaRoutes() {
     })
     .openapi(putQuota, async (c) => {
       const { deps } = c.var;
-      const actor = c.var.session!;
+      const actor = c.var.session;
       const { id } = c.req.valid('param');
       const body = c.req.valid('json');
       if (body.user_id !== undefined && body.user_id !== id) throw new DomainError('bad_request', 'user_id differs from the path.');

@@ -134,7 +134,7 @@ export function adminAccountRoutes() {
     })
     .openapi(createUserRoute, async (c) => {
       const { deps } = c.var;
-      const actor = c.var.session!;
+      const actor = c.var.session;
       const body = c.req.valid('json');
       assertMayManage(actor, { role: 'user' }, body.role);
       const now = deps.clock.now();
@@ -161,7 +161,7 @@ export function adminAccountRoutes() {
     })
     .openapi(patchUser, async (c) => {
       const { deps } = c.var;
-      const actor = c.var.session!;
+      const actor = c.var.session;
       const { id } = c.req.valid('param');
       const body = c.req.valid('json');
       const now = deps.clock.now();
@@ -201,7 +201,7 @@ export function adminAccountRoutes() {
     })
     .openapi(disableUser, async (c) => {
       const { deps } = c.var;
-      const actor = c.var.session!;
+      const actor = c.var.session;
       const { id } = c.req.valid('param');
       const { disabled } = c.req.valid('json');
       const now = deps.clock.now();
@@ -225,7 +225,7 @@ export function adminAccountRoutes() {
     })
     .openapi(deleteUser, async (c) => {
       const { deps } = c.var;
-      const actor = c.var.session!;
+      const actor = c.var.session;
       const { id } = c.req.valid('param');
       const now = deps.clock.now();
       await deps.database.db.transaction(async (tx) => {

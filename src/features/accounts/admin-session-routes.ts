@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { Transaction } from '../../db/client.js';
-import type { AppEnv } from '../../http/env.js';
+import type { AppEnv, SignedInEnv } from '../../http/env.js';
 import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
 import { isStaffRole } from './authenticator.js';
@@ -62,7 +62,7 @@ export function adminSessionRoutes() {
     })
     .openapi(revokeOne, async (c) => {
       const { deps } = c.var;
-      const actor = c.var.session!;
+      const actor = c.var.session;
       const { id, token_hash } = c.req.valid('param');
       const now = deps.clock.now();
       const revoked = await deps.database.db.transaction(async (tx) => {
@@ -90,13 +90,13 @@ export function adminSessionRoutes() {
  * an unknown or deleted user, 403 unless the actor may manage them (anyone may act on themselves).
  */
 async function changeUserAccess(
-  c: Context<AppEnv>,
+  c: Context<SignedInEnv>,
   id: string,
   action: string,
   change: (tx: Transaction, id: string, now: Date) => Promise<Record<string, unknown>>,
 ): Promise<void> {
   const { deps } = c.var;
-  const actor = c.var.session!;
+  const actor = c.var.session;
   const now = deps.clock.now();
   await deps.database.db.transaction(async (tx) => {
     const target = await liveUserOr404(tx, id);

@@ -77,7 +77,7 @@ export function clearSessionCookie(c: Context): void {
 }
 
 /** Mints a session for the request's host, user agent and address, and sets the cookie. */
-export async function startSession(c: Context<AppEnv>, db: Queryable, userId: string, method: SignInMethod): Promise<MintedSession> {
+export async function startSession<E extends AppEnv>(c: Context<E>, db: Queryable, userId: string, method: SignInMethod): Promise<MintedSession> {
   const deps = c.var.deps;
   const minted = await mintSession(deps, db, {
     userId,

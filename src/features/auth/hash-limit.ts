@@ -72,7 +72,7 @@ export function hashGateOf(deps: Pick<Deps, 'database'>): WorkGate {
  * Counts one password hash against the account (`account` is a stable key: a user id, or the
  * lower-cased username typed at login) and the caller's address, then runs `job` through the gate.
  */
-export async function throttledHashing<T>(c: Context<AppEnv>, account: string, job: () => Promise<T>): Promise<T> {
+export async function throttledHashing<T, E extends AppEnv>(c: Context<E>, account: string, job: () => Promise<T>): Promise<T> {
   const { deps } = c.var;
   const db = deps.database.db;
   const now = deps.clock.now();

@@ -93,7 +93,7 @@ export function passwordRoutes() {
       requireLocalAuth(c);
       await requireReauth(c);
       const { deps } = c.var;
-      const session = c.var.session!;
+      const session = c.var.session;
       const body = c.req.valid('json');
       const size = passwordBytes(body.new_password);
       if (size < PASSWORD_MIN_BYTES || size > PASSWORD_MAX_BYTES) {

@@ -93,7 +93,7 @@ export function setupRoutes() {
     })
     .openapi(status, async (c) => {
       const { deps } = c.var;
-      const user = await findUserById(deps.database.db, c.var.session!.userId);
+      const user = await findUserById(deps.database.db, c.var.session.userId);
       if (!user) throw new DomainError('unauthorized');
       return c.json(await setupState(deps, deps.database.db, user), 200);
     })

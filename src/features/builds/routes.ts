@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import type { AppEnv } from '../../http/env.js';
+import type { AppEnv, SignedInEnv } from '../../http/env.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { takeStreamSlot } from '../console/stream-slots.js';
 import { buildLogEvents, STREAM_RULES } from './log-stream.js';
@@ -82,10 +82,10 @@ const sbom = defineRoute(ADMIN, {
   responses: { 200: json(anyJson, 'the SBOM'), 404: errorAnswer('not_found: not scanned, or the SBOM was omitted') },
 });
 
-async function streamLogs(c: Context<AppEnv>, id: string, lastEventId: string | undefined) {
+async function streamLogs(c: Context<SignedInEnv>, id: string, lastEventId: string | undefined) {
   const deps = c.var.deps;
   // The build log counts against the account's event streams, as the console does (429 past it).
-  const slot = await takeStreamSlot(deps, c.var.session!.userId, 'build-log', id, STREAM_RULES.recheckMs * 2);
+  const slot = await takeStreamSlot(deps, c.var.session.userId, 'build-log', id, STREAM_RULES.recheckMs * 2);
   const events = buildLogEvents(deps, {
     buildId: id,
     lastEventId,
@@ -110,7 +110,7 @@ export function buildRoutes() {
       const body = c.req.valid('json');
       const build = await createBuild(c.var.deps, {
         imageRef: body.image_ref,
-        requestedBy: c.var.session!.userId,
+        requestedBy: c.var.session.userId,
         dockerfile: body.dockerfile,
         contextRef: body.context_ref,
         baseImage: body.base_image,

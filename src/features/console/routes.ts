@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import type { AppEnv } from '../../http/env.js';
+import type { AppEnv, SignedInEnv } from '../../http/env.js';
 import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { normaliseCommand } from './charset.js';
@@ -79,8 +79,8 @@ const luckPerms = defineRoute({ tier: 'app' }, {
   responses: { 200: json(LuckPermsResult, 'the parsed permissions and the raw replies'), ...luckPermsErrors },
 });
 
-function action(c: Context<AppEnv>, name: string, commandText: string, audit?: { action: string; detail: Record<string, unknown> }, luckPermsCommand = false) {
-  const run: ConsoleAction = { session: c.var.session!, name, command: commandText, luckPerms: luckPermsCommand };
+function action(c: Context<SignedInEnv>, name: string, commandText: string, audit?: { action: string; detail: Record<string, unknown> }, luckPermsCommand = false) {
+  const run: ConsoleAction = { session: c.var.session, name, command: commandText, luckPerms: luckPermsCommand };
   if (audit) run.audit = { ...audit, requestId: c.var.requestId };
   return runConsoleAction(c.var.deps, run);
 }

@@ -48,7 +48,7 @@ export function resumeFrom(lastEventId: string | undefined, nowMs: number): numb
 }
 
 /** Under Bun, this request may sit quiet longer than the server's idle time-out (keep-alives also run). */
-function noIdleTimeout(c: Context<AppEnv>): void {
+function noIdleTimeout<E extends AppEnv>(c: Context<E>): void {
   const env = c.env as { timeout?: (request: Request, seconds: number) => void } | undefined;
   env?.timeout?.(c.req.raw, 0);
 }
@@ -56,7 +56,7 @@ function noIdleTimeout(c: Context<AppEnv>): void {
 export function consoleStreamRoutes() {
   return createRouter().openapi(consoleStream, async (c) => {
     const { deps } = c.var;
-    const session = c.var.session!;
+    const session = c.var.session;
     const { name } = c.req.valid('param');
     const server = await consoleServer(deps, name, session);
     if (!HAS_POD.has(server.resource.status.phase)) throw new DomainError('not_running', `${name} is not running; wake it first.`);

@@ -44,7 +44,7 @@ export function imageRoutes() {
   return createRouter()
     .openapi(list, async (c) => c.json({ images: await listImages(c.var.deps.database.db) }, 200))
     .openapi(add, async (c) => {
-      const image = await addImage(c.var.deps, { imageRef: c.req.valid('json').image_ref, addedBy: c.var.session!.userId });
+      const image = await addImage(c.var.deps, { imageRef: c.req.valid('json').image_ref, addedBy: c.var.session.userId });
       return c.json(image, 201);
     })
     .openapi(patch, async (c) => {

@@ -69,14 +69,14 @@ export function externalLinkingRoutes() {
       const [row] = await deps.database.db
         .select({ mcUuid: linkedAccounts.mcUuid })
         .from(linkedAccounts)
-        .where(eq(linkedAccounts.userId, session!.userId))
+        .where(eq(linkedAccounts.userId, session.userId))
         .limit(1);
       return c.json({ linked: row !== undefined, instructions: INSTRUCTIONS }, 200);
     })
     .openapi(linkVerify, async (c) => {
       await requireReauth(c); // a link adds a way into the account (contract section 5, rule 5)
       const { deps, session } = c.var;
-      const linked = await verifyLinkCode(deps, session!.userId, c.req.valid('json').code);
+      const linked = await verifyLinkCode(deps, session.userId, c.req.valid('json').code);
       return c.json({ linked: true as const, mc_uuid: linked.mcUuid, auth_source: linked.authSource }, 200);
     });
 }

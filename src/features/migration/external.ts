@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { and, eq } from 'drizzle-orm';
 import { users } from '../../db/schema/accounts.js';
 import { accountMigrations } from '../../db/schema/migration.js';
-import type { AppEnv } from '../../http/env.js';
+import type { AppEnv, SignedInEnv } from '../../http/env.js';
 import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { CODE_MAX_ATTEMPTS, CODE_RESEND_COOLDOWN_MS, CODE_TTL_MS, generateCode } from '../accounts/email-codes.js';
@@ -103,7 +103,7 @@ const passkeyFinish = defineRoute(APP, {
 });
 
 /** The step-up ceremony belongs to the session that began it, apart from its reauth ceremony. */
-const ceremonyOf = (c: Context<AppEnv>): OwnCeremony => ({ purpose: 'reauth', subject: `migrate:${c.var.session!.tokenHash}`, userId: c.var.session!.userId });
+const ceremonyOf = (c: Context<SignedInEnv>): OwnCeremony => ({ purpose: 'reauth', subject: `migrate:${c.var.session.tokenHash}`, userId: c.var.session.userId });
 
 const issue = defineRoute(APP, {
   method: 'post',
@@ -137,9 +137,9 @@ export function externalMigrationRoutes() {
     .openapi(status, async (c) => {
       const { deps, session } = c.var;
       const now = deps.clock.now();
-      const m = await liveMigration(deps.database.db, session!.userId);
+      const m = await liveMigration(deps.database.db, session.userId);
       if (!m) return c.json({ active: false }, 200);
-      const state = stageOf(m, session!.tokenHash, now);
+      const state = stageOf(m, session.tokenHash, now);
       return c.json(
         {
           active: true,
@@ -155,10 +155,10 @@ export function externalMigrationRoutes() {
       const { deps, session } = c.var;
       const db = deps.database.db;
       const now = deps.clock.now();
-      const m = await requireAtStepUp(db, session!.userId, session!.tokenHash, now);
-      const [user] = await db.select({ email: users.email, verified: users.emailVerified }).from(users).where(eq(users.id, session!.userId));
+      const m = await requireAtStepUp(db, session.userId, session.tokenHash, now);
+      const [user] = await db.select({ email: users.email, verified: users.emailVerified }).from(users).where(eq(users.id, session.userId));
       // A strong factor is not downgraded to e-mail for a transfer of servers.
-      if (await userHasPasskey(db, session!.userId)) throw new DomainError('passkey_required', 'This account has a passkey; confirm the migration with it.');
+      if (await userHasPasskey(db, session.userId)) throw new DomainError('passkey_required', 'This account has a passkey; confirm the migration with it.');
       if (!user?.email || !user.verified) throw new DomainError('no_step_up_factor', 'No verified address on this account to confirm the migration.');
       requireMail(deps);
       const sentAt = m.confirmCodeExpiresAt ? m.confirmCodeExpiresAt.getTime() - CODE_TTL_MS : -Infinity;
@@ -177,21 +177,21 @@ export function externalMigrationRoutes() {
       const { deps, session } = c.var;
       const db = deps.database.db;
       const now = deps.clock.now();
-      const m = await requireAtStepUp(db, session!.userId, session!.tokenHash, now);
-      await confirmByCode(db, m, c.req.valid('json').code.trim(), session!.tokenHash, now, CODE_MAX_ATTEMPTS);
+      const m = await requireAtStepUp(db, session.userId, session.tokenHash, now);
+      await confirmByCode(db, m, c.req.valid('json').code.trim(), session.tokenHash, now, CODE_MAX_ATTEMPTS);
       return c.json({ confirmed: true as const }, 200);
     })
     .openapi(passkeyBegin, async (c) => {
       const { deps, session } = c.var;
-      await requireAtStepUp(deps.database.db, session!.userId, session!.tokenHash, deps.clock.now());
+      await requireAtStepUp(deps.database.db, session.userId, session.tokenHash, deps.clock.now());
       return c.json({ publicKey: await beginOwnAssertion(deps, ceremonyOf(c)) }, 200);
     })
     .openapi(passkeyFinish, async (c) => {
       const { deps, session } = c.var;
       const db = deps.database.db;
-      const m = await requireAtStepUp(db, session!.userId, session!.tokenHash, deps.clock.now());
+      const m = await requireAtStepUp(db, session.userId, session.tokenHash, deps.clock.now());
       await finishOwnAssertion(deps, ceremonyOf(c), c.req.valid('json').assertion, c.var.requestId);
-      if (!(await markConfirmed(db, m, 'passkey', session!.tokenHash, deps.clock.now()))) {
+      if (!(await markConfirmed(db, m, 'passkey', session.tokenHash, deps.clock.now()))) {
         throw new DomainError('no_migration', 'The migration ended while the passkey was asked.');
       }
       return c.json({ confirmed: true as const }, 200);
@@ -199,8 +199,8 @@ export function externalMigrationRoutes() {
     .openapi(issue, async (c) => {
       const { deps, session } = c.var;
       const issued = await issueMigrationCode(deps, {
-        userId: session!.userId,
-        sessionHash: session!.tokenHash,
+        userId: session.userId,
+        sessionHash: session.tokenHash,
         targetUserId: c.req.valid('json').target_user_id,
         requestId: c.var.requestId,
       });
@@ -208,7 +208,7 @@ export function externalMigrationRoutes() {
     })
     .openapi(redeem, async (c) => {
       const { deps, session } = c.var;
-      const servers = await redeemMigration(deps, { userId: session!.userId, typed: c.req.valid('json').code, requestId: c.var.requestId });
+      const servers = await redeemMigration(deps, { userId: session.userId, typed: c.req.valid('json').code, requestId: c.var.requestId });
       return c.json({ migrated: true as const, servers_moved: servers.length, servers }, 200);
     });
 }

@@ -44,7 +44,7 @@ export function externalOperationsRoutes() {
     .openapi(putWindow, async (c) => {
       const { deps } = c.var;
       const window = parseWindow(c.req.valid('json'));
-      await writeWindow(deps.database.db, window, c.var.session!.userId, deps.clock.now());
+      await writeWindow(deps.database.db, window, c.var.session.userId, deps.clock.now());
       return c.json(windowView(window), 200);
     })
     .openapi(getReport, async (c) => c.json(await updateReportView(c.var.deps.database.db, c.var.deps.clock.now()), 200))

@@ -58,7 +58,7 @@ export function passkeyAccountRoutes() {
   return createRouter()
     .openapi(registerBegin, async (c) => {
       const { deps } = c.var;
-      const session = c.var.session!;
+      const session = c.var.session;
       const rp = requireRelyingParty(deps.config);
       await requireReauth(c);
       const db = deps.database.db;
@@ -70,7 +70,7 @@ export function passkeyAccountRoutes() {
     })
     .openapi(registerFinish, async (c) => {
       const { deps } = c.var;
-      const session = c.var.session!;
+      const session = c.var.session;
       const body = c.req.valid('json');
       const rp = requireRelyingParty(deps.config);
       await requireReauth(c);
@@ -95,12 +95,12 @@ export function passkeyAccountRoutes() {
       return c.json(toCredentialView(row), 201);
     })
     .openapi(list, async (c) => {
-      const rows = await listCredentials(c.var.deps.database.db, c.var.session!.userId);
+      const rows = await listCredentials(c.var.deps.database.db, c.var.session.userId);
       return c.json({ credentials: rows.map(toCredentialView) }, 200);
     })
     .openapi(unbind, async (c) => {
       const { deps } = c.var;
-      const session = c.var.session!;
+      const session = c.var.session;
       const { id } = c.req.valid('param');
       await requireReauth(c);
       const now = deps.clock.now();

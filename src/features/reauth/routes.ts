@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import type { AppEnv } from '../../http/env.js';
+import type { AppEnv, SignedInEnv } from '../../http/env.js';
 import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { isStaffRole } from '../accounts/authenticator.js';
@@ -76,16 +76,16 @@ const emailVerify = defineRoute(SETUP_ALLOWED, {
 });
 
 /** A reauth ceremony belongs to the session that began it: the proof goes to that session only. */
-const ceremonyOf = (c: Context<AppEnv>): OwnCeremony => ({ purpose: 'reauth', subject: c.var.session!.tokenHash, userId: c.var.session!.userId });
+const ceremonyOf = (c: Context<SignedInEnv>): OwnCeremony => ({ purpose: 'reauth', subject: c.var.session.tokenHash, userId: c.var.session.userId });
 
-async function proven(c: Context<AppEnv>, factor: ProofFactor) {
-  const until = await recordProof(c.var.deps.database.db, c.var.session!.tokenHash, factor, c.var.deps.clock.now());
+async function proven(c: Context<SignedInEnv>, factor: ProofFactor) {
+  const until = await recordProof(c.var.deps.database.db, c.var.session.tokenHash, factor, c.var.deps.clock.now());
   return c.json({ ok: true as const, until: until.toISOString() }, 200);
 }
 
 /** The e-mail factor is a player's verified address; staff signing in by e-mail also need the game's approval. */
-async function emailFactorOf(c: Context<AppEnv>): Promise<string> {
-  const session = c.var.session!;
+async function emailFactorOf(c: Context<SignedInEnv>): Promise<string> {
+  const session = c.var.session;
   if (isStaffRole(session.role)) throw new DomainError('staff_reauth', 'Operators confirm with a passkey or by signing in again.');
   const user = await findUserById(c.var.deps.database.db, session.userId);
   if (!user?.email || !user.emailVerified) throw new DomainError('no_step_up_factor', 'There is no verified e-mail address on this account to send a code to.');
@@ -95,7 +95,7 @@ async function emailFactorOf(c: Context<AppEnv>): Promise<string> {
 /** Proof before changes to the ways into an account. External face. */
 export function reauthRoutes() {
   return createRouter()
-    .openapi(status, async (c) => c.json(await reauthStatus(c.var.deps, c.var.session!), 200))
+    .openapi(status, async (c) => c.json(await reauthStatus(c.var.deps, c.var.session), 200))
     .openapi(passkeyBegin, async (c) => c.json({ publicKey: await beginOwnAssertion(c.var.deps, ceremonyOf(c)) }, 200))
     .openapi(passkeyFinish, async (c) => {
       await finishOwnAssertion(c.var.deps, ceremonyOf(c), c.req.valid('json').assertion, c.var.requestId);
@@ -103,7 +103,7 @@ export function reauthRoutes() {
     })
     .openapi(emailStart, async (c) => {
       const { deps } = c.var;
-      const session = c.var.session!;
+      const session = c.var.session;
       requireMail(deps);
       const email = await emailFactorOf(c);
       const db = deps.database.db;
@@ -125,7 +125,7 @@ export function reauthRoutes() {
     .openapi(emailVerify, async (c) => {
       const { deps } = c.var;
       await emailFactorOf(c);
-      const check = await checkCode(deps.database.db, { userId: c.var.session!.userId, purpose: 'reauth', code: c.req.valid('json').code, now: deps.clock.now() });
+      const check = await checkCode(deps.database.db, { userId: c.var.session.userId, purpose: 'reauth', code: c.req.valid('json').code, now: deps.clock.now() });
       if (!check.ok) {
         if (check.reason === 'locked') throw new DomainError('too_many_attempts', 'Too many wrong codes; this code is locked.');
         throw new DomainError('invalid_code', 'The code is wrong, expired or already used.');

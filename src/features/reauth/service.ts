@@ -4,7 +4,7 @@ import type { Queryable } from '../../db/client.js';
 import { sessions, users, type SignInMethod } from '../../db/schema/accounts.js';
 import { passkeyCredentials, reauthProofs } from '../../db/schema/passkeys.js';
 import type { Deps } from '../../deps.js';
-import type { AppEnv } from '../../http/env.js';
+import type { AppEnv, SignedInEnv } from '../../http/env.js';
 import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
 import { isStaffRole } from '../accounts/authenticator.js';
@@ -69,7 +69,7 @@ export async function reauthStatus(deps: ReauthDeps, session: SessionContext, db
  * The guard of every change that adds, removes or moves a way into the account: one call at the
  * top of the handler, `await requireReauth(c)`. 403 reauth_required without a fresh proof.
  */
-export async function requireReauth(c: Context<AppEnv>, db?: Queryable): Promise<void> {
+export async function requireReauth(c: Context<SignedInEnv>, db?: Queryable): Promise<void> {
   const session = c.var.session;
   if (!session) throw new DomainError('unauthorized', 'A signed-in session is required.');
   const status = await reauthStatus(c.var.deps, session, db);

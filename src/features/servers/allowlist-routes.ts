@@ -39,7 +39,7 @@ export function allowlistRoutes() {
       const { deps } = c.var;
       const { name } = c.req.valid('param');
       await requireServer(deps, name);
-      await assertOwnerOrStaff(deps, name, c.var.session!, 'read its allowlist');
+      await assertOwnerOrStaff(deps, name, c.var.session, 'read its allowlist');
       const rows = await deps.database.db
         .select()
         .from(serverWakeAllowlist)
@@ -53,7 +53,7 @@ export function allowlistRoutes() {
       const { name, uuid } = c.req.valid('param');
       const { can_wake } = c.req.valid('json');
       await requireServer(deps, name);
-      await assertOwnerOrStaff(deps, name, c.var.session!, 'change its allowlist');
+      await assertOwnerOrStaff(deps, name, c.var.session, 'change its allowlist');
       const db = deps.database.db;
       if (can_wake) {
         await db.insert(serverWakeAllowlist).values({ serverName: name, mcUuid: uuid, addedAt: deps.clock.now() }).onConflictDoNothing();

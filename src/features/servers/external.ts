@@ -103,19 +103,19 @@ export function externalServerRoutes() {
     .openapi(wake, async (c) => {
       const { name } = c.req.valid('param');
       const server = await requireServer(c.var.deps, name);
-      await wakeFromPanel(c.var.deps, server, c.var.session!, c.var.requestId);
+      await wakeFromPanel(c.var.deps, server, c.var.session, c.var.requestId);
       return c.json({ name, desiredState: 'Running' as const }, 202);
     })
     .openapi(stop, async (c) => {
       const { name } = c.req.valid('param');
       const server = await requireServer(c.var.deps, name);
-      await stopFromPanel(c.var.deps, server, c.var.session!);
+      await stopFromPanel(c.var.deps, server, c.var.session);
       return c.json({ name, desiredState: 'Stopped' as const }, 202);
     })
     .openapi(claim, async (c) => {
       const { name } = c.req.valid('param');
       const server = await requireServer(c.var.deps, name);
-      const { userId } = c.var.session!;
+      const { userId } = c.var.session;
       if (!(await isLinked(c.var.deps.database.db, userId))) {
         throw notLinked();
       }
@@ -124,17 +124,17 @@ export function externalServerRoutes() {
     })
     .openapi(status, async (c) => {
       const server = await requireServer(c.var.deps, c.req.valid('param').name);
-      if (!(await mayRead(c.var.deps, server, c.var.session!))) {
+      if (!(await mayRead(c.var.deps, server, c.var.session))) {
         throw new DomainError('forbidden', 'This server belongs to someone else.');
       }
       return c.json(server.info, 200);
     })
-    .openapi(mine, async (c) => c.json({ servers: await myServers(c.var.deps, c.var.session!.userId) }, 200))
+    .openapi(mine, async (c) => c.json({ servers: await myServers(c.var.deps, c.var.session.userId) }, 200))
     .openapi(create, async (c) => {
       const spec = await createServer(c.var.deps, c.req.valid('json'));
       return c.json({ name: spec.name, subdomain: spec.subdomain, desiredState: 'Stopped' as const }, 201);
     })
-    .openapi(fleetRoute, async (c) => c.json({ servers: await fleet(c.var.deps, c.var.session!.userId) }, 200))
+    .openapi(fleetRoute, async (c) => c.json({ servers: await fleet(c.var.deps, c.var.session.userId) }, 200))
     .include(serverPatchRoutes())
     .include(allowlistRoutes())
     .include(retirementRoutes());

@@ -74,7 +74,7 @@ export function serverPatchRoutes() {
     if (Object.keys(patch).length > 0) {
       await deps.database.db.insert(auditLog).values({
         at: deps.clock.now(),
-        actor: c.var.session!.userId,
+        actor: c.var.session.userId,
         action: 'server.update',
         target: name,
         detail: { ...patch },

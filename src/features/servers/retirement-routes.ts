@@ -35,7 +35,7 @@ export function retirementRoutes() {
       const { deps } = c.var;
       const { name } = c.req.valid('param');
       const body = c.req.valid('json');
-      const session = c.var.session!;
+      const session = c.var.session;
       await requireServer(deps, name);
       await assertOwnerOrStaff(deps, name, session, 'retire it');
       const now = deps.clock.now();
@@ -53,7 +53,7 @@ export function retirementRoutes() {
     .openapi(cancel, async (c) => {
       const { deps } = c.var;
       const { name } = c.req.valid('param');
-      const session = c.var.session!;
+      const session = c.var.session;
       await requireServer(deps, name);
       await assertOwnerOrStaff(deps, name, session, 'call off its retirement');
       const now = deps.clock.now();

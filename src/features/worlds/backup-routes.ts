@@ -82,38 +82,38 @@ export function externalBackupRoutes() {
   return createRouter()
     .openapi(backupNow, async (c) => {
       const { name } = c.req.valid('param');
-      await requireWorld(c.var.deps, name, c.var.session!);
-      await startBackup(c.var.deps, name, c.var.session!.userId);
+      await requireWorld(c.var.deps, name, c.var.session);
+      await startBackup(c.var.deps, name, c.var.session.userId);
       return c.json({ name, status: 'backing_up' as const }, 202);
     })
     .openapi(restore, async (c) => {
       const { name } = c.req.valid('param');
       const body = c.req.valid('json');
-      const { owner } = await requireWorld(c.var.deps, name, c.var.session!);
+      const { owner } = await requireWorld(c.var.deps, name, c.var.session);
       const safetySnapshot = body.safety_snapshot ?? true;
       const { backup } = await startRestore(c.var.deps, {
         serverName: name,
         owner,
-        requestedBy: c.var.session!.userId,
+        requestedBy: c.var.session.userId,
         backupId: body.backup_id,
         safetySnapshot,
       });
       return c.json({ name, status: 'restoring' as const, backup_id: backup.id, safety_snapshot: safetySnapshot }, 202);
     })
     .openapi(list, async (c) => {
-      const session = c.var.session!;
+      const session = c.var.session;
       const page = await listBackups(c.var.deps, { userId: session.userId, staff: isStaffRole(session.role) }, c.req.valid('query'));
       return c.json({ backups: page.rows.map(toBackupView), total: page.total }, 200);
     })
     .openapi(remove, async (c) => {
       const { id } = c.req.valid('param');
-      const session = c.var.session!;
+      const session = c.var.session;
       await deleteBackup(c.var.deps, id, { userId: session.userId, staff: isStaffRole(session.role) });
       return c.json({ id, status: 'expired' as const }, 200);
     })
     .openapi(jobs, async (c) => {
       const { name } = c.req.valid('param');
-      await requireWorld(c.var.deps, name, c.var.session!);
+      await requireWorld(c.var.deps, name, c.var.session);
       const rows = await jobsOf(c.var.deps.database.db, name);
       return c.json({ server: name, jobs: rows.map(toServerJob) }, 200);
     });

@@ -74,7 +74,7 @@ export function externalExportRoutes() {
   return createRouter()
     .openapi(backupExport, async (c) => {
       const { name, id } = c.req.valid('param');
-      const session = c.var.session!;
+      const session = c.var.session;
       await requireWorld(c.var.deps, name, session);
       const backup = await backupToRestore(c.var.deps, name, id);
       if (!isStaffRole(session.role) && backup.formerOwner !== session.userId) throw new DomainError('no_backup', 'No such backup.');
@@ -82,20 +82,20 @@ export function externalExportRoutes() {
     })
     .openapi(worldExport, async (c) => {
       const { name } = c.req.valid('param');
-      await requireWorld(c.var.deps, name, c.var.session!);
-      return c.json(ticketOf(await exportWorld(c.var.deps, name, c.var.session!.userId)), 202);
+      await requireWorld(c.var.deps, name, c.var.session);
+      return c.json(ticketOf(await exportWorld(c.var.deps, name, c.var.session.userId)), 202);
     })
     .openapi(fileDownload, async (c) => {
       const { name } = c.req.valid('param');
-      await requireWorld(c.var.deps, name, c.var.session!);
-      return c.json(ticketOf(await exportWorld(c.var.deps, name, c.var.session!.userId, c.req.valid('query').path)), 202);
+      await requireWorld(c.var.deps, name, c.var.session);
+      return c.json(ticketOf(await exportWorld(c.var.deps, name, c.var.session.userId, c.req.valid('query').path)), 202);
     })
     .openapi(exportState, async (c) => {
-      const row = await ownExport(c.var.deps, c.req.valid('param').ticket, c.var.session!.userId);
+      const row = await ownExport(c.var.deps, c.req.valid('param').ticket, c.var.session.userId);
       return c.json({ state: row.state, ...(row.message ? { message: row.message } : {}) }, 200);
     })
     .openapi(exportDownload, async (c) => {
-      const row = await ownExport(c.var.deps, c.req.valid('param').ticket, c.var.session!.userId);
+      const row = await ownExport(c.var.deps, c.req.valid('param').ticket, c.var.session.userId);
       if (row.state !== 'ready') throw new DomainError('conflict', `The export is ${row.state}.`);
       let body: Readable;
       try {

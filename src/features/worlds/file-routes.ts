@@ -139,12 +139,12 @@ export function externalFileRoutes() {
   return createRouter()
     .openapi(list, async (c) => {
       const { name } = c.req.valid('param');
-      const ops = await openWorld(c.var.deps, name, c.var.session!);
+      const ops = await openWorld(c.var.deps, name, c.var.session);
       return c.json(await ops.list(name, c.req.valid('query').path), 200);
     })
     .openapi(read, async (c) => {
       const { name } = c.req.valid('param');
-      const ops = await openWorld(c.var.deps, name, c.var.session!);
+      const ops = await openWorld(c.var.deps, name, c.var.session);
       return c.json(await ops.read(name, c.req.valid('query').path), 200);
     })
     .openapi(write, async (c) => {
@@ -152,31 +152,31 @@ export function externalFileRoutes() {
       if (body.create_only && body.expect_sha256) throw new DomainError('bad_request', 'Send expect_sha256 or create_only, not both.');
       const bytes = decodeContent(body.content, body.content_sha256);
       const { name } = c.req.valid('param');
-      const written = await changeWorld(c.var.deps, name, c.var.session!, (ops) =>
+      const written = await changeWorld(c.var.deps, name, c.var.session, (ops) =>
         ops.write(name, c.req.valid('query').path, bytes, { expectSha256: body.expect_sha256, createOnly: body.create_only }),
       );
       return c.json(written, 200);
     })
     .openapi(remove, async (c) => {
       const { name } = c.req.valid('param');
-      const done = await changeWorld(c.var.deps, name, c.var.session!, (ops) => ops.remove(name, c.req.valid('query').path));
+      const done = await changeWorld(c.var.deps, name, c.var.session, (ops) => ops.remove(name, c.req.valid('query').path));
       return c.json(done, 200);
     })
     .openapi(mkdirRoute, async (c) => {
       const { name } = c.req.valid('param');
-      const done = await changeWorld(c.var.deps, name, c.var.session!, (ops) => ops.mkdir(name, c.req.valid('query').path));
+      const done = await changeWorld(c.var.deps, name, c.var.session, (ops) => ops.mkdir(name, c.req.valid('query').path));
       return c.json(done, 200);
     })
     .openapi(renameRoute, async (c) => {
       const { name } = c.req.valid('param');
-      const done = await changeWorld(c.var.deps, name, c.var.session!, (ops) => ops.rename(name, c.req.valid('query').path, c.req.valid('json').to));
+      const done = await changeWorld(c.var.deps, name, c.var.session, (ops) => ops.rename(name, c.req.valid('query').path, c.req.valid('json').to));
       return c.json(done, 200);
     })
     .openapi(upload, async (c) => {
       const { path, overwrite } = c.req.valid('query');
       const body = rawBodyOf(c);
       const { name } = c.req.valid('param');
-      const stored = await changeWorld(c.var.deps, name, c.var.session!, (ops) => ops.upload(name, path, body, { overwrite: overwrite === 'true' }));
+      const stored = await changeWorld(c.var.deps, name, c.var.session, (ops) => ops.upload(name, path, body, { overwrite: overwrite === 'true' }));
       return c.json({ ...stored, sha256: body.sha256 }, 200);
     });
 }

@@ -149,7 +149,7 @@ export function externalUploadRoutes() {
   return createRouter()
     .openapi(begin, async (c) => {
       const { deps } = c.var;
-      const session = c.var.session!;
+      const session = c.var.session;
       const { name } = c.req.valid('param');
       await requireWorld(deps, name, session);
       const folders = localFolders(deps);
@@ -161,26 +161,26 @@ export function externalUploadRoutes() {
     })
     .openapi(status, async (c) => {
       const { name, id } = c.req.valid('param');
-      await requireWorld(c.var.deps, name, c.var.session!);
-      const row = await findSession(c.var.deps, c.var.session!.userId, name, id);
+      await requireWorld(c.var.deps, name, c.var.session);
+      const row = await findSession(c.var.deps, c.var.session.userId, name, id);
       return c.json(await sessionView(c.var.deps.database.db, row), 200);
     })
     .openapi(part, async (c) => {
       const { name, id } = c.req.valid('param');
-      await requireWorld(c.var.deps, name, c.var.session!);
-      const row = await findSession(c.var.deps, c.var.session!.userId, name, id);
+      await requireWorld(c.var.deps, name, c.var.session);
+      const row = await findSession(c.var.deps, c.var.session.userId, name, id);
       const updated = await appendPart(c.var.deps, row, c.req.valid('query').offset, rawBodyOf(c));
       return c.json(await sessionView(c.var.deps.database.db, updated), 200);
     })
     .openapi(drop, async (c) => {
       const { name, id } = c.req.valid('param');
-      await requireWorld(c.var.deps, name, c.var.session!);
-      await dropUpload(c.var.deps, await findSession(c.var.deps, c.var.session!.userId, name, id));
+      await requireWorld(c.var.deps, name, c.var.session);
+      await dropUpload(c.var.deps, await findSession(c.var.deps, c.var.session.userId, name, id));
       return c.body(null, 204);
     })
     .openapi(commit, async (c) => {
       const { deps } = c.var;
-      const session = c.var.session!;
+      const session = c.var.session;
       const { name, id } = c.req.valid('param');
       const overwrite = c.req.valid('json').overwrite ?? false;
       await requireWorld(deps, name, session);
@@ -217,14 +217,14 @@ export function externalUploadRoutes() {
       const { name } = c.req.valid('param');
       const { path } = c.req.valid('query');
       const overwrite = c.req.valid('json').overwrite ?? false;
-      await requireWorld(deps, name, c.var.session!);
+      await requireWorld(deps, name, c.var.session);
       const folders = localFolders(deps);
       const shown = worldPathSegments(path).join('/');
       if (!shown.toLowerCase().endsWith('.zip')) throw new DomainError('bad_path', 'Only a .zip file can be extracted.');
       const limits = { maxBytes: await uploadSetting(deps.database.db, 'unzipMaxBytes'), maxEntries: await uploadSetting(deps.database.db, 'unzipMaxEntries') };
       const op = await startFileOp(
         deps,
-        { serverName: name, kind: 'unzip', path: shown, total: 0, requestedBy: c.var.session!.userId },
+        { serverName: name, kind: 'unzip', path: shown, total: 0, requestedBy: c.var.session.userId },
         async ({ jobId, progress }) => {
           const root = await folders.folder(name);
           await recoverWorldFolder(root);
@@ -235,7 +235,7 @@ export function externalUploadRoutes() {
     })
     .openapi(ops, async (c) => {
       const { name } = c.req.valid('param');
-      await requireWorld(c.var.deps, name, c.var.session!);
+      await requireWorld(c.var.deps, name, c.var.session);
       return c.json({ ops: await listFileOps(c.var.deps, name) }, 200);
     });
 }
