@@ -62,6 +62,8 @@ export interface Deps {
   consoleLogs: LogHubs;
   /** World archives (the backup store), world folders and the world jobs of this process. */
   worlds: WorldsRuntime;
+  /** This process's name as a lease holder (src/coordination): unique per replica and per life. */
+  replica: string;
   /** Aborted when the process begins to shut down: long-lived streams end on it. */
   shutdown: AbortSignal;
 }

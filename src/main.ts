@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './lib/logger.js';
-import { startService } from './server.js';
+import { startService } from './service.js';
 
 async function main(): Promise<void> {
   let config;

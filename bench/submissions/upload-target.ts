@@ -14,7 +14,7 @@ import { createSubmission } from '../../src/features/submissions/service.js';
 import { DirectoryContextStore } from '../../src/features/submissions/context-store.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { serve } from '../../src/runtime/serve.js';
-import { assembleDeps } from '../../src/wiring.js';
+import { assembleDeps } from '../../src/service.js';
 import { TEST_ENV } from '../../test/helpers/app.js';
 import { createUser, signIn } from '../../test/helpers/sessions.js';
 import { writeSetting } from '../../src/features/servers/settings.js';

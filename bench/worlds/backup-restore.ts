@@ -20,7 +20,7 @@ import { backUpFolder } from '../../src/features/worlds/backups.js';
 import { restoreFolder } from '../../src/features/worlds/restore.js';
 import { JobTracker } from '../../src/features/worlds/runtime.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { assembleDeps } from '../../src/wiring.js';
+import { assembleDeps } from '../../src/service.js';
 import { writeWorld } from './world-files.js';
 
 const MIB = 1024 * 1024;

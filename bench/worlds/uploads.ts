@@ -21,7 +21,7 @@ import { JobTracker } from '../../src/features/worlds/runtime.js';
 import { unzipInWorld } from '../../src/features/worlds/unzip.js';
 import { appendPart, beginUpload, stagedBytes, stagedFile } from '../../src/features/worlds/upload-sessions.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { assembleDeps } from '../../src/wiring.js';
+import { assembleDeps } from '../../src/service.js';
 
 const MIB = 1024 * 1024;
 const PART = 32 * MIB;

@@ -13,7 +13,7 @@ import { recordUpdateReport } from '../features/operations/records.js';
 import { checkDependencies, checkOwnImage } from '../features/operations/update-check.js';
 import { systemClock } from '../lib/clock.js';
 import { SERVICE_VERSION } from '../version.js';
-import { createRegistry } from '../wiring.js';
+import { createRegistry } from '../service.js';
 import { runCommand } from './run-command.js';
 
 runCommand(async () => {

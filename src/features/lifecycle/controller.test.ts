@@ -13,7 +13,7 @@ import { RconConnection } from '../../adapters/rcon/client.js';
 import { ManualClock } from '../../lib/clock.js';
 import { createLogger } from '../../lib/logger.js';
 import { LifecycleController, type RconOpener } from './controller.js';
-import { LeaseLock } from './leader.js';
+import { Leadership } from '../../coordination/index.js';
 
 const NS = 'felis';
 const FIXED_BYTE = 7;
@@ -32,6 +32,10 @@ beforeAll(async () => {
   standIn.put('nodes', { metadata: { name: 'node-1' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } });
 });
 afterAll(() => standIn.close());
+const database = useTestDatabase();
+/** A replica's leadership of its own name, so each controller of a test leads alone or races only its twin. */
+const leadership = (identity: string, clock: ManualClock, name = uniqueServerName('l')) =>
+  new Leadership({ db: database().db, clock, replica: identity }, { name });
 afterEach(() => peer?.close());
 
 async function setUp(options: { game?: PaperGame } = {}) {
@@ -49,7 +53,7 @@ async function setUp(options: { game?: PaperGame } = {}) {
   const controller = (identity: string) =>
     new LifecycleController({
       cluster,
-      lock: new LeaseLock({ kubeConfig: kubeConfigFor(standIn.url), namespace: NS, name: `lease-${identity}-${uniqueServerName('l')}`, identity, clock }),
+      lock: leadership(identity, clock),
       rcon,
       clock,
       log: silentLog,
@@ -72,7 +76,6 @@ const statefulSet = (name: string) => standIn.get('statefulsets', NS, name);
 const pod = (name: string) => standIn.get('pods', NS, `${name}-0`);
 
 describe('lifecycle controller against the API stand-in and a TCP RCON peer', () => {
-  const database = useTestDatabase();
 
   it('turns a server created over the API into a StatefulSet that wakes, reports players, idles out and stops cleanly', async () => {
     const { clock, cluster, controller } = await setUp();
@@ -183,11 +186,12 @@ describe('lifecycle controller against the API stand-in and a TCP RCON peer', ()
 
   it('passes at once when kicked (a wake), not only at its interval', async () => {
     const { cluster } = await setUp();
+    const kickClock = new ManualClock('2026-06-01T12:00:00.000Z');
     const c = new LifecycleController({
       cluster,
-      lock: new LeaseLock({ kubeConfig: kubeConfigFor(standIn.url), namespace: NS, name: `lease-kick-${uniqueServerName('l')}`, identity: 'a', clock: new ManualClock('2026-06-01T12:00:00.000Z') }),
+      lock: leadership('a', kickClock),
       rcon,
-      clock: new ManualClock('2026-06-01T12:00:00.000Z'),
+      clock: kickClock,
       log: silentLog,
       intervalMs: 3_600_000,
     });

@@ -14,7 +14,7 @@ import {
 import type { RconEndpoint } from '../../adapters/rcon/client.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
-import type { LeaderLock } from './leader.js';
+import type { Leadership } from '../../coordination/index.js';
 import { parsePlayerList, type PlayerCount } from './players.js';
 import { MANAGED_SELECTOR, serviceFor, specProblem, statefulSetFor, TEMPLATE_HASH_ANNOTATION } from './workloads.js';
 
@@ -29,7 +29,7 @@ export type RconOpener = (endpoint: RconEndpoint, timeoutMs: number) => Promise<
 
 export interface LifecycleOptions {
   cluster: KubernetesCluster;
-  lock: LeaderLock;
+  lock: Pick<Leadership, 'acquire' | 'holds' | 'release'>;
   rcon: RconOpener;
   clock: Clock;
   log: Logger;
@@ -129,7 +129,7 @@ export class LifecycleController {
     this.#leaderGauge?.set(leading ? 1 : 0);
     if (leading !== this.#leading) {
       this.#leading = leading;
-      this.#o.log.info({ lock: this.#o.lock.kind }, leading ? 'lifecycle controller: leading' : 'lifecycle controller: standing by');
+      this.#o.log.info({}, leading ? 'lifecycle controller: leading' : 'lifecycle controller: standing by');
     }
     if (!leading) return;
     this.passesActed += 1;

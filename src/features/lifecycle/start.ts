@@ -1,21 +1,16 @@
-import { hostname } from 'node:os';
 import type { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js';
 import { RconConnection } from '../../adapters/rcon/client.js';
 import type { Deps } from '../../deps.js';
 import { LifecycleController } from './controller.js';
-import { AdvisoryLock, LeaseLock, type LeaderLock } from './leader.js';
+import { Leadership } from '../../coordination/index.js';
 
 /**
- * Starts the lifecycle controller on this replica. It acts only while it holds the lock: the
- * PostgreSQL advisory lock when the database is PostgreSQL (shared by every replica), else a Lease
- * in the cluster (an embedded database is one per replica, so it cannot arbitrate).
+ * The lifecycle controller of this replica. It acts only while this replica leads: the
+ * `controller` leadership lease in the database every replica shares (src/coordination).
  */
-export function startLifecycle(deps: Pick<Deps, 'config' | 'clock' | 'log' | 'database' | 'metrics'>, cluster: KubernetesCluster): LifecycleController {
-  const { config, clock } = deps;
-  const lock: LeaderLock =
-    deps.database.kind === 'postgres' && config.databaseUrl
-      ? new AdvisoryLock({ url: config.databaseUrl, clock })
-      : new LeaseLock({ kubeConfig: cluster.kubeConfig, namespace: cluster.namespace, identity: config.podName ?? hostname(), clock });
+export function createLifecycle(deps: Pick<Deps, 'clock' | 'log' | 'database' | 'metrics' | 'replica'>, cluster: KubernetesCluster): LifecycleController {
+  const { clock } = deps;
+  const lock = new Leadership({ db: deps.database.db, clock, replica: deps.replica }, { name: 'controller' });
   const controller = new LifecycleController({
     cluster,
     lock,
@@ -24,6 +19,5 @@ export function startLifecycle(deps: Pick<Deps, 'config' | 'clock' | 'log' | 'da
     log: deps.log.child({ component: 'lifecycle' }),
     registry: deps.metrics.registry,
   });
-  controller.start();
   return controller;
 }

@@ -1,4 +1,5 @@
-import { and, eq, gt, isNull, sql } from 'drizzle-orm';
+import { lockForTransaction } from '../../coordination/index.js';
+import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Queryable, Transaction } from '../../db/client.js';
 import { linkedAccounts, users } from '../../db/schema/accounts.js';
 import { linkCodes } from '../../db/schema/linking.js';
@@ -42,7 +43,7 @@ export const invalidLinkCode = () => new DomainError('invalid_code', 'The code i
 
 /** Serialises every change to one UUID's link, on any replica, until the transaction ends. */
 export async function lockUuid(tx: Transaction, mcUuid: string): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`felis:link:${mcUuid}`}, 0))`);
+  await lockForTransaction(tx, { scope: 'link', mcUuid });
 }
 
 /**

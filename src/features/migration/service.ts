@@ -1,3 +1,4 @@
+import { lockForTransaction } from '../../coordination/index.js';
 import { and, eq, gt, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { Queryable, Transaction } from '../../db/client.js';
 import { users } from '../../db/schema/accounts.js';
@@ -22,7 +23,7 @@ export const migrateCodeHash = (code: string) => sha256Hex(`migrate-code:${code}
 export const confirmCodeHash = (migrationId: string, code: string) => sha256Hex(`migrate-confirm:${migrationId}:${code}`);
 
 async function lockSource(tx: Transaction, userId: string): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`felis:migrate:${userId}`}, 0))`);
+  await lockForTransaction(tx, { scope: 'migrate', userId });
 }
 
 /**

@@ -1,4 +1,5 @@
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { lockForTransaction } from '../../coordination/index.js';
+import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
 import type { ServerResource } from '../../adapters/cluster/types.js';
 import type { Queryable } from '../../db/client.js';
 import { auditLog } from '../../db/schema/audit.js';
@@ -11,7 +12,6 @@ import { integerSetting, SERVER_SETTINGS } from './settings.js';
 import { takeWakeSlot } from './wake-slot.js';
 
 /** Serialises every start that needs a node slot, on every replica that shares the database. */
-const CAPACITY_LOCK_KEY = 0x46454c4341n; // "FELCA"
 /** A guest start this recent holds its slot even if the cache has not seen it yet. */
 const FRESH_START_MS = 60_000;
 
@@ -79,7 +79,7 @@ export async function startWithinCapacity(deps: StartDeps, server: CachedServer,
     return clusterCall(name, () => deps.cluster.setDesiredState(name, 'Running'));
   }
   return db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(${CAPACITY_LOCK_KEY.toString()}::bigint)`);
+    await lockForTransaction(tx, 'capacity');
     const now = deps.clock.now();
     if (!who.privileged && !who.owns) {
       const share = await integerSetting(tx, SERVER_SETTINGS.wakeSharePerPlayer);

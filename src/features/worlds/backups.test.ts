@@ -1,3 +1,4 @@
+import { leases } from '../../db/schema/coordination.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { and, eq } from 'drizzle-orm';
@@ -9,7 +10,7 @@ import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
 import { LocalBackupStore } from '../../adapters/backup-store/local.js';
 import { auditLog } from '../../db/schema/audit.js';
 import { serverClaims } from '../../db/schema/servers.js';
-import { worldBackups, worldLocks } from '../../db/schema/worlds.js';
+import { worldBackups } from '../../db/schema/worlds.js';
 import { reverifyBackups, sweepExpiredBackups } from './backup-service.js';
 import { failOrphanedJobs, recordJob } from './jobs.js';
 import { LOCK_LEASE_MS, sweepLapsedLocks } from './lock.js';
@@ -94,10 +95,10 @@ describe('backup, restore and job routes', () => {
     const { deps, external } = setUp();
     const owner = await worldMember(deps);
     const { name } = await ownedWorld(deps, owner.id);
-    await deps.database.db.insert(worldLocks).values({
-      serverName: name,
+    await deps.database.db.insert(leases).values({
+      key: `world:${name}`,
       holder: crypto.randomUUID(),
-      kind: 'file_write',
+      purpose: 'file_write',
       acquiredAt: deps.clock.now(),
       leaseUntil: new Date(deps.clock.now().getTime() + LOCK_LEASE_MS),
     });
@@ -112,17 +113,17 @@ describe('backup, restore and job routes', () => {
     deps.clock.advance(LOCK_LEASE_MS + 1);
     expect((await post(external, `/api/v1/servers/${name}/backup`, owner.headers)).status).toBe(202);
     await deps.worlds.jobs.idle();
-    expect(await deps.database.db.select().from(worldLocks).where(eq(worldLocks.serverName, name))).toEqual([]);
+    expect(await deps.database.db.select().from(leases).where(eq(leases.key, `world:${name}`))).toEqual([]);
   });
 
   it('sweeps lapsed locks and fails the jobs whose replica died', async () => {
     const { deps } = setUp();
     const { name } = addServer(deps).spec;
     const holder = crypto.randomUUID();
-    await deps.database.db.insert(worldLocks).values({
-      serverName: name,
+    await deps.database.db.insert(leases).values({
+      key: `world:${name}`,
       holder,
-      kind: 'backup',
+      purpose: 'backup',
       acquiredAt: deps.clock.now(),
       leaseUntil: new Date(deps.clock.now().getTime() + LOCK_LEASE_MS),
     });

@@ -1,41 +1,13 @@
-import { and, eq, lt, or } from 'drizzle-orm';
-import type { Queryable } from '../../db/client.js';
-import { worldJobs, worldLocks } from '../../db/schema/worlds.js';
+import { eq } from 'drizzle-orm';
+import { worldJobs } from '../../db/schema/worlds.js';
 import type { Deps } from '../../deps.js';
 import { finishJob } from './jobs.js';
 import { endOf, outcomeOf, planOf, WORLD_JOB_LABEL, worldJobName, type WorldJobClient } from './kubernetes-job.js';
-import { LOCK_LEASE_MS, releaseLock } from './lock.js';
+import { heldFresh, keepLock, releaseLock } from './lock.js';
 import { JobFailure } from './run-job.js';
 import { settlePlan } from './settle.js';
 
 type TendDeps = Pick<Deps, 'database' | 'clock' | 'worlds' | 'log'>;
-
-/**
- * Holds the world's lock for `holder` (a Job's job id): renews it, or takes it when it is free or
- * lapsed. One statement, like tryLock, so two replicas cannot both win against a third holder.
- */
-export async function keepLock(db: Queryable, now: Date, serverName: string, holder: string, kind: string): Promise<boolean> {
-  const leaseUntil = new Date(now.getTime() + LOCK_LEASE_MS);
-  const rows = await db
-    .insert(worldLocks)
-    .values({ serverName, holder, kind, acquiredAt: now, leaseUntil })
-    .onConflictDoUpdate({
-      target: worldLocks.serverName,
-      set: { holder, kind, leaseUntil },
-      setWhere: or(eq(worldLocks.holder, holder), lt(worldLocks.leaseUntil, now)),
-    })
-    .returning({ holder: worldLocks.holder });
-  return rows.length > 0;
-}
-
-/** Whether the lock is held by `holder` with a lease still running (its starter is alive). */
-async function heldFresh(db: Queryable, now: Date, serverName: string, holder: string): Promise<boolean> {
-  const [row] = await db
-    .select({ until: worldLocks.leaseUntil })
-    .from(worldLocks)
-    .where(and(eq(worldLocks.serverName, serverName), eq(worldLocks.holder, holder)));
-  return row !== undefined && row.until.getTime() >= now.getTime();
-}
 
 /**
  * Every replica, every lock sweep: a world Job that runs keeps its world locked whoever started it

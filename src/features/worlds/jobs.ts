@@ -1,6 +1,7 @@
-import { and, desc, eq, lt, notExists } from 'drizzle-orm';
+import { and, desc, eq, lt, notExists, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
-import { worldJobs, worldLocks } from '../../db/schema/worlds.js';
+import { leases } from '../../db/schema/coordination.js';
+import { worldJobs } from '../../db/schema/worlds.js';
 import type { Deps } from '../../deps.js';
 import type { RandomSource } from '../../lib/random.js';
 import { LOCK_LEASE_MS } from './lock.js';
@@ -68,7 +69,7 @@ export async function failOrphanedJobs(db: Queryable, now: Date): Promise<number
       and(
         eq(worldJobs.state, 'running'),
         lt(worldJobs.startedAt, new Date(now.getTime() - LOCK_LEASE_MS)),
-        notExists(db.select({ h: worldLocks.holder }).from(worldLocks).where(eq(worldLocks.holder, worldJobs.lockHolder))),
+        notExists(db.select({ h: leases.holder }).from(leases).where(eq(leases.holder, sql`${worldJobs.lockHolder}::text`))),
       ),
     )
     .returning({ id: worldJobs.id });

@@ -1,3 +1,4 @@
+import { leases } from '../../db/schema/coordination.js';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -14,7 +15,6 @@ import { LocalBackupStore } from '../../adapters/backup-store/local.js';
 import { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js';
 import { kubeConfigFor } from '../../adapters/cluster/kubernetes/kubeconfig.js';
 import { main as worldJobCli } from '../../cli/world-job.js';
-import { worldLocks } from '../../db/schema/worlds.js';
 import { runFilesCommand } from './files-command.js';
 import { CONTENT_PARTS_ENV, contentFromEnv, RESULT_MARKER, resultOf } from './files-protocol.js';
 import { FILE_JOB_WAIT_MS, FILES_CONTAINER, fileJobManifest, filesJobName, KubernetesWorldFileOps } from './kubernetes-files.js';
@@ -228,13 +228,13 @@ describe('world file routes on Kubernetes (API stand-in)', () => {
     const body = { content: b64('motd=changed\n'), expect_sha256: sha('motd=hello\n') };
     const answer = Promise.resolve(setup.external.request(`${base}/file${q('server.properties')}`, jsonRequest('PUT', body, owner.headers)));
     const job = await createdJob(name);
-    expect(await deps.database.db.select().from(worldLocks).where(eq(worldLocks.serverName, name))).toHaveLength(1);
+    expect(await deps.database.db.select().from(leases).where(eq(leases.key, `world:${name}`))).toHaveLength(1);
     expect(podSpecOf(job).containers[0]!.volumeMounts[0]!.readOnly).toBe(false);
     await playPod(setup);
     const written = await answer;
     expect(await written.json()).toEqual({ path: 'server.properties', status: 'written', sha256: sha('motd=changed\n') });
     expect(readFileSync(join(volume, 'server.properties'), 'utf8')).toBe('motd=changed\n');
-    expect(await deps.database.db.select().from(worldLocks).where(eq(worldLocks.serverName, name))).toEqual([]);
+    expect(await deps.database.db.select().from(leases).where(eq(leases.key, `world:${name}`))).toEqual([]);
 
     const stale = await throughJob(setup, `${base}/file${q('server.properties')}`, jsonRequest('PUT', { content: b64('other'), expect_sha256: sha('motd=hello\n') }, owner.headers));
     expect(stale.response.status).toBe(409);
@@ -321,7 +321,7 @@ describe('world file routes on Kubernetes (API stand-in)', () => {
     expect(response.status).toBe(503);
     expect((await errorOf(response)).code).toBe('unavailable');
     expect(deps.captured.lines().some((l) => l.msg === 'the cluster refused a world file job')).toBe(true);
-    expect(await deps.database.db.select().from(worldLocks).where(eq(worldLocks.serverName, name))).toEqual([]);
+    expect(await deps.database.db.select().from(leases).where(eq(leases.key, `world:${name}`))).toEqual([]);
   });
 
   it('reads the Job again while the API fails for a while', async () => {

@@ -1,3 +1,4 @@
+import { leases } from '../../db/schema/coordination.js';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
@@ -11,7 +12,7 @@ import { claimFor, useTempDir } from '../../../test/helpers/worlds.js';
 import { LocalBackupStore } from '../../adapters/backup-store/local.js';
 import { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js';
 import { kubeConfigFor } from '../../adapters/cluster/kubernetes/kubeconfig.js';
-import { worldBackups, worldJobs, worldLocks } from '../../db/schema/worlds.js';
+import { worldBackups, worldJobs } from '../../db/schema/worlds.js';
 import { main as worldJobCli } from '../../cli/world-job.js';
 import { DomainError } from '../../lib/errors.js';
 import { serverCacheOf } from '../servers/cache.js';
@@ -144,7 +145,7 @@ describe('world jobs as Kubernetes Jobs (API stand-in)', () => {
     expect(backup).toMatchObject({ status: 'present', corrupt: false, reason: 'manual' });
     expect(backup!.verifiedAt).not.toBeNull();
     expect(standIn.get('jobs', NS, worldJobName(name))).toBeUndefined();
-    expect(await deps.database.db.select().from(worldLocks).where(eq(worldLocks.serverName, name))).toEqual([]);
+    expect(await deps.database.db.select().from(leases).where(eq(leases.key, `world:${name}`))).toEqual([]);
   });
 
   it('restores through one Job that takes the pre_restore snapshot first', async () => {
@@ -205,7 +206,7 @@ describe('world jobs as Kubernetes Jobs (API stand-in)', () => {
     deps.clock.advance(5 * 60_000);
     await lockSweep(deps);
     expect((await jobRow(deps, jobId)).state).toBe('running');
-    const [lock] = await deps.database.db.select().from(worldLocks).where(eq(worldLocks.serverName, name));
+    const [lock] = await deps.database.db.select().from(leases).where(eq(leases.key, `world:${name}`));
     expect(lock).toMatchObject({ holder: jobId });
     await expect(startBackup(deps, name, 'someone')).rejects.toBeInstanceOf(DomainError);
 
@@ -217,14 +218,14 @@ describe('world jobs as Kubernetes Jobs (API stand-in)', () => {
     const [backup] = await deps.database.db.select().from(worldBackups).where(eq(worldBackups.id, job.backupId!));
     expect(backup).toMatchObject({ status: 'present', corrupt: false });
     expect(standIn.get('jobs', NS, worldJobName(name))).toBeUndefined();
-    expect(await deps.database.db.select().from(worldLocks).where(eq(worldLocks.serverName, name))).toEqual([]);
+    expect(await deps.database.db.select().from(leases).where(eq(leases.key, `world:${name}`))).toEqual([]);
   });
 
   it('refuses a job while a Job of an earlier holder still has the volume, even with no lock', async () => {
     const { deps, name } = await setUp();
     standIn.put('jobs', { metadata: { name: worldJobName(name), namespace: NS, labels: { 'felis.dev/world-job': JOB_ID } }, spec: {} });
     await expect(startBackup(deps, name, 'someone')).rejects.toMatchObject({ code: 'maintenance_in_progress' });
-    expect(await deps.database.db.select().from(worldLocks).where(eq(worldLocks.serverName, name))).toEqual([]);
+    expect(await deps.database.db.select().from(leases).where(eq(leases.key, `world:${name}`))).toEqual([]);
     standIn.remove('jobs', NS, worldJobName(name));
   });
 

@@ -1,8 +1,22 @@
-import { and, eq, lt } from 'drizzle-orm';
+import {
+  holdLease,
+  LEASE_KEYS,
+  leaseOf,
+  leasePrefix,
+  releaseLease,
+  renewLease,
+  sweepLapsedLeases,
+  takeLease,
+  type HeldLease,
+} from '../../coordination/index.js';
 import type { Queryable } from '../../db/client.js';
-import { worldLocks } from '../../db/schema/worlds.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
+
+/**
+ * A world's lock: the lease `world:<server>` (src/coordination), held by the one job or file
+ * operation that may touch the world's volume; `purpose` is its kind.
+ */
 
 /** How long a lock outlives its holder's last renewal. */
 export const LOCK_LEASE_MS = 60_000;
@@ -13,61 +27,52 @@ export type LockKind = 'backup' | 'restore' | 'unzip' | 'file_write' | 'upload' 
 
 type LockDeps = Pick<Deps, 'database' | 'clock' | 'log'>;
 
-/**
- * Takes the world's lock for `holder`, or takes over one whose lease lapsed (its holder died).
- * One statement, so two replicas racing for the same volume cannot both win.
- */
+const key = LEASE_KEYS.world;
+
+/** Takes the world's lock for `holder`, or takes over one whose lease lapsed (its holder died). */
 export async function tryLock(db: Queryable, now: Date, serverName: string, holder: string, kind: LockKind): Promise<boolean> {
-  const leaseUntil = new Date(now.getTime() + LOCK_LEASE_MS);
-  const rows = await db
-    .insert(worldLocks)
-    .values({ serverName, holder, kind, acquiredAt: now, leaseUntil })
-    .onConflictDoUpdate({
-      target: worldLocks.serverName,
-      set: { holder, kind, acquiredAt: now, leaseUntil },
-      setWhere: lt(worldLocks.leaseUntil, now),
-    })
-    .returning({ holder: worldLocks.holder });
-  return rows.length > 0;
+  return takeLease(db, now, { key: key(serverName), holder, purpose: kind, ttlMs: LOCK_LEASE_MS });
+}
+
+/**
+ * Holds the world's lock for `holder` (a Job's job id): renews it, or takes it when it is free or
+ * lapsed, so two replicas cannot both win against a third holder.
+ */
+export async function keepLock(db: Queryable, now: Date, serverName: string, holder: string, kind: string): Promise<boolean> {
+  return takeLease(db, now, { key: key(serverName), holder, purpose: kind, ttlMs: LOCK_LEASE_MS }, { orOwn: true });
 }
 
 export async function renewLock(db: Queryable, now: Date, serverName: string, holder: string): Promise<boolean> {
-  const rows = await db
-    .update(worldLocks)
-    .set({ leaseUntil: new Date(now.getTime() + LOCK_LEASE_MS) })
-    .where(and(eq(worldLocks.serverName, serverName), eq(worldLocks.holder, holder)))
-    .returning({ holder: worldLocks.holder });
-  return rows.length > 0;
+  return renewLease(db, now, key(serverName), holder, LOCK_LEASE_MS);
 }
 
 export async function releaseLock(db: Queryable, serverName: string, holder: string): Promise<void> {
-  await db.delete(worldLocks).where(and(eq(worldLocks.serverName, serverName), eq(worldLocks.holder, holder)));
+  await releaseLease(db, key(serverName), holder);
 }
 
 /** Whether a job holds the world's volume (the servers feature refuses wakes while it does). */
 export async function worldLockHeld(db: Queryable, serverName: string): Promise<boolean> {
-  const [row] = await db.select({ holder: worldLocks.holder }).from(worldLocks).where(eq(worldLocks.serverName, serverName));
-  return row !== undefined;
+  return (await leaseOf(db, key(serverName))) !== undefined;
+}
+
+/** Whether the lock is held by `holder` with a lease still running (its starter is alive). */
+export async function heldFresh(db: Queryable, now: Date, serverName: string, holder: string): Promise<boolean> {
+  const row = await leaseOf(db, key(serverName));
+  return row !== undefined && row.holder === holder && row.leaseUntil.getTime() > now.getTime();
 }
 
 /** Removes locks whose holders stopped renewing; every replica may run it. */
 export async function sweepLapsedLocks(db: Queryable, now: Date): Promise<number> {
-  const rows = await db.delete(worldLocks).where(lt(worldLocks.leaseUntil, now)).returning({ serverName: worldLocks.serverName });
-  return rows.length;
+  return (await sweepLapsedLeases(db, now, leasePrefix('world'))).length;
 }
 
 export async function lockHolderKind(db: Queryable, serverName: string): Promise<string | undefined> {
-  const [row] = await db.select({ kind: worldLocks.kind }).from(worldLocks).where(eq(worldLocks.serverName, serverName));
-  return row?.kind;
+  return (await leaseOf(db, key(serverName)))?.purpose;
 }
 
 /** A held lock: renewed in the background until released. */
-export interface HeldLock {
+export interface HeldLock extends Omit<HeldLease, 'key'> {
   readonly serverName: string;
-  readonly holder: string;
-  release(): Promise<void>;
-  /** Stops renewing without releasing (a job handed over to whichever replica sees it end). */
-  abandon(): void;
 }
 
 export function maintenanceError(serverName: string): DomainError {
@@ -99,23 +104,6 @@ export async function holdWorld(
     if (tries >= QUEUE_TRIES || !(released || queued)) throw maintenanceError(serverName);
     if (queued) await new Promise((resolve) => setTimeout(resolve, QUEUE_PAUSE_MS));
   }
-  const timer = setInterval(() => {
-    renewLock(db, deps.clock.now(), serverName, holder).then(
-      (held) => held || deps.log.warn({ server: serverName, holder }, 'world lock was taken over while held'),
-      (err: unknown) => deps.log.warn({ err, server: serverName }, 'world lock renewal failed'),
-    );
-  }, LOCK_RENEW_MS);
-  timer.unref();
-  let released: Promise<void> | undefined;
-  return {
-    serverName,
-    holder,
-    abandon: () => clearInterval(timer),
-    release: () =>
-      (released ??= (async () => {
-        clearInterval(timer);
-        await releaseLock(db, serverName, holder);
-      })()),
-  };
+  const held = holdLease({ db, clock: deps.clock, log: deps.log }, { key: key(serverName), holder, ttlMs: LOCK_LEASE_MS }, LOCK_RENEW_MS);
+  return { serverName, holder, release: held.release, abandon: held.abandon };
 }
-

@@ -32,12 +32,3 @@ export async function sweepAbandonedUploads(deps: UploadDeps): Promise<number> {
   if (gone.length > 0) deps.log.info({ sessions: gone.length }, 'swept abandoned world uploads');
   return gone.length;
 }
-
-/** Runs the sweep every `intervalMs` (default 10 minutes); returns the stopper. Failures are logged, never thrown. */
-export function startUploadSweep(deps: UploadDeps, intervalMs = 10 * 60 * 1000): () => void {
-  const timer = setInterval(() => {
-    sweepAbandonedUploads(deps).catch((err: unknown) => deps.log.warn({ err }, 'world upload sweep failed'));
-  }, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
-}

@@ -1,0 +1,227 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubernetesCluster } from './adapters/cluster/kubernetes/adapter.js';
+import { loadKubeConfig } from './adapters/cluster/kubernetes/kubeconfig.js';
+import { DEFAULT_CRD } from './adapters/cluster/kubernetes/resource.js';
+import { SimulatedCluster } from './adapters/cluster/simulated.js';
+import type { ClusterAdapter } from './adapters/cluster/types.js';
+import { createMail } from './adapters/mail/index.js';
+import { RconPool } from './adapters/rcon/pool.js';
+import { OciRegistry } from './adapters/registry/oci.js';
+import { StaticRegistry } from './adapters/registry/static.js';
+import type { RegistryAdapter } from './adapters/registry/types.js';
+import { createApps } from './app/index.js';
+import type { Config } from './config.js';
+import { TaskList, type BackgroundTask } from './coordination/index.js';
+import { openDatabase } from './db/client.js';
+import type { Deps } from './deps.js';
+import { accountHousekeepingTask } from './features/accounts/housekeeping.js';
+import { createSessionAuthenticator } from './features/accounts/authenticator.js';
+import { withPasswordChangeGate } from './features/accounts/password-change-gate.js';
+import { setupOnStart } from './features/auth/setup-token.js';
+import { watchBuildJobs } from './features/builds/job-watch.js';
+import { DEFAULT_BUILD_JOB_OPTIONS, KubernetesBuildRunner } from './features/builds/kubernetes-job.js';
+import { BuildLogCopier } from './features/builds/log-copy.js';
+import { SimulatedBuildRunner } from './features/builds/simulated-runner.js';
+import { LogHubs } from './features/console/log-hub.js';
+import { createLifecycle } from './features/lifecycle/start.js';
+import { identityHousekeepingTask } from './features/linking/housekeeping.js';
+import { migrateWithSafetyDump } from './features/operations/db-backup.js';
+import { passkeyDirectory } from './features/passkeys/credentials.js';
+import { serverCacheOf } from './features/servers/cache.js';
+import { countServersByOwner } from './features/servers/claims.js';
+import { retirementSweepTask } from './features/servers/retirement-sweep.js';
+import { SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/startup.js';
+import { DirectoryContextStore } from './features/submissions/context-store.js';
+import { createSessionVerifier } from './features/verifier/service.js';
+import { worldsTasks } from './features/worlds/housekeeping.js';
+import { createWorldsRuntime } from './features/worlds/runtime.js';
+import { createMetrics } from './http/metrics.js';
+import { systemClock } from './lib/clock.js';
+import { createLogger, type Logger } from './lib/logger.js';
+import { cryptoRandom } from './lib/random.js';
+import { serve, type Listening } from './runtime/serve.js';
+
+/**
+ * The composition root: the one place that builds the dependencies from the configuration, makes
+ * the two apps, starts the background tasks in order and stops everything in the reverse order.
+ */
+
+export function createRegistry(config: Config): RegistryAdapter {
+  if (!config.registryUrl) return new StaticRegistry();
+  return new OciRegistry({ url: config.registryUrl, username: config.registryUsername, password: config.registryPassword });
+}
+
+/** This process's name as a lease holder: the pod (or host) and a random part, unique per life. */
+export function replicaName(config: Pick<Config, 'podName'>): string {
+  return `${config.podName ?? hostname()}/${randomBytes(4).toString('hex')}`;
+}
+
+export type DepsParts = Pick<Deps, 'config' | 'log' | 'database'> & Partial<Omit<Deps, 'config' | 'log' | 'database'>>;
+
+/**
+ * Assembles Deps: the service, the test harness, the benches and the process fixtures all start
+ * here and override only what they must, so a new dependency is wired everywhere at once.
+ * Defaults: system clock and randomness, a bare simulated cluster, the configured registry, mail
+ * and session sources, the real session authenticator.
+ */
+export function assembleDeps(parts: DepsParts): Deps {
+  const clock = parts.clock ?? systemClock;
+  const cluster: ClusterAdapter = parts.cluster ?? new SimulatedCluster({ clock });
+  const metrics = parts.metrics ?? createMetrics();
+  return {
+    random: cryptoRandom,
+    registry: createRegistry(parts.config),
+    mail: createMail(parts.config, parts.log),
+    sessions: withPasswordChangeGate(createSessionAuthenticator()),
+    serverCounts: countServersByOwner,
+    passkeys: passkeyDirectory,
+    shutdown: new AbortController().signal,
+    replica: replicaName(parts.config),
+    contextStore: new DirectoryContextStore(join(parts.config.dataDir, 'contexts')),
+    buildRunner:
+      cluster.kind === 'simulated'
+        ? new SimulatedBuildRunner({ clock, onError: (err, job) => parts.log.warn({ err, buildId: job.buildId }, 'simulated build job failed') })
+        : undefined,
+    ...parts,
+    clock,
+    cluster,
+    metrics,
+    rcon: parts.rcon ?? new RconPool((name) => cluster.rconEndpoint(name)),
+    consoleLogs: parts.consoleLogs ?? new LogHubs({ cluster, clock, log: parts.log }),
+    sessionVerifier: parts.sessionVerifier ?? createSessionVerifier({ ...parts, clock, metrics }),
+    worlds: parts.worlds ?? createWorldsRuntime(parts.config, cluster, { log: parts.log, signal: parts.shutdown, clock }),
+  };
+}
+
+export interface RunningService {
+  deps: Deps;
+  internal: Listening;
+  external: Listening;
+  /** Graceful stop: stop accepting, end streams, finish in-flight requests, stop the tasks, close the database. */
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** The API server's coordinates; by default the pod's service account or `KUBECONFIG`. */
+  kubeConfig?: KubeConfig;
+}
+
+function createCluster(config: Config, log: Logger, options: StartOptions): ClusterAdapter {
+  if (config.cluster === 'kubernetes') {
+    return new KubernetesCluster({
+      kubeConfig: options.kubeConfig ?? loadKubeConfig(),
+      namespace: config.kubeNamespace,
+      crd: { ...DEFAULT_CRD, group: config.kubeCrdGroup },
+      gameNodeSelector: config.kubeGameNodeSelector,
+      clock: systemClock,
+      log,
+    });
+  }
+  const cluster = new SimulatedCluster({ clock: systemClock });
+  for (const spec of SIMULATED_SYSTEM_SERVERS) cluster.addServer(spec);
+  cluster.startTicking();
+  return cluster;
+}
+
+/** On Kubernetes, builds run as Jobs that reach back through the internal Service (deploy/services.yaml). */
+function kubernetesRunners(config: Config, cluster: ClusterAdapter): Partial<Deps> {
+  if (!(cluster instanceof KubernetesCluster)) return {};
+  const internalUrl = `http://felis-internal.${config.kubeNamespace}.svc`;
+  return { buildRunner: new KubernetesBuildRunner({ jobs: cluster, ...DEFAULT_BUILD_JOB_OPTIONS, namespace: config.kubeNamespace, internalUrl }) };
+}
+
+/** A task made of a start and a stop function (a watch that is on while the service runs). */
+function task(name: string, start: () => (() => void | Promise<void>) | void, stop?: () => void | Promise<void>): BackgroundTask {
+  let stopper: (() => void | Promise<void>) | void;
+  return {
+    name,
+    start: () => void (stopper = start()),
+    stop: async () => {
+      await stopper?.();
+      await stop?.();
+    },
+  };
+}
+
+/** Every background task of the service, in the order they start. */
+function serviceTasks(deps: Deps): BackgroundTask[] {
+  const { cluster, replica } = deps;
+  const tasks: BackgroundTask[] = [
+    task('server_cache', () => undefined, () => stopServersFeature(deps)),
+    accountHousekeepingTask(deps, replica),
+    identityHousekeepingTask(deps, replica),
+    retirementSweepTask(deps, replica),
+  ];
+  if (cluster instanceof KubernetesCluster) {
+    const lifecycle = createLifecycle(deps, cluster);
+    tasks.push(
+      task('lifecycle', () => {
+        lifecycle.start();
+        // A wake or a stop reaches the controller at once rather than at its next pass.
+        const stopKicks = serverCacheOf(deps).onDesiredStateChange(() => lifecycle.kick());
+        return async () => {
+          stopKicks();
+          await lifecycle.stop();
+        };
+      }),
+      task('build_jobs', () => watchBuildJobs(deps, cluster)),
+    );
+    // The leader copies build pods' logs into the build log (the simulated runner writes its own).
+    const copier = new BuildLogCopier(deps, { pods: cluster, leading: () => lifecycle.leading() });
+    tasks.push(task('build_logs', () => copier.start(), () => copier.stop()));
+  }
+  // The world jobs under way are waited for after the loops that start them have stopped.
+  tasks.push(task('world_jobs', () => undefined, () => deps.worlds.jobs.idle()), ...worldsTasks(deps, replica));
+  return tasks;
+}
+
+/** Wires the dependencies from the configuration and serves both faces. */
+export async function startService(config: Config, log: Logger = createLogger(config.logLevel), options: StartOptions = {}): Promise<RunningService> {
+  const shutdown = new AbortController();
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, log, migrate: false });
+  try {
+    await migrateWithSafetyDump({ database, config, clock: systemClock }, log);
+  } catch (err) {
+    await database.close();
+    throw err;
+  }
+  const cluster = createCluster(config, log, options);
+  const deps = assembleDeps({ config, log, database, cluster, shutdown: shutdown.signal, ...kubernetesRunners(config, cluster) });
+  if (deps.mail?.kind === 'log') {
+    log.warn('mail goes to this log (no SMTP_URL): sign-in codes are written here; set SMTP_URL, or MAIL_TRANSPORT=none to refuse mail');
+  }
+  if (deps.worlds.unavailable) log.error({ cluster: cluster.kind }, deps.worlds.unavailable);
+  await setupOnStart(deps);
+  await startServersFeature(deps);
+  const tasks = new TaskList(log).add(...serviceTasks(deps));
+  tasks.start();
+  const apps = createApps(deps);
+  const internal = await serve({ fetch: apps.internal.fetch, port: config.internalPort, host: config.host, log });
+  const external = await serve({ fetch: apps.external.fetch, port: config.externalPort, host: config.host, log });
+  log.info(
+    { internal_port: internal.port, external_port: external.port, host: config.host, database: database.kind, cluster: cluster.kind, replica: deps.replica },
+    'listening',
+  );
+  let stopping: Promise<void> | undefined;
+  return {
+    deps,
+    internal,
+    external,
+    stop: () =>
+      (stopping ??= (async () => {
+        shutdown.abort();
+        await Promise.all([internal.close(), external.close()]);
+        await tasks.stop();
+        deps.consoleLogs.close();
+        deps.rcon.close();
+        deps.sessionVerifier.close();
+        await cluster.close();
+        await deps.mail?.close();
+        await database.close();
+        log.info('stopped');
+      })()),
+  };
+}
