@@ -21,8 +21,7 @@ import { LocalBackupStore } from '../adapters/backup-store/local.js';
 import { createBackupStore } from '../adapters/backup-store/index.js';
 import type { BackupStore } from '../adapters/backup-store/types.js';
 import { loadConfig } from '../config.js';
-import { runFilesCommand } from '../features/worlds/files-command.js';
-import { runVolumeStep, volumeStepSchema, type StepOutcome, type VolumeStep } from '../features/worlds/volume-ops.js';
+import { runFilesCommand, runVolumeStep, volumeStepSchema, type StepOutcome, type VolumeStep } from '../features/worlds/index.js';
 import { runCommand } from './run-command.js';
 
 /**

@@ -1,23 +1,15 @@
 import { sql } from 'drizzle-orm';
+import { ADVISORY_LOCKS } from '../db/advisory-locks.js';
 import type { Transaction } from '../db/client.js';
+
+export { ADVISORY_LOCKS };
 
 /**
  * PostgreSQL advisory locks: short critical sections that must run one at a time across every
  * replica, held until the transaction ends (`pg_advisory_xact_lock`, so a crash can never leave one
- * behind). Every key lives in this one list, so no two parts of the service pick the same number.
- * Each is `FEL` and two letters in ASCII.
+ * behind). Their keys are in one list, src/db/advisory-locks.ts (the migrator below this module
+ * takes one too).
  */
-export const ADVISORY_LOCKS = {
-  /** Migrations at start-up (a session lock on the migrator's own connection: src/db/migrate.ts). */
-  migrations: 0x46454c4953n, // "FELIS"
-  /** Replicas starting together on an empty database mint one setup token between them. */
-  setupToken: 0x46454c5354n, // "FELST"
-  /** The live discoverable passkey sign-ins are counted against their caps one at a time. */
-  discoverablePasskeys: 0x46454c504bn, // "FELPK"
-  /** Wakes are counted one after another against the node's running-server cap. */
-  capacity: 0x46454c4341n, // "FELCA"
-} as const;
-
 export type AdvisoryLockName = keyof typeof ADVISORY_LOCKS;
 
 /** Keyed locks: one per subject (a Minecraft UUID's link, a user's migration), hashed from a text key. */

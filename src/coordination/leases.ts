@@ -1,5 +1,6 @@
 import { and, eq, like, lte, or } from 'drizzle-orm';
 import type { Queryable } from '../db/client.js';
+import { escapeLike } from '../db/like.js';
 import { leases } from '../db/schema/coordination.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
@@ -99,8 +100,6 @@ export async function sweepLapsedLeases(db: Queryable, now: Date, prefix: string
     .returning({ key: leases.key });
   return rows.map((row) => row.key);
 }
-
-const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 export interface HoldDeps {
   db: Queryable;

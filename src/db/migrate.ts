@@ -7,7 +7,7 @@ import { migrate as migratePgliteDb } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgresDb } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
-import { ADVISORY_LOCKS } from '../coordination/advisory.js';
+import { ADVISORY_LOCKS } from './advisory-locks.js';
 
 /** `drizzle/` at the package root, found from `src/db` (tsx, Bun) or `dist/db` (built). */
 export const migrationsFolder = (() => {

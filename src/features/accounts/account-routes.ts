@@ -2,18 +2,16 @@ import { z } from '@hono/zod-openapi';
 import { eq } from 'drizzle-orm';
 import { users } from '../../db/schema/accounts.js';
 import { DomainError } from '../../lib/errors.js';
-import { createRouter, defineRoute } from '../../http/route.js';
-import { isStaffRole } from './authenticator.js';
-import { writeAudit } from './audit.js';
+import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
+import { isStaffRole, signedInAccount } from './authenticator.js';
+import { writeAudit } from '../audit/index.js';
 import { checkCode, dropCode, emailDoorLockedFor, issueCode, resendCooldown } from './email-codes.js';
 import { mailCode, requireMail } from './mail-codes.js';
 import { EmailSchema, MeSchema, RevokedSchema, SessionListSchema, TokenHashParam } from './schema.js';
 import { listLiveSessions, revokeSession, revokeUserSessions } from './session-service.js';
 import { findLiveUserByEmail, findUserById, uniqueViolation } from './users-service.js';
 import { toSessionView, signInRole } from './views.js';
-import { signedInAccount } from './authenticator.js';
 import { recordProof, requireReauth } from '../reauth/service.js';
-import { errorAnswer, json, jsonBody } from '../../http/route.js';
 
 const me = defineRoute(
   { tier: 'app', setupAllowed: true },

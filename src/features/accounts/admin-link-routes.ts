@@ -5,7 +5,7 @@ import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { liveUserOr404 } from './admin-service.js';
-import { writeAudit } from './audit.js';
+import { writeAudit } from '../audit/index.js';
 import { McUuidSchema, UserIdParam } from './schema.js';
 import { uniqueViolation } from './users-service.js';
 

@@ -3,7 +3,7 @@ import { userQuotas } from '../../db/schema/accounts.js';
 import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { liveUserOr404 } from './admin-service.js';
-import { writeAudit } from './audit.js';
+import { writeAudit } from '../audit/index.js';
 import { getQuota } from './directory.js';
 import { QuotaLimitSchema, QuotaViewSchema, UserIdParam } from './schema.js';
 

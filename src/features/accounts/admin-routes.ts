@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { containsPattern } from '../../db/like.js';
 import { and, asc, count, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import { users } from '../../db/schema/accounts.js';
 import { DomainError } from '../../lib/errors.js';
@@ -7,7 +8,7 @@ import { adminLinkRoutes } from './admin-link-routes.js';
 import { adminQuotaRoutes } from './admin-quota-routes.js';
 import { adminSessionRoutes } from './admin-session-routes.js';
 import { assertMayManage, assertNotLastOwner, liveUserOr404, serverCountsOf, userDetail, userView } from './admin-service.js';
-import { writeAudit } from './audit.js';
+import { writeAudit } from '../audit/index.js';
 import { EmailSchema, RoleSchema, UserDetailSchema, UserIdParam, UsernameSchema, UserViewSchema } from './schema.js';
 import { revokeUserSessions } from './session-service.js';
 import { findUserById, uniqueViolation } from './users-service.js';
@@ -97,13 +98,12 @@ const deleteUser = defineRoute(admin, {
 });
 
 /** `%` and `_` typed by the admin are matched literally. */
-const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
 
 function listFilter(q: z.infer<typeof ListQuery>): SQL | undefined {
   const text = q.query?.trim();
   return and(
     isNull(users.deletedAt),
-    text ? sql`(${users.username} ilike ${likePattern(text)} or coalesce(${users.email}, '') ilike ${likePattern(text)})` : undefined,
+    text ? sql`(${users.username} ilike ${containsPattern(text)} or coalesce(${users.email}, '') ilike ${containsPattern(text)})` : undefined,
     q.role ? eq(users.role, q.role) : undefined,
     q.disabled ? eq(users.disabled, q.disabled === 'true') : undefined,
   );

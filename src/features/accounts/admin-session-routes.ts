@@ -5,7 +5,7 @@ import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
 import { isStaffRole } from './authenticator.js';
 import { assertMayManage, liveUserOr404 } from './admin-service.js';
-import { writeAudit } from './audit.js';
+import { writeAudit } from '../audit/index.js';
 import { OkSchema, RevokedSchema, SessionListSchema, TokenHashParam, UserIdParam } from './schema.js';
 import { listLiveSessions, revokeSession, revokeUserSessions } from './session-service.js';
 import { findUserById } from './users-service.js';

@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { users } from '../../db/schema/accounts.js';
 import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { writeAudit } from '../accounts/audit.js';
+import { writeAudit } from '../audit/index.js';
 import { EmailSchema, UsernameSchema } from '../accounts/schema.js';
 import { startSession } from '../accounts/session-service.js';
 import { findUserById, uniqueViolation } from '../accounts/users-service.js';

@@ -3,10 +3,10 @@ import type { Access } from '../../http/tiers.js';
 import { contextAnswer, contextResponse } from '../submissions/context-response.js';
 import { openContext } from '../submissions/service.js';
 import { submissionIdOf } from '../submissions/views.js';
+import { SubmissionIdParam } from '../submissions/schema.js';
 import { DomainError } from '../../lib/errors.js';
 import { BuildIdParam, BuildStatusBody, ScanSummarySchema, ScanUploadBody } from './schema.js';
 import { getBuild, moveBuild, recordScan } from './service.js';
-import { SubmissionIdParam } from '../submissions/schema.js';
 
 const BUILD: Access = { tier: 'service', callers: ['build'] };
 

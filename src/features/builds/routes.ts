@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { AppEnv, SignedInEnv } from '../../http/env.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { takeStreamSlot } from '../console/stream-slots.js';
+import { takeStreamSlot } from '../console/index.js';
 import { buildLogEvents, STREAM_RULES } from './log-stream.js';
 import { BuildIdParam, BuildListQuery, BuildListSchema, BuildScanSchema, BuildSchema, CreateBuildBody } from './schema.js';
 import { cancelBuild, createBuild, getBuild, getScan, getScanDocument, listBuilds } from './service.js';

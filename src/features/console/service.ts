@@ -1,13 +1,12 @@
 import { ClusterNoPodError, ClusterNotFoundError } from '../../adapters/cluster/types.js';
 import { RconCommandTooLongError, RconUnavailableError } from '../../adapters/rcon/client.js';
-import { auditLog } from '../../db/schema/audit.js';
+import { writeAudit } from '../audit/index.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
-import { isStaffRole } from '../accounts/authenticator.js';
-import type { CachedServer } from '../servers/cache.js';
-import { ownerOf } from '../servers/claims.js';
-import { requireServer } from '../servers/lookup.js';
+import { isStaffRole } from '../accounts/index.js';
+import type { CachedServer } from '../servers/index.js';
+import { ownerOf, requireServer } from '../servers/index.js';
 import { isUnknownCommand } from './replies.js';
 
 type ConsoleDeps = Pick<Deps, 'cluster' | 'config' | 'database' | 'log' | 'rcon' | 'clock'>;
@@ -69,7 +68,7 @@ export async function runConsoleAction(deps: ConsoleDeps, action: ConsoleAction)
     throw new DomainError('luckperms_missing', `LuckPerms is not installed on ${action.name}, so permission and group changes have no effect.`);
   }
   if (action.audit) {
-    await deps.database.db.insert(auditLog).values({
+    await writeAudit(deps.database.db, {
       at: deps.clock.now(),
       actor: action.session.userId,
       action: action.audit.action,

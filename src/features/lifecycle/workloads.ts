@@ -9,7 +9,7 @@ import {
   type CrdCoordinates,
   type MinecraftServer,
 } from '../../adapters/cluster/kubernetes/resource.js';
-import { isQuantity, javaMemoryFor } from '../servers/quantity.js';
+import { isQuantity, javaMemoryFor } from '../servers/index.js';
 
 /** Selects every workload object the controller made. */
 export const MANAGED_SELECTOR = 'app.kubernetes.io/managed-by=felis';

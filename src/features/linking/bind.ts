@@ -3,8 +3,7 @@ import type { Transaction } from '../../db/client.js';
 import { users } from '../../db/schema/accounts.js';
 import type { AppEnv } from '../../http/env.js';
 import { DomainError } from '../../lib/errors.js';
-import { isStaffRole } from '../accounts/authenticator.js';
-import { startSession } from '../accounts/session-service.js';
+import { isStaffRole, startSession } from '../accounts/index.js';
 import { insertLink, linkOf, spendLinkCode } from './service.js';
 import type { AuthSource } from './uuid.js';
 

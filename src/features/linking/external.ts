@@ -1,8 +1,6 @@
-import { requireReauth } from '../reauth/service.js';
+import { requireReauth } from '../reauth/index.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { refusePlayerOnConsole, requireLocalAuth } from '../auth/guards.js';
-import { doorLimit } from '../auth/rate-limit.js';
-import { limited } from '../auth/schema.js';
+import { refusePlayerOnConsole, requireLocalAuth, doorLimit, limited } from '../auth/index.js';
 import { bindSignIn } from './bind.js';
 import { BoundResponse, CodeBody, LinkStartResponse, LinkVerifiedResponse } from './schema.js';
 import { verifyLinkCode } from './service.js';

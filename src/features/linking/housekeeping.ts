@@ -4,7 +4,7 @@ import type { Queryable } from '../../db/client.js';
 import { linkCodes } from '../../db/schema/linking.js';
 import { opLoginRequests } from '../../db/schema/op-login.js';
 import type { Deps } from '../../deps.js';
-import { HOUSEKEEPING_INTERVAL_MS } from '../accounts/housekeeping.js';
+import { HOUSEKEEPING_INTERVAL_MS } from '../accounts/index.js';
 
 const HOUR = 60 * 60 * 1000;
 

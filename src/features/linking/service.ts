@@ -5,7 +5,7 @@ import { linkedAccounts, users } from '../../db/schema/accounts.js';
 import { linkCodes } from '../../db/schema/linking.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
-import { findUserByMcUuid } from '../accounts/directory.js';
+import { findUserByMcUuid } from '../accounts/index.js';
 import { generateLinkCode, LINK_CODE_TTL_MS, linkCodeHash, normalizeLinkCode } from './codes.js';
 import { authSourceOf, type AuthSource } from './uuid.js';
 

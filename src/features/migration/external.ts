@@ -6,12 +6,9 @@ import { accountMigrations } from '../../db/schema/migration.js';
 import type { AppEnv, SignedInEnv } from '../../http/env.js';
 import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { CODE_MAX_ATTEMPTS, CODE_RESEND_COOLDOWN_MS, CODE_TTL_MS, generateCode } from '../accounts/email-codes.js';
-import { mailCode, requireMail } from '../accounts/mail-codes.js';
-import { CodeBody, DateTime } from '../linking/schema.js';
-import { userHasPasskey } from '../passkeys/credentials.js';
-import { beginOwnAssertion, finishOwnAssertion, type OwnCeremony } from '../passkeys/own-assertion.js';
-import { AssertionSchema, WebAuthnOptionsSchema } from '../passkeys/schema.js';
+import { CODE_MAX_ATTEMPTS, CODE_RESEND_COOLDOWN_MS, CODE_TTL_MS, generateCode, mailCode, requireMail } from '../accounts/index.js';
+import { CodeBody, DateTime } from '../linking/index.js';
+import { userHasPasskey, beginOwnAssertion, finishOwnAssertion, type OwnCeremony, AssertionSchema, WebAuthnOptionsSchema } from '../passkeys/index.js';
 
 import {
   CONFIRM_WINDOW_MS,

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { McUuidBody } from '../servers/schema.js';
+import { McUuidBody } from '../servers/index.js';
 import { startMigration } from './service.js';
 
 const start = defineRoute(

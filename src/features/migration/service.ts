@@ -7,9 +7,9 @@ import { serverClaims } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import { secretsEqual, sha256Hex } from '../../lib/secrets.js';
-import { writeAudit } from '../accounts/audit.js';
-import { findUserByMcUuid } from '../accounts/directory.js';
-import { generateLinkCode, LINK_CODE_TTL_MS, normalizeLinkCode } from '../linking/codes.js';
+import { writeAudit } from '../audit/index.js';
+import { findUserByMcUuid } from '../accounts/index.js';
+import { generateLinkCode, LINK_CODE_TTL_MS, normalizeLinkCode } from '../linking/index.js';
 
 /** How long a step-up lets the session that gave it issue the code. */
 export const CONFIRM_WINDOW_MS = 10 * 60 * 1000;

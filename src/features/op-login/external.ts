@@ -2,12 +2,8 @@ import { z } from '@hono/zod-openapi';
 import { clientIp } from '../../http/client-ip.js';
 import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { isConsoleHost, requestHost } from '../accounts/hosts.js';
-import { startSession } from '../accounts/session-service.js';
-import { signInRole } from '../accounts/views.js';
-import { requireLocalAuth } from '../auth/guards.js';
-import { doorLimit } from '../auth/rate-limit.js';
-import { limited, SignedInSchema } from '../auth/schema.js';
+import { isConsoleHost, requestHost, startSession, signInRole } from '../accounts/index.js';
+import { requireLocalAuth, doorLimit, limited, SignedInSchema } from '../auth/index.js';
 import { FinishBody, OpLoginIdParam, StartBody, StartedResponse } from './schema.js';
 import { finishOpLogin, isApproved, startOpLogin } from './service.js';
 

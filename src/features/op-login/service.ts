@@ -6,13 +6,8 @@ import { opLoginRequests } from '../../db/schema/op-login.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import { secretsEqual, sha256Hex } from '../../lib/secrets.js';
-import { writeAudit } from '../accounts/audit.js';
-import { isStaffRole } from '../accounts/authenticator.js';
-import { findUserByMcUuid } from '../accounts/directory.js';
-import { CODE_MAX_ATTEMPTS, CODE_RESEND_COOLDOWN_MS, generateCode } from '../accounts/email-codes.js';
-import { mailCode } from '../accounts/mail-codes.js';
-import { cutUtf8, USER_AGENT_MAX_BYTES } from '../accounts/session-service.js';
-import { findLiveUserByEmail } from '../accounts/users-service.js';
+import { writeAudit } from '../audit/index.js';
+import { isStaffRole, findUserByMcUuid, CODE_MAX_ATTEMPTS, CODE_RESEND_COOLDOWN_MS, generateCode, mailCode, cutUtf8, USER_AGENT_MAX_BYTES, findLiveUserByEmail } from '../accounts/index.js';
 
 /** Operator-login request lifetime (api-extensions, lifetimes). */
 export const OP_LOGIN_TTL_MS = 10 * 60 * 1000;

@@ -3,7 +3,7 @@ import { and, eq } from 'drizzle-orm';
 import { users } from '../../db/schema/accounts.js';
 import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { writeAudit } from '../accounts/audit.js';
+import { writeAudit } from '../audit/index.js';
 import { findUserById } from '../accounts/users-service.js';
 import { recordProof, requireReauth } from '../reauth/service.js';
 import { replaceCeremony, takeCeremony } from './ceremonies.js';

@@ -3,9 +3,8 @@ import type { Queryable } from '../../db/client.js';
 import { barredPlayers } from '../../db/schema/verifier.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
-import { isStaffRole } from '../accounts/authenticator.js';
-import { writeAudit } from '../accounts/audit.js';
-import { findUserByMcUuid } from '../accounts/directory.js';
+import { isStaffRole, findUserByMcUuid } from '../accounts/index.js';
+import { writeAudit } from '../audit/index.js';
 
 /** How long a reclaimed player's data is held (contract section 8). */
 export const RECLAIM_HOLD_MS = 30 * 24 * 60 * 60 * 1000;

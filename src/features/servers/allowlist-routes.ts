@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { and, asc, eq } from 'drizzle-orm';
 import { serverWakeAllowlist } from '../../db/schema/servers.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { McUuidSchema } from '../accounts/schema.js';
+import { McUuidSchema } from '../accounts/index.js';
 import { requireServer } from './lookup.js';
 import { ServerNameParam } from './schema.js';
 import { assertOwnerOrStaff } from './service.js';

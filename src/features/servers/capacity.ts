@@ -2,7 +2,7 @@ import { lockForTransaction } from '../../coordination/index.js';
 import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
 import type { ServerResource } from '../../adapters/cluster/types.js';
 import type { Queryable } from '../../db/client.js';
-import { auditLog } from '../../db/schema/audit.js';
+import { writeAudit } from '../audit/index.js';
 import { serverClaims, serverGuestWakes } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
@@ -94,7 +94,7 @@ export async function startWithinCapacity(deps: StartDeps, server: CachedServer,
       if (!victim) throw new DomainError('at_capacity', 'Every node runs as many servers as it may; try again later.');
       await clusterCall(victim, () => deps.cluster.setDesiredState(victim, 'Stopped'));
       await tx.delete(serverGuestWakes).where(eq(serverGuestWakes.serverName, victim));
-      await tx.insert(auditLog).values({ at: now, actor, action: 'capacity.preempt', target: victim, detail: { for: name }, requestId: null });
+      await writeAudit(tx, { at: now, actor, action: 'capacity.preempt', target: victim, detail: { for: name }, requestId: null });
     }
     await takeWakeSlot(tx, now, name);
     const started = await clusterCall(name, () => deps.cluster.setDesiredState(name, 'Running'));

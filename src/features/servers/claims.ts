@@ -4,7 +4,7 @@ import { linkedAccounts, users } from '../../db/schema/accounts.js';
 import { serverClaims } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
-import { getQuota } from '../accounts/directory.js';
+import { getQuota } from '../accounts/index.js';
 import type { CachedServer } from './cache.js';
 import { cpuMilli, memoryMb, storageGb } from './quantity.js';
 

@@ -2,7 +2,7 @@ import { ClusterConflictError, type ServerSpec } from '../../adapters/cluster/ty
 import { formatImageRef } from '../../adapters/registry/types.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
-import { canonicalImageRef, ensureWhitelisted, isPlatformImage, isWhitelisted, resolveDigest } from '../images/service.js';
+import { canonicalImageRef, ensureWhitelisted, isPlatformImage, isWhitelisted, resolveDigest } from '../images/index.js';
 import { syncedCache } from './lookup.js';
 import { isReservedServerName } from './names.js';
 import type { CreateServerInput } from './schema.js';

@@ -2,8 +2,8 @@ import { z } from '@hono/zod-openapi';
 import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
 import type { Access } from '../../http/tiers.js';
-import { ownerOf, claimServer } from './claims.js';
-import { findUserByMcUuid } from '../accounts/directory.js';
+import { ownerOf, claimServer, notLinked } from './claims.js';
+import { findUserByMcUuid } from '../accounts/index.js';
 import { serverCacheOf, type ServerCache } from './cache.js';
 import { requireServer, syncedCache } from './lookup.js';
 import { isReservedServerName } from './names.js';
@@ -17,7 +17,6 @@ import {
   WakeInternalResponse,
 } from './schema.js';
 import { MenuAccessResponse, menuAccess } from './menu-access.js';
-import { notLinked } from './claims.js';
 import { recordJoin, recordReady, wakeForPlayer } from './service.js';
 
 const PROXY: Access = { tier: 'service', callers: ['proxy'] };

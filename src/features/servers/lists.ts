@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps.js';
-import { displayIdentities } from '../accounts/directory.js';
+import { displayIdentities } from '../accounts/index.js';
 import type { CachedServer } from './cache.js';
 import { ownersOf, serversOwnedBy } from './claims.js';
 import { syncedCache } from './lookup.js';

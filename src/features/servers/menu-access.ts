@@ -3,7 +3,7 @@ import { z } from '@hono/zod-openapi';
 import type { Queryable } from '../../db/client.js';
 import { serverRetirements, serverWakeAllowlist } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
-import { findUserByMcUuid } from '../accounts/directory.js';
+import { findUserByMcUuid } from '../accounts/index.js';
 import { ownersOf } from './claims.js';
 import { syncedCache } from './lookup.js';
 import { isReservedServerName } from './names.js';

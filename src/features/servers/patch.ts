@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import type { ServerSpecPatch } from '../../adapters/cluster/types.js';
 import { AUTOSTART_POLICIES, DESIRED_STATES } from '../../adapters/cluster/types.js';
-import { auditLog } from '../../db/schema/audit.js';
+import { writeAudit } from '../audit/index.js';
 import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { imageFor } from './create.js';
@@ -72,7 +72,7 @@ export function serverPatchRoutes() {
     if (resources.memoryRequest !== undefined) patch.memoryRequest = resources.memoryRequest;
     const updated = Object.keys(patch).length === 0 ? server.resource : await clusterCall(name, () => deps.cluster.updateServer(name, patch));
     if (Object.keys(patch).length > 0) {
-      await deps.database.db.insert(auditLog).values({
+      await writeAudit(deps.database.db, {
         at: deps.clock.now(),
         actor: c.var.session.userId,
         action: 'server.update',

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { eq } from 'drizzle-orm';
-import { auditLog } from '../../db/schema/audit.js';
+import { writeAudit } from '../audit/index.js';
 import { serverRetirements } from '../../db/schema/servers.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { requireServer } from './lookup.js';
@@ -45,7 +45,7 @@ export function retirementRoutes() {
           .insert(serverRetirements)
           .values({ serverName: name, requestedAt: now, requestedBy: session.userId, delete: body.delete })
           .onConflictDoUpdate({ target: serverRetirements.serverName, set: { delete: body.delete } });
-        await tx.insert(auditLog).values({ at: now, actor: session.userId, action: 'server.retire', target: name, detail: { delete: body.delete }, requestId: c.var.requestId ?? null });
+        await writeAudit(tx, { at: now, actor: session.userId, action: 'server.retire', target: name, detail: { delete: body.delete }, requestId: c.var.requestId ?? null });
       });
       const row = (await retirementOf(db, name))!;
       return c.json({ name, retiring: { requested_at: row.requestedAt.toISOString(), delete: row.delete } }, 200);
@@ -60,7 +60,7 @@ export function retirementRoutes() {
       await deps.database.db.transaction(async (tx) => {
         const removed = await tx.delete(serverRetirements).where(eq(serverRetirements.serverName, name)).returning({ n: serverRetirements.serverName });
         if (removed.length > 0) {
-          await tx.insert(auditLog).values({ at: now, actor: session.userId, action: 'server.retire_cancel', target: name, detail: null, requestId: c.var.requestId ?? null });
+          await writeAudit(tx, { at: now, actor: session.userId, action: 'server.retire_cancel', target: name, detail: null, requestId: c.var.requestId ?? null });
         }
       });
       return c.body(null, 204);

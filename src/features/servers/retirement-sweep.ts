@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { backgroundLoop, runOnOneReplica, type BackgroundTask } from '../../coordination/index.js';
 import { ClusterNotFoundError } from '../../adapters/cluster/types.js';
-import { auditLog } from '../../db/schema/audit.js';
+import { writeAudit } from '../audit/index.js';
 import { serverClaims, serverGuestWakes, serverRetirements, serverWakeAllowlist, serverWakes } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
 import { serverCacheOf } from './cache.js';
@@ -41,7 +41,7 @@ export async function sweepRetirements(deps: SweepDeps): Promise<string[]> {
       await tx.delete(serverGuestWakes).where(eq(serverGuestWakes.serverName, name));
       await tx.delete(serverWakes).where(eq(serverWakes.serverName, name));
       await tx.delete(serverRetirements).where(eq(serverRetirements.serverName, name));
-      await tx.insert(auditLog).values({
+      await writeAudit(tx, {
         at: deps.clock.now(),
         actor: 'system',
         action: retiring.delete ? 'server.retired_deleted' : 'server.retired_released',

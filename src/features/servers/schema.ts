@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { AUTOSTART_POLICIES, DESIRED_STATES, PHASES } from '../../adapters/cluster/types.js';
-import { McUuidSchema } from '../accounts/schema.js';
+import { McUuidSchema } from '../accounts/index.js';
 import { isQuantity } from './quantity.js';
 import { SERVER_NAME_PATTERN } from './names.js';
 
@@ -71,7 +71,7 @@ export const ServerNameParam = z.object({
     .openapi({ param: { name: 'name', in: 'path' }, example: 'survival' }),
 });
 
-export { McUuidSchema } from '../accounts/schema.js';
+export { McUuidSchema } from '../accounts/index.js';
 
 export const McUuidBody = z.strictObject({ mc_uuid: McUuidSchema });
 

@@ -2,12 +2,12 @@ import { and, eq } from 'drizzle-orm';
 import type { ServerResource } from '../../adapters/cluster/types.js';
 import type { Queryable } from '../../db/client.js';
 import { linkedAccounts } from '../../db/schema/accounts.js';
-import { auditLog } from '../../db/schema/audit.js';
+import { writeAudit } from '../audit/index.js';
 import { serverActivity, serverMaintenance, serverWakeAllowlist } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
-import { findUserByMcUuid } from '../accounts/directory.js';
+import { findUserByMcUuid } from '../accounts/index.js';
 import { worldLockHeld } from '../worlds/lock.js';
 import type { CachedServer } from './cache.js';
 import { ownerOf } from './claims.js';
@@ -108,7 +108,7 @@ export async function wakeFromPanel(
       if (spec.desiredState !== 'Running') await deps.cluster.setDesiredState(spec.name, 'Running');
       await deps.cluster.recreatePod(spec.name);
     });
-    await deps.database.db.insert(auditLog).values({
+    await writeAudit(deps.database.db, {
       at: deps.clock.now(),
       actor: session.userId,
       action: 'retry_start',

@@ -5,7 +5,7 @@ import { builds } from '../../db/schema/builds.js';
 import { submissions, type SubmissionStatus } from '../../db/schema/submissions.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
-import { containsPattern } from '../builds/paging.js';
+import { containsPattern } from '../../db/like.js';
 import { handOff, insertBuild } from '../builds/service.js';
 import { SUBMISSION_STATUSES, type SubmissionView } from './schema.js';
 import { contextRefOf, toSubmissionView } from './views.js';

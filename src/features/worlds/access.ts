@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
-import { isStaffRole } from '../accounts/authenticator.js';
+import { isStaffRole } from '../accounts/index.js';
 import type { CachedServer } from '../servers/cache.js';
 import { ownerOf } from '../servers/claims.js';
 import { requireServer, syncedCache } from '../servers/lookup.js';

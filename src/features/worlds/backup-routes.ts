@@ -1,7 +1,7 @@
-import { auditLog } from '../../db/schema/audit.js';
+import { writeAudit } from '../audit/index.js';
 import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
-import { isStaffRole } from '../accounts/authenticator.js';
+import { isStaffRole } from '../accounts/index.js';
 import { requireServer } from '../servers/lookup.js';
 import { ServerNameParam } from '../servers/schema.js';
 import { requireWorld } from './access.js';
@@ -144,7 +144,7 @@ export function internalBackupRoutes() {
     const actor = typed || 'break-glass';
     await requireServer(c.var.deps, name);
     const { jobId } = await startBackup(c.var.deps, name, actor);
-    await c.var.deps.database.db.insert(auditLog).values({
+    await writeAudit(c.var.deps.database.db, {
       at: c.var.deps.clock.now(),
       actor,
       action: 'break_glass_backup',

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { z } from '@hono/zod-openapi';
 import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
-import { isStaffRole } from '../accounts/authenticator.js';
+import { isStaffRole } from '../accounts/index.js';
 import { ServerNameParam } from '../servers/schema.js';
 import { requireWorld } from './access.js';
 import { backupToRestore } from './backup-service.js';

@@ -9,7 +9,3 @@ export const PageQuery = {
 /** A search term: at most 128 characters, matched as a literal substring (no LIKE wildcards). */
 export const SearchTerm = z.string().max(128).optional();
 
-/** A LIKE pattern that matches `term` literally anywhere. */
-export function containsPattern(term: string): string {
-  return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
