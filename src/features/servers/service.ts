@@ -8,7 +8,7 @@ import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
 import { findUserByMcUuid } from '../accounts/index.js';
-import { worldLockHeld } from '../worlds/lock.js';
+import { LEASE_KEYS, leaseOf } from '../../coordination/index.js';
 import type { CachedServer } from './cache.js';
 import { ownerOf } from './claims.js';
 import { clusterCall } from './lookup.js';
@@ -18,9 +18,10 @@ import { takeWakeSlot } from './wake-slot.js';
 
 const isStaff = (role: string) => role === 'owner' || role === 'admin';
 
+/** Whether the server is under maintenance: marked so, or its world held by a job (its world lease). */
 export async function inMaintenance(db: Queryable, serverName: string): Promise<boolean> {
   const [row] = await db.select({ reason: serverMaintenance.reason }).from(serverMaintenance).where(eq(serverMaintenance.serverName, serverName));
-  return row !== undefined || (await worldLockHeld(db, serverName));
+  return row !== undefined || (await leaseOf(db, LEASE_KEYS.world(serverName))) !== undefined;
 }
 
 async function onWakeAllowlist(db: Queryable, serverName: string, mcUuid: string): Promise<boolean> {

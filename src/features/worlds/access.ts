@@ -2,9 +2,8 @@ import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
 import { isStaffRole } from '../accounts/index.js';
-import type { CachedServer } from '../servers/cache.js';
-import { ownerOf } from '../servers/claims.js';
-import { requireServer, syncedCache } from '../servers/lookup.js';
+import type { CachedServer } from '../servers/index.js';
+import { ownerOf, requireServer, syncedCache } from '../servers/index.js';
 import type { WorldFolders } from './runtime.js';
 
 /** The server of a world route, its owner, and whether the caller is staff: owner or staff only. */

@@ -2,7 +2,7 @@ import { and, count, desc, eq, lt } from 'drizzle-orm';
 import { worldBackups } from '../../db/schema/worlds.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
-import { ownerOf } from '../servers/claims.js';
+import { ownerOf } from '../servers/index.js';
 import { createBackupRow, findBackup, verifyBackup, type BackupRow } from './backups.js';
 import { runnerOf, type WorldJobPlan } from './job-runner.js';
 import { newId, recordJob } from './jobs.js';

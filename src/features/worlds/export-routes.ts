@@ -3,7 +3,7 @@ import { z } from '@hono/zod-openapi';
 import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
 import { isStaffRole } from '../accounts/index.js';
-import { ServerNameParam } from '../servers/schema.js';
+import { ServerNameParam } from '../servers/index.js';
 import { requireWorld } from './access.js';
 import { backupToRestore } from './backup-service.js';
 import { exportBackup, exportWorld, ownExport } from './exports.js';

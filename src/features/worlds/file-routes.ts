@@ -5,7 +5,7 @@ import { DomainError } from '../../lib/errors.js';
 import { rawBodyOf } from '../../http/raw-body.js';
 import { createRouter, defineRoute, errorAnswer, json, rawBody } from '../../http/route.js';
 import type { SessionContext } from '../../http/session.js';
-import { ServerNameParam } from '../servers/schema.js';
+import { ServerNameParam } from '../servers/index.js';
 import { requireStopped, requireWorld } from './access.js';
 import { newId } from './jobs.js';
 import { holdWorld } from './lock.js';

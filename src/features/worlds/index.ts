@@ -3,7 +3,6 @@
  */
 export { runFilesCommand } from './files-command.js';
 export { worldsTasks } from './housekeeping.js';
-export { worldLockHeld } from './lock.js';
 export { externalWorldRoutes, internalWorldRoutes } from './routes.js';
 export { createWorldsRuntime } from './runtime.js';
 export type { WorldsRuntime } from './runtime.js';

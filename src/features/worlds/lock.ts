@@ -50,11 +50,6 @@ export async function releaseLock(db: Queryable, serverName: string, holder: str
   await releaseLease(db, key(serverName), holder);
 }
 
-/** Whether a job holds the world's volume (the servers feature refuses wakes while it does). */
-export async function worldLockHeld(db: Queryable, serverName: string): Promise<boolean> {
-  return (await leaseOf(db, key(serverName))) !== undefined;
-}
-
 /** Whether the lock is held by `holder` with a lease still running (its starter is alive). */
 export async function heldFresh(db: Queryable, now: Date, serverName: string, holder: string): Promise<boolean> {
   const row = await leaseOf(db, key(serverName));

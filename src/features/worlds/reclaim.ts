@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { serverActivity, serverClaims } from '../../db/schema/servers.js';
 import { DomainError } from '../../lib/errors.js';
-import { serverCacheOf } from '../servers/cache.js';
+import { serverCacheOf } from '../servers/index.js';
 import { worldJobs } from '../../db/schema/worlds.js';
 import { createBackupRow } from './backups.js';
 import { runnerOf, type WorldJobPlan, type WorldJobRunner } from './job-runner.js';

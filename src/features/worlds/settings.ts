@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/client.js';
-import { integerSetting } from '../servers/settings.js';
+import { integerSetting } from '../servers/index.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 

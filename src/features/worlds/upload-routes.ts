@@ -6,7 +6,7 @@ import type { AppEnv } from '../../http/env.js';
 import { DomainError } from '../../lib/errors.js';
 import { rawBodyOf } from '../../http/raw-body.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody, rawBody } from '../../http/route.js';
-import { ServerNameParam } from '../servers/schema.js';
+import { ServerNameParam } from '../servers/index.js';
 import { localFolders, requireStopped, requireWorld } from './access.js';
 import { FileOpFailure, listFileOps, startFileOp } from './file-ops.js';
 import { uploadWorldFile, worldPath } from './files.js';

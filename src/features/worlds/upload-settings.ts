@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/client.js';
-import { integerSetting } from '../servers/settings.js';
+import { integerSetting } from '../servers/index.js';
 
 /**
  * Settings of world uploads and unzips (registry settings), with their defaults. `part_max_bytes`

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { ServerNameParam } from '../servers/schema.js';
+import { ServerNameParam } from '../servers/index.js';
 import { WorldPath } from './path-schema.js';
 
 const int = z.number().int();
