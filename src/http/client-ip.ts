@@ -14,10 +14,7 @@ export function clientIp<E extends AppEnv>(c: Context<E>): string {
     // such visitor would share one limit, and a visitor could choose its own key.
     if (value && isIP(normalizeIp(value))) return normalizeIp(value);
   }
-  const env = c.env as
-    | { incoming?: { socket?: { remoteAddress?: string } }; requestIP?: (r: Request) => { address: string } | null }
-    | undefined;
-  const peer = env?.incoming?.socket?.remoteAddress ?? env?.requestIP?.(c.req.raw)?.address;
+  const peer = c.env?.incoming?.socket?.remoteAddress ?? c.env?.requestIP?.(c.req.raw)?.address;
   return peer ? normalizeIp(peer) : '';
 }
 

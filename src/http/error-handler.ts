@@ -1,5 +1,6 @@
 import type { Context, Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
+import { methodNotAllowed } from 'hono/method-not-allowed';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { failureForLog } from '../lib/failure-for-log.js';
 import { findUnavailable } from '../lib/unavailable.js';
@@ -47,50 +48,19 @@ export function handleError(err: Error, c: Context<AppEnv>): Response {
 }
 
 /**
- * `notFound`: a path served under other methods answers 405 with `Allow`, anything else 404.
- * The route table is compiled once, on the first miss.
+ * `notFound`: a path served under other methods answers 405 with `Allow` (Hono's own
+ * method-not-allowed middleware finds them in the app's routes), anything else 404.
  */
 export function notFoundHandler(app: Hono<AppEnv>) {
-  let table: Array<{ pattern: RegExp; methods: Set<string> }> | undefined;
-  return (c: Context<AppEnv>): Response => {
-    table ??= compileRoutes(app.routes);
-    const allowed = new Set<string>();
-    for (const { pattern, methods } of table) {
-      if (pattern.test(c.req.path)) for (const m of methods) allowed.add(m);
-    }
-    if (allowed.size > 0) {
-      if (allowed.has('GET')) allowed.add('HEAD');
-      const allow = [...allowed].sort().join(', ');
-      return errorResponse(c, 405, 'method_not_allowed', new DomainError('method_not_allowed').message, { Allow: allow });
-    }
-    return errorResponse(c, 404, 'not_found', new DomainError('not_found').message);
+  const otherMethods = methodNotAllowed<AppEnv>({
+    app,
+    onMethodNotAllowed: (c, methods) =>
+      errorResponse(c, 405, 'method_not_allowed', new DomainError('method_not_allowed').message, { Allow: [...methods].sort().join(', ') }),
+  });
+  return async (c: Context<AppEnv>): Promise<Response> => {
+    await otherMethods(c, async () => {
+      c.res = errorResponse(c, 404, 'not_found', new DomainError('not_found').message);
+    });
+    return c.res;
   };
-}
-
-function compileRoutes(routes: Hono['routes']) {
-  const byPath = new Map<string, Set<string>>();
-  for (const r of routes) {
-    if (r.method === 'ALL') continue; // middleware
-    const methods = byPath.get(r.path) ?? new Set<string>();
-    methods.add(r.method.toUpperCase());
-    byPath.set(r.path, methods);
-  }
-  return [...byPath].map(([path, methods]) => ({ pattern: pathToRegExp(path), methods }));
-}
-
-/**
- * Hono path syntax (`/a/:id`, `/a/:id{.+}`, `/a/*`) to an anchored expression. Exact like Hono's
- * strict routing: `/a/` is not `/a`, so it is a 404 and never a 405 whose `Allow` names the method used.
- */
-export function pathToRegExp(path: string): RegExp {
-  const source = path
-    .split('/')
-    .map((segment) => {
-      if (segment === '*') return '.*';
-      const param = /^:[\w-]+(?:\{(.+)\})?\??$/.exec(segment);
-      if (param) return param[1] ? `(?:${param[1]})` : '[^/]+';
-      return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    })
-    .join('/');
-  return new RegExp(`^${source}$`);
 }

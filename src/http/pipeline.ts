@@ -1,5 +1,6 @@
 import type { RouteConfig } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
+import { every } from 'hono/combine';
 import type { ZodObject, ZodType } from 'zod';
 import { RouteLog, type RequestLine } from './access-log.js';
 import { checkDeclaredJsonBody, declaresBody, isJsonMediaType, limitJsonBody } from './body.js';
@@ -182,7 +183,8 @@ export function routeStep({ route, rules, handler }: RouteEntry): Step {
         validatePathAndQuery(c);
         return handler(c);
       };
-  const afterBodyRules: Step = middleware.length === 0 ? readBodyThenHandle : (c) => runMiddleware(c, middleware, readBodyThenHandle);
+  const routeMiddleware = middleware.length === 0 ? undefined : every(...middleware);
+  const afterBodyRules: Step = routeMiddleware === undefined ? readBodyThenHandle : (c) => runMiddleware(c, routeMiddleware, readBodyThenHandle);
   const afterAccess: Step = rawBody
     ? (c) => openRawBody(c, rawBody).then(() => afterBodyRules(c))
     : (c) => {
@@ -276,20 +278,11 @@ async function readJsonBody(c: Context<AppEnv>, { schema, required }: JsonBody):
   validate(c, 'json', schema, value);
 }
 
-/** A route's own middleware (Hono's shape), in order; one may answer instead of going on. */
-async function runMiddleware(c: Context<AppEnv>, middleware: MiddlewareHandler<AppEnv>[], last: Step): Promise<Response> {
-  let index = 0;
+/** A route's own middleware (Hono's shape, combined by `every`), then the route; a middleware may answer instead. */
+async function runMiddleware(c: Context<AppEnv>, middleware: MiddlewareHandler<AppEnv>, last: Step): Promise<Response> {
   let answer: Response | undefined;
-  const next = async (): Promise<void> => {
-    const current = middleware[index++];
-    if (!current) {
-      answer = await last(c);
-      return;
-    }
-    const early = await current(c, next);
-    if (early instanceof Response && answer === undefined) answer = early;
-  };
-  await next();
-  if (answer === undefined) throw new Error('route middleware gave no answer');
-  return answer;
+  await middleware(c, async () => {
+    answer = await last(c);
+  });
+  return answer ?? c.res;
 }

@@ -49,8 +49,7 @@ export function resumeFrom(lastEventId: string | undefined, nowMs: number): numb
 
 /** Under Bun, this request may sit quiet longer than the server's idle time-out (keep-alives also run). */
 function noIdleTimeout<E extends AppEnv>(c: Context<E>): void {
-  const env = c.env as { timeout?: (request: Request, seconds: number) => void } | undefined;
-  env?.timeout?.(c.req.raw, 0);
+  c.env?.timeout?.(c.req.raw, 0);
 }
 
 export function consoleStreamRoutes() {
