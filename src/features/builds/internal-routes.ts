@@ -1,9 +1,9 @@
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import type { Access } from '../../http/tiers.js';
-import { contextAnswer, contextResponse } from '../submissions/context-response.js';
-import { openContext } from '../submissions/service.js';
-import { submissionIdOf } from '../submissions/views.js';
-import { SubmissionIdParam } from '../submissions/schema.js';
+import { contextAnswer, contextResponse } from './submissions/context-response.js';
+import { openContext } from './submissions/service.js';
+import { submissionIdOf } from './submissions/views.js';
+import { SubmissionIdParam } from './submissions/schema.js';
 import { DomainError } from '../../lib/errors.js';
 import { BuildIdParam, BuildStatusBody, ScanSummarySchema, ScanUploadBody } from './schema.js';
 import { getBuild, moveBuild, recordScan } from './service.js';

@@ -6,7 +6,7 @@ import { submissions } from '../../db/schema/submissions.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import { canonicalImageRef } from '../images/index.js';
-import { submissionIdOf } from '../submissions/views.js';
+import { submissionIdOf } from './submissions/views.js';
 import { integerSetting } from '../servers/index.js';
 import { containsPattern } from '../../db/like.js';
 import type { BuildJob, BuildReporter } from './runner.js';

@@ -1,8 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import type { AppEnv } from '../../http/env.js';
-import { rawBodyOf } from '../../http/raw-body.js';
-import { createRouter, defineRoute, errorAnswer, json, jsonBody, rawBody } from '../../http/route.js';
+import type { AppEnv } from '../../../http/env.js';
+import { rawBodyOf } from '../../../http/raw-body.js';
+import { createRouter, defineRoute, errorAnswer, json, jsonBody, rawBody } from '../../../http/route.js';
 import { contextAnswer, contextResponse } from './context-response.js';
 import {
   ApproveSubmissionBody,

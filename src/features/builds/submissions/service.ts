@@ -1,15 +1,15 @@
 import { and, count, desc, eq, ilike, or, sql, type SQL } from 'drizzle-orm';
 import type { Readable } from 'node:stream';
-import type { Queryable } from '../../db/client.js';
-import { builds } from '../../db/schema/builds.js';
-import { submissions, type SubmissionStatus } from '../../db/schema/submissions.js';
-import type { Deps } from '../../deps.js';
-import { DomainError } from '../../lib/errors.js';
-import { containsPattern } from '../../db/like.js';
-import { handOff, insertBuild } from '../builds/service.js';
+import type { Queryable } from '../../../db/client.js';
+import { builds } from '../../../db/schema/builds.js';
+import { submissions, type SubmissionStatus } from '../../../db/schema/submissions.js';
+import type { Deps } from '../../../deps.js';
+import { DomainError } from '../../../lib/errors.js';
+import { containsPattern } from '../../../db/like.js';
+import { handOff, insertBuild } from '../service.js';
 import { SUBMISSION_STATUSES, type SubmissionView } from './schema.js';
 import { contextRefOf, toSubmissionView } from './views.js';
-import { isUuid } from '../../lib/uuid.js';
+import { isUuid } from '../../../lib/uuid.js';
 
 type SubmissionRow = typeof submissions.$inferSelect;
 export type SubmissionDeps = Pick<Deps, 'database' | 'clock' | 'log' | 'registry' | 'buildRunner' | 'contextStore'>;

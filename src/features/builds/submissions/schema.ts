@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { BUILD_STATUSES } from '../../db/schema/builds.js';
-import { PageQuery, SearchTerm } from '../../http/paging.js';
+import { BUILD_STATUSES } from '../../../db/schema/builds.js';
+import { PageQuery, SearchTerm } from '../../../http/paging.js';
 
 export const SUBMISSION_STATUSES = ['pending_review', 'approved', 'rejected'] as const;
 const DateTime = z.string().openapi({ format: 'date-time' });

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { Context } from 'hono';
-import type { AppEnv } from '../../http/env.js';
+import type { AppEnv } from '../../../http/env.js';
 
 /** The tarball verbatim, streamed, with its length and sha-256. */
 export function contextResponse<E extends AppEnv>(c: Context<E>, context: { stream: Readable; sha256: string; size: number }): Response {

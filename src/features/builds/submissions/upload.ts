@@ -1,6 +1,6 @@
 import { and, eq, isNull, lt, or } from 'drizzle-orm';
-import { submissionUploads, submissions } from '../../db/schema/submissions.js';
-import { DomainError } from '../../lib/errors.js';
+import { submissionUploads, submissions } from '../../../db/schema/submissions.js';
+import { DomainError } from '../../../lib/errors.js';
 import { StagePartError } from './context-store.js';
 import { findSubmission, requireStore, type SubmissionDeps } from './service.js';
 import type { SubmissionView } from './schema.js';
