@@ -3,12 +3,10 @@
  * hands a build off (submissions/). What the rest of the service may use of it.
  */
 export { internalBuildRoutes } from './internal-routes.js';
-export { watchBuildJobs } from './job-watch.js';
-export { DEFAULT_BUILD_JOB_OPTIONS, KubernetesBuildRunner } from './kubernetes-job.js';
-export { BuildLogCopier } from './log-copy.js';
 export { buildRoutes } from './routes.js';
 export type { BuildRunner } from './runner.js';
 export { SimulatedBuildRunner } from './simulated-runner.js';
 export { DirectoryContextStore } from './submissions/context-store.js';
 export type { ContextStore } from './submissions/context-store.js';
 export { submissionRoutes } from './submissions/routes.js';
+export { clusterBuildTasks } from './tasks.js';
