@@ -1,7 +1,6 @@
 import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
 import { jobNameOf, type BuildJob, type BuildJobs, type BuildPod, type BuildStepState, type FailedBuildJob } from '../build-jobs.js';
 import { LABEL_DOMAIN, type PodLogLine, type PodLogOptions } from '../types.js';
-import type { KubernetesCluster } from './adapter.js';
 
 /** The label that names a build's Job and pod. */
 const BUILD_ID_LABEL = `${LABEL_DOMAIN}/build-id`;
@@ -156,8 +155,14 @@ export function buildJobManifest(job: BuildJob, options: BuildJobOptions): V1Job
   };
 }
 
-/** What build Jobs use of the Kubernetes adapter: its Jobs and pods in the namespace. */
-export type BuildJobClient = Pick<KubernetesCluster, 'createJob' | 'deleteJob' | 'watchJobs' | 'listPods' | 'containerLog'>;
+/** What build Jobs use of the Kubernetes adapter (KubernetesCluster): the Jobs and pods of its namespace. */
+export interface BuildJobClient {
+  createJob(body: V1Job): Promise<V1Job>;
+  deleteJob(name: string): Promise<void>;
+  watchJobs(labelSelector: string, onEvent: (type: string, job: V1Job) => void): { stop(): void };
+  listPods(labelSelector: string): Promise<V1Pod[]>;
+  containerLog(pod: string, container: string, options: PodLogOptions): AsyncIterable<PodLogLine>;
+}
 
 /** Builds as Jobs of the namespace; each Job reports back over the internal face (BuildJobOptions). */
 export class KubernetesBuildJobs implements BuildJobs {
