@@ -19,14 +19,13 @@ import { openDatabase } from './db/client.js';
 import type { Deps } from './deps.js';
 import { accountHousekeepingTask, createSessionAuthenticator, withPasswordChangeGate } from './features/accounts/index.js';
 import { setupOnStart } from './features/auth/index.js';
-import { watchBuildJobs, DEFAULT_BUILD_JOB_OPTIONS, KubernetesBuildRunner, BuildLogCopier, SimulatedBuildRunner } from './features/builds/index.js';
+import { clusterBuildTasks, DirectoryContextStore, SimulatedBuildRunner } from './features/builds/index.js';
 import { LogHubs } from './features/console/index.js';
 import { createLifecycle } from './features/lifecycle/index.js';
 import { identityHousekeepingTask } from './features/linking/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory } from './features/passkeys/index.js';
 import { serverCacheOf, countServersByOwner, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
-import { DirectoryContextStore } from './features/submissions/index.js';
 import { createSessionVerifier } from './features/verifier/index.js';
 import { worldsTasks, createWorldsRuntime } from './features/worlds/index.js';
 import { createMetrics } from './http/metrics.js';
@@ -72,10 +71,12 @@ export function assembleDeps(parts: DepsParts): Deps {
     shutdown: new AbortController().signal,
     replica: replicaName(parts.config),
     contextStore: new DirectoryContextStore(join(parts.config.dataDir, 'contexts')),
+    // The cluster's build Jobs where it runs them; the simulated cluster builds in-process.
     buildRunner:
-      cluster.kind === 'simulated'
+      cluster.builds ??
+      (cluster.kind === 'simulated'
         ? new SimulatedBuildRunner({ clock, onError: (err, job) => parts.log.warn({ err, buildId: job.buildId }, 'simulated build job failed') })
-        : undefined,
+        : undefined),
     ...parts,
     clock,
     cluster,
@@ -117,13 +118,6 @@ function createCluster(config: Config, log: Logger, options: StartOptions): Clus
   return cluster;
 }
 
-/** On Kubernetes, builds run as Jobs that reach back through the internal Service (deploy/services.yaml). */
-function kubernetesRunners(config: Config, cluster: ClusterAdapter): Partial<Deps> {
-  if (!(cluster instanceof KubernetesCluster)) return {};
-  const internalUrl = `http://felis-internal.${config.kubeNamespace}.svc`;
-  return { buildRunner: new KubernetesBuildRunner({ jobs: cluster, ...DEFAULT_BUILD_JOB_OPTIONS, namespace: config.kubeNamespace, internalUrl }) };
-}
-
 /** A task made of a start and a stop function (a watch that is on while the service runs). */
 function task(name: string, start: () => (() => void | Promise<void>) | void, stop?: () => void | Promise<void>): BackgroundTask {
   let stopper: (() => void | Promise<void>) | void;
@@ -158,12 +152,9 @@ function serviceTasks(deps: Deps): BackgroundTask[] {
           await lifecycle.stop();
         };
       }),
-      task('build_jobs', () => watchBuildJobs(deps, cluster)),
     );
-    // The leader copies build pods' logs into the build log (the simulated runner writes its own).
-    const copier = new BuildLogCopier(deps, { pods: cluster, leading: () => lifecycle.leading() });
-    tasks.push(task('build_logs', () => copier.start(), () => copier.stop()));
   }
+  if (cluster.builds) tasks.push(...clusterBuildTasks(deps, cluster.builds));
   // The world jobs under way are waited for after the loops that start them have stopped.
   tasks.push(task('world_jobs', () => undefined, () => deps.worlds.jobs.idle()), ...worldsTasks(deps, replica));
   return tasks;
@@ -180,7 +171,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     throw err;
   }
   const cluster = createCluster(config, log, options);
-  const deps = assembleDeps({ config, log, database, cluster, shutdown: shutdown.signal, ...kubernetesRunners(config, cluster) });
+  const deps = assembleDeps({ config, log, database, cluster, shutdown: shutdown.signal });
   if (deps.mail?.kind === 'log') {
     log.warn('mail goes to this log (no SMTP_URL): sign-in codes are written here; set SMTP_URL, or MAIL_TRANSPORT=none to refuse mail');
   }

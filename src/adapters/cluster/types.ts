@@ -1,4 +1,5 @@
 import type { RconEndpoint } from '../rcon/client.js';
+import type { BuildJobs } from './build-jobs.js';
 
 /**
  * The cluster adapter: where server resources and their pods live. Shaped for a Kubernetes
@@ -123,6 +124,8 @@ export interface PodLogOptions {
 
 export interface ClusterAdapter {
   readonly kind: 'simulated' | 'kubernetes';
+  /** Image builds as Jobs; absent where the cluster runs none (the simulated one: builds run in-process). */
+  readonly builds?: BuildJobs;
   /** Resolves when the cluster answers; rejects with the reason otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -6,10 +6,11 @@ import { submissions } from '../../db/schema/submissions.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import { canonicalImageRef } from '../images/index.js';
-import { submissionIdOf } from '../submissions/views.js';
+import { submissionIdOf } from './submissions/views.js';
 import { integerSetting } from '../servers/index.js';
 import { containsPattern } from '../../db/like.js';
-import type { BuildJob, BuildReporter } from './runner.js';
+import type { BuildJob } from '../../adapters/cluster/build-jobs.js';
+import type { BuildReporter, BuildRunner } from './runner.js';
 import type { BuildScanView, BuildView } from './views.js';
 import { toBuildScanView, toBuildView } from './views.js';
 import { blockedReason, evaluateScan, ScanReportError, type ScanSummary } from './scan-gate.js';
@@ -37,10 +38,21 @@ export async function findBuild(db: Queryable, id: string): Promise<BuildRow | u
   return row;
 }
 
-export async function getBuild(db: Queryable, id: string): Promise<BuildView> {
+/** The build; 404 when there is none. */
+async function requireBuild(db: Queryable, id: string): Promise<BuildRow> {
   const row = await findBuild(db, id);
   if (!row) throw new DomainError('not_found', 'No such build.');
-  return toBuildView(row);
+  return row;
+}
+
+export async function getBuild(db: Queryable, id: string): Promise<BuildView> {
+  return toBuildView(await requireBuild(db, id));
+}
+
+/** The runner builds are handed to; 503 when none is configured. */
+function requireRunner(deps: Pick<Deps, 'buildRunner'>): BuildRunner {
+  if (!deps.buildRunner) throw new DomainError('unavailable', 'No image builder is configured.');
+  return deps.buildRunner;
 }
 
 /**
@@ -84,8 +96,7 @@ export async function insertBuild(deps: Pick<Deps, 'clock'>, db: Queryable, inpu
  * runner refuses, the build is failed with the reason and the error is thrown.
  */
 export async function handOff(deps: BuildDeps, row: BuildRow): Promise<BuildRow> {
-  const runner = deps.buildRunner;
-  if (!runner) throw new DomainError('unavailable', 'No image builder is configured.');
+  const runner = requireRunner(deps);
   const job: BuildJob = { buildId: row.id, imageRef: row.imageRef };
   if (row.dockerfile) job.dockerfile = row.dockerfile;
   if (row.contextRef) job.contextRef = row.contextRef;
@@ -103,7 +114,8 @@ export async function handOff(deps: BuildDeps, row: BuildRow): Promise<BuildRow>
 }
 
 export async function createBuild(deps: BuildDeps, input: CreateBuildInput): Promise<BuildView> {
-  if (!deps.buildRunner) throw new DomainError('unavailable', 'No image builder is configured.');
+  // Refused before the build is recorded.
+  requireRunner(deps);
   const row = await insertBuild(deps, deps.database.db, input);
   return toBuildView(await handOff(deps, row));
 }
@@ -134,8 +146,7 @@ export async function moveBuild(
   details: { error?: string; logRef?: string } = {},
 ): Promise<BuildRow> {
   return deps.database.db.transaction(async (tx) => {
-    const current = await findBuild(tx, id);
-    if (!current) throw new DomainError('not_found', 'No such build.');
+    const current = await requireBuild(tx, id);
     if (!canMove(current.status, to)) {
       throw new DomainError('conflict', `A ${current.status} build cannot become ${to}.`);
     }
@@ -189,8 +200,7 @@ export async function recordScan(
   documents: { report: unknown; sbom?: unknown },
 ): Promise<ScanSummary> {
   const db = deps.database.db;
-  const build = await findBuild(db, id);
-  if (!build) throw new DomainError('not_found', 'No such build.');
+  const build = await requireBuild(db, id);
   if (build.status !== 'building') throw new DomainError('conflict', `A ${build.status} build takes no scan.`);
   let summary: ScanSummary;
   try {
@@ -229,18 +239,21 @@ async function keepDocuments(db: Queryable, documents: { report: unknown; sbom?:
   return { report, sbom, omitted };
 }
 
+async function findScan(db: Queryable, id: string) {
+  return isUuid(id) ? (await db.select().from(buildScans).where(eq(buildScans.buildId, id)))[0] : undefined;
+}
+
 export async function getScan(db: Queryable, id: string): Promise<BuildScanView> {
-  const row = isUuid(id) ? (await db.select().from(buildScans).where(eq(buildScans.buildId, id)))[0] : undefined;
+  const row = await findScan(db, id);
   if (!row) throw new DomainError('not_found', 'This build has no scan.');
   return toBuildScanView(row);
 }
 
-/** The kept scanner report or SBOM; 404 when the build was not scanned or the document omitted. */
-export async function getScanDocument(db: Queryable, id: string, which: 'report' | 'sbom'): Promise<unknown> {
-  const row = isUuid(id) ? (await db.select().from(buildScans).where(eq(buildScans.buildId, id)))[0] : undefined;
-  const document = row?.[which];
+/** The kept scanner report or SBOM (JSON objects, as uploaded); 404 when the build was not scanned or the document omitted. */
+export async function getScanDocument(db: Queryable, id: string, which: 'report' | 'sbom'): Promise<Record<string, unknown>> {
+  const document = (await findScan(db, id))?.[which];
   if (document === undefined || document === null) throw new DomainError('not_found', `This build has no kept ${which === 'report' ? 'scan report' : 'SBOM'}.`);
-  return document;
+  return document as Record<string, unknown>;
 }
 
 export async function appendBuildLog(deps: Pick<Deps, 'database' | 'clock'>, id: string, lines: string[]): Promise<void> {

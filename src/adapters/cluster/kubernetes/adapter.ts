@@ -34,6 +34,7 @@ import {
   type ServerWatch,
   type ServerWatchEvent,
 } from '../types.js';
+import { buildJobOptionsFor, KubernetesBuildJobs } from './build-jobs.js';
 import { followPodLog } from './pod-log.js';
 import {
   DEFAULT_CRD,
@@ -99,6 +100,7 @@ export class KubernetesCluster implements ClusterAdapter {
   readonly kubeConfig: KubeConfig;
   readonly namespace: string;
   readonly crd: CrdCoordinates;
+  readonly builds: KubernetesBuildJobs;
   readonly #custom: CustomObjectsApi;
   readonly #core: CoreV1Api;
   readonly #apps: AppsV1Api;
@@ -121,6 +123,7 @@ export class KubernetesCluster implements ClusterAdapter {
     this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? cryptoRandom;
     this.#log = options.log;
+    this.builds = new KubernetesBuildJobs(this, buildJobOptionsFor(this.namespace));
   }
 
   get #crdParams() {

@@ -1,10 +1,9 @@
 import { z } from '@hono/zod-openapi';
-import { BUILD_STATUSES } from '../../db/schema/builds.js';
-import { PageQuery, SearchTerm } from '../../http/paging.js';
+import { BUILD_STATUSES } from '../../../db/schema/builds.js';
+import { PageQuery, SearchTerm } from '../../../http/paging.js';
+import { DateTime, Sha256Hex } from '../schema.js';
 
 export const SUBMISSION_STATUSES = ['pending_review', 'approved', 'rejected'] as const;
-const DateTime = z.string().openapi({ format: 'date-time' });
-const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'lowercase hex sha-256');
 
 export const SubmissionSchema = z
   .object({

@@ -1,5 +1,5 @@
-import type { builds } from '../../db/schema/builds.js';
-import type { submissions } from '../../db/schema/submissions.js';
+import type { builds } from '../../../db/schema/builds.js';
+import type { submissions } from '../../../db/schema/submissions.js';
 import type { SubmissionView } from './schema.js';
 
 /** The context_ref of a submission: platform-derived, what a build's `context_ref` names. */

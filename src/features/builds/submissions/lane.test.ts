@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { bearer, createTestApps, errorOf, jsonRequest } from '../../../test/helpers/app.js';
-import { useTestDatabase } from '../../../test/helpers/database.js';
-import { createUser, signIn } from '../../../test/helpers/sessions.js';
-import type { TestDeps } from '../../../test/helpers/app.js';
-import { listImages } from '../images/service.js';
-import { writeSetting } from '../servers/settings.js';
+import { bearer, createTestApps, errorOf, jsonRequest } from '../../../../test/helpers/app.js';
+import { useTestDatabase } from '../../../../test/helpers/database.js';
+import { createUser, signIn } from '../../../../test/helpers/sessions.js';
+import type { TestDeps } from '../../../../test/helpers/app.js';
+import { listImages } from '../../images/service.js';
+import { writeSetting } from '../../servers/settings.js';
 import { readFileSync } from 'node:fs';
 import { cleanModpack, contentDigest, riskyModpack, sha256Hex } from './fixtures/contexts.js';
-import { ExternalJobs, laneDeps } from '../../../test/helpers/lane-deps.js';
+import { ExternalJobs, laneDeps } from '../../../../test/helpers/lane-deps.js';
 import type { SubmissionView } from './schema.js';
-import type { SimulatedBuildRunner } from '../builds/simulated-runner.js';
+import type { SimulatedBuildRunner } from '../simulated-runner.js';
 
 async function people(deps: TestDeps) {
   const player = await createUser(deps);
@@ -33,7 +33,7 @@ function client(app: { request(path: string, init?: RequestInit): Response | Pro
   };
 }
 
-const trivyFixture = JSON.parse(readFileSync(new URL('../builds/fixtures/trivy-clean.json', import.meta.url), 'utf8')) as object;
+const trivyFixture = JSON.parse(readFileSync(new URL('../fixtures/trivy-clean.json', import.meta.url), 'utf8')) as object;
 
 describe('the submission lane', () => {
   const database = useTestDatabase();

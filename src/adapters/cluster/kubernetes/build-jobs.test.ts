@@ -1,7 +1,6 @@
-import type { V1Container, V1Job } from '@kubernetes/client-node';
+import type { V1Container, V1ContainerState, V1Job, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { buildJobManifest, DEFAULT_BUILD_JOB_OPTIONS, failedBuildOf, KubernetesBuildRunner, type JobClient } from './kubernetes-job.js';
-import type { BuildReporter } from './runner.js';
+import { buildJobManifest, DEFAULT_BUILD_JOB_OPTIONS, failedBuildOf, KubernetesBuildJobs, type BuildJobClient } from './build-jobs.js';
 
 const options = { ...DEFAULT_BUILD_JOB_OPTIONS, namespace: 'felis', internalUrl: 'http://felis-internal.felis.svc:8081' };
 const job = {
@@ -51,12 +50,12 @@ describe('the build Job', () => {
   it('creates the Job through the adapter, deletes it on cancel, and reads a failed Job back as a failed build', async () => {
     const created: V1Job[] = [];
     const deleted: string[] = [];
-    const jobs: JobClient = {
+    const client: Pick<BuildJobClient, 'createJob' | 'deleteJob'> = {
       createJob: async (body) => (created.push(body), body),
       deleteJob: async (name) => void deleted.push(name),
     };
-    const runner = new KubernetesBuildRunner({ jobs, ...options });
-    const { jobName } = await runner.start(job, {} as BuildReporter);
+    const runner = new KubernetesBuildJobs(client as BuildJobClient, options);
+    const { jobName } = await runner.start(job);
     expect(created).toHaveLength(1);
     expect(jobName).toBe(created[0]!.metadata!.name);
     await runner.cancel(jobName);
@@ -65,5 +64,39 @@ describe('the build Job', () => {
     const failed = { ...created[0]!, status: { conditions: [{ type: 'Failed', status: 'True', reason: 'DeadlineExceeded', message: 'Job was active longer than specified deadline' }] } } as V1Job;
     expect(failedBuildOf(failed)).toEqual({ buildId: job.buildId, reason: 'the build job failed: DeadlineExceeded (Job was active longer than specified deadline)' });
     expect(failedBuildOf(created[0]!)).toBeUndefined();
+  });
+
+  it('reads the newest pod of a build’s Job as its steps in order, each with its state', async () => {
+    const pod = (name: string, created: string, states: Array<[string, V1ContainerState]>): V1Pod => ({
+      metadata: { name, creationTimestamp: new Date(created) },
+      spec: { initContainers: [{ name: 'fetch' }, { name: 'build' }, { name: 'scan' }], containers: [{ name: 'report' }] },
+      status: { initContainerStatuses: states.map(([step, state]) => ({ name: step, state, image: 'x', imageID: 'x', ready: false, restartCount: 0 })) },
+    });
+    const selectors: string[] = [];
+    const client: Pick<BuildJobClient, 'listPods'> = {
+      listPods: async (selector) => {
+        selectors.push(selector);
+        return [
+          pod('felis-build-old', '2026-11-23T12:00:00Z', [['fetch', { terminated: { exitCode: 1 } }]]),
+          pod('felis-build-new', '2026-11-23T12:05:00Z', [
+            ['fetch', { terminated: { exitCode: 0 } }],
+            ['build', { running: {} }],
+            ['scan', { waiting: {} }],
+          ]),
+        ];
+      },
+    };
+    const jobs = new KubernetesBuildJobs(client as BuildJobClient, options);
+    expect(await jobs.newestPod(job.buildId)).toEqual({
+      name: 'felis-build-new',
+      steps: [
+        { name: 'fetch', state: 'terminated' },
+        { name: 'build', state: 'running' },
+        { name: 'scan', state: 'waiting' },
+        { name: 'report', state: 'waiting' },
+      ],
+    });
+    expect(selectors).toEqual([`felis.dev/build-id=${job.buildId}`]);
+    expect(await new KubernetesBuildJobs({ listPods: async () => [] } as Pick<BuildJobClient, 'listPods'> as BuildJobClient, options).newestPod(job.buildId)).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, rename, rm, stat, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { isErrno } from '../../lib/errno.js';
+import { isErrno } from '../../../lib/errno.js';
 
 /** Why staging a part stopped; the caller turns each into its answer. */
 export class StagePartError extends Error {

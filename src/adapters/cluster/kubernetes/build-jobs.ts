@@ -1,19 +1,16 @@
-import type { V1Job } from '@kubernetes/client-node';
-import { LABEL_DOMAIN } from '../../adapters/cluster/types.js';
-import { jobNameOf, type BuildJob, type BuildReporter, type BuildRunner } from './runner.js';
+import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
+import { jobNameOf, type BuildJob, type BuildJobs, type BuildPod, type BuildStepState, type FailedBuildJob } from '../build-jobs.js';
+import { LABEL_DOMAIN, type PodLogLine, type PodLogOptions } from '../types.js';
 
-/** The part of the Kubernetes adapter a build needs (the cluster adapter's generic Job support). */
-export interface JobClient {
-  createJob(body: V1Job): Promise<V1Job>;
-  deleteJob(name: string): Promise<void>;
-}
+/** The label that names a build's Job and pod. */
+const BUILD_ID_LABEL = `${LABEL_DOMAIN}/build-id`;
 
 /**
  * A Job that failed before its steps could report (kaniko or Trivy failed, the deadline passed):
  * the build id and the reason, for the watcher of build Jobs to fail the build with.
  */
-export function failedBuildOf(job: V1Job): { buildId: string; reason: string } | undefined {
-  const buildId = job.metadata?.labels?.[`${LABEL_DOMAIN}/build-id`];
+export function failedBuildOf(job: V1Job): FailedBuildJob | undefined {
+  const buildId = job.metadata?.labels?.[BUILD_ID_LABEL];
   const failed = job.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
   if (!buildId || !failed) return undefined;
   return { buildId, reason: `the build job failed: ${failed.reason ?? 'unknown'}${failed.message ? ` (${failed.message})` : ''}` };
@@ -42,6 +39,11 @@ export const DEFAULT_BUILD_JOB_OPTIONS: Omit<BuildJobOptions, 'internalUrl' | 'n
   deadlineSeconds: 3600,
   workspaceLimit: '20Gi',
 };
+
+/** A namespace's build Jobs reach the internal face through its internal Service (deploy/services.yaml). */
+export function buildJobOptionsFor(namespace: string): BuildJobOptions {
+  return { ...DEFAULT_BUILD_JOB_OPTIONS, namespace, internalUrl: `http://felis-internal.${namespace}.svc` };
+}
 
 // Every script reads the build's values from its environment and reports over the internal face
 // with the `build` caller's token; no value of a build is ever spliced into a script.
@@ -118,14 +120,14 @@ export function buildJobManifest(job: BuildJob, options: BuildJobOptions): V1Job
     metadata: {
       name,
       namespace: options.namespace,
-      labels: { 'app.kubernetes.io/part-of': 'felis', [`${LABEL_DOMAIN}/build-id`]: job.buildId },
+      labels: { 'app.kubernetes.io/part-of': 'felis', [BUILD_ID_LABEL]: job.buildId },
     },
     spec: {
       backoffLimit: 0,
       activeDeadlineSeconds: options.deadlineSeconds,
       ttlSecondsAfterFinished: 3600,
       template: {
-        metadata: { labels: { [`${LABEL_DOMAIN}/build-id`]: job.buildId } },
+        metadata: { labels: { [BUILD_ID_LABEL]: job.buildId } },
         spec: {
           restartPolicy: 'Never',
           automountServiceAccountToken: false,
@@ -153,18 +155,65 @@ export function buildJobManifest(job: BuildJob, options: BuildJobOptions): V1Job
   };
 }
 
-/** Runs builds as cluster Jobs; the job reports back over the internal face (the reporter is unused). */
-export class KubernetesBuildRunner implements BuildRunner {
+/** What build Jobs use of the Kubernetes adapter (KubernetesCluster): the Jobs and pods of its namespace. */
+export interface BuildJobClient {
+  createJob(body: V1Job): Promise<V1Job>;
+  deleteJob(name: string): Promise<void>;
+  watchJobs(labelSelector: string, onEvent: (type: string, job: V1Job) => void): { stop(): void };
+  listPods(labelSelector: string): Promise<V1Pod[]>;
+  containerLog(pod: string, container: string, options: PodLogOptions): AsyncIterable<PodLogLine>;
+}
+
+/** Builds as Jobs of the namespace; each Job reports back over the internal face (BuildJobOptions). */
+export class KubernetesBuildJobs implements BuildJobs {
   readonly kind = 'kubernetes';
 
-  constructor(private readonly options: { jobs: JobClient } & BuildJobOptions) {}
+  constructor(
+    private readonly client: BuildJobClient,
+    private readonly options: BuildJobOptions,
+  ) {}
 
-  async start(job: BuildJob, _reporter: BuildReporter): Promise<{ jobName: string }> {
-    const created = await this.options.jobs.createJob(buildJobManifest(job, this.options));
+  async start(job: BuildJob): Promise<{ jobName: string }> {
+    const created = await this.client.createJob(buildJobManifest(job, this.options));
     return { jobName: created.metadata?.name ?? jobNameOf(job.buildId) };
   }
 
   async cancel(jobName: string): Promise<void> {
-    await this.options.jobs.deleteJob(jobName);
+    await this.client.deleteJob(jobName);
   }
+
+  watchFailed(onFailed: (failed: FailedBuildJob) => void): { stop(): void } {
+    return this.client.watchJobs(BUILD_ID_LABEL, (_type, job) => {
+      const failed = failedBuildOf(job);
+      if (failed) onFailed(failed);
+    });
+  }
+
+  async newestPod(buildId: string): Promise<BuildPod | undefined> {
+    const pod = newest(await this.client.listPods(`${BUILD_ID_LABEL}=${buildId}`));
+    if (!pod?.metadata?.name) return undefined;
+    const states = stepStates(pod);
+    return { name: pod.metadata.name, steps: stepNames(pod).map((name) => ({ name, state: states.get(name) ?? 'waiting' })) };
+  }
+
+  stepLog(pod: string, step: string, options: PodLogOptions): AsyncIterable<PodLogLine> {
+    return this.client.containerLog(pod, step, options);
+  }
+}
+
+function newest(pods: V1Pod[]): V1Pod | undefined {
+  const created = (pod: V1Pod) => new Date(pod.metadata?.creationTimestamp ?? 0).getTime();
+  return [...pods].sort((a, b) => created(b) - created(a))[0];
+}
+
+/** A build's steps are its pod's init containers, then its containers, in the order they run. */
+function stepNames(pod: V1Pod): string[] {
+  return [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => c.name);
+}
+
+function stepStates(pod: V1Pod): Map<string, BuildStepState> {
+  const statuses: V1ContainerStatus[] = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
+  return new Map(
+    statuses.map((s) => [s.name, s.state?.terminated ? 'terminated' : s.state?.running ? 'running' : 'waiting'] as const),
+  );
 }

@@ -1,15 +1,15 @@
 import { and, count, desc, eq, ilike, or, sql, type SQL } from 'drizzle-orm';
 import type { Readable } from 'node:stream';
-import type { Queryable } from '../../db/client.js';
-import { builds } from '../../db/schema/builds.js';
-import { submissions, type SubmissionStatus } from '../../db/schema/submissions.js';
-import type { Deps } from '../../deps.js';
-import { DomainError } from '../../lib/errors.js';
-import { containsPattern } from '../../db/like.js';
-import { handOff, insertBuild } from '../builds/service.js';
+import type { Queryable } from '../../../db/client.js';
+import { builds } from '../../../db/schema/builds.js';
+import { submissions, type SubmissionStatus } from '../../../db/schema/submissions.js';
+import type { Deps } from '../../../deps.js';
+import { DomainError } from '../../../lib/errors.js';
+import { containsPattern } from '../../../db/like.js';
+import { getBuild, handOff, insertBuild } from '../service.js';
 import { SUBMISSION_STATUSES, type SubmissionView } from './schema.js';
-import { contextRefOf, toSubmissionView } from './views.js';
-import { isUuid } from '../../lib/uuid.js';
+import { contextRefOf, submissionIdOf, toSubmissionView } from './views.js';
+import { isUuid } from '../../../lib/uuid.js';
 
 type SubmissionRow = typeof submissions.$inferSelect;
 export type SubmissionDeps = Pick<Deps, 'database' | 'clock' | 'log' | 'registry' | 'buildRunner' | 'contextStore'>;
@@ -152,13 +152,36 @@ export async function rejectSubmission(deps: SubmissionDeps, reviewer: string, i
   return toSubmissionView(row);
 }
 
+/** A stored context tarball, with its sha-256 and size. */
+export interface StoredContext {
+  stream: Readable;
+  sha256: string;
+  size: number;
+}
+
 /** The stored context tarball and its digest; 404 when none was uploaded. */
-export async function openContext(deps: SubmissionDeps, scope: Scope, id: string): Promise<{ stream: Readable; sha256: string; size: number }> {
+export async function openContext(deps: SubmissionDeps, scope: Scope, id: string): Promise<StoredContext> {
   const row = await findSubmission(deps.database.db, scope, id);
   const store = requireStore(deps);
   const stream = row.contextSha256 ? await store.open(row.id) : undefined;
   if (!stream || !row.contextSha256) throw new DomainError('not_found', 'This submission has no uploaded context.');
   return { stream, sha256: row.contextSha256, size: row.contextBytes ?? 0 };
+}
+
+/**
+ * The context a build is pinned to: its submission's stored context, and only while that still has
+ * the digest the build was pinned to; 404 otherwise.
+ */
+export async function openBuildContext(deps: SubmissionDeps, buildId: string): Promise<StoredContext> {
+  const build = await getBuild(deps.database.db, buildId);
+  const submissionId = build.context_ref ? submissionIdOf(build.context_ref) : undefined;
+  if (!submissionId) throw new DomainError('not_found', 'This build has no context.');
+  const context = await openContext(deps, 'all', submissionId);
+  if (context.sha256 !== build.context_digest) {
+    context.stream.destroy();
+    throw new DomainError('not_found', 'The stored context is no longer the one this build was pinned to.');
+  }
+  return context;
 }
 
 export function requireStore(deps: Pick<Deps, 'contextStore'>) {

@@ -1,8 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
-import type { AppEnv } from '../../http/env.js';
-import { rawBodyOf } from '../../http/raw-body.js';
-import { createRouter, defineRoute, errorAnswer, json, jsonBody, rawBody } from '../../http/route.js';
+import { rawBodyOf } from '../../../http/raw-body.js';
+import { createRouter, defineRoute, errorAnswer, json, jsonBody, rawBody } from '../../../http/route.js';
 import { contextAnswer, contextResponse } from './context-response.js';
 import {
   ApproveSubmissionBody,
@@ -25,7 +23,7 @@ import {
   rejectSubmission,
 } from './service.js';
 import { readUploadLimits } from './settings.js';
-import { completeUpload, putPart, uploadProgress, uploadWhole } from './upload.js';
+import { completeUpload, partLimit, putPart, uploadProgress, uploadWhole } from './upload.js';
 
 const APP = { tier: 'app' } as const;
 const ADMIN = { tier: 'admin' } as const;
@@ -33,13 +31,6 @@ const byId = { params: SubmissionIdParam };
 /** The panel sends parts as octet-stream; a whole context is gzip. */
 const CONTEXT_MEDIA = ['application/gzip', 'application/x-gzip', 'application/octet-stream'];
 
-/** A part may carry part_max_bytes, and no more than the room left in the context after `offset`. */
-async function partLimit(c: Context<AppEnv>): Promise<number> {
-  const limits = await readUploadLimits(c.var.deps.database.db);
-  const offset = Number(c.req.query('offset'));
-  const room = Number.isSafeInteger(offset) && offset >= 0 ? limits.contextMaxBytes - offset : limits.contextMaxBytes;
-  return Math.max(0, Math.min(limits.partMaxBytes, room));
-}
 const uploadErrors = {
   400: errorAnswer('bad_request (Content-Digest missing or malformed), digest_mismatch'),
   404: errorAnswer('not_found'),
@@ -114,7 +105,10 @@ const part = defineRoute(APP, {
   request: { ...byId, query: UploadOffsetQuery, ...rawBody(...CONTEXT_MEDIA) },
   responses: { 200: json(ContextUploadProgressSchema, 'staged'), ...uploadErrors },
 }, {
-  rawBody: { limit: { name: 'part_max_bytes (or the room left under context_max_bytes)', bytes: partLimit }, digest: 'required' },
+  rawBody: {
+    limit: { name: 'part_max_bytes (or the room left under context_max_bytes)', bytes: (c) => partLimit(c.var.deps.database.db, Number(c.req.query('offset'))) },
+    digest: 'required',
+  },
 });
 
 const complete = defineRoute(APP, {

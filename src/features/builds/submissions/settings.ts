@@ -1,5 +1,5 @@
-import type { Queryable } from '../../db/client.js';
-import { integerSetting } from '../servers/index.js';
+import type { Queryable } from '../../../db/client.js';
+import { integerSetting } from '../../servers/index.js';
 
 /** Upload limits (registry settings), with the defaults of api-extensions. */
 export const UPLOAD_SETTINGS = {

@@ -1,9 +1,10 @@
 import { Readable } from 'node:stream';
 import type { Context } from 'hono';
-import type { AppEnv } from '../../http/env.js';
+import type { AppEnv } from '../../../http/env.js';
+import type { StoredContext } from './service.js';
 
 /** The tarball verbatim, streamed, with its length and sha-256. */
-export function contextResponse<E extends AppEnv>(c: Context<E>, context: { stream: Readable; sha256: string; size: number }): Response {
+export function contextResponse<E extends AppEnv>(c: Context<E>, context: StoredContext): Response {
   return c.body(Readable.toWeb(context.stream) as ReadableStream<Uint8Array>, 200, {
     'Content-Type': 'application/gzip',
     'Content-Length': String(context.size),

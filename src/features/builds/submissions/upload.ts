@@ -1,10 +1,11 @@
 import { and, eq, isNull, lt, or } from 'drizzle-orm';
-import { submissionUploads, submissions } from '../../db/schema/submissions.js';
-import { DomainError } from '../../lib/errors.js';
+import type { Queryable } from '../../../db/client.js';
+import { submissionUploads, submissions } from '../../../db/schema/submissions.js';
+import { DomainError } from '../../../lib/errors.js';
 import { StagePartError } from './context-store.js';
 import { findSubmission, requireStore, type SubmissionDeps } from './service.js';
 import type { SubmissionView } from './schema.js';
-import { readUploadLimits } from './settings.js';
+import { readUploadLimits, type UploadLimits } from './settings.js';
 import { toSubmissionView } from './views.js';
 
 /** How long a part may hold the upload before another may start (a dead writer's claim lapses). */
@@ -21,6 +22,17 @@ export interface UploadProgress {
  * route's limit and 400 digest_mismatch after the last byte, so the store keeps nothing of a bad part.
  */
 export type IncomingPart = AsyncIterable<Uint8Array>;
+
+/** The most a part starting at `offset` may carry: part_max_bytes, and no more than the context's room after it. */
+function partRoom(limits: UploadLimits, offset: number): number {
+  return Math.min(limits.partMaxBytes, limits.contextMaxBytes - offset);
+}
+
+/** The body limit of a part at `offset`, before the part is read (an offset the route refuses counts as 0). */
+export async function partLimit(db: Queryable, offset: number): Promise<number> {
+  const limits = await readUploadLimits(db);
+  return Math.max(0, partRoom(limits, Number.isSafeInteger(offset) && offset >= 0 ? offset : 0));
+}
 
 async function pendingOwn(deps: SubmissionDeps, userId: string, id: string) {
   const row = await findSubmission(deps.database.db, { userId }, id);
@@ -77,7 +89,7 @@ export async function putPart(deps: SubmissionDeps, userId: string, id: string, 
   const row = await pendingOwn(deps, userId, id);
   const store = requireStore(deps);
   const limits = await readUploadLimits(deps.database.db);
-  const maxBytes = Math.min(limits.partMaxBytes, limits.contextMaxBytes - offset);
+  const maxBytes = partRoom(limits, offset);
   if (maxBytes < 0) throw tooLarge(limits, offset);
   await claim(deps, row.id, offset);
   let received = offset;
@@ -139,14 +151,14 @@ async function recordContext(deps: SubmissionDeps, id: string, stored: { sha256:
   return toSubmissionView(row);
 }
 
-function tooLarge(limits: { partMaxBytes: number; contextMaxBytes: number }, offset: number): DomainError {
+function tooLarge(limits: UploadLimits, offset: number): DomainError {
   return new DomainError(
     'too_large',
     `A part carries at most ${limits.partMaxBytes} bytes and the context at most ${limits.contextMaxBytes} (this part starts at ${offset}).`,
   );
 }
 
-function partError(err: unknown, limits: { partMaxBytes: number; contextMaxBytes: number }, offset: number): unknown {
+function partError(err: unknown, limits: UploadLimits, offset: number): unknown {
   if (!(err instanceof StagePartError)) return err;
   switch (err.reason) {
     case 'too_large':
