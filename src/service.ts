@@ -14,14 +14,13 @@ import { StaticRegistry } from './adapters/registry/static.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
 import { createApps } from './app/index.js';
 import type { Config } from './config.js';
-import { TaskList, type BackgroundTask } from './coordination/index.js';
+import { Leadership, TaskList, type BackgroundTask } from './coordination/index.js';
 import { openDatabase } from './db/client.js';
 import type { Deps } from './deps.js';
 import { accountHousekeepingTask, createSessionAuthenticator, withPasswordChangeGate } from './features/accounts/index.js';
 import { setupOnStart } from './features/auth/index.js';
 import { watchBuildJobs, DEFAULT_BUILD_JOB_OPTIONS, KubernetesBuildRunner, BuildLogCopier, SimulatedBuildRunner } from './features/builds/index.js';
 import { LogHubs } from './features/console/index.js';
-import { createLifecycle } from './features/lifecycle/index.js';
 import { identityHousekeepingTask } from './features/linking/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory } from './features/passkeys/index.js';
@@ -146,22 +145,20 @@ function serviceTasks(deps: Deps): BackgroundTask[] {
     identityHousekeepingTask(deps, replica),
     retirementSweepTask(deps, replica),
   ];
+  // Only the replica that leads the control plane acts on the cluster and copies build logs.
+  const leadership = new Leadership({ db: deps.database.db, clock: deps.clock, replica }, { name: 'controller' });
+  tasks.push(
+    ...cluster.tasks({
+      leadership,
+      registry: deps.metrics.registry,
+      log: deps.log,
+      onDesiredStateChange: (listener) => serverCacheOf(deps).onDesiredStateChange(listener),
+    }),
+  );
   if (cluster instanceof KubernetesCluster) {
-    const lifecycle = createLifecycle(deps, cluster);
-    tasks.push(
-      task('lifecycle', () => {
-        lifecycle.start();
-        // A wake or a stop reaches the controller at once rather than at its next pass.
-        const stopKicks = serverCacheOf(deps).onDesiredStateChange(() => lifecycle.kick());
-        return async () => {
-          stopKicks();
-          await lifecycle.stop();
-        };
-      }),
-      task('build_jobs', () => watchBuildJobs(deps, cluster)),
-    );
+    tasks.push(task('build_jobs', () => watchBuildJobs(deps, cluster)));
     // The leader copies build pods' logs into the build log (the simulated runner writes its own).
-    const copier = new BuildLogCopier(deps, { pods: cluster, leading: () => lifecycle.leading() });
+    const copier = new BuildLogCopier(deps, { pods: cluster, leading: () => leadership.holds() });
     tasks.push(task('build_logs', () => copier.start(), () => copier.stop()));
   }
   // The world jobs under way are waited for after the loops that start them have stopped.

@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import { getQuota } from '../accounts/index.js';
 import type { CachedServer } from './cache.js';
-import { cpuMilli, memoryMb, storageGb } from './quantity.js';
+import { cpuMilli, memoryMb, storageGb } from '../../adapters/cluster/quantity.js';
 
 /** Claim without a linked game identity: 412 `not_linked`, the original's code (api-extensions). */
 export const notLinked = () =>

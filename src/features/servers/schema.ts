@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { AUTOSTART_POLICIES, DESIRED_STATES, PHASES } from '../../adapters/cluster/types.js';
 import { McUuidSchema } from '../accounts/index.js';
-import { isQuantity } from './quantity.js';
+import { isQuantity } from '../../adapters/cluster/quantity.js';
 import { SERVER_NAME_PATTERN } from './names.js';
 
 export const PhaseSchema = z.enum(PHASES).openapi('Phase');

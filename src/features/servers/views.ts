@@ -1,6 +1,6 @@
 import { FORWARDING_LABEL, SYSTEM_LABEL, type ServerResource } from '../../adapters/cluster/types.js';
 import type { ServerInfo } from './schema.js';
-import { javaMemoryFor } from './quantity.js';
+import { javaMemoryFor } from '../../adapters/cluster/quantity.js';
 
 export function isSystemServer(resource: ServerResource): boolean {
   return resource.spec.labels[SYSTEM_LABEL] === 'true';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { V1OwnerReference, V1PodTemplateSpec, V1Service, V1StatefulSet } from '@kubernetes/client-node';
-import { GAME_PORT, RCON_PORT, SERVER_CONTAINER } from '../../adapters/cluster/kubernetes/adapter.js';
+import { isQuantity, javaMemoryFor } from '../quantity.js';
 import {
   MANAGED_BY,
   MINECRAFT_SERVER_KIND,
@@ -8,8 +8,12 @@ import {
   rconSecretName,
   type CrdCoordinates,
   type MinecraftServer,
-} from '../../adapters/cluster/kubernetes/resource.js';
-import { isQuantity, javaMemoryFor } from '../servers/index.js';
+} from './resource.js';
+
+export const GAME_PORT = 25565;
+export const RCON_PORT = 25575;
+/** The container of a server's pod that runs the game (its logs are the console). */
+export const SERVER_CONTAINER = 'server';
 
 /** Selects every workload object the controller made. */
 export const MANAGED_SELECTOR = 'app.kubernetes.io/managed-by=felis';
