@@ -6,7 +6,6 @@ import { ownerOf, claimServer, notLinked } from './claims.js';
 import { findUserByMcUuid } from '../accounts/index.js';
 import { serverCacheOf, type ServerCache } from './cache.js';
 import { requireServer, syncedCache } from './lookup.js';
-import { isReservedServerName } from './names.js';
 import {
   ClaimResponse,
   McUuidBody,
@@ -112,10 +111,10 @@ const menuAccessRoute = defineRoute(PROXY, {
   responses: { 200: json(MenuAccessResponse, 'a verdict per server'), 503: errorAnswer('the cluster cannot be reached') },
 });
 
-/** The server a hostname names; system servers are never reached this way. */
+/** The server a hostname names; servers reserved for the platform are never reached this way. */
 function serverOfHost(cache: ServerCache, host: string) {
   const server = cache.byHost(host);
-  if (!server || server.system || isReservedServerName(server.info.name)) throw new DomainError('not_found', 'No server has this host.');
+  if (!server || server.reserved) throw new DomainError('not_found', 'No server has this host.');
   return server;
 }
 
