@@ -4,23 +4,15 @@ import { writeAudit } from '../audit/index.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
-import { isStaffRole } from '../accounts/index.js';
-import type { CachedServer } from '../servers/index.js';
-import { ownerOf, requireServer } from '../servers/index.js';
+import { isOwnerOrStaff, requireServer, type CachedServer } from '../servers/index.js';
 import { isUnknownCommand } from './replies.js';
 
 type ConsoleDeps = Pick<Deps, 'cluster' | 'config' | 'database' | 'log' | 'rcon' | 'clock'>;
 
-/** Whether the session may use a server's console and access operations: its owner or staff. */
-export async function mayUseConsole(deps: Pick<Deps, 'database'>, serverName: string, session: SessionContext): Promise<boolean> {
-  if (isStaffRole(session.role)) return true;
-  return (await ownerOf(deps.database.db, serverName)) === session.userId;
-}
-
 /** The server a console operation acts on: 404 unknown, 403 not the owner or staff. */
 export async function consoleServer(deps: ConsoleDeps, name: string, session: SessionContext): Promise<CachedServer> {
   const server = await requireServer(deps, name);
-  if (!(await mayUseConsole(deps, name, session))) {
+  if (!(await isOwnerOrStaff(deps, name, session))) {
     throw new DomainError('forbidden', `Only ${name}'s owner or staff may use its console.`);
   }
   return server;

@@ -6,7 +6,8 @@ import { ERROR_STATUS } from '../../http/errors.js';
 import { createRouter, defineRoute, errorAnswer } from '../../http/route.js';
 import { RESUME_WINDOW_MS } from './log-hub.js';
 import { ServerNameParam } from './schema.js';
-import { consoleServer, mayUseConsole } from './service.js';
+import { isOwnerOrStaff } from '../servers/index.js';
+import { consoleServer } from './service.js';
 import { consoleSse, type Recheck } from './sse.js';
 import { takeStreamSlot } from './stream-slots.js';
 
@@ -78,7 +79,7 @@ export function consoleStreamRoutes() {
     const recheck: Recheck = async () => {
       try {
         const current = await deps.sessions!.authenticate(c, { tier: 'app', setupAllowed: false });
-        if (!(await mayUseConsole(deps, name, current))) return 'revoked';
+        if (!(await isOwnerOrStaff(deps, name, current))) return 'revoked';
         await slot.renew();
         return 'allowed';
       } catch (err) {

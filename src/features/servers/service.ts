@@ -7,7 +7,7 @@ import { serverActivity, serverMaintenance, serverWakeAllowlist } from '../../db
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
-import { findUserByMcUuid } from '../accounts/index.js';
+import { findUserByMcUuid, isStaffRole } from '../accounts/index.js';
 import { LEASE_KEYS, leaseOf } from '../../coordination/index.js';
 import type { CachedServer } from './cache.js';
 import { ownerOf } from './claims.js';
@@ -15,8 +15,6 @@ import { clusterCall } from './lookup.js';
 import { startWithinCapacity, type Waker } from './capacity.js';
 import { refuseRetiring } from './retirement.js';
 import { takeWakeSlot } from './wake-slot.js';
-
-const isStaff = (role: string) => role === 'owner' || role === 'admin';
 
 /** Whether the server is under maintenance: marked so, or its world held by a job (its world lease). */
 export async function inMaintenance(db: Queryable, serverName: string): Promise<boolean> {
@@ -43,7 +41,7 @@ async function playerMayWake(deps: Pick<Deps, 'database'>, server: CachedServer,
   if (policy === 'public') return true;
   const name = server.resource.spec.name;
   const [owner, player] = await Promise.all([ownerOf(db, name), findUserByMcUuid(db, mcUuid)]);
-  if (player && !player.disabled && (player.id === owner || isStaff(player.role))) return true;
+  if (player && !player.disabled && (player.id === owner || isStaffRole(player.role))) return true;
   if (policy === 'ownerOnly') return owner === undefined;
   return onWakeAllowlist(db, name, mcUuid);
 }
@@ -62,7 +60,7 @@ async function wakerOfPlayer(db: Queryable, server: CachedServer, mcUuid: string
   const [owner, player] = await Promise.all([ownerOf(db, server.resource.spec.name), findUserByMcUuid(db, mcUuid)]);
   const linked = player && !player.disabled ? player : undefined;
   const owns = linked !== undefined && linked.id === owner;
-  return { waker: linked ? linked.id : `mc:${mcUuid}`, owns, privileged: owns || (linked !== undefined && isStaff(linked.role)) };
+  return { waker: linked ? linked.id : `mc:${mcUuid}`, owns, privileged: owns || (linked !== undefined && isStaffRole(linked.role)) };
 }
 
 /** The proxy's wake on a join by domain (policy, cooldown, capacity); a given-up start stays down. */
@@ -94,7 +92,7 @@ export async function wakeFromPanel(
 ): Promise<void> {
   const { spec, status } = server.resource;
   const owner = await ownerOf(deps.database.db, spec.name);
-  const privileged = owner === session.userId || isStaff(session.role);
+  const privileged = owner === session.userId || isStaffRole(session.role);
   if (!privileged && !(await userMayWake(deps, server, session.userId, owner))) {
     throw new DomainError('forbidden', `Only ${spec.name}'s owner may wake it.`);
   }
@@ -137,11 +135,15 @@ async function userMayWake(deps: Pick<Deps, 'database'>, server: CachedServer, u
   return rows.length > 0;
 }
 
+/** Whether the session is the server's owner or staff (who may run it, change it and use its console). */
+export async function isOwnerOrStaff(deps: Pick<Deps, 'database'>, name: string, session: SessionContext): Promise<boolean> {
+  if (isStaffRole(session.role)) return true;
+  return (await ownerOf(deps.database.db, name)) === session.userId;
+}
+
 /** 403 unless the session is the server's owner or staff. */
 export async function assertOwnerOrStaff(deps: Pick<Deps, 'database'>, name: string, session: SessionContext, what: string): Promise<void> {
-  if (isStaff(session.role)) return;
-  const owner = await ownerOf(deps.database.db, name);
-  if (owner !== session.userId) throw new DomainError('forbidden', `Only ${name}'s owner may ${what}.`);
+  if (!(await isOwnerOrStaff(deps, name, session))) throw new DomainError('forbidden', `Only ${name}'s owner may ${what}.`);
 }
 
 export async function stopFromPanel(deps: Pick<Deps, 'database' | 'cluster'>, server: CachedServer, session: SessionContext): Promise<void> {
@@ -152,7 +154,7 @@ export async function stopFromPanel(deps: Pick<Deps, 'database' | 'cluster'>, se
 
 /** Whether a signed-in user may read a server's status: its owner, staff, or anyone while unclaimed. */
 export async function mayRead(deps: Pick<Deps, 'database'>, server: CachedServer, session: SessionContext): Promise<boolean> {
-  if (isStaff(session.role)) return true;
+  if (isStaffRole(session.role)) return true;
   const owner = await ownerOf(deps.database.db, server.resource.spec.name);
   return owner === undefined || owner === session.userId;
 }
