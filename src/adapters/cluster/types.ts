@@ -41,6 +41,12 @@ export interface ServerSpec {
   labels: Record<string, string>;
 }
 
+/**
+ * The limits of a server created without them, written into its spec so that every server counts
+ * against a quota; a pod whose spec was made elsewhere without memory or storage gets these too.
+ */
+export const DEFAULT_SERVER_RESOURCES = { memory: '4Gi', storage: '10Gi', cpu: '2' } as const;
+
 /** The fields of a spec an operator may change after creation (PATCH /servers/{name}). */
 export type ServerSpecPatch = Partial<
   Pick<ServerSpec, 'displayName' | 'autostartPolicy' | 'image' | 'memory' | 'memoryRequest' | 'cpu' | 'cpuRequest' | 'idleStopSeconds'>
