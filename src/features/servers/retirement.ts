@@ -17,7 +17,7 @@ export type Retirement = typeof serverRetirements.$inferSelect;
 
 type RetirementDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock'>;
 
-export async function retirementOf(db: Queryable, serverName: string): Promise<Retirement | undefined> {
+async function retirementOf(db: Queryable, serverName: string): Promise<Retirement | undefined> {
   const [row] = await db.select().from(serverRetirements).where(eq(serverRetirements.serverName, serverName));
   return row;
 }
