@@ -2,7 +2,17 @@ import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { SignedInEnv } from '../../http/env.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { changeBan, changeGroup, changePermission, changeWhitelist, kickPlayer, luckPermsUser, onlinePlayers, readBanlist, readWhitelist } from './access.js';
+import {
+  changeBan,
+  changeGroup,
+  changePermission,
+  changeWhitelist,
+  kickPlayer,
+  luckPermsUser,
+  onlinePlayers,
+  readBanlist,
+  readWhitelist,
+} from './access.js';
 import {
   AccessResult,
   BanBody,

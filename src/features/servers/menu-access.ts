@@ -30,7 +30,12 @@ export const MenuAccessResponse = z
 export async function menuAccess(deps: Pick<Deps, 'database' | 'cluster' | 'config'>, mcUuid: string): Promise<Record<string, MenuVerdict>> {
   const db = deps.database.db;
   const cache = await syncedCache(deps);
-  const [player, owners, allowlisted, retiring] = await Promise.all([findUserByMcUuid(db, mcUuid), ownersOf(db), allowlistedServers(db, mcUuid), retiringServers(db)]);
+  const [player, owners, allowlisted, retiring] = await Promise.all([
+    findUserByMcUuid(db, mcUuid),
+    ownersOf(db),
+    allowlistedServers(db, mcUuid),
+    retiringServers(db),
+  ]);
   const linked = player && !player.disabled ? player : undefined;
   const verdicts: Record<string, MenuVerdict> = {};
   for (const server of cache.all()) {
