@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { KubernetesCluster } from './adapters/cluster/kubernetes/adapter.js';
-import { loadKubeConfig } from './adapters/cluster/kubernetes/kubeconfig.js';
+import { loadKubeConfig, type KubeConfig } from './adapters/cluster/kubernetes/kubeconfig.js';
 import { DEFAULT_CRD } from './adapters/cluster/kubernetes/resource.js';
 import { SimulatedCluster } from './adapters/cluster/simulated.js';
 import type { ClusterAdapter } from './adapters/cluster/types.js';
@@ -14,14 +13,13 @@ import { StaticRegistry } from './adapters/registry/static.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
 import { createApps } from './app/index.js';
 import type { Config } from './config.js';
-import { TaskList, type BackgroundTask } from './coordination/index.js';
+import { Leadership, TaskList, type BackgroundTask } from './coordination/index.js';
 import { openDatabase } from './db/client.js';
 import type { Deps } from './deps.js';
 import { accountHousekeepingTask, createSessionAuthenticator, withPasswordChangeGate } from './features/accounts/index.js';
 import { setupOnStart } from './features/auth/index.js';
 import { clusterBuildTasks, DirectoryContextStore, SimulatedBuildRunner } from './features/builds/index.js';
 import { LogHubs } from './features/console/index.js';
-import { createLifecycle } from './features/lifecycle/index.js';
 import { identityHousekeepingTask } from './features/linking/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory } from './features/passkeys/index.js';
@@ -140,20 +138,16 @@ function serviceTasks(deps: Deps): BackgroundTask[] {
     identityHousekeepingTask(deps, replica),
     retirementSweepTask(deps, replica),
   ];
-  if (cluster instanceof KubernetesCluster) {
-    const lifecycle = createLifecycle(deps, cluster);
-    tasks.push(
-      task('lifecycle', () => {
-        lifecycle.start();
-        // A wake or a stop reaches the controller at once rather than at its next pass.
-        const stopKicks = serverCacheOf(deps).onDesiredStateChange(() => lifecycle.kick());
-        return async () => {
-          stopKicks();
-          await lifecycle.stop();
-        };
-      }),
-    );
-  }
+  // Only the replica that leads the control plane acts on the cluster.
+  const leadership = new Leadership({ db: deps.database.db, clock: deps.clock, replica }, { name: 'controller' });
+  tasks.push(
+    ...cluster.tasks({
+      leadership,
+      registry: deps.metrics.registry,
+      log: deps.log,
+      onDesiredStateChange: (listener) => serverCacheOf(deps).onDesiredStateChange(listener),
+    }),
+  );
   if (cluster.builds) tasks.push(...clusterBuildTasks(deps, cluster.builds));
   // The world jobs under way are waited for after the loops that start them have stopped.
   tasks.push(task('world_jobs', () => undefined, () => deps.worlds.jobs.idle()), ...worldsTasks(deps, replica));

@@ -42,7 +42,7 @@ export function requiredWorkOnly(deps: Deps, cache: ServerCache) {
     const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : '';
     const host = c.req.param('host');
     const server = tokensEqual(token, expected) && host.length <= 255 ? cache.byHost(host) : undefined;
-    if (!server || server.system) throw new Error('the floor answers by-host for a known host and the proxy token only');
+    if (!server || server.reserved) throw new Error('the floor answers by-host for a known host and the proxy token only');
     const res = c.json(server.info, 200);
     const seconds = (performance.now() - started) / 1000;
     series.observe(seconds);

@@ -4,23 +4,16 @@ import { writeAudit } from '../audit/index.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
-import { isStaffRole } from '../accounts/index.js';
-import type { CachedServer } from '../servers/index.js';
-import { ownerOf, requireServer } from '../servers/index.js';
+import { isOwnerOrStaff, requireServer, type CachedServer } from '../servers/index.js';
+import { normaliseCommand } from './charset.js';
 import { isUnknownCommand } from './replies.js';
 
-type ConsoleDeps = Pick<Deps, 'cluster' | 'config' | 'database' | 'log' | 'rcon' | 'clock'>;
-
-/** Whether the session may use a server's console and access operations: its owner or staff. */
-export async function mayUseConsole(deps: Pick<Deps, 'database'>, serverName: string, session: SessionContext): Promise<boolean> {
-  if (isStaffRole(session.role)) return true;
-  return (await ownerOf(deps.database.db, serverName)) === session.userId;
-}
+export type ConsoleDeps = Pick<Deps, 'cluster' | 'config' | 'database' | 'log' | 'rcon' | 'clock'>;
 
 /** The server a console operation acts on: 404 unknown, 403 not the owner or staff. */
 export async function consoleServer(deps: ConsoleDeps, name: string, session: SessionContext): Promise<CachedServer> {
   const server = await requireServer(deps, name);
-  if (!(await mayUseConsole(deps, name, session))) {
+  if (!(await isOwnerOrStaff(deps, name, session))) {
     throw new DomainError('forbidden', `Only ${name}'s owner or staff may use its console.`);
   }
   return server;
@@ -49,19 +42,24 @@ export async function rconCommand(deps: ConsoleDeps, name: string, command: stri
   }
 }
 
-export interface ConsoleAction {
+/** Who asks: a signed-in session (the server's owner or staff), and its request for the audit row. */
+export interface ConsoleCaller {
   session: SessionContext;
+  requestId: string | undefined;
+}
+
+export interface ConsoleAction {
   name: string;
   command: string;
   /** Audit action of a change (absent for reads). */
-  audit?: { action: string; detail: Record<string, unknown>; requestId: string | undefined };
+  audit?: { action: string; detail: Record<string, unknown> };
   /** An `lp` command: a server without LuckPerms answers 409 luckperms_missing. */
   luckPerms?: boolean;
 }
 
-/** The spine of the command and access routes: owner or staff, running, then one RCON command. */
-export async function runConsoleAction(deps: ConsoleDeps, action: ConsoleAction): Promise<string> {
-  const server = await consoleServer(deps, action.name, action.session);
+/** The spine of the command and access operations: owner or staff, running, then one RCON command. */
+export async function runConsoleAction(deps: ConsoleDeps, caller: ConsoleCaller, action: ConsoleAction): Promise<string> {
+  const server = await consoleServer(deps, action.name, caller.session);
   requireRunning(server);
   const output = await rconCommand(deps, action.name, action.command);
   if (action.luckPerms && isUnknownCommand(output)) {
@@ -70,12 +68,19 @@ export async function runConsoleAction(deps: ConsoleDeps, action: ConsoleAction)
   if (action.audit) {
     await writeAudit(deps.database.db, {
       at: deps.clock.now(),
-      actor: action.session.userId,
+      actor: caller.session.userId,
       action: action.audit.action,
       target: action.name,
       detail: action.audit.detail,
-      requestId: action.audit.requestId ?? null,
+      requestId: caller.requestId ?? null,
     });
   }
   return output;
+}
+
+/** One console command as typed (checked and normalised first), audited. */
+export async function consoleCommand(deps: ConsoleDeps, caller: ConsoleCaller, name: string, command: string): Promise<string> {
+  const checked = normaliseCommand(command);
+  if ('problem' in checked) throw new DomainError('bad_request', checked.problem);
+  return runConsoleAction(deps, caller, { name, command: checked.command, audit: { action: 'console.command', detail: {} } });
 }

@@ -4,12 +4,13 @@ import { linkedAccounts, users } from '../../db/schema/accounts.js';
 import { serverClaims } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
-import { getQuota } from '../accounts/index.js';
+import { findUserByMcUuid, getQuota } from '../accounts/index.js';
 import type { CachedServer } from './cache.js';
-import { cpuMilli, memoryMb, storageGb } from './quantity.js';
+import { requireServer } from './lookup.js';
+import { cpuMilli, memoryMb, storageGb } from '../../adapters/cluster/quantity.js';
 
 /** Claim without a linked game identity: 412 `not_linked`, the original's code (api-extensions). */
-export const notLinked = () =>
+const notLinked = () =>
   new DomainError('claim_not_linked', 'Link your Minecraft account to a web account to claim a server.');
 
 export async function ownerOf(db: Queryable, serverName: string): Promise<string | undefined> {
@@ -46,13 +47,13 @@ export async function countServersByOwner(db: Queryable, userIds: string[]): Pro
 }
 
 /** Whether the account has a linked in-game identity (the accounts feature owns the table). */
-export async function isLinked(db: Queryable, userId: string): Promise<boolean> {
+async function isLinked(db: Queryable, userId: string): Promise<boolean> {
   const [row] = await db.select({ n: count() }).from(linkedAccounts).where(eq(linkedAccounts.userId, userId));
   return (row?.n ?? 0) > 0;
 }
 
 /** The resources a claim counts against the owner's quota, from the server's spec. */
-export function claimCost(server: CachedServer) {
+function claimCost(server: CachedServer) {
   const { spec } = server.resource;
   return {
     cpuMilli: (spec.cpu && cpuMilli(spec.cpu)) || 0,
@@ -66,7 +67,7 @@ export function claimCost(server: CachedServer) {
  * concurrent claims of different servers are counted one after another against the quota; the
  * primary key of server_claims decides a race for the same server (exactly one insert wins).
  */
-export async function claimServer(deps: Pick<Deps, 'database' | 'clock'>, server: CachedServer, userId: string): Promise<void> {
+async function claimServer(deps: Pick<Deps, 'database' | 'clock'>, server: CachedServer, userId: string): Promise<void> {
   const name = server.resource.spec.name;
   const cost = claimCost(server);
   await deps.database.db.transaction(async (tx) => {
@@ -95,4 +96,22 @@ export async function claimServer(deps: Pick<Deps, 'database' | 'clock'>, server
       .returning({ serverName: serverClaims.serverName });
     if (inserted.length === 0) throw new DomainError('already_claimed', `${name} is already claimed.`);
   });
+}
+
+type ClaimDeps = Pick<Deps, 'database' | 'clock' | 'cluster' | 'config'>;
+
+/** The panel's claim: the signed-in user, who must have linked a game identity. */
+export async function claimForUser(deps: ClaimDeps, name: string, userId: string): Promise<void> {
+  const server = await requireServer(deps, name);
+  if (!(await isLinked(deps.database.db, userId))) throw notLinked();
+  await claimServer(deps, server, userId);
+}
+
+/** The proxy's claim for a player in game: for the web account their identity is linked to. */
+export async function claimForPlayer(deps: ClaimDeps, name: string, mcUuid: string): Promise<void> {
+  const server = await requireServer(deps, name);
+  const player = await findUserByMcUuid(deps.database.db, mcUuid);
+  if (!player) throw notLinked();
+  if (player.disabled) throw new DomainError('forbidden', 'This account is disabled.');
+  await claimServer(deps, server, player.id);
 }

@@ -1,4 +1,4 @@
-import { ClusterConflictError, type ServerSpec } from '../../adapters/cluster/types.js';
+import { ClusterConflictError, DEFAULT_SERVER_RESOURCES, type ServerSpec } from '../../adapters/cluster/types.js';
 import { formatImageRef } from '../../adapters/registry/types.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
@@ -7,9 +7,6 @@ import { syncedCache } from './lookup.js';
 import { isReservedServerName } from './names.js';
 import type { CreateServerInput } from './schema.js';
 import { DEFAULT_IMAGE_SETTING, seedSetting } from './settings.js';
-
-/** Limits of a server created without them, so that every server counts against a quota. */
-export const DEFAULT_RESOURCES = { memory: '4Gi', storage: '10Gi', cpu: '2' } as const;
 
 /** Hosts of the platform itself under ROOT_DOMAIN: no server may take them as its subdomain. */
 const RESERVED_SUBDOMAINS = new Set(['api', 'api-internal', 'panel', 'console', 'www', 'registry']);
@@ -73,9 +70,9 @@ export async function createServer(deps: CreateDeps, body: CreateServerInput): P
     name: input.name,
     subdomain: input.subdomain,
     image,
-    memory: resources.memory ?? topMemory ?? DEFAULT_RESOURCES.memory,
-    storage: input.storage ?? DEFAULT_RESOURCES.storage,
-    cpu: resources.cpu ?? DEFAULT_RESOURCES.cpu,
+    memory: resources.memory ?? topMemory ?? DEFAULT_SERVER_RESOURCES.memory,
+    storage: input.storage ?? DEFAULT_SERVER_RESOURCES.storage,
+    cpu: resources.cpu ?? DEFAULT_SERVER_RESOURCES.cpu,
     desiredState: 'Stopped',
     labels: {},
   };

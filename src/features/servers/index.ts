@@ -7,7 +7,7 @@ export { countServersByOwner, ownerOf } from './claims.js';
 export { externalServerRoutes } from './external.js';
 export { internalServerRoutes } from './internal.js';
 export { requireServer, syncedCache } from './lookup.js';
-export { isQuantity, javaMemoryFor } from './quantity.js';
+export { isOwnerOrStaff } from './access.js';
 export { retirementSweepTask } from './retirement-sweep.js';
 export { McUuidBody, McUuidSchema, ServerNameParam } from './schema.js';
 export { integerSetting } from './settings.js';

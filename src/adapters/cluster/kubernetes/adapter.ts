@@ -24,6 +24,8 @@ import {
   ClusterNotFoundError,
   type ClusterAdapter,
   type ClusterCapacity,
+  type ClusterTask,
+  type ClusterTaskDeps,
   type DesiredState,
   type PodLogLine,
   type PodLogOptions,
@@ -35,6 +37,7 @@ import {
   type ServerWatchEvent,
 } from '../types.js';
 import { buildJobOptionsFor, KubernetesBuildJobs } from './build-jobs.js';
+import { lifecycleTask } from './controller.js';
 import { followPodLog } from './pod-log.js';
 import {
   DEFAULT_CRD,
@@ -50,11 +53,8 @@ import {
   type MinecraftServerStatus,
 } from './resource.js';
 import { resumableWatch, type WatchEventType } from './watch.js';
+import { RCON_PORT, SERVER_CONTAINER } from './workloads.js';
 
-export const GAME_PORT = 25565;
-export const RCON_PORT = 25575;
-/** The container of a server's pod that runs the game (its logs are the console). */
-export const SERVER_CONTAINER = 'server';
 const CONFLICT_RETRIES = 5;
 
 export interface KubernetesClusterOptions {
@@ -92,8 +92,8 @@ export function isNotFound(err: unknown): boolean {
 
 /**
  * The cluster adapter on a real Kubernetes API: servers are MinecraftServer custom resources in one
- * namespace; the lifecycle controller (src/features/lifecycle) turns them into StatefulSets and
- * Services through the workload methods here.
+ * namespace; the lifecycle controller (controller.ts), this adapter's task, turns them into
+ * StatefulSets and Services through the workload methods here.
  */
 export class KubernetesCluster implements ClusterAdapter {
   readonly kind = 'kubernetes' as const;
@@ -345,6 +345,10 @@ export class KubernetesCluster implements ClusterAdapter {
     if (encoded === undefined) throw new ClusterNotFoundError(`secret ${ref.name} has no key ${ref.key}`);
     const address = this.#options.rconAddress?.(name, this.namespace) ?? { host: `${name}.${this.namespace}.svc`, port: RCON_PORT };
     return { ...address, password: Buffer.from(encoded, 'base64').toString('utf8') };
+  }
+
+  tasks(deps: ClusterTaskDeps): ClusterTask[] {
+    return [lifecycleTask(this, this.#clock, deps)];
   }
 
   // ---- workloads (the controller's) ----

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { V1OwnerReference, V1PodTemplateSpec, V1Service, V1StatefulSet } from '@kubernetes/client-node';
-import { GAME_PORT, RCON_PORT, SERVER_CONTAINER } from '../../adapters/cluster/kubernetes/adapter.js';
+import { isQuantity, javaMemoryFor } from '../quantity.js';
+import { DEFAULT_SERVER_RESOURCES } from '../types.js';
 import {
   MANAGED_BY,
   MINECRAFT_SERVER_KIND,
@@ -8,16 +9,18 @@ import {
   rconSecretName,
   type CrdCoordinates,
   type MinecraftServer,
-} from '../../adapters/cluster/kubernetes/resource.js';
-import { isQuantity, javaMemoryFor } from '../servers/index.js';
+} from './resource.js';
+
+const GAME_PORT = 25565;
+export const RCON_PORT = 25575;
+/** The container of a server's pod that runs the game (its logs are the console). */
+export const SERVER_CONTAINER = 'server';
 
 /** Selects every workload object the controller made. */
 export const MANAGED_SELECTOR = 'app.kubernetes.io/managed-by=felis';
 /** The StatefulSet's annotation naming the pod template it was last given (a spec change differs). */
 export const TEMPLATE_HASH_ANNOTATION = 'felis.dev/template-hash';
 const IMAGE = /^[a-z0-9]([a-z0-9._/-]*[a-z0-9])?(:[A-Za-z0-9_][A-Za-z0-9._-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
-const DEFAULT_MEMORY = '4Gi';
-const DEFAULT_STORAGE = '10Gi';
 
 /** Why the spec can never start (so the start gives up at once), or undefined when it can. */
 export function specProblem(server: MinecraftServer): string | undefined {
@@ -34,7 +37,7 @@ export function specProblem(server: MinecraftServer): string | undefined {
   ] as const) {
     if (value !== undefined && !isQuantity(value)) return `spec.${field} ${value} is not a quantity`;
   }
-  if (!javaMemoryFor(spec.memory ?? DEFAULT_MEMORY)) return `spec.memory ${spec.memory} is too small for a server`;
+  if (!javaMemoryFor(spec.memory ?? DEFAULT_SERVER_RESOURCES.memory)) return `spec.memory ${spec.memory} is too small for a server`;
   return undefined;
 }
 
@@ -77,7 +80,7 @@ export function statefulSetFor(server: MinecraftServer, crd: CrdCoordinates): V1
       volumeClaimTemplates: [
         {
           metadata: { name: 'world', labels },
-          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: spec.storage ?? DEFAULT_STORAGE } } },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: spec.storage ?? DEFAULT_SERVER_RESOURCES.storage } } },
         },
       ],
     },
@@ -87,7 +90,7 @@ export function statefulSetFor(server: MinecraftServer, crd: CrdCoordinates): V1
 /** The server's pod: its image, memory, resources, RCON secret and world volume. */
 function podTemplateFor(server: MinecraftServer): V1PodTemplateSpec {
   const { spec } = server;
-  const memory = spec.memory ?? DEFAULT_MEMORY;
+  const memory = spec.memory ?? DEFAULT_SERVER_RESOURCES.memory;
   const labels = labelsOf(server);
   const secret = spec.rconSecretRef ?? { name: rconSecretName(server.metadata.name), key: 'password' };
   return {

@@ -1,19 +1,20 @@
+import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createTestApps, createTestDeps } from '../../../test/helpers/app.js';
-import { useTestDatabase } from '../../../test/helpers/database.js';
-import { KubeStandIn } from '../../../test/helpers/kube-stand-in.js';
-import { startRconPeer, type RconPeer } from '../../../test/helpers/rcon-peer.js';
-import { uniqueServerName } from '../../../test/helpers/servers.js';
-import { createUser, signIn } from '../../../test/helpers/sessions.js';
-import { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js';
-import { kubeConfigFor } from '../../adapters/cluster/kubernetes/kubeconfig.js';
-import { DEFAULT_CRD, type MinecraftServer } from '../../adapters/cluster/kubernetes/resource.js';
-import { PaperGame } from '../../adapters/cluster/simulated-paper.js';
-import { RconConnection } from '../../adapters/rcon/client.js';
-import { ManualClock } from '../../lib/clock.js';
-import { createLogger } from '../../lib/logger.js';
+import { createTestApps, createTestDeps } from '../../../../test/helpers/app.js';
+import { useTestDatabase } from '../../../../test/helpers/database.js';
+import { KubeStandIn } from '../../../../test/helpers/kube-stand-in.js';
+import { startRconPeer, type RconPeer } from '../../../../test/helpers/rcon-peer.js';
+import { uniqueServerName } from '../../../../test/helpers/servers.js';
+import { createUser, signIn } from '../../../../test/helpers/sessions.js';
+import { Leadership } from '../../../coordination/index.js';
+import { ManualClock } from '../../../lib/clock.js';
+import { createLogger } from '../../../lib/logger.js';
+import { RconConnection } from '../../rcon/client.js';
+import { PaperGame } from '../simulated-paper.js';
+import { KubernetesCluster } from './adapter.js';
 import { LifecycleController, type RconOpener } from './controller.js';
-import { Leadership } from '../../coordination/index.js';
+import { kubeConfigFor } from './kubeconfig.js';
+import { DEFAULT_CRD, type MinecraftServer } from './resource.js';
 
 const NS = 'felis';
 const FIXED_BYTE = 7;
@@ -207,6 +208,33 @@ describe('lifecycle controller against the API stand-in and a TCP RCON peer', ()
     await vi.waitFor(() => expect(statefulSet(name)?.spec?.replicas).toBe(1));
     expect(c.passesActed).toBe(2);
     await c.stop();
+  });
+
+  it('runs as the cluster task: leads, acts and listens for desired-state changes while started, and lets go when stopped', async () => {
+    const { clock, cluster } = await setUp();
+    const registry = new Registry();
+    const listeners = new Set<(name: string) => void>();
+    const lock = leadership('a', clock);
+    const [task, ...others] = cluster.tasks({
+      leadership: lock,
+      registry,
+      log: silentLog,
+      onDesiredStateChange: (listener) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+    });
+    expect(others).toEqual([]);
+    expect(task!.name).toBe('lifecycle');
+    const name = uniqueServerName('task');
+    await cluster.createServer({ name, subdomain: name, image: 'itzg/minecraft-server:java21', desiredState: 'Stopped', labels: {} });
+    task!.start();
+    expect(listeners.size).toBe(1);
+    await vi.waitFor(() => expect(statefulSet(name)?.spec?.replicas).toBe(0));
+    expect(await registry.metrics()).toContain('felis_lifecycle_leader 1');
+    await task!.stop();
+    expect(listeners.size).toBe(0);
+    expect(lock.holds()).toBe(false);
   });
 
   it('stops a running server cleanly when asked (warning, save-all flush, then scale to zero)', async () => {

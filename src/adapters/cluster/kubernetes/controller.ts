@@ -1,6 +1,11 @@
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js';
+import type { Clock } from '../../../lib/clock.js';
+import type { Logger } from '../../../lib/logger.js';
+import { RconConnection, type RconEndpoint } from '../../rcon/client.js';
+import { parsePlayerList, type PlayerCount } from '../../rcon/players.js';
+import type { ClusterTask, ClusterTaskDeps, LeaderLock } from '../types.js';
+import type { KubernetesCluster } from './adapter.js';
 import {
   DEFAULT_PLAYERS_MAX,
   DEFAULT_READINESS_TIMEOUT_SECONDS,
@@ -10,12 +15,7 @@ import {
   type Condition,
   type MinecraftServer,
   type MinecraftServerStatus,
-} from '../../adapters/cluster/kubernetes/resource.js';
-import type { RconEndpoint } from '../../adapters/rcon/client.js';
-import type { Clock } from '../../lib/clock.js';
-import type { Logger } from '../../lib/logger.js';
-import type { Leadership } from '../../coordination/index.js';
-import { parsePlayerList, type PlayerCount } from './players.js';
+} from './resource.js';
 import { MANAGED_SELECTOR, serviceFor, specProblem, statefulSetFor, TEMPLATE_HASH_ANNOTATION } from './workloads.js';
 
 /** An authenticated RCON connection (src/adapters/rcon's client). */
@@ -29,7 +29,7 @@ export type RconOpener = (endpoint: RconEndpoint, timeoutMs: number) => Promise<
 
 export interface LifecycleOptions {
   cluster: KubernetesCluster;
-  lock: Pick<Leadership, 'acquire' | 'holds' | 'release'>;
+  lock: LeaderLock;
   rcon: RconOpener;
   clock: Clock;
   log: Logger;
@@ -83,11 +83,6 @@ export class LifecycleController {
       this.#leaderGauge = new Gauge({ name: 'felis_lifecycle_leader', help: '1 while this replica leads the lifecycle controller.', registers });
       this.#gaveUp = new Counter({ name: 'felis_lifecycle_starts_given_up_total', help: 'Server starts that gave up, by reason.', labelNames: ['reason'], registers });
     }
-  }
-
-  /** Whether this replica leads now (from its last renewal): other one-replica work asks this. */
-  leading(): boolean {
-    return this.#o.lock.holds();
   }
 
   /**
@@ -441,4 +436,31 @@ function changed(status: MinecraftServerStatus, patch: StatusPatch): boolean {
     } else if (JSON.stringify(current ?? null) !== JSON.stringify(value ?? null)) return true;
   }
   return false;
+}
+
+/**
+ * The controller as the cluster's background task: a pass every interval while this replica leads,
+ * and one at once when a server's desired state changes (a wake or a stop), not at the next pass.
+ */
+export function lifecycleTask(cluster: KubernetesCluster, clock: Clock, deps: ClusterTaskDeps): ClusterTask {
+  const controller = new LifecycleController({
+    cluster,
+    lock: deps.leadership,
+    rcon: (endpoint, timeoutMs) => RconConnection.open(endpoint, { connectTimeoutMs: timeoutMs, commandTimeoutMs: timeoutMs }),
+    clock,
+    log: deps.log.child({ component: 'lifecycle' }),
+    registry: deps.registry,
+  });
+  let stopKicks: (() => void) | undefined;
+  return {
+    name: 'lifecycle',
+    start: () => {
+      controller.start();
+      stopKicks = deps.onDesiredStateChange(() => controller.kick());
+    },
+    stop: async () => {
+      stopKicks?.();
+      await controller.stop();
+    },
+  };
 }
