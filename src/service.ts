@@ -24,7 +24,7 @@ import { LogHubs } from './features/console/index.js';
 import { createLifecycle } from './features/lifecycle/index.js';
 import { identityHousekeepingTask } from './features/linking/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
-import { passkeyDirectory } from './features/passkeys/index.js';
+import { passkeyDirectory, passkeyHousekeepingTask } from './features/passkeys/index.js';
 import { serverCacheOf, countServersByOwner, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
 import { DirectoryContextStore } from './features/submissions/index.js';
 import { createSessionVerifier } from './features/verifier/index.js';
@@ -143,6 +143,7 @@ function serviceTasks(deps: Deps): BackgroundTask[] {
   const tasks: BackgroundTask[] = [
     task('server_cache', () => undefined, () => stopServersFeature(deps)),
     accountHousekeepingTask(deps, replica),
+    passkeyHousekeepingTask(deps, replica),
     identityHousekeepingTask(deps, replica),
     retirementSweepTask(deps, replica),
   ];

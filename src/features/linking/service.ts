@@ -4,8 +4,9 @@ import type { Queryable, Transaction } from '../../db/client.js';
 import { linkedAccounts, users } from '../../db/schema/accounts.js';
 import { linkCodes } from '../../db/schema/linking.js';
 import type { Deps } from '../../deps.js';
+import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
-import { findUserByMcUuid } from '../accounts/index.js';
+import { findUserByMcUuid, requireReauth } from '../accounts/index.js';
 import { generateLinkCode, LINK_CODE_TTL_MS, linkCodeHash, normalizeLinkCode } from './codes.js';
 import { authSourceOf, type AuthSource } from './uuid.js';
 
@@ -78,8 +79,19 @@ export async function insertLink(tx: Queryable, userId: string, mcUuid: string, 
   await tx.insert(linkedAccounts).values({ mcUuid, userId, authSource, verifiedAt: now });
 }
 
-/** Links a code's UUID to a signed-in account (web verify). 409 when another account holds it. */
-export async function verifyLinkCode(deps: Pick<Deps, 'clock' | 'database'>, userId: string, typed: string) {
+/** Whether an account has a game identity linked. */
+export async function hasLink(db: Queryable, userId: string): Promise<boolean> {
+  const [row] = await db.select({ mcUuid: linkedAccounts.mcUuid }).from(linkedAccounts).where(eq(linkedAccounts.userId, userId)).limit(1);
+  return row !== undefined;
+}
+
+/**
+ * Links a code's UUID to a signed-in account (web verify). A link adds a way into the account
+ * (contract section 5, rule 5): guarded by reauth. 409 when another account holds the UUID.
+ */
+export async function verifyLinkCode(deps: Pick<Deps, 'clock' | 'database'>, session: SessionContext, typed: string) {
+  await requireReauth(deps, session);
+  const userId = session.userId;
   const now = deps.clock.now();
   return deps.database.db.transaction(async (tx) => {
     const { mcUuid, authSource } = await spendLinkCode(tx, typed, now);

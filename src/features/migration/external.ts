@@ -1,26 +1,9 @@
 import { z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
-import { and, eq } from 'drizzle-orm';
-import { users } from '../../db/schema/accounts.js';
-import { accountMigrations } from '../../db/schema/migration.js';
-import type { AppEnv, SignedInEnv } from '../../http/env.js';
-import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { CODE_MAX_ATTEMPTS, CODE_RESEND_COOLDOWN_MS, CODE_TTL_MS, generateCode, mailCode, requireMail } from '../accounts/index.js';
 import { CodeBody, DateTime } from '../linking/index.js';
-import { userHasPasskey, beginOwnAssertion, finishOwnAssertion, type OwnCeremony, AssertionSchema, WebAuthnOptionsSchema } from '../passkeys/index.js';
-
-import {
-  CONFIRM_WINDOW_MS,
-  confirmByCode,
-  confirmCodeHash,
-  issueMigrationCode,
-  liveMigration,
-  markConfirmed,
-  redeemMigration,
-  requireAtStepUp,
-  stageOf,
-} from './service.js';
+import { AssertionSchema, WebAuthnOptionsSchema } from '../passkeys/index.js';
+import { beginPasskeyConfirm, confirmWithCode, confirmWithPasskey, sendConfirmCode } from './confirm.js';
+import { issueMigrationCode, migrationStatus, redeemMigration } from './service.js';
 
 const APP = { tier: 'app' } as const;
 const noMigration = errorAnswer('no_migration: none in progress');
@@ -99,9 +82,6 @@ const passkeyFinish = defineRoute(APP, {
   },
 });
 
-/** The step-up ceremony belongs to the session that began it, apart from its reauth ceremony. */
-const ceremonyOf = (c: Context<SignedInEnv>): OwnCeremony => ({ purpose: 'reauth', subject: `migrate:${c.var.session.tokenHash}`, userId: c.var.session.userId });
-
 const issue = defineRoute(APP, {
   method: 'post',
   path: '/api/v1/account/migrate/issue-code',
@@ -126,86 +106,29 @@ const redeem = defineRoute(APP, {
   },
 });
 
-const iso = (d: Date | null) => (d ? d.toISOString() : undefined);
-
 /** The web side of migration, as the original panel drives it. External face, app tier. */
 export function externalMigrationRoutes() {
   return createRouter()
-    .openapi(status, async (c) => {
-      const { deps, session } = c.var;
-      const now = deps.clock.now();
-      const m = await liveMigration(deps.database.db, session.userId);
-      if (!m) return c.json({ active: false }, 200);
-      const state = stageOf(m, session.tokenHash, now);
-      return c.json(
-        {
-          active: true,
-          state,
-          ...(state !== 'initiated' ? { confirm_factor: m.confirmFactor ?? undefined } : {}),
-          ...(state === 'confirmed' ? { confirm_expires_at: new Date(m.confirmedAt!.getTime() + CONFIRM_WINDOW_MS).toISOString() } : {}),
-          ...(state === 'code_issued' ? { target_user_id: m.targetUserId ?? undefined, code_expires_at: iso(m.codeExpiresAt) } : {}),
-        },
-        200,
-      );
-    })
+    .openapi(status, async (c) => c.json(await migrationStatus(c.var.deps, c.var.session), 200))
     .openapi(otpStart, async (c) => {
-      const { deps, session } = c.var;
-      const db = deps.database.db;
-      const now = deps.clock.now();
-      const m = await requireAtStepUp(db, session.userId, session.tokenHash, now);
-      const [user] = await db.select({ email: users.email, verified: users.emailVerified }).from(users).where(eq(users.id, session.userId));
-      // A strong factor is not downgraded to e-mail for a transfer of servers.
-      if (await userHasPasskey(db, session.userId)) throw new DomainError('passkey_required', 'This account has a passkey; confirm the migration with it.');
-      if (!user?.email || !user.verified) throw new DomainError('no_step_up_factor', 'No verified address on this account to confirm the migration.');
-      requireMail(deps);
-      const sentAt = m.confirmCodeExpiresAt ? m.confirmCodeExpiresAt.getTime() - CODE_TTL_MS : -Infinity;
-      const wait = Math.ceil((sentAt + CODE_RESEND_COOLDOWN_MS - now.getTime()) / 1000);
-      if (wait > 0) throw new DomainError('otp_resend_cooldown', 'A code was sent moments ago.', { retryAfterSeconds: wait });
-      const code = generateCode(deps.random);
-      const expiresAt = new Date(now.getTime() + CODE_TTL_MS);
-      await db
-        .update(accountMigrations)
-        .set({ confirmCodeHash: confirmCodeHash(m.id, code), confirmCodeExpiresAt: expiresAt, confirmAttempts: 0 })
-        .where(and(eq(accountMigrations.id, m.id)));
-      await mailCode(deps, user.email, code, c.var.requestId);
+      const expiresAt = await sendConfirmCode(c.var.deps, c.var.session, c.var.requestId);
       return c.json({ sent: true as const, expires_at: expiresAt.toISOString() }, 202);
     })
     .openapi(otpVerify, async (c) => {
-      const { deps, session } = c.var;
-      const db = deps.database.db;
-      const now = deps.clock.now();
-      const m = await requireAtStepUp(db, session.userId, session.tokenHash, now);
-      await confirmByCode(db, m, c.req.valid('json').code.trim(), session.tokenHash, now, CODE_MAX_ATTEMPTS);
+      await confirmWithCode(c.var.deps, c.var.session, c.req.valid('json').code);
       return c.json({ confirmed: true as const }, 200);
     })
-    .openapi(passkeyBegin, async (c) => {
-      const { deps, session } = c.var;
-      await requireAtStepUp(deps.database.db, session.userId, session.tokenHash, deps.clock.now());
-      return c.json({ publicKey: await beginOwnAssertion(deps, ceremonyOf(c)) }, 200);
-    })
+    .openapi(passkeyBegin, async (c) => c.json({ publicKey: await beginPasskeyConfirm(c.var.deps, c.var.session) }, 200))
     .openapi(passkeyFinish, async (c) => {
-      const { deps, session } = c.var;
-      const db = deps.database.db;
-      const m = await requireAtStepUp(db, session.userId, session.tokenHash, deps.clock.now());
-      await finishOwnAssertion(deps, ceremonyOf(c), c.req.valid('json').assertion, c.var.requestId);
-      if (!(await markConfirmed(db, m, 'passkey', session.tokenHash, deps.clock.now()))) {
-        throw new DomainError('no_migration', 'The migration ended while the passkey was asked.');
-      }
+      await confirmWithPasskey(c.var.deps, c.var.session, c.req.valid('json').assertion, c.var.requestId);
       return c.json({ confirmed: true as const }, 200);
     })
     .openapi(issue, async (c) => {
-      const { deps, session } = c.var;
-      const issued = await issueMigrationCode(deps, {
-        userId: session.userId,
-        sessionHash: session.tokenHash,
-        targetUserId: c.req.valid('json').target_user_id,
-        requestId: c.var.requestId,
-      });
+      const issued = await issueMigrationCode(c.var.deps, c.var.session, c.req.valid('json').target_user_id, c.var.requestId);
       return c.json({ code: issued.code, expires_at: issued.expiresAt.toISOString() }, 201);
     })
     .openapi(redeem, async (c) => {
-      const { deps, session } = c.var;
-      const servers = await redeemMigration(deps, { userId: session.userId, typed: c.req.valid('json').code, requestId: c.var.requestId });
+      const servers = await redeemMigration(c.var.deps, c.var.session, c.req.valid('json').code, c.var.requestId);
       return c.json({ migrated: true as const, servers_moved: servers.length, servers }, 200);
     });
 }
