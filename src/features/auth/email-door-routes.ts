@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { EmailSchema, setSessionCookie, signInClient, signInRole } from '../accounts/index.js';
 import { doorLimit, limited, SignedInSchema } from '../doors/index.js';
-import { sendSignInCode, signInMethods, signInWithCode } from './email-door.js';
+import { sendSignInCode, signInMethods, signInWithCode } from './email-door-service.js';
 
 const DateTime = z.iso.datetime({ offset: true });
 

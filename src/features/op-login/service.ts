@@ -135,7 +135,7 @@ export async function finishOpLogin(
 }
 
 /** The in-game approver: a UUID linked to a live admin or owner, else 403 not_admin. */
-export async function requireApprover(db: Queryable, approverUuid: string) {
+async function requireApprover(db: Queryable, approverUuid: string) {
   const approver = await findUserByMcUuid(db, approverUuid);
   if (!approver || approver.disabled || !isStaffRole(approver.role)) {
     throw new DomainError('not_admin', 'Only a linked administrator may approve an operator login.');
@@ -162,10 +162,18 @@ export async function pendingRequests(db: Queryable, now: Date) {
     .orderBy(asc(opLoginRequests.createdAt), asc(opLoginRequests.id));
 }
 
-export async function pendingRequest(db: Queryable, id: string, now: Date) {
+async function pendingRequest(db: Queryable, id: string, now: Date) {
   const [row] = await db.select(requestView).from(opLoginRequests).innerJoin(users, eq(users.id, opLoginRequests.userId)).where(live(id, 'pending', now));
   if (!row) throw new DomainError('op_login_not_found', 'No pending operator login has this id.');
   return row;
+}
+
+export type PendingRequest = Awaited<ReturnType<typeof pendingRequest>>;
+
+/** A pending request, for a linked admin about to approve it: the approver is checked first, so a player who types the command learns nothing. */
+export async function requestForApprover(deps: Pick<Deps, 'clock' | 'database'>, id: string, approverUuid: string): Promise<PendingRequest> {
+  await requireApprover(deps.database.db, approverUuid);
+  return pendingRequest(deps.database.db, id, deps.clock.now());
 }
 
 /**

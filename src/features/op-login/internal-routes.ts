@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import type { Access } from '../../http/tiers.js';
 import { ApproveBody, ApprovedResponse, ApproverQuery, OpLoginDetail, OpLoginIdParam, PendingOpLogin } from './schema.js';
-import { approveOpLogin, pendingRequest, pendingRequests, requireApprover } from './service.js';
+import { approveOpLogin, pendingRequests, requestForApprover, type PendingRequest } from './service.js';
 
 const PROXY: Access = { tier: 'service', callers: ['proxy'] };
 
@@ -39,7 +39,7 @@ const approve = defineRoute(PROXY, {
   },
 });
 
-const view = (row: Awaited<ReturnType<typeof pendingRequest>>) => ({
+const view = (row: PendingRequest) => ({
   request_id: row.request_id,
   username: row.username,
   email: row.email,
@@ -64,12 +64,7 @@ export function internalOpLoginRoutes() {
       }));
       return c.json({ pending: list }, 200);
     })
-    .openapi(show, async (c) => {
-      const { deps } = c.var;
-      // The approver is checked first: a player who types the command learns nothing.
-      await requireApprover(deps.database.db, c.req.valid('query').approver_uuid);
-      return c.json(view(await pendingRequest(deps.database.db, c.req.valid('param').id, deps.clock.now())), 200);
-    })
+    .openapi(show, async (c) => c.json(view(await requestForApprover(c.var.deps, c.req.valid('param').id, c.req.valid('query').approver_uuid)), 200))
     .openapi(approve, async (c) => {
       const body = c.req.valid('json');
       const approved = await approveOpLogin(c.var.deps, {
