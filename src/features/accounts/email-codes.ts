@@ -116,11 +116,14 @@ export async function dropCode(db: Queryable, userId: string, purpose: EmailCode
 export type CodeCheck = { ok: true; email: string } | CodeFailure;
 export type CodeFailure = { ok: false; reason: 'invalid' } | { ok: false; reason: 'locked'; retryAfter: number };
 
+/** The answer of every typed code (e-mailed, bind, link, migration) that is not a live one. */
+export const invalidCode = () => new DomainError('invalid_code', 'The code is wrong, expired or already used.');
+
 /** The answer of a typed code that was refused. */
 export function codeRefused(failure: CodeFailure): DomainError {
   return failure.reason === 'locked'
     ? new DomainError('too_many_attempts', 'Too many wrong codes; this code is locked.', { retryAfterSeconds: failure.retryAfter })
-    : new DomainError('invalid_code', 'The code is wrong, expired or already used.');
+    : invalidCode();
 }
 
 /**

@@ -2,12 +2,10 @@ import { eq } from 'drizzle-orm';
 import { users } from '../../db/schema/accounts.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
-import { checkCode, CODE_TTL_MS, codeHold, findLiveUserByEmail, isStaffRole, mintSession, requireMail, sendCode, type SignInClient } from '../accounts/index.js';
+import { checkCode, CODE_TTL_MS, codeHold, findLiveUserByEmail, invalidCode, isStaffRole, mintSession, requireMail, sendCode, type SignInClient } from '../accounts/index.js';
 import { refusePlayerOnConsole, requireLocalAuth, type SignedIn } from '../doors/index.js';
 import { relyingPartyOf, userHasPasskey } from '../passkeys/index.js';
 import { settleAtFixedTime } from './fixed-time.js';
-
-const invalidCode = () => new DomainError('invalid_code', 'The code is wrong, expired or already used.');
 
 /** The sign-in methods of an address, passkey first; none for an unknown or disabled one. */
 export async function signInMethods(deps: Pick<Deps, 'config' | 'database' | 'mail'>, email: string): Promise<Array<'passkey' | 'email_otp'>> {

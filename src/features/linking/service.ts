@@ -6,7 +6,7 @@ import { linkCodes } from '../../db/schema/linking.js';
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
-import { findUserByMcUuid, requireReauth } from '../accounts/index.js';
+import { findUserByMcUuid, invalidCode, requireReauth } from '../accounts/index.js';
 import { generateLinkCode, LINK_CODE_TTL_MS, linkCodeHash, normalizeLinkCode } from './codes.js';
 import { authSourceOf, type AuthSource } from './uuid.js';
 
@@ -40,8 +40,6 @@ export async function isUuidLinked(db: Queryable, mcUuid: string): Promise<boole
   return (await findUserByMcUuid(db, mcUuid)) !== undefined;
 }
 
-export const invalidLinkCode = () => new DomainError('invalid_code', 'The code is wrong, expired or already used.');
-
 /** Serialises every change to one UUID's link, on any replica, until the transaction ends. */
 export async function lockUuid(tx: Transaction, mcUuid: string): Promise<void> {
   await lockForTransaction(tx, { scope: 'link', mcUuid });
@@ -53,13 +51,13 @@ export async function lockUuid(tx: Transaction, mcUuid: string): Promise<void> {
  */
 export async function spendLinkCode(tx: Transaction, typed: string, now: Date): Promise<{ mcUuid: string; authSource: AuthSource }> {
   const code = normalizeLinkCode(typed);
-  if (!code) throw invalidLinkCode();
+  if (!code) throw invalidCode();
   const [spent] = await tx
     .update(linkCodes)
     .set({ usedAt: now })
     .where(and(eq(linkCodes.codeHash, linkCodeHash(code)), isNull(linkCodes.usedAt), gt(linkCodes.expiresAt, now)))
     .returning({ mcUuid: linkCodes.mcUuid, authSource: linkCodes.authSource });
-  if (!spent) throw invalidLinkCode();
+  if (!spent) throw invalidCode();
   await lockUuid(tx, spent.mcUuid);
   return spent;
 }

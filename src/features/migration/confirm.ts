@@ -6,9 +6,9 @@ import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
 import { sha256Hex } from '../../lib/secrets.js';
-import { CODE_MAX_ATTEMPTS, CODE_TTL_MS, codeMatches, generateCode, mailCode, requireMail, resendWait } from '../accounts/index.js';
+import { CODE_MAX_ATTEMPTS, CODE_TTL_MS, codeMatches, generateCode, invalidCode, mailCode, requireMail, resendWait } from '../accounts/index.js';
 import { beginOwnAssertion, finishOwnAssertion, userHasPasskey, type Assertion, type OwnCeremony } from '../passkeys/index.js';
-import { invalidCode, liveMigration, stageOf, UNFINISHED, type MigrationRow } from './service.js';
+import { liveMigration, stageOf, UNFINISHED, type MigrationRow } from './service.js';
 
 /**
  * The step-up that confirms a migration in this browser: a passkey of the account's, or without

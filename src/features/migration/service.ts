@@ -9,7 +9,7 @@ import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
 import { sha256Hex } from '../../lib/secrets.js';
 import { writeAudit } from '../audit/index.js';
-import { findUserByMcUuid } from '../accounts/index.js';
+import { findUserByMcUuid, invalidCode } from '../accounts/index.js';
 import { generateLinkCode, LINK_CODE_TTL_MS, normalizeLinkCode } from '../linking/index.js';
 
 /** How long a step-up lets the session that gave it issue the code. */
@@ -89,8 +89,6 @@ export function stageOf(m: MigrationRow, sessionHash: string, now: Date): Stage 
   if (m.state === 'code_issued' && (m.codeExpiresAt === null || now >= m.codeExpiresAt)) return 'initiated';
   return m.state as Stage;
 }
-
-export const invalidCode = () => new DomainError('invalid_code', 'The code is wrong, expired or already used.');
 
 /** Names the target and mints its one-time code; only the session that gave the step-up may. */
 export async function issueMigrationCode(
