@@ -1,4 +1,5 @@
 import { encodeBase64urlNoPadding } from '@oslojs/encoding';
+import type { Config } from '../../config.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import { randomToken, sha256Hex } from '../../lib/secrets.js';
@@ -14,6 +15,12 @@ import { requestOptions, signedChallenge, userHandleOf, verifyAssertion, type We
 /** The passkey sign-in doors: the email-first one, and the discoverable one with no address typed. */
 
 type LoginDeps = Pick<Deps, 'config' | 'database' | 'clock' | 'random' | 'log'>;
+
+/** A passkey door is open while local sign-in is on and a relying party is configured (503 passkey_unavailable without). */
+function openDoor(config: Config): RelyingParty {
+  requireLocalAuth(config);
+  return requireRelyingParty(config);
+}
 
 /** The same 400 for an unknown address and for one without a passkey. */
 const noPasskey = () => new DomainError('no_passkey', 'No passkey is bound to this address; sign in another way.');
@@ -45,8 +52,7 @@ async function signInWith(
 
 /** Starts a sign-in for an address: request options over its passkeys (400 no_passkey without). */
 export async function beginEmailSignIn(deps: LoginDeps, email: string): Promise<WebAuthnOptions> {
-  requireLocalAuth(deps.config);
-  const rp = requireRelyingParty(deps.config);
+  const rp = openDoor(deps.config);
   const db = deps.database.db;
   const user = await findLiveUserByEmail(db, email);
   if (!user || user.disabled) throw noPasskey();
@@ -64,8 +70,7 @@ export async function finishEmailSignIn(
   client: SignInClient,
   requestId?: string,
 ): Promise<SignedIn> {
-  requireLocalAuth(deps.config);
-  const rp = requireRelyingParty(deps.config);
+  const rp = openDoor(deps.config);
   const db = deps.database.db;
   const user = await findLiveUserByEmail(db, input.email);
   const challenge = signedChallenge(input.assertion);
@@ -83,8 +88,7 @@ export async function beginDiscoverableSignIn(
   deps: LoginDeps,
   input: { clientIp: string; declaredJson: boolean },
 ): Promise<{ options: WebAuthnOptions; loginId: string }> {
-  requireLocalAuth(deps.config);
-  const rp = requireRelyingParty(deps.config);
+  const rp = openDoor(deps.config);
   if (!input.declaredJson) throw new DomainError('unsupported_media_type');
   const loginId = randomToken(deps.random, 32);
   const options = await requestOptions(rp, deps.random, []);
@@ -107,8 +111,7 @@ export async function finishDiscoverableSignIn(
   client: SignInClient,
   requestId?: string,
 ): Promise<SignedIn> {
-  requireLocalAuth(deps.config);
-  const rp = requireRelyingParty(deps.config);
+  const rp = openDoor(deps.config);
   const db = deps.database.db;
   const live = await takeCeremony(db, { purpose: 'discoverable', subject: sha256Hex(input.loginId), now: deps.clock.now() });
   const credential = live && (await findCredential(db, input.assertion.id));
