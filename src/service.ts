@@ -22,7 +22,7 @@ import { clusterBuildTasks, DirectoryContextStore, SimulatedBuildRunner } from '
 import { LogHubs } from './features/console/index.js';
 import { identityHousekeepingTask } from './features/linking/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
-import { passkeyDirectory } from './features/passkeys/index.js';
+import { passkeyDirectory, passkeyHousekeepingTask } from './features/passkeys/index.js';
 import { serverCacheOf, countServersByOwner, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
 import { createSessionVerifier } from './features/verifier/index.js';
 import { worldsTasks, createWorldsRuntime } from './features/worlds/index.js';
@@ -135,6 +135,7 @@ function serviceTasks(deps: Deps): BackgroundTask[] {
   const tasks: BackgroundTask[] = [
     task('server_cache', () => undefined, () => stopServersFeature(deps)),
     accountHousekeepingTask(deps, replica),
+    passkeyHousekeepingTask(deps, replica),
     identityHousekeepingTask(deps, replica),
     retirementSweepTask(deps, replica),
   ];

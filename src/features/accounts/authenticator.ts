@@ -1,6 +1,5 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
-import { getCookie } from 'hono/cookie';
 import type { Database } from '../../db/client.js';
 import { sessions, users } from '../../db/schema/accounts.js';
 import type { AppEnv } from '../../http/env.js';
@@ -8,12 +7,9 @@ import { DomainError } from '../../lib/errors.js';
 import type { SessionAuthenticator, SessionContext, TierRequirement } from '../../http/session.js';
 import { sha256Hex } from '../../lib/secrets.js';
 import { isConsoleHost, requestHost } from './hosts.js';
-import { clearSessionCookie, LAST_SEEN_WRITE_MS, SESSION_COOKIE, SESSION_TTL_MS, setSessionCookie, STAFF_IDLE_MS, touchSession } from './session-service.js';
-
-/** A session token is 32 random bytes in base64url; anything far longer is not ours. */
-const MAX_TOKEN_LENGTH = 128;
-
-export const isStaffRole = (role: string): boolean => role === 'owner' || role === 'admin';
+import { isStaffRole } from './roles.js';
+import { clearSessionCookie, sessionToken, setSessionCookie } from './session-cookie.js';
+import { LAST_SEEN_WRITE_MS, SESSION_TTL_MS, STAFF_IDLE_MS, touchSession } from './session-service.js';
 
 /** A session of a staff member that has been idle too long no longer counts as live. */
 export function isIdleStaffSession(role: string, lastSeenAt: Date, now: Date): boolean {
@@ -79,8 +75,8 @@ export function createSessionAuthenticator(): SessionAuthenticator {
     async authenticate(c: Context, requirement: TierRequirement): Promise<SessionContext> {
       const ctx = c as Context<AppEnv>;
       const { deps } = ctx.var;
-      const token = getCookie(c, SESSION_COOKIE);
-      if (!token || token.length > MAX_TOKEN_LENGTH) throw unauthorized();
+      const token = sessionToken(c);
+      if (!token) throw unauthorized();
       const tokenHash = sha256Hex(token);
       const { db } = deps.database;
       let query = sessionQueries.get(db);

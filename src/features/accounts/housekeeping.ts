@@ -3,7 +3,6 @@ import { backgroundLoop, type BackgroundTask } from '../../coordination/index.js
 import type { Queryable } from '../../db/client.js';
 import { emailCodeFailures, emailCodes, rateLimitBuckets, sessions } from '../../db/schema/accounts.js';
 import type { Deps } from '../../deps.js';
-import { reapExpiredCeremonies } from '../passkeys/ceremonies.js';
 import { DOOR_FAILURE_WINDOW_MS } from './email-codes.js';
 
 const HOUR = 60 * 60 * 1000;
@@ -19,7 +18,6 @@ export async function purgeAccountState(db: Queryable, now: Date): Promise<void>
   await db.delete(emailCodes).where(lt(emailCodes.expiresAt, ago(HOUR)));
   await db.delete(emailCodeFailures).where(lt(emailCodeFailures.at, ago(DOOR_FAILURE_WINDOW_MS)));
   await db.delete(rateLimitBuckets).where(lt(rateLimitBuckets.updatedAt, ago(HOUR)));
-  await reapExpiredCeremonies(db, now);
 }
 
 /** The purge as a background task: every ten minutes, on one replica. */

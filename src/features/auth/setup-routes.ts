@@ -1,19 +1,10 @@
 import { z } from '@hono/zod-openapi';
-import { users } from '../../db/schema/accounts.js';
-import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { writeAudit } from '../audit/index.js';
-import { EmailSchema, UsernameSchema } from '../accounts/schema.js';
-import { startSession } from '../accounts/session-service.js';
-import { findUserById, uniqueViolation } from '../accounts/users-service.js';
-import { requireLocalAuth } from './guards.js';
-import { doorLimit } from './rate-limit.js';
-import { limited } from './schema.js';
-import { SetupStateSchema, setupState } from './setup-state.js';
-import { ownerExists, spendSetupToken } from './setup-token.js';
-
-/** The owner's username when the redeem names none (api-extensions). */
-export const DEFAULT_OWNER_USERNAME = 'owner';
+import { EmailSchema, setSessionCookie, signInClient, UsernameSchema } from '../accounts/index.js';
+import { doorLimit, limited } from '../doors/index.js';
+import { redeemSetupToken, setupStatus } from './setup-service.js';
+import { SetupStateSchema } from './setup-state.js';
+import { ownerExists } from './setup-token.js';
 
 const redeem = defineRoute(
   { tier: 'public' },
@@ -55,47 +46,14 @@ const ownerStatus = defineRoute(
   },
 );
 
-const invalidToken = () => new DomainError('setup_token_invalid', 'This setup token is invalid, expired or already used.');
-
 /** First-run setup: the token door, the setup state, whether an owner exists. External face. */
 export function setupRoutes() {
   return createRouter()
     .openapi(redeem, async (c) => {
-      requireLocalAuth(c);
-      const { deps } = c.var;
-      const body = c.req.valid('json');
-      const now = deps.clock.now();
-      try {
-        const owner = await deps.database.db.transaction(async (tx) => {
-          if (!(await spendSetupToken(tx, body.token.trim(), now))) throw invalidToken();
-          // A token outliving the first owner (minted before a racing redeem) is as spent as any.
-          if (await ownerExists(tx)) throw invalidToken();
-          const [created] = await tx
-            .insert(users)
-            .values({
-              username: body.username ?? DEFAULT_OWNER_USERNAME,
-              email: body.email?.toLowerCase() ?? null,
-              role: 'owner',
-              inSetup: true,
-              createdAt: now,
-              updatedAt: now,
-            })
-            .returning();
-          await writeAudit(tx, { at: now, actor: created!.id, action: 'setup.redeem', target: created!.id, requestId: c.var.requestId });
-          await startSession(c, tx, created!.id, 'setup_token');
-          return created!;
-        });
-        return c.json(await setupState(deps, deps.database.db, owner), 200);
-      } catch (err) {
-        if (uniqueViolation(err) !== undefined) throw new DomainError('conflict', 'That username or e-mail address is taken.');
-        throw err;
-      }
+      const redeemed = await redeemSetupToken(c.var.deps, c.req.valid('json'), signInClient(c), c.var.requestId);
+      setSessionCookie(c, redeemed.token);
+      return c.json(redeemed.state, 200);
     })
-    .openapi(status, async (c) => {
-      const { deps } = c.var;
-      const user = await findUserById(deps.database.db, c.var.session.userId);
-      if (!user) throw new DomainError('unauthorized');
-      return c.json(await setupState(deps, deps.database.db, user), 200);
-    })
+    .openapi(status, async (c) => c.json(await setupStatus(c.var.deps, c.var.session), 200))
     .openapi(ownerStatus, async (c) => c.json({ owner_bound: await ownerExists(c.var.deps.database.db) }, 200));
 }

@@ -4,8 +4,9 @@ import type { Queryable, Transaction } from '../../db/client.js';
 import { linkedAccounts, users } from '../../db/schema/accounts.js';
 import { linkCodes } from '../../db/schema/linking.js';
 import type { Deps } from '../../deps.js';
+import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
-import { findUserByMcUuid } from '../accounts/index.js';
+import { findUserByMcUuid, invalidCode, requireReauth } from '../accounts/index.js';
 import { generateLinkCode, LINK_CODE_TTL_MS, linkCodeHash, normalizeLinkCode } from './codes.js';
 import { authSourceOf, type AuthSource } from './uuid.js';
 
@@ -39,8 +40,6 @@ export async function isUuidLinked(db: Queryable, mcUuid: string): Promise<boole
   return (await findUserByMcUuid(db, mcUuid)) !== undefined;
 }
 
-export const invalidLinkCode = () => new DomainError('invalid_code', 'The code is wrong, expired or already used.');
-
 /** Serialises every change to one UUID's link, on any replica, until the transaction ends. */
 export async function lockUuid(tx: Transaction, mcUuid: string): Promise<void> {
   await lockForTransaction(tx, { scope: 'link', mcUuid });
@@ -52,13 +51,13 @@ export async function lockUuid(tx: Transaction, mcUuid: string): Promise<void> {
  */
 export async function spendLinkCode(tx: Transaction, typed: string, now: Date): Promise<{ mcUuid: string; authSource: AuthSource }> {
   const code = normalizeLinkCode(typed);
-  if (!code) throw invalidLinkCode();
+  if (!code) throw invalidCode();
   const [spent] = await tx
     .update(linkCodes)
     .set({ usedAt: now })
     .where(and(eq(linkCodes.codeHash, linkCodeHash(code)), isNull(linkCodes.usedAt), gt(linkCodes.expiresAt, now)))
     .returning({ mcUuid: linkCodes.mcUuid, authSource: linkCodes.authSource });
-  if (!spent) throw invalidLinkCode();
+  if (!spent) throw invalidCode();
   await lockUuid(tx, spent.mcUuid);
   return spent;
 }
@@ -78,8 +77,19 @@ export async function insertLink(tx: Queryable, userId: string, mcUuid: string, 
   await tx.insert(linkedAccounts).values({ mcUuid, userId, authSource, verifiedAt: now });
 }
 
-/** Links a code's UUID to a signed-in account (web verify). 409 when another account holds it. */
-export async function verifyLinkCode(deps: Pick<Deps, 'clock' | 'database'>, userId: string, typed: string) {
+/** Whether an account has a game identity linked. */
+export async function hasLink(db: Queryable, userId: string): Promise<boolean> {
+  const [row] = await db.select({ mcUuid: linkedAccounts.mcUuid }).from(linkedAccounts).where(eq(linkedAccounts.userId, userId)).limit(1);
+  return row !== undefined;
+}
+
+/**
+ * Links a code's UUID to a signed-in account (web verify). A link adds a way into the account
+ * (contract section 5, rule 5): guarded by reauth. 409 when another account holds the UUID.
+ */
+export async function verifyLinkCode(deps: Pick<Deps, 'clock' | 'database'>, session: SessionContext, typed: string) {
+  await requireReauth(deps, session);
+  const userId = session.userId;
   const now = deps.clock.now();
   return deps.database.db.transaction(async (tx) => {
     const { mcUuid, authSource } = await spendLinkCode(tx, typed, now);

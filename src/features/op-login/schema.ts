@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { McUuidSchema } from '../servers/index.js';
+import { McUuidSchema } from '../accounts/index.js';
 import { DateTime, OpaqueId, PrintableText } from '../linking/index.js';
 
 export const OpLoginIdParam = z.object({

@@ -87,7 +87,7 @@ export async function addDiscoverableCeremony(
   });
 }
 
-/** Deletes every expired ceremony (also worth running from a housekeeping loop). */
+/** Deletes every expired ceremony; how many there were. */
 export async function reapExpiredCeremonies(db: Queryable, now: Date): Promise<number> {
   const rows = await db.delete(passkeyCeremonies).where(lte(passkeyCeremonies.expiresAt, now)).returning({ id: passkeyCeremonies.id });
   return rows.length;

@@ -1,5 +1,5 @@
 /**
- * The front door of the reauth feature: what the rest of the service may use of it.
+ * The front door of the reauth feature: how a session gives the proof that changes to the ways
+ * into its account need (the guard itself is the accounts feature's `requireReauth`).
  */
 export { reauthRoutes } from './routes.js';
-export { recordProof, requireReauth } from './service.js';

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { McUuidSchema } from '../servers/index.js';
+import { McUuidSchema } from '../accounts/index.js';
 import { DateTime, McUuidParam, PrintableText } from '../linking/index.js';
 import { isBarred, reclaim } from './service.js';
 

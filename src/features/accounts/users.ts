@@ -2,8 +2,10 @@ import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { users } from '../../db/schema/accounts.js';
 
+export type UserRow = typeof users.$inferSelect;
+
 /** The live (not deleted) account holding an address, compared without case. */
-export async function findLiveUserByEmail(db: Queryable, email: string) {
+export async function findLiveUserByEmail(db: Queryable, email: string): Promise<UserRow | undefined> {
   const [row] = await db
     .select()
     .from(users)
@@ -12,7 +14,7 @@ export async function findLiveUserByEmail(db: Queryable, email: string) {
   return row;
 }
 
-export async function findUserById(db: Queryable, id: string) {
+export async function findUserById(db: Queryable, id: string): Promise<UserRow | undefined> {
   const [row] = await db.select().from(users).where(eq(users.id, id)).limit(1);
   return row;
 }

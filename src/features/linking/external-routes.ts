@@ -1,11 +1,9 @@
-import { requireReauth } from '../reauth/index.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { refusePlayerOnConsole, requireLocalAuth, doorLimit, limited } from '../auth/index.js';
+import { setSessionCookie, signInClient } from '../accounts/index.js';
+import { doorLimit, limited } from '../doors/index.js';
 import { bindSignIn } from './bind.js';
 import { BoundResponse, CodeBody, LinkStartResponse, LinkVerifiedResponse } from './schema.js';
-import { verifyLinkCode } from './service.js';
-import { linkedAccounts } from '../../db/schema/accounts.js';
-import { eq } from 'drizzle-orm';
+import { hasLink, verifyLinkCode } from './service.js';
 
 const bind = defineRoute(
   { tier: 'public' },
@@ -57,24 +55,13 @@ const INSTRUCTIONS =
 export function externalLinkingRoutes() {
   return createRouter()
     .openapi(bind, async (c) => {
-      requireLocalAuth(c);
-      refusePlayerOnConsole(c, 'user');
-      const bound = await bindSignIn(c, c.req.valid('json').code);
+      const bound = await bindSignIn(c.var.deps, c.req.valid('json').code, signInClient(c));
+      setSessionCookie(c, bound.token);
       return c.json({ user_id: bound.userId, linked: true as const, mc_uuid: bound.mcUuid, auth_source: bound.authSource }, 200);
     })
-    .openapi(linkStart, async (c) => {
-      const { deps, session } = c.var;
-      const [row] = await deps.database.db
-        .select({ mcUuid: linkedAccounts.mcUuid })
-        .from(linkedAccounts)
-        .where(eq(linkedAccounts.userId, session.userId))
-        .limit(1);
-      return c.json({ linked: row !== undefined, instructions: INSTRUCTIONS }, 200);
-    })
+    .openapi(linkStart, async (c) => c.json({ linked: await hasLink(c.var.deps.database.db, c.var.session.userId), instructions: INSTRUCTIONS }, 200))
     .openapi(linkVerify, async (c) => {
-      await requireReauth(c); // a link adds a way into the account (contract section 5, rule 5)
-      const { deps, session } = c.var;
-      const linked = await verifyLinkCode(deps, session.userId, c.req.valid('json').code);
+      const linked = await verifyLinkCode(c.var.deps, c.var.session, c.req.valid('json').code);
       return c.json({ linked: true as const, mc_uuid: linked.mcUuid, auth_source: linked.authSource }, 200);
     });
 }

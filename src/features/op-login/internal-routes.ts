@@ -2,7 +2,8 @@ import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import type { Access } from '../../http/tiers.js';
 import { ApproveBody, ApprovedResponse, ApproverQuery, OpLoginDetail, OpLoginIdParam, PendingOpLogin } from './schema.js';
-import { approveOpLogin, pendingRequest, pendingRequests, requireApprover } from './service.js';
+import { approveOpLogin, pendingRequests, requestForApprover } from './service.js';
+import { toPendingView, toRequestDetail } from './views.js';
 
 const PROXY: Access = { tier: 'service', callers: ['proxy'] };
 
@@ -39,36 +40,16 @@ const approve = defineRoute(PROXY, {
   },
 });
 
-const view = (row: Awaited<ReturnType<typeof pendingRequest>>) => ({
-  request_id: row.request_id,
-  username: row.username,
-  email: row.email,
-  client_ip: row.client_ip,
-  user_agent: row.user_agent,
-  created_at: row.createdAt.toISOString(),
-  expires_at: row.expiresAt.toISOString(),
-});
-
 /** The proxy's half of operator login. Internal face. */
 export function internalOpLoginRoutes() {
   return createRouter()
     .openapi(pending, async (c) => {
-      const { deps } = c.var;
-      const rows = await pendingRequests(deps.database.db, deps.clock.now());
-      const list = rows.map(({ request_id, username, email, client_ip, createdAt }) => ({
-        request_id,
-        username,
-        email,
-        client_ip,
-        created_at: createdAt.toISOString(),
-      }));
-      return c.json({ pending: list }, 200);
+      const rows = await pendingRequests(c.var.deps.database.db, c.var.deps.clock.now());
+      return c.json({ pending: rows.map(toPendingView) }, 200);
     })
     .openapi(show, async (c) => {
-      const { deps } = c.var;
-      // The approver is checked first: a player who types the command learns nothing.
-      await requireApprover(deps.database.db, c.req.valid('query').approver_uuid);
-      return c.json(view(await pendingRequest(deps.database.db, c.req.valid('param').id, deps.clock.now())), 200);
+      const request = await requestForApprover(c.var.deps, c.req.valid('param').id, c.req.valid('query').approver_uuid);
+      return c.json(toRequestDetail(request), 200);
     })
     .openapi(approve, async (c) => {
       const body = c.req.valid('json');

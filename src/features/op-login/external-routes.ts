@@ -1,9 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import { clientIp } from '../../http/client-ip.js';
-import { DomainError } from '../../lib/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { isConsoleHost, requestHost, startSession, signInRole } from '../accounts/index.js';
-import { requireLocalAuth, doorLimit, limited, SignedInSchema } from '../auth/index.js';
+import { setSessionCookie, signInClient, signInRole } from '../accounts/index.js';
+import { doorLimit, limited, SignedInSchema } from '../doors/index.js';
 import { FinishBody, OpLoginIdParam, StartBody, StartedResponse } from './schema.js';
 import { finishOpLogin, isApproved, startOpLogin } from './service.js';
 
@@ -57,33 +55,14 @@ const finish = defineRoute(
 export function externalOpLoginRoutes() {
   return createRouter()
     .openapi(start, async (c) => {
-      requireLocalAuth(c);
-      const { deps } = c.var;
-      if (!deps.mail) throw new DomainError('mail_unavailable', 'E-mail is not available on this installation.');
-      const started = await startOpLogin(deps, {
-        email: c.req.valid('json').email,
-        clientIp: clientIp(c),
-        userAgent: c.req.header('user-agent') ?? '',
-        requestId: c.var.requestId,
-      });
+      const started = await startOpLogin(c.var.deps, c.req.valid('json').email, signInClient(c), c.var.requestId);
       return c.json({ request_id: started.requestId, expires_at: started.expiresAt.toISOString() }, 202);
     })
-    .openapi(status, async (c) => {
-      requireLocalAuth(c);
-      const { deps } = c.var;
-      return c.json({ approved: await isApproved(deps.database.db, c.req.valid('param').id, deps.clock.now()) }, 200);
-    })
+    .openapi(status, async (c) => c.json({ approved: await isApproved(c.var.deps, c.req.valid('param').id) }, 200))
     .openapi(finish, async (c) => {
-      requireLocalAuth(c);
-      const { deps } = c.var;
-      // Checked before the code, so a finish on the wrong host spends no attempt.
-      if (!isConsoleHost(deps.config, requestHost(c))) {
-        throw new DomainError('forbidden', 'An operator login finishes on the operator console only.');
-      }
       const body = c.req.valid('json');
-      const db = deps.database.db;
-      const user = await finishOpLogin(db, body.request_id.trim(), body.code.trim(), deps.clock.now());
-      await startSession(c, db, user.userId, 'operator_login');
-      return c.json({ user_id: user.userId, role: signInRole(user.role) }, 200);
+      const signedIn = await finishOpLogin(c.var.deps, { requestId: body.request_id, code: body.code }, signInClient(c));
+      setSessionCookie(c, signedIn.token);
+      return c.json({ user_id: signedIn.userId, role: signInRole(signedIn.role) }, 200);
     });
 }
