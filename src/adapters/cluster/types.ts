@@ -1,4 +1,5 @@
 import type { RconEndpoint } from '../rcon/client.js';
+import type { ClusterWorldJobs, WorldJobSettings } from './world-jobs.js';
 
 /**
  * The cluster adapter: where server resources and their pods live. Shaped for a Kubernetes
@@ -156,5 +157,10 @@ export interface ClusterAdapter {
   podLogs(name: string, options: PodLogOptions): AsyncIterable<PodLogLine>;
   /** Where the server's RCON listens, with the password from the server's secret. ClusterNoPodError when it runs no pod. */
   rconEndpoint(name: string): Promise<RconEndpoint>;
+  /**
+   * World jobs and file operations as the cluster's own Jobs on the servers' claims. Absent where
+   * the world volumes are folders of this process (the simulated cluster).
+   */
+  worldJobs?(settings: WorldJobSettings): ClusterWorldJobs;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RESULT_MARKER, resultLines, resultOf, type FileResult } from './files-protocol.js';
+import { RESULT_MARKER, resultLines, resultOf, type FileResult } from './world-file-protocol.js';
 
 describe('the file Job result lines', () => {
   const big: FileResult = { ok: true, result: { content: 'x'.repeat(40_000), sha256: 'a'.repeat(64) } };

@@ -1,8 +1,31 @@
-import type { Deps } from '../../deps.js';
+/**
+ * A world's file operations as the worlds feature uses them, whoever performs them: the feature
+ * on a folder of this process, or the Kubernetes adapter by a Job on the server's claim
+ * (kubernetes/world-files.ts). Both confine a client's path by the one rule here.
+ */
 import { DomainError } from '../../lib/errors.js';
-import { deleteWorldPath, listFolder, makeWorldFolder, readWorldFile, renameWorldPath, uploadWorldFile, writeWorldFile } from './files.js';
-import { recoverWorldFolder } from './restore.js';
-import type { WorldFolders } from './runtime.js';
+
+const MAX_PATH_BYTES = 4096;
+const MAX_NAME_BYTES = 255;
+
+export const badPath = (why: string) => new DomainError('bad_path', `The path ${why}.`);
+
+/**
+ * A client's path inside a world, as safe segments: relative, no `..`, no NUL, no backslash (one
+ * separator only), at most 4,096 bytes with names of at most 255. `''` and `.` are the world itself.
+ */
+export function worldPathSegments(path: string): string[] {
+  if (path.includes('\0')) throw badPath('holds a NUL byte');
+  if (Buffer.byteLength(path) > MAX_PATH_BYTES) throw badPath(`is longer than ${MAX_PATH_BYTES} bytes`);
+  if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) throw badPath('must be relative to the world');
+  if (path.includes('\\')) throw badPath('uses a backslash; separate folders with /');
+  const segments = path.split('/').filter((s) => s !== '' && s !== '.');
+  for (const segment of segments) {
+    if (segment === '..') throw badPath('leads out of the world (..)');
+    if (Buffer.byteLength(segment) > MAX_NAME_BYTES) throw badPath(`has a name longer than ${MAX_NAME_BYTES} bytes`);
+  }
+  return segments;
+}
 
 export interface FileEntry {
   name: string;
@@ -53,53 +76,4 @@ export interface WorldFileOps {
   mkdir(server: string, path: string): Promise<FileDone>;
   rename(server: string, path: string, to: string): Promise<FileRenamed>;
   upload(server: string, path: string, chunks: AsyncIterable<Uint8Array>, options: { overwrite: boolean }): Promise<{ path: string; status: 'created' | 'written'; size: number }>;
-}
-
-/** The world folders of this process (the simulated cluster's volumes). */
-export class LocalWorldFileOps implements WorldFileOps {
-  readonly kind = 'local' as const;
-
-  constructor(private readonly folders: WorldFolders) {}
-
-  async list(server: string, path: string) {
-    return listFolder(await this.folders.folder(server), path);
-  }
-
-  async read(server: string, path: string) {
-    return readWorldFile(await this.folders.folder(server), path);
-  }
-
-  async write(server: string, path: string, bytes: Uint8Array, options: WriteOptions) {
-    return writeWorldFile(await this.#changing(server), path, bytes, options);
-  }
-
-  async remove(server: string, path: string) {
-    return deleteWorldPath(await this.#changing(server), path);
-  }
-
-  async mkdir(server: string, path: string) {
-    return makeWorldFolder(await this.#changing(server), path);
-  }
-
-  async rename(server: string, path: string, to: string) {
-    return renameWorldPath(await this.#changing(server), path, to);
-  }
-
-  async upload(server: string, path: string, chunks: AsyncIterable<Uint8Array>, options: { overwrite: boolean }) {
-    return uploadWorldFile(await this.#changing(server), path, chunks, options);
-  }
-
-  /** The folder, after finishing or undoing a restore that was cut short. */
-  async #changing(server: string): Promise<string> {
-    const root = await this.folders.folder(server);
-    await recoverWorldFolder(root);
-    return root;
-  }
-}
-
-/** The file operations of this service's worlds, or 503 when no world volume can be reached. */
-export function fileOpsOf(deps: Pick<Deps, 'worlds'>): WorldFileOps {
-  if (deps.worlds.files) return deps.worlds.files;
-  if (deps.worlds.folders) return new LocalWorldFileOps(deps.worlds.folders);
-  throw new DomainError('unavailable', 'World files cannot be reached from this service.');
 }

@@ -1,13 +1,24 @@
 import { eq } from 'drizzle-orm';
+import type { StepOutcome, WorldJobInCluster, WorldJobPlan, WorldJobRunner } from '../../adapters/cluster/world-jobs.js';
 import { worldJobs } from '../../db/schema/worlds.js';
-import type { Deps } from '../../deps.js';
-import { finishJob } from './jobs.js';
-import { endOf, outcomeOf, planOf, WORLD_JOB_LABEL, worldJobName, type WorldJobClient } from './kubernetes-job.js';
-import { heldFresh, keepLock, releaseLock } from './lock.js';
-import { JobFailure } from './run-job.js';
-import { settlePlan } from './settle.js';
+import { settleBackup, settleRestore } from './backups/index.js';
+import { settleExport } from './exports/index.js';
+import { finishJob, heldFresh, JobFailure, keepLock, releaseLock, type JobOutcome, type SettleDeps } from './jobs/index.js';
+import { settleReclaim } from './reclaim/index.js';
 
-type TendDeps = Pick<Deps, 'database' | 'clock' | 'worlds' | 'log'>;
+/** Records what a world job's step reported, by the job's kind, from its plan alone. */
+function settle(deps: SettleDeps, plan: WorldJobPlan, outcome: StepOutcome): Promise<JobOutcome> {
+  switch (plan.kind) {
+    case 'backup':
+      return settleBackup(deps, plan, outcome);
+    case 'reclaim':
+      return settleReclaim(deps, plan, outcome);
+    case 'restore':
+      return settleRestore(deps, plan, outcome);
+    case 'export':
+      return settleExport(deps, plan, outcome);
+  }
+}
 
 /**
  * Every replica, every lock sweep: a world Job that runs keeps its world locked whoever started it
@@ -15,21 +26,20 @@ type TendDeps = Pick<Deps, 'database' | 'clock' | 'worlds' | 'log'>;
  * gone (its lock lapsed) is settled here from the plan it carries, and its lock freed. Resolves
  * false when the cluster could not be read: the caller must then not judge jobs orphaned.
  */
-export async function tendWorldJobs(deps: TendDeps, client: WorldJobClient): Promise<boolean> {
+export async function tendWorldJobs(deps: SettleDeps, runner: Pick<WorldJobRunner, 'listJobs'>): Promise<boolean> {
   let jobs;
   try {
-    jobs = await client.listJobs(WORLD_JOB_LABEL);
+    jobs = await runner.listJobs();
   } catch (err) {
     deps.log.warn({ err }, 'world jobs could not be listed; orphaned jobs are not judged this round');
     return false;
   }
   const { db } = deps.database;
   for (const job of jobs) {
-    const plan = planOf(job);
-    if (!plan) continue;
+    const { plan } = job;
     const now = deps.clock.now();
     try {
-      if (!endOf(job)) {
+      if (!job.ended) {
         if (!(await keepLock(db, now, plan.serverName, plan.jobId, plan.kind))) {
           deps.log.error({ server: plan.serverName, job: plan.jobId }, 'a world job runs but another holder has its world lock');
         }
@@ -37,8 +47,8 @@ export async function tendWorldJobs(deps: TendDeps, client: WorldJobClient): Pro
       }
       const [row] = await db.select({ state: worldJobs.state }).from(worldJobs).where(eq(worldJobs.id, plan.jobId));
       if (row?.state === 'running' && (await heldFresh(db, now, plan.serverName, plan.jobId))) continue; // its starter settles it
-      if (row?.state === 'running') await adopt(deps, client, job, plan);
-      else await client.deleteJob(worldJobName(plan.serverName));
+      if (row?.state === 'running') await adopt(deps, job);
+      else await job.remove();
     } catch (err) {
       deps.log.warn({ err, server: plan.serverName, job: plan.jobId }, 'a world job could not be tended; tried again next sweep');
     }
@@ -46,20 +56,21 @@ export async function tendWorldJobs(deps: TendDeps, client: WorldJobClient): Pro
   return true;
 }
 
-async function adopt(deps: TendDeps, client: WorldJobClient, job: Parameters<typeof endOf>[0], plan: NonNullable<ReturnType<typeof planOf>>) {
+async function adopt(deps: SettleDeps, job: WorldJobInCluster) {
   const { db } = deps.database;
+  const { plan } = job;
   if (!(await keepLock(db, deps.clock.now(), plan.serverName, plan.jobId, plan.kind))) return;
   deps.log.info({ server: plan.serverName, job: plan.jobId, kind: plan.kind }, 'settling a world job whose starter is gone');
   try {
-    const outcome = await outcomeOf(client, job, plan.jobId);
+    const outcome = await job.outcome();
     try {
-      const result = await settlePlan(deps, plan, outcome);
+      const result = await settle(deps, plan, outcome);
       await finishJob(deps, plan.jobId, { state: 'succeeded', ...result });
     } catch (err) {
       if (!(err instanceof JobFailure)) throw err;
       await finishJob(deps, plan.jobId, { state: 'failed', message: err.message });
     }
-    await client.deleteJob(worldJobName(plan.serverName));
+    await job.remove();
   } finally {
     await releaseLock(db, plan.serverName, plan.jobId);
   }

@@ -34,6 +34,7 @@ import {
   type ServerWatch,
   type ServerWatchEvent,
 } from '../types.js';
+import type { ClusterWorldJobs, WorldJobSettings } from '../world-jobs.js';
 import { followPodLog } from './pod-log.js';
 import {
   DEFAULT_CRD,
@@ -49,6 +50,8 @@ import {
   type MinecraftServerStatus,
 } from './resource.js';
 import { resumableWatch, type WatchEventType } from './watch.js';
+import { KubernetesWorldFileOps } from './world-files.js';
+import { KubernetesWorldJobRunner } from './world-jobs.js';
 
 export const GAME_PORT = 25565;
 export const RCON_PORT = 25575;
@@ -437,6 +440,15 @@ export class KubernetesCluster implements ClusterAdapter {
   /** Gives a world volume back (idle reclaim, once its archive verified). */
   async deletePersistentVolumeClaim(name: string): Promise<void> {
     await this.#core.deleteNamespacedPersistentVolumeClaim({ name, namespace: this.namespace }).catch(ignoreNotFound);
+  }
+
+  /** World jobs and file operations as Jobs on the servers' claims (world-jobs.ts, world-files.ts). */
+  worldJobs(settings: WorldJobSettings): ClusterWorldJobs {
+    const { log, clock, ...job } = settings;
+    return {
+      runner: new KubernetesWorldJobRunner({ client: this, namespace: this.namespace, log, ...job }),
+      files: new KubernetesWorldFileOps({ client: this, namespace: this.namespace, image: job.image, log, clock }),
+    };
   }
 
   // ---- jobs (backups, builds) ----

@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { z } from 'zod';
-import { LABEL_DOMAIN, type PodLogLine, type PodLogOptions } from '../../adapters/cluster/types.js';
-import { DomainError, type ErrorCode } from '../../lib/errors.js';
-import type { Clock } from '../../lib/clock.js';
-import type { Logger } from '../../lib/logger.js';
-import { CLIENT_CODES, contentEnv, fileOpArgs, JOB_WRITE_MAX_BYTES, readsOnly, resultOf, type FileOp } from './files-protocol.js';
-import { endOf, WORLD_CONTAINER_SECURITY, WORLD_MOUNT, WORLD_POD_SECURITY, WORLD_SERVER_LABEL, worldClaimName } from './kubernetes-job.js';
-import { worldPathSegments } from './paths.js';
-import type { FileDone, FileRead, FileRenamed, FileWritten, FolderListing, WorldFileOps, WriteOptions } from './world-file-ops.js';
+import type { Clock } from '../../../lib/clock.js';
+import { DomainError, type ErrorCode } from '../../../lib/errors.js';
+import type { Logger } from '../../../lib/logger.js';
+import { LABEL_DOMAIN, type PodLogLine, type PodLogOptions } from '../types.js';
+import { CLIENT_CODES, contentEnv, fileOpArgs, JOB_WRITE_MAX_BYTES, readsOnly, resultOf, type FileOp } from '../world-file-protocol.js';
+import { worldPathSegments, type FileDone, type FileRead, type FileRenamed, type FileWritten, type FolderListing, type WorldFileOps, type WriteOptions } from '../world-files.js';
+import { endOf, WORLD_CONTAINER_SECURITY, WORLD_MOUNT, WORLD_POD_SECURITY, WORLD_SERVER_LABEL, worldClaimName } from './world-jobs.js';
 
 /** The part of the Kubernetes adapter file Jobs use. */
 export interface FileJobClient {

@@ -1,8 +1,17 @@
 import type { V1Job, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import { ClusterConflictError, LABEL_DOMAIN } from '../../adapters/cluster/types.js';
-import type { Logger } from '../../lib/logger.js';
-import { JobHandedOver, worldJobPlanSchema, type WorldJobPlan, type WorldJobRunner } from './job-runner.js';
-import { failure, stepOutcomeSchema, type StepOutcome, type VolumeStep } from './volume-ops.js';
+import type { Logger } from '../../../lib/logger.js';
+import { ClusterConflictError, LABEL_DOMAIN } from '../types.js';
+import {
+  failure,
+  JobHandedOver,
+  stepOutcomeSchema,
+  worldJobPlanSchema,
+  type StepOutcome,
+  type VolumeStep,
+  type WorldJobInCluster,
+  type WorldJobPlan,
+  type WorldJobRunner,
+} from '../world-jobs.js';
 
 /** The part of the Kubernetes adapter world jobs use. */
 export interface WorldJobClient {
@@ -15,7 +24,7 @@ export interface WorldJobClient {
   deletePersistentVolumeClaim(name: string): Promise<void>;
 }
 
-export const WORLD_JOB_LABEL = `${LABEL_DOMAIN}/world-job`;
+const WORLD_JOB_LABEL = `${LABEL_DOMAIN}/world-job`;
 export const WORLD_SERVER_LABEL = `${LABEL_DOMAIN}/world-server`;
 export const WORLD_PLAN_ANNOTATION = `${LABEL_DOMAIN}/world-job-plan`;
 export const WORLD_JOB_CONTAINER = 'world-job';
@@ -137,7 +146,7 @@ export function planOf(job: V1Job): WorldJobPlan | undefined {
  * schema. A Job that ended without one (its deadline passed, the pod was evicted, the process was
  * killed) is a coded failure naming the Job's reason.
  */
-export async function outcomeOf(client: Pick<WorldJobClient, 'listPods'>, job: V1Job, jobId: string): Promise<StepOutcome> {
+async function outcomeOf(client: Pick<WorldJobClient, 'listPods'>, job: V1Job, jobId: string): Promise<StepOutcome> {
   const pods = await client.listPods(`${WORLD_JOB_LABEL}=${jobId}`);
   for (const pod of pods) {
     const status = pod.status?.containerStatuses?.find((c) => c.name === WORLD_JOB_CONTAINER);
@@ -171,10 +180,6 @@ export class KubernetesWorldJobRunner implements WorldJobRunner {
 
   constructor(options: KubernetesRunnerOptions) {
     this.#options = options;
-  }
-
-  get client(): WorldJobClient {
-    return this.#options.client;
   }
 
   async run(plan: WorldJobPlan): Promise<StepOutcome> {
@@ -235,6 +240,23 @@ export class KubernetesWorldJobRunner implements WorldJobRunner {
 
   release(serverName: string): Promise<void> {
     return this.#options.client.deletePersistentVolumeClaim(worldClaimName(serverName));
+  }
+
+  /** The world Jobs in the namespace that carry a valid plan, whichever replica started them. */
+  async listJobs(): Promise<WorldJobInCluster[]> {
+    const { client } = this.#options;
+    return (await client.listJobs(WORLD_JOB_LABEL)).flatMap((job) => {
+      const plan = planOf(job);
+      if (!plan) return [];
+      return [
+        {
+          plan,
+          ended: endOf(job) !== undefined,
+          outcome: () => outcomeOf(client, job, plan.jobId),
+          remove: () => client.deleteJob(worldJobName(plan.serverName)),
+        },
+      ];
+    });
   }
 }
 

@@ -1,22 +1,22 @@
-import { leases } from '../../db/schema/coordination.js';
+import { leases } from '../../../db/schema/coordination.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { bearer, createTestApps, createTestDeps, errorOf, jsonRequest, type TestDeps } from '../../../test/helpers/app.js';
-import { useTestDatabase } from '../../../test/helpers/database.js';
-import { addServer } from '../../../test/helpers/servers.js';
-import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
-import { LocalBackupStore } from '../../adapters/backup-store/local.js';
-import { auditLog } from '../../db/schema/audit.js';
-import { serverClaims } from '../../db/schema/servers.js';
-import { worldBackups } from '../../db/schema/worlds.js';
-import { reverifyBackups, sweepExpiredBackups } from './backup-service.js';
-import { failOrphanedJobs, recordJob } from './jobs.js';
-import { LOCK_LEASE_MS, sweepLapsedLocks } from './lock.js';
-import { KUBERNETES_NEEDS_S3 } from './runtime.js';
+import { bearer, createTestApps, createTestDeps, errorOf, jsonRequest, type TestDeps } from '../../../../test/helpers/app.js';
+import { useTestDatabase } from '../../../../test/helpers/database.js';
+import { addServer } from '../../../../test/helpers/servers.js';
+import { expectTierMatrix } from '../../../../test/helpers/tier-matrix.js';
+import { LocalBackupStore } from '../../../adapters/backup-store/local.js';
+import { auditLog } from '../../../db/schema/audit.js';
+import { serverClaims } from '../../../db/schema/servers.js';
+import { worldBackups } from '../../../db/schema/worlds.js';
+import { reverifyBackups, sweepExpiredBackups } from './records.js';
+import { failOrphanedJobs, recordJob } from '../jobs/records.js';
+import { LOCK_LEASE_MS, sweepLapsedLocks } from '../jobs/lock.js';
+import { KUBERNETES_NEEDS_S3 } from '../runtime.js';
 import type { BackupView } from './schema.js';
-import { claimFor, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
+import { claimFor, testWorlds, useTempDir, worldMember } from '../../../../test/helpers/worlds.js';
 
 describe('backup, restore and job routes', () => {
   const database = useTestDatabase();

@@ -3,12 +3,13 @@ import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { LocalBackupStore } from '../../adapters/backup-store/local.js';
-import { createTestDeps } from '../../../test/helpers/app.js';
-import { useTestDatabase } from '../../../test/helpers/database.js';
-import { backUpFolder, findBackup, verifyBackup } from './backups.js';
-import { BackupCorruptError, recoverWorldFolder, restoreFolder } from './restore.js';
-import { seedWorld, testWorlds, useTempDir } from '../../../test/helpers/worlds.js';
+import { LocalBackupStore } from '../../../adapters/backup-store/local.js';
+import { createTestDeps } from '../../../../test/helpers/app.js';
+import { useTestDatabase } from '../../../../test/helpers/database.js';
+import { recoverWorldFolder } from '../volumes/steps.js';
+import { BackupCorruptError, backUpFolder, restoreFolder } from './folders.js';
+import { findBackup, verifyBackup } from './records.js';
+import { seedWorld, testWorlds, useTempDir } from '../../../../test/helpers/worlds.js';
 
 /** Every regular file under a folder, path → bytes (what a restore must give back). */
 function snapshot(folder: string, prefix = ''): Record<string, string> {

@@ -1,45 +1,11 @@
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { eq } from 'drizzle-orm';
-import { worldBackups } from '../../db/schema/worlds.js';
-import type { Deps } from '../../deps.js';
-import { unpackWorld } from './archive.js';
-import type { BackupRow } from './backups.js';
-
-const STAGING = '.restore-';
-const PREVIOUS = '.previous-';
-
-async function isDir(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isDirectory();
-  } catch {
-    return false;
-  }
-}
+import type { Deps } from '../../../deps.js';
+import { runVolumeStep, swapInRestoredWorld, unpackWorld } from '../volumes/index.js';
+import { createBackupRow, markCorrupt, recordArchiveOutcome, type BackupReason, type BackupRow } from './records.js';
 
 /**
- * Puts a world folder back in order after a restore that died: a staging folder is removed, and a
- * world that was moved aside but never replaced is moved back. Runs before anything touches it.
+ * A backup and a restore of a local folder in this process, outside a world job: the archive
+ * engine as the engine tests and the bench drive it. The caller holds the world's lock.
  */
-export async function recoverWorldFolder(folder: string): Promise<void> {
-  const parent = dirname(folder);
-  const name = basename(folder);
-  let siblings: string[];
-  try {
-    siblings = await readdir(parent);
-  } catch {
-    return;
-  }
-  for (const sibling of siblings) {
-    if (sibling.startsWith(name + STAGING)) await rm(join(parent, sibling), { recursive: true, force: true });
-  }
-  for (const sibling of siblings) {
-    if (!sibling.startsWith(name + PREVIOUS)) continue;
-    const path = join(parent, sibling);
-    if (await isDir(folder)) await rm(path, { recursive: true, force: true });
-    else await rename(path, folder);
-  }
-}
 
 /** A backup that may not be restored (corrupt, or its bytes no longer hash to its sha-256). */
 export class BackupCorruptError extends Error {
@@ -47,24 +13,20 @@ export class BackupCorruptError extends Error {
 }
 
 /**
- * Replaces a world folder by what `fill` writes into a staging folder beside it, by two renames,
- * only once `fill` resolves. Whatever fails before them (a broken stream, a kill, a hash mismatch)
- * leaves the world as it was, and recoverWorldFolder clears what is left.
+ * Archives a world folder to the store: tar.gz streamed through a sha-256 into the store, then
+ * read back from the store and hashed again. A read-back that differs marks the backup corrupt. A
+ * failure marks it failed and throws a JobFailure with the step's code.
  */
-export async function swapInRestoredWorld(folder: string, tag: string, fill: (staging: string) => Promise<void>): Promise<void> {
-  await recoverWorldFolder(folder);
-  const staging = folder + STAGING + tag;
-  await mkdir(staging, { recursive: true });
-  try {
-    await fill(staging);
-  } catch (err) {
-    await rm(staging, { recursive: true, force: true });
-    throw err;
-  }
-  const previous = folder + PREVIOUS + tag;
-  if (await isDir(folder)) await rename(folder, previous);
-  await rename(staging, folder);
-  await rm(previous, { recursive: true, force: true });
+export async function backUpFolder(
+  deps: Pick<Deps, 'database' | 'clock' | 'random' | 'worlds' | 'log'>,
+  input: { serverName: string; folder: string; reason: BackupReason; formerOwner?: string },
+): Promise<BackupRow> {
+  const row = await createBackupRow(deps, input);
+  const outcome = await runVolumeStep(deps.worlds.store, input.folder, { op: 'backup', key: row.storageKey }, {
+    tag: row.id,
+    onError: (err) => deps.log.error({ err, server: input.serverName, backup_id: row.id }, 'backup failed'),
+  });
+  return recordArchiveOutcome(deps, row.id, outcome);
 }
 
 /**
@@ -87,9 +49,4 @@ export async function restoreFolder(
       throw new BackupCorruptError('the archive does not match its sha-256');
     }
   });
-}
-
-export async function markCorrupt(deps: Pick<Deps, 'database' | 'log'>, backup: Pick<BackupRow, 'id' | 'serverName'>, why: string): Promise<void> {
-  await deps.database.db.update(worldBackups).set({ corrupt: true }).where(eq(worldBackups.id, backup.id));
-  deps.log.error({ backup_id: backup.id, server: backup.serverName }, why);
 }

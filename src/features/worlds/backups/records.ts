@@ -1,24 +1,14 @@
-import { eq } from 'drizzle-orm';
-import { worldBackups } from '../../db/schema/worlds.js';
-import type { Deps } from '../../deps.js';
-import { hashStream } from './archive.js';
-import { newId } from './jobs.js';
-import { JobFailure } from './run-job.js';
-import { readWorldTimes } from './settings.js';
-import { runVolumeStep, type ArchiveFacts } from './volume-ops.js';
+import { and, eq, lt } from 'drizzle-orm';
+import { BackupNotFoundError } from '../../../adapters/backup-store/types.js';
+import type { ArchiveFacts, StepOutcome } from '../../../adapters/cluster/world-jobs.js';
+import { worldBackups } from '../../../db/schema/worlds.js';
+import type { Deps } from '../../../deps.js';
+import { newId, stepFailed, JobFailure } from '../jobs/index.js';
+import { readWorldTimes } from '../settings/index.js';
+import { hashStream } from '../volumes/index.js';
 
 export type BackupRow = typeof worldBackups.$inferSelect;
 export type BackupReason = BackupRow['reason'];
-
-const DAY = 24 * 60 * 60 * 1000;
-/** The default time each kind of backup is kept (settings `backup_retention_*_days` override it). */
-export const RETENTION_MS: Record<BackupReason, number> = {
-  manual: 30 * DAY,
-  pre_restore: 7 * DAY,
-  inactive_15d: 90 * DAY,
-};
-
-type EngineDeps = Pick<Deps, 'database' | 'clock' | 'random' | 'worlds' | 'log'>;
 
 /** The store's name for a backup's archive: ours alone, never shown. */
 const storageKey = (serverName: string, id: string) => `worlds/${serverName}/${id}.tar.gz`;
@@ -74,38 +64,28 @@ export async function failBackup(deps: Pick<Deps, 'database' | 'worlds'>, backup
 }
 
 /**
- * Archives a world folder to the store in this process: tar.gz streamed through a sha-256 into the
- * store, then read back from the store and hashed again. A read-back that differs marks the backup
- * corrupt. A failure marks it failed and throws a JobFailure with the step's code. The caller holds
- * the world's lock.
+ * The archive a backup step reported, recorded on the backup's row; a step that made none fails
+ * the backup and throws a JobFailure with the step's code.
  */
-export async function backUpFolder(
-  deps: EngineDeps,
-  input: { serverName: string; folder: string; reason: BackupReason; formerOwner?: string },
-): Promise<BackupRow> {
-  const row = await createBackupRow(deps, input);
-  const outcome = await runVolumeStep(deps.worlds.store, input.folder, { op: 'backup', key: row.storageKey }, {
-    tag: row.id,
-    onError: (err) => deps.log.error({ err, server: input.serverName, backup_id: row.id }, 'backup failed'),
-  });
+export async function recordArchiveOutcome(deps: Pick<Deps, 'database' | 'clock' | 'worlds' | 'log'>, backupId: string, outcome: StepOutcome): Promise<BackupRow> {
   if (!outcome.ok || !outcome.archive) {
-    await failBackup(deps, row.id);
-    throw new JobFailure(outcome.ok ? 'failed: the archive step reported nothing' : `${outcome.code}: ${outcome.message}`);
+    await failBackup(deps, backupId);
+    throw outcome.ok ? new JobFailure('failed: the archive step reported nothing') : stepFailed(outcome);
   }
-  return recordArchive(deps, row.id, outcome.archive);
+  return recordArchive(deps, backupId, outcome.archive);
 }
 
 /**
  * Reads a backup back from the store and hashes it. A match records `verified_at`; a mismatch or a
  * missing object sets `corrupt`, for good: a corrupt backup is never restored.
  */
-export async function verifyBackup(deps: Pick<EngineDeps, 'database' | 'clock' | 'worlds' | 'log'>, backup: BackupRow): Promise<BackupRow> {
+export async function verifyBackup(deps: Pick<Deps, 'database' | 'clock' | 'worlds' | 'log'>, backup: BackupRow): Promise<BackupRow> {
   let matches: boolean;
   try {
     const { sha256 } = await hashStream(await deps.worlds.store.get(backup.storageKey));
     matches = sha256 === backup.sha256;
   } catch (err) {
-    if ((err as Error).name !== 'BackupNotFoundError') throw err;
+    if (!(err instanceof BackupNotFoundError)) throw err;
     matches = false;
   }
   const set = matches ? { verifiedAt: deps.clock.now() } : { corrupt: true };
@@ -114,7 +94,43 @@ export async function verifyBackup(deps: Pick<EngineDeps, 'database' | 'clock' |
   return row!;
 }
 
+export async function markCorrupt(deps: Pick<Deps, 'database' | 'log'>, backup: Pick<BackupRow, 'id' | 'serverName'>, why: string): Promise<void> {
+  await deps.database.db.update(worldBackups).set({ corrupt: true }).where(eq(worldBackups.id, backup.id));
+  deps.log.error({ backup_id: backup.id, server: backup.serverName }, why);
+}
+
 export async function findBackup(deps: Pick<Deps, 'database'>, id: string): Promise<BackupRow | undefined> {
   const [row] = await deps.database.db.select().from(worldBackups).where(eq(worldBackups.id, id));
   return row;
+}
+
+/** `expired`, and its archive deleted (a failure is logged: the API cannot reach it any more). */
+export async function expire(deps: Pick<Deps, 'database' | 'worlds' | 'log'>, backup: BackupRow): Promise<void> {
+  await deps.database.db.update(worldBackups).set({ status: 'expired' }).where(eq(worldBackups.id, backup.id));
+  await deps.worlds.store.delete(backup.storageKey).catch((err: unknown) =>
+    deps.log.warn({ err, backup_id: backup.id }, 'could not delete an expired archive; it is unreachable from the API'),
+  );
+}
+
+/** Expires every present backup past its `expires_at` (idempotent; any replica may run it). */
+export async function sweepExpiredBackups(deps: Pick<Deps, 'database' | 'worlds' | 'log' | 'clock'>): Promise<number> {
+  const due = await deps.database.db
+    .select()
+    .from(worldBackups)
+    .where(and(eq(worldBackups.status, 'present'), lt(worldBackups.expiresAt, deps.clock.now())));
+  for (const backup of due) await expire(deps, backup);
+  return due.length;
+}
+
+/** Re-verifies present backups whose last good read-back is older than `maxAgeMs` (or never was). */
+export async function reverifyBackups(deps: Pick<Deps, 'database' | 'worlds' | 'log' | 'clock'>, maxAgeMs: number, batch = 10): Promise<number> {
+  const before = new Date(deps.clock.now().getTime() - maxAgeMs);
+  const due = await deps.database.db
+    .select()
+    .from(worldBackups)
+    .where(and(eq(worldBackups.status, 'present'), eq(worldBackups.corrupt, false), lt(worldBackups.verifiedAt, before)))
+    .orderBy(worldBackups.verifiedAt)
+    .limit(batch);
+  for (const backup of due) await verifyBackup(deps, backup);
+  return due.length;
 }

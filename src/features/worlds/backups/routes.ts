@@ -1,11 +1,5 @@
-import { writeAudit } from '../audit/index.js';
-import { DomainError } from '../../lib/errors.js';
-import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
-import { isStaffRole } from '../accounts/index.js';
-import { requireServer, ServerNameParam } from '../servers/index.js';
-import { requireWorld } from './access.js';
-import { deleteBackup, listBackups, startBackup, startRestore } from './backup-service.js';
-import { jobsOf } from './jobs.js';
+import { createRouter, defineRoute, errorAnswer, json } from '../../../http/route.js';
+import { ServerNameParam } from '../../servers/index.js';
 import {
   BackupDeletedSchema,
   BackupIdParam,
@@ -15,9 +9,9 @@ import {
   BreakGlassBody,
   RestoreBody,
   RestoreStartedSchema,
-  ServerJobsSchema,
 } from './schema.js';
-import { toBackupView, toServerJob } from './views.js';
+import { backUpNow, breakGlassBackup, deleteBackup, listBackups, restoreBackup } from './service.js';
+import { toBackupView } from './views.js';
 
 const worldErrors = {
   403: errorAnswer('not the owner or staff'),
@@ -68,57 +62,31 @@ const remove = defineRoute({ tier: 'app' }, {
   },
 });
 
-const jobs = defineRoute({ tier: 'app' }, {
-  method: 'get',
-  path: '/api/v1/servers/{name}/jobs',
-  summary: 'What runs or ran on a world, newest first',
-  request: { params: ServerNameParam },
-  responses: { 200: json(ServerJobsSchema, 'the jobs'), 403: errorAnswer('not the owner or staff'), 404: errorAnswer('no such server') },
-});
-
-/** Backups, restores and jobs of the external face (owner or staff). */
+/** Backups and restores of the external face (owner or staff). */
 export function externalBackupRoutes() {
   return createRouter()
     .openapi(backupNow, async (c) => {
       const { name } = c.req.valid('param');
-      await requireWorld(c.var.deps, name, c.var.session);
-      await startBackup(c.var.deps, name, c.var.session.userId);
+      await backUpNow(c.var.deps, name, c.var.session);
       return c.json({ name, status: 'backing_up' as const }, 202);
     })
     .openapi(restore, async (c) => {
       const { name } = c.req.valid('param');
       const body = c.req.valid('json');
-      const { owner } = await requireWorld(c.var.deps, name, c.var.session);
       const safetySnapshot = body.safety_snapshot ?? true;
-      const { backup } = await startRestore(c.var.deps, {
-        serverName: name,
-        owner,
-        requestedBy: c.var.session.userId,
-        backupId: body.backup_id,
-        safetySnapshot,
-      });
+      const { backup } = await restoreBackup(c.var.deps, { serverName: name, caller: c.var.session, backupId: body.backup_id, safetySnapshot });
       return c.json({ name, status: 'restoring' as const, backup_id: backup.id, safety_snapshot: safetySnapshot }, 202);
     })
     .openapi(list, async (c) => {
-      const session = c.var.session;
-      const page = await listBackups(c.var.deps, { userId: session.userId, staff: isStaffRole(session.role) }, c.req.valid('query'));
+      const page = await listBackups(c.var.deps, c.var.session, c.req.valid('query'));
       return c.json({ backups: page.rows.map(toBackupView), total: page.total }, 200);
     })
     .openapi(remove, async (c) => {
       const { id } = c.req.valid('param');
-      const session = c.var.session;
-      await deleteBackup(c.var.deps, id, { userId: session.userId, staff: isStaffRole(session.role) });
+      await deleteBackup(c.var.deps, id, c.var.session);
       return c.json({ id, status: 'expired' as const }, 200);
-    })
-    .openapi(jobs, async (c) => {
-      const { name } = c.req.valid('param');
-      await requireWorld(c.var.deps, name, c.var.session);
-      const rows = await jobsOf(c.var.deps.database.db, name);
-      return c.json({ server: name, jobs: rows.map(toServerJob) }, 200);
     });
 }
-
-const OS_USER = /^[a-z_][a-z0-9_.-]{0,31}$/i;
 
 const breakGlass = defineRoute({ tier: 'service', callers: ['ops'] }, {
   method: 'post',
@@ -138,20 +106,7 @@ const breakGlass = defineRoute({ tier: 'service', callers: ['ops'] }, {
 export function internalBackupRoutes() {
   return createRouter().openapi(breakGlass, async (c) => {
     const { name } = c.req.valid('param');
-    const typed = c.req.valid('json').os_user?.trim() ?? '';
-    if (typed !== '' && !OS_USER.test(typed)) throw new DomainError('bad_name', 'os_user must be a login name (letters, digits, _ . -).');
-    const actor = typed || 'break-glass';
-    await requireServer(c.var.deps, name);
-    const { jobId } = await startBackup(c.var.deps, name, actor);
-    await writeAudit(c.var.deps.database.db, {
-      at: c.var.deps.clock.now(),
-      actor,
-      action: 'break_glass_backup',
-      target: name,
-      detail: { job: jobId },
-      requestId: c.var.requestId ?? null,
-    });
+    await breakGlassBackup(c.var.deps, { serverName: name, osUser: c.req.valid('json').os_user?.trim() ?? '', requestId: c.var.requestId ?? null });
     return c.json({ name, status: 'backing_up' as const }, 202);
   });
 }
-

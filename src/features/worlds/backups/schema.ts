@@ -49,20 +49,6 @@ export const RestoreStartedSchema = z
 
 export const BackupDeletedSchema = z.object({ id: z.string(), status: z.literal('expired') }).openapi('BackupDeleted');
 
-export const ServerJobSchema = z
-  .object({
-    name: z.string(),
-    kind: z.string(),
-    state: z.enum(['running', 'succeeded', 'failed']),
-    message: z.string().optional(),
-    backup_id: z.string().optional(),
-    started_at: z.string().optional(),
-    finished_at: z.string().optional(),
-  })
-  .openapi('ServerJob');
-
-export const ServerJobsSchema = z.object({ server: z.string(), jobs: z.array(ServerJobSchema) }).openapi('ServerJobs');
-
 /** An operator's OS user name for the audit: what a login name may hold. */
 export const BreakGlassBody = z
   .object({ os_user: z.string().max(64).optional() })

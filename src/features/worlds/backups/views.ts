@@ -1,5 +1,4 @@
-import type { BackupRow } from './backups.js';
-import type { JobRow } from './jobs.js';
+import type { BackupRow } from './records.js';
 import type { BackupView } from './schema.js';
 
 /** BackupView: the storage reference and the hash stay inside. */
@@ -16,17 +15,5 @@ export function toBackupView(row: BackupRow): BackupView {
     ...(row.corrupt ? { corrupt: true } : {}),
     ...(row.verifiedAt ? { verified_at: row.verifiedAt.toISOString() } : {}),
     ...(row.skippedEntries > 0 ? { skipped_entries: row.skippedEntries } : {}),
-  };
-}
-
-export function toServerJob(row: JobRow) {
-  return {
-    name: row.id,
-    kind: row.kind,
-    state: row.state,
-    ...(row.message ? { message: row.message } : {}),
-    ...(row.backupId ? { backup_id: row.backupId } : {}),
-    started_at: row.startedAt.toISOString(),
-    ...(row.finishedAt ? { finished_at: row.finishedAt.toISOString() } : {}),
   };
 }

@@ -5,11 +5,11 @@ import { Readable } from 'node:stream';
 import { eq } from 'drizzle-orm';
 import * as tar from 'tar';
 import { describe, expect, it } from 'vitest';
-import { createTestApps, createTestDeps, errorOf } from '../../../test/helpers/app.js';
-import { useTestDatabase } from '../../../test/helpers/database.js';
-import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
-import { worldBackups } from '../../db/schema/worlds.js';
-import { ownedWorld, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
+import { createTestApps, createTestDeps, errorOf } from '../../../../test/helpers/app.js';
+import { useTestDatabase } from '../../../../test/helpers/database.js';
+import { expectTierMatrix } from '../../../../test/helpers/tier-matrix.js';
+import { worldBackups } from '../../../db/schema/worlds.js';
+import { ownedWorld, testWorlds, useTempDir, worldMember } from '../../../../test/helpers/worlds.js';
 
 /** The names and contents of a tar.gz's files. */
 async function filesOf(archive: Uint8Array): Promise<Record<string, string>> {

@@ -1,19 +1,9 @@
 import { Readable } from 'node:stream';
 import { z } from '@hono/zod-openapi';
-import { DomainError } from '../../lib/errors.js';
-import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
-import { isStaffRole } from '../accounts/index.js';
-import { ServerNameParam } from '../servers/index.js';
-import { requireWorld } from './access.js';
-import { backupToRestore } from './backup-service.js';
-import { exportBackup, exportWorld, ownExport } from './exports.js';
-import { WorldPath } from './path-schema.js';
-
-const TicketSchema = z.object({ ticket: z.string(), state: z.string(), filename: z.string() }).openapi('ExportTicket');
-const StateSchema = z.object({ state: z.string(), message: z.string().optional() }).openapi('ExportState');
-const TicketParam = z.object({ ticket: z.uuid().openapi({ param: { name: 'ticket', in: 'path' } }) });
-const BackupOfServer = ServerNameParam.extend({ id: z.uuid().openapi({ param: { name: 'id', in: 'path' } }) });
-const DownloadQuery = z.object({ path: WorldPath.default(''), dir: z.enum(['true', 'false']).optional() }).strict();
+import { createRouter, defineRoute, errorAnswer, json } from '../../../http/route.js';
+import { ServerNameParam } from '../../servers/index.js';
+import { BackupOfServer, DownloadQuery, StateSchema, TicketParam, TicketSchema } from './schema.js';
+import { exportBackup, exportWorld, openExport, ownExport } from './service.js';
 
 const exportErrors = {
   403: errorAnswer('not the owner or staff'),
@@ -74,36 +64,22 @@ export function externalExportRoutes() {
   return createRouter()
     .openapi(backupExport, async (c) => {
       const { name, id } = c.req.valid('param');
-      const session = c.var.session;
-      await requireWorld(c.var.deps, name, session);
-      const backup = await backupToRestore(c.var.deps, name, id);
-      if (!isStaffRole(session.role) && backup.formerOwner !== session.userId) throw new DomainError('no_backup', 'No such backup.');
-      return c.json(ticketOf(await exportBackup(c.var.deps, backup, session.userId)), 202);
+      return c.json(ticketOf(await exportBackup(c.var.deps, { serverName: name, backupId: id, caller: c.var.session })), 202);
     })
     .openapi(worldExport, async (c) => {
       const { name } = c.req.valid('param');
-      await requireWorld(c.var.deps, name, c.var.session);
-      return c.json(ticketOf(await exportWorld(c.var.deps, name, c.var.session.userId)), 202);
+      return c.json(ticketOf(await exportWorld(c.var.deps, { serverName: name, caller: c.var.session })), 202);
     })
     .openapi(fileDownload, async (c) => {
       const { name } = c.req.valid('param');
-      await requireWorld(c.var.deps, name, c.var.session);
-      return c.json(ticketOf(await exportWorld(c.var.deps, name, c.var.session.userId, c.req.valid('query').path)), 202);
+      return c.json(ticketOf(await exportWorld(c.var.deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path })), 202);
     })
     .openapi(exportState, async (c) => {
       const row = await ownExport(c.var.deps, c.req.valid('param').ticket, c.var.session.userId);
       return c.json({ state: row.state, ...(row.message ? { message: row.message } : {}) }, 200);
     })
     .openapi(exportDownload, async (c) => {
-      const row = await ownExport(c.var.deps, c.req.valid('param').ticket, c.var.session.userId);
-      if (row.state !== 'ready') throw new DomainError('conflict', `The export is ${row.state}.`);
-      let body: Readable;
-      try {
-        body = await c.var.deps.worlds.store.get(row.storageKey);
-      } catch (err) {
-        c.var.deps.log.warn({ err, ticket: row.ticket }, 'export unreadable from the backup store');
-        throw new DomainError('unavailable', 'The backup store cannot be reached.');
-      }
+      const { row, body } = await openExport(c.var.deps, c.req.valid('param').ticket, c.var.session.userId);
       const filename = row.filename.replace(/[^A-Za-z0-9._-]/g, '_');
       return c.body(Readable.toWeb(body) as ReadableStream<Uint8Array>, 200, {
         'Content-Type': row.contentType,

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../test/helpers/app.js';
-import { useTestDatabase } from '../../../test/helpers/database.js';
-import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
-import { ownedWorld, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
+import { createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../../test/helpers/app.js';
+import { useTestDatabase } from '../../../../test/helpers/database.js';
+import { expectTierMatrix } from '../../../../test/helpers/tier-matrix.js';
+import { ownedWorld, testWorlds, useTempDir, worldMember } from '../../../../test/helpers/worlds.js';
 
 const sha = (bytes: string | Buffer) => createHash('sha256').update(bytes).digest('hex');
 const b64 = (text: string) => Buffer.from(text).toString('base64');

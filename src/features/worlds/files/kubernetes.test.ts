@@ -1,113 +1,30 @@
-import { leases } from '../../db/schema/coordination.js';
-import { execFile } from 'node:child_process';
+import { leases } from '../../../db/schema/coordination.js';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../test/helpers/app.js';
-import { useTestDatabase } from '../../../test/helpers/database.js';
-import { KubeStandIn } from '../../../test/helpers/kube-stand-in.js';
-import { addServer } from '../../../test/helpers/servers.js';
-import { claimFor, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
-import { LocalBackupStore } from '../../adapters/backup-store/local.js';
-import { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js';
-import { kubeConfigFor } from '../../adapters/cluster/kubernetes/kubeconfig.js';
-import { main as worldJobCli } from '../../cli/world-job.js';
-import { runFilesCommand } from './files-command.js';
-import { CONTENT_PARTS_ENV, contentFromEnv, RESULT_MARKER, resultOf } from './files-protocol.js';
-import { FILE_JOB_WAIT_MS, FILES_CONTAINER, fileJobManifest, filesJobName, KubernetesWorldFileOps } from './kubernetes-files.js';
-import { JobTracker } from './runtime.js';
+import { createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../../test/helpers/app.js';
+import { useTestDatabase } from '../../../../test/helpers/database.js';
+import { KubeStandIn } from '../../../../test/helpers/kube-stand-in.js';
+import { addServer } from '../../../../test/helpers/servers.js';
+import { claimFor, useTempDir, worldMember } from '../../../../test/helpers/worlds.js';
+import { LocalBackupStore } from '../../../adapters/backup-store/local.js';
+import { KubernetesCluster } from '../../../adapters/cluster/kubernetes/adapter.js';
+import { kubeConfigFor } from '../../../adapters/cluster/kubernetes/kubeconfig.js';
+import { main as worldJobCli } from '../../../cli/world-job.js';
+import { RESULT_MARKER } from '../../../adapters/cluster/world-file-protocol.js';
+import { FILE_JOB_WAIT_MS, fileJobManifest, KubernetesWorldFileOps } from '../../../adapters/cluster/kubernetes/world-files.js';
+import { JobTracker } from '../runtime.js';
 
 type KubeObject = ReturnType<KubeStandIn['list']>[number];
-const run = promisify(execFile);
 const NS = 'felis';
-const OP_ID = '0b6f8f8e-5f0c-4d5e-9a4b-3c2d1e0f9a8b';
 const sha = (bytes: string | Buffer) => createHash('sha256').update(bytes).digest('hex');
 const b64 = (text: string | Buffer) => Buffer.from(text).toString('base64');
 
 type Container = { name: string; args: string[]; env?: Array<{ name: string; value: string }>; envFrom?: unknown; volumeMounts: Array<{ name: string; mountPath: string; readOnly?: boolean }> };
 type PodSpec = { containers: Container[]; volumes: Array<{ name: string; persistentVolumeClaim?: { claimName: string; readOnly?: boolean } }>; automountServiceAccountToken: boolean; securityContext: Record<string, unknown> };
 const podSpecOf = (job: KubeObject | ReturnType<typeof fileJobManifest>) => (job.spec as { template: { spec: PodSpec } }).template.spec;
-
-describe('the file Job manifest', () => {
-  const options = { namespace: NS, image: 'ghcr.io/felis/control-plane:4.1.0' };
-
-  it('mounts the claim read-only for a listing, carries no Secret and no token, and passes values as separate arguments', () => {
-    const job = fileJobManifest('alpha', OP_ID, { op: 'list', path: 'a b/$(rm -rf ~)' }, undefined, options);
-    const pod = podSpecOf(job);
-    const container = pod.containers[0]!;
-    expect(job.metadata).toMatchObject({ name: 'felis-files-alpha-0b6f8f8e', namespace: NS, labels: { 'felis.dev/files-op': OP_ID, 'felis.dev/world-server': 'alpha', 'felis.dev/files-mode': 'list' } });
-    expect(job.spec).toMatchObject({ backoffLimit: 0, activeDeadlineSeconds: 60 });
-    expect(pod.volumes).toEqual([{ name: 'world', persistentVolumeClaim: { claimName: 'world-alpha-0', readOnly: true } }]);
-    expect(container.volumeMounts).toEqual([{ name: 'world', mountPath: '/data', readOnly: true }]);
-    expect(container).toMatchObject({ name: FILES_CONTAINER, image: options.image, command: ['node', 'dist/cli/world-job.js'] });
-    expect(container.args).toEqual(['files', 'list', '--folder', '/data', '--path', 'a b/$(rm -rf ~)']);
-    expect(container.envFrom).toBeUndefined();
-    expect(pod).toMatchObject({ automountServiceAccountToken: false, securityContext: { runAsNonRoot: true, runAsUser: 1000, fsGroup: 1000 } });
-    expect(container).toMatchObject({ securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } }, resources: { limits: { memory: '256Mi' } } });
-  });
-
-  it('mounts read-write for a write and carries its content in base64 chunks each under 128 KiB', () => {
-    const content = Buffer.alloc(256 * 1024, 7);
-    const job = fileJobManifest('alpha', OP_ID, { op: 'write', path: 'a.txt', expectSha256: 'a'.repeat(64) }, content, options);
-    const container = podSpecOf(job).containers[0]!;
-    expect(container.volumeMounts[0]!.readOnly).toBe(false);
-    expect(podSpecOf(job).volumes[0]!.persistentVolumeClaim!.readOnly).toBe(false);
-    expect(container.args).toEqual(['files', 'write', '--folder', '/data', '--path', 'a.txt', '--expect-sha256', 'a'.repeat(64)]);
-    const env = Object.fromEntries(container.env!.map((e) => [e.name, e.value]));
-    expect(env[CONTENT_PARTS_ENV]).toBe('4');
-    for (const e of container.env!) expect(Buffer.byteLength(`${e.name}=${e.value}`)).toBeLessThan(128 * 1024);
-    expect(contentFromEnv(env).equals(content)).toBe(true);
-  });
-
-  it('names each operation\'s Job apart, within a label value\'s 63 characters', () => {
-    expect(filesJobName('x'.repeat(63), OP_ID).length).toBeLessThanOrEqual(63);
-    expect(filesJobName('ab-'.repeat(20), OP_ID)).not.toMatch(/--/);
-    expect(fileJobManifest('alpha', OP_ID, { op: 'rename', path: 'a', to: 'b c' }, undefined, options).spec!.template.spec!.containers[0]!.args).toEqual([
-      'files', 'rename', '--folder', '/data', '--path', 'a', '--to', 'b c',
-    ]);
-  });
-});
-
-describe('the CLI\'s files subcommand', () => {
-  const tempDir = useTempDir();
-
-  async function runCli(argv: string[], env: NodeJS.ProcessEnv = {}) {
-    const lines: string[] = [];
-    const code = await runFilesCommand(argv, env, (l) => void lines.push(l), () => {});
-    return { code, result: resultOf(lines) };
-  }
-
-  it('confines paths in the pod too, and refuses bad arguments with exit 2', async () => {
-    const folder = tempDir();
-    expect(await runCli(['read', '--folder', folder, '--path', '../etc/passwd'])).toEqual({ code: 1, result: { ok: false, code: 'bad_path', message: expect.any(String) } });
-    expect((await runCli(['chmod', '--folder', folder, '--path', 'a'])).code).toBe(2);
-    expect((await runCli(['read', '--folder', 'relative', '--path', 'a'])).code).toBe(2);
-    expect((await runCli(['write', '--folder', folder, '--path', 'a', '--expect-sha256', 'nothex'])).code).toBe(2);
-  });
-
-  it('prints a 1 MiB read whole when run as its own process on a pipe, as the Job runs it', async () => {
-    const folder = tempDir();
-    const bytes = Buffer.alloc(1024 * 1024, 'xyz');
-    writeFileSync(join(folder, 'big.bin'), bytes);
-    const { stdout } = await run(join('node_modules', '.bin', 'tsx'), ['src/cli/world-job.ts', 'files', 'read', '--folder', folder, '--path', 'big.bin'], {
-      env: { PATH: process.env.PATH },
-      maxBuffer: 8 * 1024 * 1024,
-    });
-    expect(resultOf(stdout.split('\n'))).toMatchObject({ ok: true, result: { sha256: sha(bytes), content: bytes.toString('base64') } });
-  }, 30_000);
-
-  it('writes the content from its chunks, and fails (not a partial file) when a chunk is missing', async () => {
-    const folder = tempDir();
-    const env = { [CONTENT_PARTS_ENV]: '2', FELIS_CONTENT_0: b64('hello world').slice(0, 8), FELIS_CONTENT_1: b64('hello world').slice(8) };
-    expect(await runCli(['write', '--folder', folder, '--path', 'a.txt', '--create-only'], env)).toMatchObject({ code: 0, result: { ok: true, result: { status: 'created', sha256: sha('hello world') } } });
-    expect(readFileSync(join(folder, 'a.txt'), 'utf8')).toBe('hello world');
-    expect(await runCli(['write', '--folder', folder, '--path', 'b.txt'], { [CONTENT_PARTS_ENV]: '2', FELIS_CONTENT_0: 'aGk=' })).toMatchObject({ code: 1, result: { ok: false, code: 'failed' } });
-    expect(existsSync(join(folder, 'b.txt'))).toBe(false);
-  });
-});
 
 describe('world file routes on Kubernetes (API stand-in)', () => {
   const database = useTestDatabase();

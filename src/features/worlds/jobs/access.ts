@@ -1,22 +1,20 @@
-import type { Deps } from '../../deps.js';
-import { DomainError } from '../../lib/errors.js';
-import type { SessionContext } from '../../http/session.js';
-import { isStaffRole } from '../accounts/index.js';
-import type { CachedServer } from '../servers/index.js';
-import { ownerOf, requireServer, syncedCache } from '../servers/index.js';
-import type { WorldFolders } from './runtime.js';
+import type { Deps } from '../../../deps.js';
+import { DomainError } from '../../../lib/errors.js';
+import type { SessionContext } from '../../../http/session.js';
+import { isStaffRole } from '../../accounts/index.js';
+import { ownerOf, requireServer, syncedCache } from '../../servers/index.js';
 
-/** The server of a world route, its owner, and whether the caller is staff: owner or staff only. */
-export async function requireWorld(
-  deps: Pick<Deps, 'database' | 'cluster' | 'config'>,
-  name: string,
-  session: SessionContext,
-): Promise<{ server: CachedServer; owner: string | undefined; staff: boolean }> {
-  const server = await requireServer(deps, name);
+/** Who asks, as the worlds' rules see them: a signed-in account and its role. */
+export type Caller = Pick<SessionContext, 'userId' | 'role'>;
+
+export const isStaff = (caller: Caller) => isStaffRole(caller.role);
+
+/** The owner of a world the caller may touch: its owner or staff only (404 without the server). */
+export async function requireWorld(deps: Pick<Deps, 'database' | 'cluster' | 'config'>, name: string, caller: Caller): Promise<{ owner: string | undefined }> {
+  await requireServer(deps, name);
   const owner = await ownerOf(deps.database.db, name);
-  const staff = isStaffRole(session.role);
-  if (owner !== session.userId && !staff) throw new DomainError('forbidden', `Only ${name}'s owner or staff may do this.`);
-  return { server, owner, staff };
+  if (owner !== caller.userId && !isStaff(caller)) throw new DomainError('forbidden', `Only ${name}'s owner or staff may do this.`);
+  return { owner };
 }
 
 /** 409 not_stopped unless the server is down and meant to stay down (read fresh from the cache). */
@@ -29,8 +27,13 @@ export async function requireStopped(deps: Pick<Deps, 'cluster' | 'config'>, nam
   }
 }
 
-/** The world folders this process can reach, or 503 (worlds on cluster volumes are reached by jobs). */
-export function localFolders(deps: Pick<Deps, 'worlds'>): WorldFolders {
-  if (!deps.worlds.folders) throw new DomainError('unavailable', 'World files cannot be reached from this service.');
-  return deps.worlds.folders;
+/**
+ * A stopped world the caller may touch, and the way to its volume (`reach`): owner or staff, then
+ * 503 when the volume cannot be reached, then 409 not_stopped.
+ */
+export async function requireStoppedWorld<T>(deps: Pick<Deps, 'database' | 'cluster' | 'config'>, name: string, caller: Caller, reach: () => T): Promise<T> {
+  await requireWorld(deps, name, caller);
+  const reached = reach();
+  await requireStopped(deps, name);
+  return reached;
 }

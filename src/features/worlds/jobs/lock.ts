@@ -4,14 +4,13 @@ import {
   leaseOf,
   leasePrefix,
   releaseLease,
-  renewLease,
   sweepLapsedLeases,
   takeLease,
   type HeldLease,
-} from '../../coordination/index.js';
-import type { Queryable } from '../../db/client.js';
-import type { Deps } from '../../deps.js';
-import { DomainError } from '../../lib/errors.js';
+} from '../../../coordination/index.js';
+import type { Queryable } from '../../../db/client.js';
+import type { Deps } from '../../../deps.js';
+import { DomainError } from '../../../lib/errors.js';
 
 /**
  * A world's lock: the lease `world:<server>` (src/coordination), held by the one job or file
@@ -21,7 +20,7 @@ import { DomainError } from '../../lib/errors.js';
 /** How long a lock outlives its holder's last renewal. */
 export const LOCK_LEASE_MS = 60_000;
 /** How often a living holder renews (real time: the holder's process is alive or it is not). */
-export const LOCK_RENEW_MS = 15_000;
+const LOCK_RENEW_MS = 15_000;
 
 export type LockKind = 'backup' | 'restore' | 'unzip' | 'file_write' | 'upload' | 'export' | 'reclaim';
 
@@ -30,7 +29,7 @@ type LockDeps = Pick<Deps, 'database' | 'clock' | 'log'>;
 const key = LEASE_KEYS.world;
 
 /** Takes the world's lock for `holder`, or takes over one whose lease lapsed (its holder died). */
-export async function tryLock(db: Queryable, now: Date, serverName: string, holder: string, kind: LockKind): Promise<boolean> {
+async function tryLock(db: Queryable, now: Date, serverName: string, holder: string, kind: LockKind): Promise<boolean> {
   return takeLease(db, now, { key: key(serverName), holder, purpose: kind, ttlMs: LOCK_LEASE_MS });
 }
 
@@ -40,10 +39,6 @@ export async function tryLock(db: Queryable, now: Date, serverName: string, hold
  */
 export async function keepLock(db: Queryable, now: Date, serverName: string, holder: string, kind: string): Promise<boolean> {
   return takeLease(db, now, { key: key(serverName), holder, purpose: kind, ttlMs: LOCK_LEASE_MS }, { orOwn: true });
-}
-
-export async function renewLock(db: Queryable, now: Date, serverName: string, holder: string): Promise<boolean> {
-  return renewLease(db, now, key(serverName), holder, LOCK_LEASE_MS);
 }
 
 export async function releaseLock(db: Queryable, serverName: string, holder: string): Promise<void> {
@@ -66,7 +61,7 @@ export async function lockHolderKind(db: Queryable, serverName: string): Promise
 }
 
 /** A held lock: renewed in the background until released. */
-export interface HeldLock extends Omit<HeldLease, 'key'> {
+interface HeldLock extends Omit<HeldLease, 'key'> {
   readonly serverName: string;
 }
 

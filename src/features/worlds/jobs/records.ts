@@ -1,9 +1,9 @@
 import { and, desc, eq, lt, notExists, sql } from 'drizzle-orm';
-import type { Queryable } from '../../db/client.js';
-import { leases } from '../../db/schema/coordination.js';
-import { worldJobs } from '../../db/schema/worlds.js';
-import type { Deps } from '../../deps.js';
-import type { RandomSource } from '../../lib/random.js';
+import type { Queryable } from '../../../db/client.js';
+import { leases } from '../../../db/schema/coordination.js';
+import { worldJobs } from '../../../db/schema/worlds.js';
+import type { Deps } from '../../../deps.js';
+import type { RandomSource } from '../../../lib/random.js';
 import { LOCK_LEASE_MS } from './lock.js';
 
 export type JobKind = (typeof worldJobs.$inferSelect)['kind'];

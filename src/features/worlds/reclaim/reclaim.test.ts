@@ -2,16 +2,17 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { createTestDeps } from '../../../test/helpers/app.js';
-import { useTestDatabase } from '../../../test/helpers/database.js';
-import { addServer } from '../../../test/helpers/servers.js';
-import { createUser } from '../../../test/helpers/sessions.js';
-import { serverActivity, serverClaims } from '../../db/schema/servers.js';
-import { worldBackups, worldJobs } from '../../db/schema/worlds.js';
-import { serverCacheOf } from '../servers/cache.js';
-import { IDLE_RECLAIM_MS, reclaimIdleWorlds } from './reclaim.js';
-import { restoreFolder } from './restore.js';
-import { testWorlds, useTempDir } from '../../../test/helpers/worlds.js';
+import { createTestDeps } from '../../../../test/helpers/app.js';
+import { useTestDatabase } from '../../../../test/helpers/database.js';
+import { addServer } from '../../../../test/helpers/servers.js';
+import { createUser } from '../../../../test/helpers/sessions.js';
+import { BackupStoreFullError } from '../../../adapters/backup-store/types.js';
+import { serverActivity, serverClaims } from '../../../db/schema/servers.js';
+import { worldBackups, worldJobs } from '../../../db/schema/worlds.js';
+import { serverCacheOf } from '../../servers/cache.js';
+import { IDLE_RECLAIM_MS, reclaimIdleWorlds } from './service.js';
+import { restoreFolder } from '../backups/folders.js';
+import { testWorlds, useTempDir } from '../../../../test/helpers/worlds.js';
 
 describe('idle reclaim', () => {
   const database = useTestDatabase();
@@ -61,7 +62,7 @@ describe('idle reclaim', () => {
     writeFileSync(join(await worlds.folders.folder(name), 'level.dat'), 'keep me');
     deps.clock.advance(IDLE_RECLAIM_MS + 1);
     worlds.store.put = async () => {
-      throw Object.assign(new Error('full'), { name: 'BackupStoreFullError' });
+      throw new BackupStoreFullError('full');
     };
     expect(await reclaimIdleWorlds(deps)).toEqual([]);
     expect(await worlds.folders.exists(name)).toBe(true);

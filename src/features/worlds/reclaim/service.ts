@@ -1,16 +1,15 @@
 import { eq } from 'drizzle-orm';
-import { serverActivity, serverClaims } from '../../db/schema/servers.js';
-import { DomainError } from '../../lib/errors.js';
-import { serverCacheOf } from '../servers/index.js';
-import { worldJobs } from '../../db/schema/worlds.js';
-import { createBackupRow } from './backups.js';
-import { runnerOf, type WorldJobPlan, type WorldJobRunner } from './job-runner.js';
-import { startWorldJob, type JobDeps } from './run-job.js';
-import { readWorldTimes } from './settings.js';
-import { settlePlan } from './settle.js';
+import type { StepOutcome, WorldJobPlan, WorldJobRunner } from '../../../adapters/cluster/world-jobs.js';
+import { serverActivity, serverClaims } from '../../../db/schema/servers.js';
+import { worldJobs } from '../../../db/schema/worlds.js';
+import { DomainError } from '../../../lib/errors.js';
+import { serverCacheOf } from '../../servers/index.js';
+import { createBackupRow, recordArchiveOutcome } from '../backups/index.js';
+import { JobFailure, runnerOf, startWorldJob, type JobDeps, type JobOutcome, type SettleDeps } from '../jobs/index.js';
+import { readWorldTimes, WORLD_SETTINGS } from '../settings/index.js';
 
 /** The default idle time before a world is reclaimed (setting `idle_reclaim_days`). */
-export const IDLE_RECLAIM_MS = 15 * 24 * 60 * 60 * 1000;
+export const IDLE_RECLAIM_MS = WORLD_SETTINGS.idleReclaimDays.fallback * 24 * 60 * 60 * 1000;
 
 /** When the world was last in use: the later of its last start and last join, else its claim. */
 async function lastUsed(deps: JobDeps, serverName: string): Promise<Date | undefined> {
@@ -52,7 +51,7 @@ export async function reclaimIdleWorlds(deps: JobDeps): Promise<string[]> {
         const [claim] = await deps.database.db.select({ userId: serverClaims.userId }).from(serverClaims).where(eq(serverClaims.serverName, serverName));
         const row = await createBackupRow(deps, { serverName, reason: 'inactive_15d', formerOwner: claim?.userId });
         const plan: WorldJobPlan = { jobId, serverName, kind: 'reclaim', step: { op: 'backup', key: row.storageKey }, backupId: row.id };
-        return settlePlan(deps, plan, await runner.run(plan));
+        return settleReclaim(deps, plan, await runner.run(plan));
       });
       await done;
       const [row] = await deps.database.db.select({ state: worldJobs.state }).from(worldJobs).where(eq(worldJobs.id, jobId));
@@ -63,4 +62,12 @@ export async function reclaimIdleWorlds(deps: JobDeps): Promise<string[]> {
     }
   }
   return reclaimed;
+}
+
+/** Records a reclaim's archive; only a verified one gives the volume back. */
+export async function settleReclaim(deps: SettleDeps, plan: WorldJobPlan, outcome: StepOutcome): Promise<JobOutcome> {
+  const backup = await recordArchiveOutcome(deps, plan.backupId!, outcome);
+  if (backup.corrupt || backup.verifiedAt === null) throw new JobFailure('the archive did not verify; the volume is kept');
+  await runnerOf(deps).release(plan.serverName);
+  return { backupId: backup.id };
 }

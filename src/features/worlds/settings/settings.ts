@@ -1,5 +1,5 @@
-import type { Queryable } from '../../db/client.js';
-import { integerSetting } from '../servers/index.js';
+import type { Queryable } from '../../../db/client.js';
+import { integerSetting } from '../../servers/index.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -14,12 +14,29 @@ export const WORLD_SETTINGS = {
   idleReclaimDays: { key: 'idle_reclaim_days', fallback: 15 },
   /** How often the backup pass (expiry, exports, re-verification, idle reclaim) runs. */
   worldsSweepSeconds: { key: 'worlds_sweep_seconds', fallback: 600 },
+  /** The same setting the context upload reads: one part size for every upload in parts. */
+  partMaxBytes: { key: 'part_max_bytes', fallback: 32 * 1024 * 1024 },
+  /** A session untouched this long is dropped with its staged bytes (the original's 6 h). */
+  sessionIdleSeconds: { key: 'upload_session_idle_seconds', fallback: 6 * 60 * 60 },
+  /** Open sessions per account: each reserves its whole size on the staging disk. */
+  sessionsPerUser: { key: 'upload_sessions_per_user', fallback: 4 },
+  /** The most an unzip may write, summed over its entries' declared sizes (zip bombs). */
+  unzipMaxBytes: { key: 'unzip_max_bytes', fallback: 8 * 1024 * 1024 * 1024 },
+  /** The most entries an unzip takes, folders included. */
+  unzipMaxEntries: { key: 'unzip_max_entries', fallback: 100_000 },
 } as const;
 
+export type WorldSetting = keyof typeof WORLD_SETTINGS;
+
+/** A setting in force (an integer of at least 0, else its default). */
+export async function worldSetting(db: Queryable, name: WorldSetting): Promise<number> {
+  return integerSetting(db, WORLD_SETTINGS[name]);
+}
+
 /** A setting of at least 1, else its default (0 would expire every backup at once). */
-async function positive(db: Queryable, setting: { key: string; fallback: number }): Promise<number> {
-  const value = await integerSetting(db, setting);
-  return value >= 1 ? value : setting.fallback;
+async function positive(db: Queryable, name: WorldSetting): Promise<number> {
+  const value = await worldSetting(db, name);
+  return value >= 1 ? value : WORLD_SETTINGS[name].fallback;
 }
 
 export interface WorldTimes {
@@ -32,15 +49,14 @@ export interface WorldTimes {
 
 /** The worlds' lifetimes and intervals in force, in milliseconds. */
 export async function readWorldTimes(db: Queryable): Promise<WorldTimes> {
-  const s = WORLD_SETTINGS;
   const [manual, preRestore, inactive, reverify, exportHours, idle, sweep] = await Promise.all([
-    positive(db, s.retentionManualDays),
-    positive(db, s.retentionPreRestoreDays),
-    positive(db, s.retentionInactiveDays),
-    positive(db, s.reverifyAfterDays),
-    positive(db, s.exportLifetimeHours),
-    positive(db, s.idleReclaimDays),
-    positive(db, s.worldsSweepSeconds),
+    positive(db, 'retentionManualDays'),
+    positive(db, 'retentionPreRestoreDays'),
+    positive(db, 'retentionInactiveDays'),
+    positive(db, 'reverifyAfterDays'),
+    positive(db, 'exportLifetimeHours'),
+    positive(db, 'idleReclaimDays'),
+    positive(db, 'worldsSweepSeconds'),
   ]);
   return {
     retentionMs: { manual: manual * DAY, pre_restore: preRestore * DAY, inactive_15d: inactive * DAY },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toFileOpView } from './file-ops.js';
+import { toFileOpView } from './ops.js';
 
 const started = new Date('2026-06-01T12:00:00.000Z');
 const finished = new Date('2026-06-01T12:01:00.000Z');

@@ -1,9 +1,9 @@
 import { and, desc, eq, gt, inArray, isNull, or } from 'drizzle-orm';
-import { worldFileOps, type FileOpError } from '../../db/schema/world-files.js';
-import { worldJobs } from '../../db/schema/worlds.js';
-import { DomainError } from '../../lib/errors.js';
-import { JobFailure, startWorldJob, type JobDeps } from './run-job.js';
-import { isErrno } from '../../lib/errno.js';
+import { worldFileOps, type FileOpError } from '../../../db/schema/world-files.js';
+import { worldJobs } from '../../../db/schema/worlds.js';
+import { isErrno } from '../../../lib/errno.js';
+import { DomainError } from '../../../lib/errors.js';
+import { JobFailure, startWorldJob, type JobDeps } from '../jobs/index.js';
 
 export type FileOpKind = 'upload' | 'unzip';
 

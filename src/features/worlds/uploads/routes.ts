@@ -1,30 +1,8 @@
-import { statfs } from 'node:fs/promises';
 import type { Context } from 'hono';
-import { and, eq } from 'drizzle-orm';
-import { worldUploadSessions } from '../../db/schema/world-files.js';
-import type { AppEnv } from '../../http/env.js';
-import { DomainError } from '../../lib/errors.js';
-import { rawBodyOf } from '../../http/raw-body.js';
-import { createRouter, defineRoute, errorAnswer, json, jsonBody, rawBody } from '../../http/route.js';
-import { ServerNameParam } from '../servers/index.js';
-import { localFolders, requireStopped, requireWorld } from './access.js';
-import { FileOpFailure, listFileOps, startFileOp } from './file-ops.js';
-import { uploadWorldFile, worldPath } from './files.js';
-import { worldPathSegments } from './paths.js';
-import { recoverWorldFolder } from './restore.js';
-import { unzipInWorld } from './unzip.js';
-import {
-  appendPart,
-  beginUpload,
-  claimForCommit,
-  dropUpload,
-  findSession,
-  finishUpload,
-  sessionView,
-  stagedBytes,
-  stagedFile,
-} from './upload-sessions.js';
-import { uploadSetting } from './upload-settings.js';
+import type { AppEnv } from '../../../http/env.js';
+import { rawBodyOf } from '../../../http/raw-body.js';
+import { createRouter, defineRoute, errorAnswer, json, jsonBody, rawBody } from '../../../http/route.js';
+import { ServerNameParam } from '../../servers/index.js';
 import {
   BeginUploadBody,
   FileOpBody,
@@ -34,8 +12,8 @@ import {
   UploadOffsetQuery,
   UploadPathQuery,
   UploadSessionSchema,
-} from './uploads-schema.js';
-import { isUuid } from '../../lib/uuid.js';
+} from './schema.js';
+import { appendUploadPart, beginWorldUpload, cancelUpload, commitUpload, listWorldFileOps, partLimit, startUnzip, uploadStatus } from './service.js';
 
 const APP = { tier: 'app' } as const;
 const base = '/api/v1/servers/{name}/files';
@@ -71,18 +49,7 @@ const status = defineRoute(APP, {
 });
 
 /** A part carries at most part_max_bytes, and no more than the upload still lacks after `offset`. */
-async function partLimit(c: Context<AppEnv>): Promise<number> {
-  const { db } = c.var.deps.database;
-  const partMax = await uploadSetting(db, 'partMaxBytes');
-  const id = c.req.param('id') ?? '';
-  const offset = Number(c.req.query('offset'));
-  if (!isUuid(id) || !c.var.session || !Number.isSafeInteger(offset) || offset < 0) return partMax;
-  const [row] = await db
-    .select({ size: worldUploadSessions.size })
-    .from(worldUploadSessions)
-    .where(and(eq(worldUploadSessions.id, id), eq(worldUploadSessions.userId, c.var.session.userId)));
-  return row ? Math.max(0, Math.min(partMax, row.size - offset)) : partMax;
-}
+const partLimitOf = (c: Context<AppEnv>) => partLimit(c.var.deps, c.var.session?.userId, c.req.param('id') ?? '', Number(c.req.query('offset')));
 
 const part = defineRoute(
   APP,
@@ -100,7 +67,7 @@ const part = defineRoute(
       507: errorAnswer('uploads_full'),
     },
   },
-  { rawBody: { limit: { name: 'part_max_bytes (or the bytes the upload still lacks)', bytes: partLimit }, digest: 'optional' } },
+  { rawBody: { limit: { name: 'part_max_bytes (or the bytes the upload still lacks)', bytes: partLimitOf }, digest: 'optional' } },
 );
 
 const drop = defineRoute(APP, {
@@ -148,94 +115,36 @@ const ops = defineRoute(APP, {
 export function externalUploadRoutes() {
   return createRouter()
     .openapi(begin, async (c) => {
-      const { deps } = c.var;
-      const session = c.var.session;
       const { name } = c.req.valid('param');
-      await requireWorld(deps, name, session);
-      const folders = localFolders(deps);
-      await requireStopped(deps, name);
-      const { segments, shown } = await worldPath(await folders.folder(name), c.req.valid('query').path);
-      if (segments.length === 0) throw new DomainError('bad_path', 'The path must name a file inside the world folder.');
-      const row = await beginUpload(deps, session.userId, name, shown, c.req.valid('json').size);
-      return c.json(await sessionView(deps.database.db, row), 201);
+      const view = await beginWorldUpload(c.var.deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path, size: c.req.valid('json').size });
+      return c.json(view, 201);
     })
     .openapi(status, async (c) => {
       const { name, id } = c.req.valid('param');
-      await requireWorld(c.var.deps, name, c.var.session);
-      const row = await findSession(c.var.deps, c.var.session.userId, name, id);
-      return c.json(await sessionView(c.var.deps.database.db, row), 200);
+      return c.json(await uploadStatus(c.var.deps, { serverName: name, caller: c.var.session, id }), 200);
     })
     .openapi(part, async (c) => {
       const { name, id } = c.req.valid('param');
-      await requireWorld(c.var.deps, name, c.var.session);
-      const row = await findSession(c.var.deps, c.var.session.userId, name, id);
-      const updated = await appendPart(c.var.deps, row, c.req.valid('query').offset, rawBodyOf(c));
-      return c.json(await sessionView(c.var.deps.database.db, updated), 200);
+      const view = await appendUploadPart(c.var.deps, { serverName: name, caller: c.var.session, id, offset: c.req.valid('query').offset, body: rawBodyOf(c) });
+      return c.json(view, 200);
     })
     .openapi(drop, async (c) => {
       const { name, id } = c.req.valid('param');
-      await requireWorld(c.var.deps, name, c.var.session);
-      await dropUpload(c.var.deps, await findSession(c.var.deps, c.var.session.userId, name, id));
+      await cancelUpload(c.var.deps, { serverName: name, caller: c.var.session, id });
       return c.body(null, 204);
     })
     .openapi(commit, async (c) => {
-      const { deps } = c.var;
-      const session = c.var.session;
       const { name, id } = c.req.valid('param');
-      const overwrite = c.req.valid('json').overwrite ?? false;
-      await requireWorld(deps, name, session);
-      const folders = localFolders(deps);
-      const row = await findSession(deps, session.userId, name, id);
-      const claim = await claimForCommit(deps, row);
-      try {
-        const op = await startFileOp(
-          deps,
-          { serverName: name, kind: 'upload', path: row.path, total: row.size, requestedBy: session.userId },
-          async ({ jobId, progress }) => {
-            await claim.bind(jobId);
-            const root = await folders.folder(name);
-            await recoverWorldFolder(root);
-            const fs = await statfs(root);
-            const avail = fs.bavail * fs.bsize;
-            if (row.size > avail) {
-              throw new FileOpFailure({ code: 'volume_full', need: row.size, avail, message: `The file needs ${row.size} bytes and the world volume has ${avail} free; nothing was changed.` });
-            }
-            const source = stagedBytes(stagedFile(deps, row.id), row.parts, progress.report);
-            const stored = await uploadWorldFile(root, row.path, source, { overwrite });
-            await finishUpload(deps, row.id);
-            return { files: 1, bytes: stored.size };
-          },
-        );
-        return c.json({ op }, 202);
-      } catch (err) {
-        await claim.release();
-        throw err;
-      }
+      const op = await commitUpload(c.var.deps, { serverName: name, caller: c.var.session, id, overwrite: c.req.valid('json').overwrite ?? false });
+      return c.json({ op }, 202);
     })
     .openapi(unzip, async (c) => {
-      const { deps } = c.var;
       const { name } = c.req.valid('param');
-      const { path } = c.req.valid('query');
-      const overwrite = c.req.valid('json').overwrite ?? false;
-      await requireWorld(deps, name, c.var.session);
-      const folders = localFolders(deps);
-      const shown = worldPathSegments(path).join('/');
-      if (!shown.toLowerCase().endsWith('.zip')) throw new DomainError('bad_path', 'Only a .zip file can be extracted.');
-      const limits = { maxBytes: await uploadSetting(deps.database.db, 'unzipMaxBytes'), maxEntries: await uploadSetting(deps.database.db, 'unzipMaxEntries') };
-      const op = await startFileOp(
-        deps,
-        { serverName: name, kind: 'unzip', path: shown, total: 0, requestedBy: c.var.session.userId },
-        async ({ jobId, progress }) => {
-          const root = await folders.folder(name);
-          await recoverWorldFolder(root);
-          return unzipInWorld(root, shown, { overwrite, limits, workId: jobId, onTotal: progress.setTotal, onProgress: progress.report });
-        },
-      );
+      const op = await startUnzip(c.var.deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path, overwrite: c.req.valid('json').overwrite ?? false });
       return c.json({ op }, 202);
     })
     .openapi(ops, async (c) => {
       const { name } = c.req.valid('param');
-      await requireWorld(c.var.deps, name, c.var.session);
-      return c.json({ ops: await listFileOps(c.var.deps, name) }, 200);
+      return c.json({ ops: await listWorldFileOps(c.var.deps, name, c.var.session) }, 200);
     });
 }

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { ServerNameParam } from '../servers/index.js';
-import { WorldPath } from './path-schema.js';
+import { ServerNameParam } from '../../servers/index.js';
+import { WorldPath } from '../volumes/index.js';
 
 const int = z.number().int();
 

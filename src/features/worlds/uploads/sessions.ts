@@ -3,16 +3,16 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, rm, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { and, count, eq, gt, isNull, lt, notExists, or, sql, sum } from 'drizzle-orm';
-import type { Queryable } from '../../db/client.js';
-import { worldUploadSessions, type UploadPart } from '../../db/schema/world-files.js';
-import { worldJobs } from '../../db/schema/worlds.js';
-import type { Deps } from '../../deps.js';
-import { DomainError } from '../../lib/errors.js';
-import { FileOpFailure } from './file-ops.js';
-import { newId } from './jobs.js';
-import { uploadSetting } from './upload-settings.js';
-import { isUuid } from '../../lib/uuid.js';
-import { isErrno } from '../../lib/errno.js';
+import type { Queryable } from '../../../db/client.js';
+import { worldUploadSessions, type UploadPart } from '../../../db/schema/world-files.js';
+import { worldJobs } from '../../../db/schema/worlds.js';
+import type { Deps } from '../../../deps.js';
+import { DomainError } from '../../../lib/errors.js';
+import { isErrno } from '../../../lib/errno.js';
+import { isUuid } from '../../../lib/uuid.js';
+import { newId } from '../jobs/index.js';
+import { worldSetting } from '../settings/index.js';
+import { FileOpFailure } from './ops.js';
 
 export type UploadDeps = Pick<Deps, 'database' | 'clock' | 'random' | 'config' | 'log'>;
 export type SessionRow = typeof worldUploadSessions.$inferSelect;
@@ -43,13 +43,13 @@ export async function sessionView(db: Queryable, row: SessionRow): Promise<Uploa
     path: row.path,
     size: row.size,
     received: row.received,
-    part_max_bytes: await uploadSetting(db, 'partMaxBytes'),
+    part_max_bytes: await worldSetting(db, 'partMaxBytes'),
     parts: row.parts,
   };
 }
 
 export async function idleCutoff(deps: UploadDeps): Promise<Date> {
-  return new Date(deps.clock.now().getTime() - (await uploadSetting(deps.database.db, 'sessionIdleSeconds')) * 1000);
+  return new Date(deps.clock.now().getTime() - (await worldSetting(deps.database.db, 'sessionIdleSeconds')) * 1000);
 }
 
 /** Neither a part nor a commit holds the session (a commit's job that ended, however, lets go). */
@@ -96,7 +96,7 @@ export async function beginUpload(deps: UploadDeps, userId: string, serverName: 
   const now = deps.clock.now();
   const cutoff = await idleCutoff(deps);
   const live = gt(worldUploadSessions.touchedAt, cutoff);
-  const cap = await uploadSetting(db, 'sessionsPerUser');
+  const cap = await worldSetting(db, 'sessionsPerUser');
   const [mine] = await db.select({ n: count() }).from(worldUploadSessions).where(and(eq(worldUploadSessions.userId, userId), live));
   if ((mine?.n ?? 0) >= cap) throw tooMany(cap);
 

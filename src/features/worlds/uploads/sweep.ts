@@ -1,9 +1,9 @@
 import { readdir, rm } from 'node:fs/promises';
 import { and, inArray, lte } from 'drizzle-orm';
-import { worldUploadSessions } from '../../db/schema/world-files.js';
-import { freeOf, idleCutoff, stageDir, stagedFile, type UploadDeps } from './upload-sessions.js';
-import { isUuid } from '../../lib/uuid.js';
-import { isErrno } from '../../lib/errno.js';
+import { worldUploadSessions } from '../../../db/schema/world-files.js';
+import { isErrno } from '../../../lib/errno.js';
+import { isUuid } from '../../../lib/uuid.js';
+import { freeOf, idleCutoff, stageDir, stagedFile, type UploadDeps } from './sessions.js';
 
 /**
  * Drops sessions idle past `upload_session_idle_seconds` (never one a part or a commit holds) with

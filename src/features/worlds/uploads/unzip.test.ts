@@ -3,11 +3,11 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSy
 import { join } from 'node:path';
 import { crc32, deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../test/helpers/app.js';
-import { useTestDatabase } from '../../../test/helpers/database.js';
-import { ownedWorld, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
-import { writeSetting } from '../servers/settings.js';
-import type { FileOpView } from './file-ops.js';
+import { createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../../test/helpers/app.js';
+import { useTestDatabase } from '../../../../test/helpers/database.js';
+import { ownedWorld, testWorlds, useTempDir, worldMember } from '../../../../test/helpers/worlds.js';
+import { writeSetting } from '../../servers/settings.js';
+import type { FileOpView } from './ops.js';
 
 interface ZipEntry {
   name: string;

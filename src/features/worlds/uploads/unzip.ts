@@ -5,12 +5,12 @@ import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import yauzl, { type Entry, type ZipFile } from 'yauzl';
-import type { FileOpError } from '../../db/schema/world-files.js';
-import { DomainError } from '../../lib/errors.js';
-import { FileOpFailure } from './file-ops.js';
-import { worldPath } from './files.js';
-import { worldPathSegments } from './paths.js';
-import { isErrno } from '../../lib/errno.js';
+import type { FileOpError } from '../../../db/schema/world-files.js';
+import { worldPathSegments } from '../../../adapters/cluster/world-files.js';
+import { isErrno } from '../../../lib/errno.js';
+import { DomainError } from '../../../lib/errors.js';
+import { worldPath } from '../volumes/index.js';
+import { FileOpFailure } from './ops.js';
 
 /** An archive's listing may name no more than this many conflicts; `conflict_count` says how many there are. */
 export const MAX_CONFLICTS = 200;

@@ -1,15 +1,16 @@
 /**
  * The pod's side of a file Job: `world-job.js files <op> --folder /data --path <p> [--to <p>]
  * [--expect-sha256 <hex>] [--create-only]`, a write's content from the environment. It runs the
- * same confined functions as the service's local path and prints its result as marked lines (files-protocol.ts).
+ * same confined functions as the service's local path and prints its result as marked lines
+ * (src/adapters/cluster/world-file-protocol.ts).
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { DomainError } from '../../lib/errors.js';
+import { contentFromEnv, fileOpSchema, JOB_LIST_MAX_ENTRIES, JOB_READ_MAX_BYTES, resultLines, type FileOp, type FileResult } from '../../../adapters/cluster/world-file-protocol.js';
+import { DomainError } from '../../../lib/errors.js';
 import { deleteWorldPath, listFolder, makeWorldFolder, readWorldFile, renameWorldPath, writeWorldFile } from './files.js';
-import { contentFromEnv, fileOpSchema, JOB_LIST_MAX_ENTRIES, JOB_READ_MAX_BYTES, resultLines, type FileOp, type FileResult } from './files-protocol.js';
 
-export function fileOpFromArgs(argv: string[]): { op: FileOp; folder: string } {
+function fileOpFromArgs(argv: string[]): { op: FileOp; folder: string } {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

@@ -2,14 +2,14 @@ import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rename, rm, statfs, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { DomainError } from '../../lib/errors.js';
+import { DomainError } from '../../../lib/errors.js';
+import { isErrno } from '../../../lib/errno.js';
 import { hashStream } from './archive.js';
-import { displayPath, resolveInWorld, worldPathSegments } from './paths.js';
-import { isErrno } from '../../lib/errno.js';
+import { worldPath } from './paths.js';
 
 /** The editor reads whole files in one answer; a bigger one is 413, never cut short. */
-export const READ_MAX_BYTES = 4 * 1024 * 1024;
-export const LIST_MAX_ENTRIES = 1000;
+const READ_MAX_BYTES = 4 * 1024 * 1024;
+const LIST_MAX_ENTRIES = 1000;
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
@@ -27,12 +27,6 @@ const notFound = (path: string) => new DomainError('not_found', `Nothing at ${pa
 function volumeError(err: unknown): unknown {
   if (isErrno(err, 'ENOSPC') || isErrno(err, 'EDQUOT')) return new DomainError('volume_full', 'The world volume is full.');
   return err;
-}
-
-/** A path of a world folder, checked and resolved. */
-export async function worldPath(root: string, path: string, finalLink: 'refuse' | 'allow' = 'refuse') {
-  const segments = worldPathSegments(path);
-  return { segments, shown: displayPath(segments), abs: await resolveInWorld(root, segments, finalLink) };
 }
 
 export async function listFolder(root: string, path: string, maxEntries = LIST_MAX_ENTRIES) {

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { refusedAs } from '../../http/coded-refusal.js';
+import { refusedAs } from '../../../http/coded-refusal.js';
 
 /**
  * A path in a world as a client sends it: long enough for the path rule to be the one that refuses

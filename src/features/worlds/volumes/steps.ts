@@ -1,54 +1,70 @@
 import { createReadStream } from 'node:fs';
-import { lstat } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { z } from 'zod';
-import type { BackupStore } from '../../adapters/backup-store/types.js';
-import { DomainError } from '../../lib/errors.js';
+import { BackupNotFoundError, BackupStoreFullError, type BackupStore } from '../../../adapters/backup-store/types.js';
+import { failure, type ArchiveFacts, type StepFailure, type StepOutcome, type VolumeStep } from '../../../adapters/cluster/world-jobs.js';
+import { DomainError } from '../../../lib/errors.js';
+import { isErrno } from '../../../lib/errno.js';
 import { archiveWorld, hashing, hashStream, unpackWorld } from './archive.js';
-import { worldPath } from './files.js';
-import { recoverWorldFolder, swapInRestoredWorld } from './restore.js';
-import { isErrno } from '../../lib/errno.js';
+import { worldPath } from './paths.js';
+
+const STAGING = '.restore-';
+const PREVIOUS = '.previous-';
+
+async function isDir(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
 
 /**
- * What a world job does on the volume, as plain data: the same step runs in this process on a
- * local folder (simulated cluster) or in a Kubernetes Job's pod by `src/cli/world-job.ts` with the
- * claim mounted. Keys are the store's names, made by the service, never by a client.
+ * Puts a world folder back in order after a restore that died: a staging folder is removed, and a
+ * world that was moved aside but never replaced is moved back. Runs before anything touches it.
  */
-export const volumeStepSchema = z.discriminatedUnion('op', [
-  z.strictObject({ op: z.literal('backup'), key: z.string() }),
-  z.strictObject({ op: z.literal('restore'), key: z.string(), sha256: z.string().regex(/^[a-f0-9]{64}$/), snapshotKey: z.string().optional() }),
-  z.strictObject({ op: z.literal('export'), key: z.string(), path: z.string().max(4096) }),
-]);
-export type VolumeStep = z.infer<typeof volumeStepSchema>;
+export async function recoverWorldFolder(folder: string): Promise<void> {
+  const parent = dirname(folder);
+  const name = basename(folder);
+  let siblings: string[];
+  try {
+    siblings = await readdir(parent);
+  } catch {
+    return;
+  }
+  for (const sibling of siblings) {
+    if (sibling.startsWith(name + STAGING)) await rm(join(parent, sibling), { recursive: true, force: true });
+  }
+  for (const sibling of siblings) {
+    if (!sibling.startsWith(name + PREVIOUS)) continue;
+    const path = join(parent, sibling);
+    if (await isDir(folder)) await rm(path, { recursive: true, force: true });
+    else await rename(path, folder);
+  }
+}
 
-const archiveFactsSchema = z.strictObject({
-  sha256: z.string().regex(/^[a-f0-9]{64}$/),
-  size: z.number().int().nonnegative(),
-  skipped: z.number().int().nonnegative(),
-  /** The archive read back from the store hashed to `sha256`. */
-  verified: z.boolean(),
-});
-export type ArchiveFacts = z.infer<typeof archiveFactsSchema>;
-
-/** The codes a step reports; the job's message starts with the code. */
-export const STEP_CODES = ['backup_store_full', 'volume_full', 'backup_corrupt', 'not_found', 'maintenance_in_progress', 'failed'] as const;
-export type StepCode = (typeof STEP_CODES)[number];
-
-/** A step's outcome: small JSON, so it fits a container's termination message (4 KiB). */
-export const stepOutcomeSchema = z.union([
-  z.strictObject({ ok: z.literal(true), archive: archiveFactsSchema.optional(), snapshot: archiveFactsSchema.optional() }),
-  z.strictObject({ ok: z.literal(false), code: z.enum(STEP_CODES), message: z.string().max(500), snapshot: archiveFactsSchema.optional() }),
-]);
-export type StepOutcome = z.infer<typeof stepOutcomeSchema>;
-export type StepFailure = Extract<StepOutcome, { ok: false }>;
-
-export const failure = (code: StepCode, message: string, snapshot?: ArchiveFacts): StepFailure => ({
-  ok: false,
-  code,
-  message: message.slice(0, 500),
-  ...(snapshot ? { snapshot } : {}),
-});
+/**
+ * Replaces a world folder by what `fill` writes into a staging folder beside it, by two renames,
+ * only once `fill` resolves. Whatever fails before them (a broken stream, a kill, a hash mismatch)
+ * leaves the world as it was, and recoverWorldFolder clears what is left.
+ */
+export async function swapInRestoredWorld(folder: string, tag: string, fill: (staging: string) => Promise<void>): Promise<void> {
+  await recoverWorldFolder(folder);
+  const staging = folder + STAGING + tag;
+  await mkdir(staging, { recursive: true });
+  try {
+    await fill(staging);
+  } catch (err) {
+    await rm(staging, { recursive: true, force: true });
+    throw err;
+  }
+  const previous = folder + PREVIOUS + tag;
+  if (await isDir(folder)) await rename(folder, previous);
+  await rename(staging, folder);
+  await rm(previous, { recursive: true, force: true });
+}
 
 /** A restore's archive does not hash to what the service recorded. */
 class ArchiveMismatch extends Error {}
@@ -65,7 +81,7 @@ async function archiveTo(store: BackupStore, folder: string, key: string): Promi
   try {
     verified = (await hashStream(await store.get(key))).sha256 === sha256;
   } catch (err) {
-    if ((err as Error).name !== 'BackupNotFoundError') throw err;
+    if (!(err instanceof BackupNotFoundError)) throw err;
   }
   return { sha256, size, skipped: archive.skipped(), verified };
 }
@@ -77,12 +93,18 @@ async function restoreFrom(store: BackupStore, folder: string, key: string, sha2
   });
 }
 
-async function exportFrom(store: BackupStore, folder: string, key: string, path: string): Promise<void> {
+/** What a download names in a world folder: a file or a folder (404 not_found otherwise). */
+export async function downloadTarget(folder: string, path: string) {
   const target = await worldPath(folder, path);
   const stat = await lstat(target.abs).catch(() => undefined);
   if (!stat || !(stat.isFile() || stat.isDirectory())) throw new DomainError('not_found', `Nothing to download at ${target.shown || 'the world root'}.`);
+  return { ...target, isFile: stat.isFile() };
+}
+
+async function exportFrom(store: BackupStore, folder: string, key: string, path: string): Promise<void> {
+  const target = await downloadTarget(folder, path);
   let body: Readable;
-  if (stat.isFile()) body = createReadStream(target.abs);
+  if (target.isFile) body = createReadStream(target.abs);
   else {
     const hasher = hashing();
     void pipeline(archiveWorld(target.abs).stream, hasher).catch((err: unknown) => hasher.destroy(err as Error));
@@ -92,11 +114,10 @@ async function exportFrom(store: BackupStore, folder: string, key: string, path:
 }
 
 /** What a thrown error means to the service: a code and a message without a stack or a path. */
-export function failureOf(err: unknown): StepFailure {
-  const name = (err as Error | undefined)?.name;
+function failureOf(err: unknown): StepFailure {
   if (err instanceof ArchiveMismatch) return failure('backup_corrupt', err.message);
-  if (name === 'BackupStoreFullError') return failure('backup_store_full', 'the backup store is full');
-  if (name === 'BackupNotFoundError') return failure('backup_corrupt', 'the archive is missing from the store');
+  if (err instanceof BackupStoreFullError) return failure('backup_store_full', 'the backup store is full');
+  if (err instanceof BackupNotFoundError) return failure('backup_corrupt', 'the archive is missing from the store');
   if (isErrno(err, 'ENOSPC', 'EDQUOT')) return failure('volume_full', 'the world volume is full');
   if (err instanceof DomainError && err.code === 'not_found') return failure('not_found', err.message);
   if (err instanceof DomainError && err.code === 'bad_path') return failure('not_found', 'the path cannot be exported');
@@ -104,7 +125,8 @@ export function failureOf(err: unknown): StepFailure {
 }
 
 /**
- * Runs one step on a world folder. A dead restore is repaired first; a restore's `pre_restore`
+ * Runs one step on a world folder: in this process (the simulated cluster's folders), or in a
+ * world Job's pod (src/cli/world-job.ts) on the mounted claim. A dead restore is repaired first; a restore's `pre_restore`
  * snapshot must be stored and read back whole before anything of the world is replaced.
  * Never throws: every failure is an outcome (the caller logs `onError` for the details).
  */
