@@ -92,18 +92,10 @@ export function externalFileRoutes() {
       return c.json(await readFile(c.var.deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path }), 200);
     })
     .openapi(write, async (c) => {
-      const body = c.req.valid('json');
       const { name } = c.req.valid('param');
-      const written = await writeFile(c.var.deps, {
-        serverName: name,
-        caller: c.var.session,
-        path: c.req.valid('query').path,
-        content: body.content,
-        contentSha256: body.content_sha256,
-        expectSha256: body.expect_sha256,
-        createOnly: body.create_only,
-      });
-      return c.json(written, 200);
+      const { content, content_sha256: contentSha256, expect_sha256: expectSha256, create_only: createOnly } = c.req.valid('json');
+      const target = { serverName: name, caller: c.var.session, path: c.req.valid('query').path };
+      return c.json(await writeFile(c.var.deps, { ...target, content, contentSha256, expectSha256, createOnly }), 200);
     })
     .openapi(remove, async (c) => {
       const { name } = c.req.valid('param');

@@ -1,7 +1,7 @@
 /**
  * The front door of world jobs: what every operation on a world's volume goes through — who may
- * touch the world, its lock (a lease of the coordination module), its job row, and a job started
- * under the lock on a stopped server.
+ * touch the world, its lock (a lease of the coordination module), its job row, a job started under
+ * the lock on a stopped server, and the runner of its step (this process, or the cluster's Job).
  */
 export { isStaff, requireStopped, requireStoppedWorld, requireWorld } from './access.js';
 export type { Caller } from './access.js';

@@ -10,6 +10,13 @@ import { isErrno } from '../../../lib/errno.js';
 import { archiveWorld, hashing, hashStream, unpackWorld } from './archive.js';
 import { worldPath } from './paths.js';
 
+/**
+ * A world job's step on a world folder (runVolumeStep at the end): a backup, a restore with its
+ * `pre_restore` snapshot, an export. A restore swaps the whole folder in only once the archive
+ * unpacked and matched; a restore that died is put back in order before anything touches the
+ * world again.
+ */
+
 const STAGING = '.restore-';
 const PREVIOUS = '.previous-';
 
