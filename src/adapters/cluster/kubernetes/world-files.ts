@@ -7,7 +7,7 @@ import type { Logger } from '../../../lib/logger.js';
 import { LABEL_DOMAIN, type PodLogLine, type PodLogOptions } from '../types.js';
 import { CLIENT_CODES, contentEnv, fileOpArgs, JOB_WRITE_MAX_BYTES, readsOnly, resultOf, type FileOp } from '../world-file-protocol.js';
 import { worldPathSegments, type FileDone, type FileRead, type FileRenamed, type FileWritten, type FolderListing, type WorldFileOps, type WriteOptions } from '../world-files.js';
-import { endOf, WORLD_CONTAINER_SECURITY, WORLD_MOUNT, WORLD_POD_SECURITY, WORLD_SERVER_LABEL, worldClaimName } from './world-jobs.js';
+import { endOf, WORLD_CONTAINER_SECURITY, WORLD_MOUNT, WORLD_POD, WORLD_SERVER_LABEL, worldClaimName } from './world-jobs.js';
 
 /** The part of the Kubernetes adapter file Jobs use. */
 export interface FileJobClient {
@@ -62,10 +62,7 @@ export function fileJobManifest(server: string, opId: string, op: FileOp, conten
       template: {
         metadata: { labels },
         spec: {
-          restartPolicy: 'Never',
-          automountServiceAccountToken: false,
-          enableServiceLinks: false,
-          securityContext: WORLD_POD_SECURITY,
+          ...WORLD_POD,
           volumes: [{ name: 'world', persistentVolumeClaim: { claimName: worldClaimName(server), readOnly } }],
           containers: [
             {

@@ -48,8 +48,17 @@ export interface WorldJobOptions {
   deadlineSeconds: number;
 }
 
-/** A world pod runs as the game server's user (uid 1000, so files keep their owner), never as root. */
-export const WORLD_POD_SECURITY = { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } };
+/**
+ * What every world pod (a step's or a file operation's) shares: it runs once, without a service
+ * account token or service links, as the game server's user (uid 1000, so files keep their
+ * owner), never as root.
+ */
+export const WORLD_POD = {
+  restartPolicy: 'Never',
+  automountServiceAccountToken: false,
+  enableServiceLinks: false,
+  securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+};
 export const WORLD_CONTAINER_SECURITY = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
 
 /** The CLI's arguments of a step: values are separate argv entries, never a shell's text. */
@@ -90,10 +99,7 @@ export function worldJobManifest(plan: WorldJobPlan, options: WorldJobOptions): 
       template: {
         metadata: { labels },
         spec: {
-          restartPolicy: 'Never',
-          automountServiceAccountToken: false,
-          enableServiceLinks: false,
-          securityContext: WORLD_POD_SECURITY,
+          ...WORLD_POD,
           volumes: [
             { name: 'world', persistentVolumeClaim: { claimName: worldClaimName(plan.serverName) } },
             { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
