@@ -2,6 +2,7 @@ import type { Registry } from 'prom-client';
 import type { Logger } from '../../lib/logger.js';
 import type { RconEndpoint } from '../rcon/client.js';
 import type { BuildJobs } from './build-jobs.js';
+import type { ClusterWorldJobs, WorldJobSettings } from './world-jobs.js';
 
 /**
  * The cluster adapter: where server resources and their pods live. Shaped for a Kubernetes
@@ -199,5 +200,10 @@ export interface ClusterAdapter {
    * controller on Kubernetes; none on the simulated cluster, whose model moves by its own ticks.
    */
   tasks(deps: ClusterTaskDeps): ClusterTask[];
+  /**
+   * World jobs and file operations as the cluster's own Jobs on the servers' claims. Absent where
+   * the world volumes are folders of this process (the simulated cluster).
+   */
+  worldJobs?(settings: WorldJobSettings): ClusterWorldJobs;
 }
 

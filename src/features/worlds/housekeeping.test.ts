@@ -8,10 +8,10 @@ import { kubeConfigFor } from '../../adapters/cluster/kubernetes/kubeconfig.js';
 import { loadConfig } from '../../config.js';
 import { worldBackups } from '../../db/schema/worlds.js';
 import { writeSetting } from '../servers/settings.js';
-import { backUpFolder } from './backups.js';
+import { backUpFolder } from './backups/folders.js';
 import { backupRound } from './housekeeping.js';
 import { KUBERNETES_NEEDS_S3, createWorldsRuntime } from './runtime.js';
-import { readWorldTimes } from './settings.js';
+import { readWorldTimes } from './settings/settings.js';
 
 describe('the backup pass across replicas', () => {
   const database = useTestDatabase();

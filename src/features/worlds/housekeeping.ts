@@ -1,24 +1,19 @@
-import { reverifyBackups, sweepExpiredBackups } from './backup-service.js';
-import { sweepExpiredExports } from './exports.js';
-import { tendWorldJobs } from './job-adoption.js';
-import { failOrphanedJobs } from './jobs.js';
-import { KubernetesWorldJobRunner } from './kubernetes-job.js';
-import { sweepLapsedLocks } from './lock.js';
-import { reclaimIdleWorlds } from './reclaim.js';
-import type { JobDeps } from './run-job.js';
-import { readWorldTimes, WORLD_SETTINGS } from './settings.js';
-import { sweepAbandonedUploads } from './upload-sweep.js';
 import { backgroundLoop, runOnOneReplica, type BackgroundTask, type LoopDeps } from '../../coordination/index.js';
+import { tendWorldJobs } from './adoption.js';
+import { reverifyBackups, sweepExpiredBackups } from './backups/index.js';
+import { sweepExpiredExports } from './exports/index.js';
+import { failOrphanedJobs, sweepLapsedLocks, type JobDeps } from './jobs/index.js';
+import { reclaimIdleWorlds } from './reclaim/index.js';
+import { readWorldTimes, WORLD_SETTINGS } from './settings/index.js';
+import { sweepAbandonedUploads } from './uploads/index.js';
 
-export const LOCK_SWEEP_MS = 30_000;
+const LOCK_SWEEP_MS = 30_000;
 /** The default interval of the backup pass (setting `worlds_sweep_seconds`). */
-export const BACKUP_PASS_MS = WORLD_SETTINGS.worldsSweepSeconds.fallback * 1000;
-/** The default age after which a backup's archive is read back again (setting `backup_reverify_after_days`). */
-export const REVERIFY_AFTER_MS = WORLD_SETTINGS.reverifyAfterDays.fallback * 24 * 60 * 60_000;
-export const BACKUP_ROUND = 'backup_pass';
+const BACKUP_PASS_MS = WORLD_SETTINGS.worldsSweepSeconds.fallback * 1000;
+const BACKUP_ROUND = 'backup_pass';
 
 /** One pass of the slow loop: expiry sweep, re-verification, idle reclaim. */
-export async function backupPass(deps: JobDeps): Promise<void> {
+async function backupPass(deps: JobDeps): Promise<void> {
   const { reverifyAfterMs } = await readWorldTimes(deps.database.db);
   await sweepExpiredBackups(deps);
   await sweepExpiredExports(deps);
@@ -44,14 +39,14 @@ const loopDepsOf = (deps: JobDeps, replica: string): LoopDeps => ({ db: deps.dat
  */
 export async function lockSweep(deps: JobDeps): Promise<void> {
   const { runner } = deps.worlds;
-  const tended = runner instanceof KubernetesWorldJobRunner ? await tendWorldJobs(deps, runner.client) : true;
+  const tended = runner ? await tendWorldJobs(deps, runner) : true;
   const now = deps.clock.now();
   await sweepLapsedLocks(deps.database.db, now);
   if (tended) await failOrphanedJobs(deps.database.db, now);
 }
 
 /** How often abandoned upload sessions are swept. */
-export const UPLOAD_SWEEP_MS = 10 * 60 * 1000;
+const UPLOAD_SWEEP_MS = 10 * 60 * 1000;
 
 /**
  * The worlds' background loops. The lock sweep runs on every replica (so a dead holder frees the

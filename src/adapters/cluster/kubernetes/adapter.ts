@@ -38,6 +38,7 @@ import {
 } from '../types.js';
 import { buildJobOptionsFor, KubernetesBuildJobs } from './build-jobs.js';
 import { lifecycleTask } from './controller.js';
+import type { ClusterWorldJobs, WorldJobSettings } from '../world-jobs.js';
 import { followPodLog } from './pod-log.js';
 import {
   DEFAULT_CRD,
@@ -54,6 +55,8 @@ import {
 } from './resource.js';
 import { resumableWatch, type WatchEventType } from './watch.js';
 import { RCON_PORT, SERVER_CONTAINER } from './workloads.js';
+import { KubernetesWorldFileOps } from './world-files.js';
+import { KubernetesWorldJobRunner } from './world-jobs.js';
 
 const CONFLICT_RETRIES = 5;
 
@@ -444,6 +447,15 @@ export class KubernetesCluster implements ClusterAdapter {
   /** Gives a world volume back (idle reclaim, once its archive verified). */
   async deletePersistentVolumeClaim(name: string): Promise<void> {
     await this.#core.deleteNamespacedPersistentVolumeClaim({ name, namespace: this.namespace }).catch(ignoreNotFound);
+  }
+
+  /** World jobs and file operations as Jobs on the servers' claims (world-jobs.ts, world-files.ts). */
+  worldJobs(settings: WorldJobSettings): ClusterWorldJobs {
+    const { log, clock, ...job } = settings;
+    return {
+      runner: new KubernetesWorldJobRunner({ client: this, namespace: this.namespace, log, ...job }),
+      files: new KubernetesWorldFileOps({ client: this, namespace: this.namespace, image: job.image, log, clock }),
+    };
   }
 
   // ---- jobs (backups, builds) ----
