@@ -8,6 +8,15 @@
  *   by-host-target.ts floor   the bare Hono route plus only the work every answer requires,
  *                             by hand (servers/by-host-baselines.ts `requiredWorkOnly`)
  *
+ * and, to weigh the service's home-made pieces one by one (docs/architecture.md):
+ *
+ *   by-host-target.ts native  the route written the Hono way: app.use() middlewares, the token
+ *                             check as route middleware, zod-openapi's validator, prom-client
+ *                             (servers/by-host-hono-native.ts)
+ *   by-host-target.ts prom    the internal face with prom-client's Histogram for request metrics
+ *   by-host-target.ts plain   the internal face without the Node fast paths: headers read through
+ *                             Hono's request and set on each answer's context
+ *
  * Each builds the same simulated fleet (servers/by-host-fleet.ts), announces {"port": N} on stdout
  * once listening, and exits on SIGTERM.
  */
@@ -17,19 +26,42 @@ import { serve } from '../src/runtime/serve.js';
 import { announce } from './servers/announce.js';
 import { bareHono, bareNode, requiredWorkOnly } from './servers/by-host-baselines.js';
 import { byHostFleet } from './servers/by-host-fleet.js';
+import { honoNativeByHost, promClientRequestMetrics } from './servers/by-host-hono-native.js';
+import type { RuntimeBindings } from '../src/http/env.js';
 
-const role = process.argv[2];
-if (role !== 'full' && role !== 'hono' && role !== 'node' && role !== 'floor') {
-  process.stderr.write('usage: by-host-target.ts full | hono | node | floor\n');
+const ROLES = ['full', 'hono', 'node', 'floor', 'native', 'prom', 'plain'] as const;
+const role = process.argv[2] as (typeof ROLES)[number];
+if (!ROLES.includes(role)) {
+  process.stderr.write(`usage: by-host-target.ts ${ROLES.join(' | ')}\n`);
   process.exit(2);
 }
 
 const { deps, cache } = await byHostFleet();
 
+function fetchOf(): (request: Request, env: RuntimeBindings) => Response | Promise<Response> {
+  switch (role) {
+    case 'full':
+      return createApps(deps).internal.fetch;
+    case 'floor':
+      return requiredWorkOnly(deps, cache).fetch;
+    case 'native':
+      return honoNativeByHost(deps, cache).fetch;
+    case 'prom':
+      deps.metrics.requests = promClientRequestMetrics(deps.metrics.registry);
+      return createApps(deps).internal.fetch;
+    case 'plain': {
+      // No node:http request or response in the bindings: the front door's generic paths.
+      const app = createApps(deps).internal;
+      return (request) => app.fetch(request, {});
+    }
+    default:
+      return bareHono(cache).fetch;
+  }
+}
+
 async function listen(): Promise<number> {
   if (role === 'node') return bareNode(cache);
-  const fetch = role === 'full' ? createApps(deps).internal.fetch : role === 'floor' ? requiredWorkOnly(deps, cache).fetch : bareHono(cache).fetch;
-  return (await serve({ fetch, port: 0, host: '127.0.0.1', log: createLogger('warn') })).port;
+  return (await serve({ fetch: fetchOf(), port: 0, host: '127.0.0.1', log: createLogger('warn') })).port;
 }
 
 const port = await listen();

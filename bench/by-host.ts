@@ -18,6 +18,10 @@
  * machine at the same moment. This machine's speed drifts by half within seconds, which the
  * default (targets one after the other) only pairs round by round; side by side, two identical
  * bare Hono targets measured 0.97–0.99 of each other in every round.
+ *
+ * BENCH_TARGETS=hono,full,native,prom,plain weighs the service's home-made pieces instead
+ * (docs/architecture.md): each listed target (see bench/by-host-target.ts) against the bare Hono
+ * route, which must come first.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -47,12 +51,21 @@ function pinned(cpu: string, command: string, args: string[]): [string, string[]
   return PIN ? ['taskset', ['-c', cpu, command, ...args]] : [command, args];
 }
 
-const TARGETS = [
-  { role: 'full', label: 'felis internal app' },
-  { role: 'hono', label: 'bare Hono route' },
-  { role: 'node', label: 'bare node:http' },
-  { role: 'floor', label: 'required work only' },
-] as const;
+const LABELS: Record<string, string> = {
+  full: 'felis internal app',
+  hono: 'bare Hono route',
+  node: 'bare node:http',
+  floor: 'required work only',
+  native: 'written the Hono way',
+  prom: 'with prom-client',
+  plain: 'no Node fast paths',
+};
+const PIECES = process.env.BENCH_TARGETS?.split(',').map((role) => role.trim());
+const TARGETS = (PIECES ?? ['full', 'hono', 'node', 'floor']).map((role) => {
+  if (!LABELS[role]) throw new Error(`BENCH_TARGETS: unknown target ${role}`);
+  return { role, label: LABELS[role] };
+});
+if (PIECES && PIECES[0] !== 'hono') throw new Error('BENCH_TARGETS must start with hono, the baseline');
 
 interface Round {
   rps: number;
@@ -156,15 +169,18 @@ for (const t of running) {
       `p50 ${top.p50} ms p99 ${top.p99} ms (best round)   CPU ${median(t.rounds.map((r) => r.cpuUs)).toFixed(1)} µs/request (median)`,
   );
 }
-if (running.length === TARGETS.length) {
+// The headline: each round's two measurements met the same machine, so their ratio is the
+// steadiest figure here; its median over the rounds, then the ratio of the best rounds.
+const ratio = (a: Running, b: Running) => {
+  const paired = a.rounds.map((r, i) => r.rps / b.rounds[i]!.rps);
+  const byCpu = a.rounds.map((r, i) => b.rounds[i]!.cpuUs / r.cpuUs);
+  return `${median(paired).toFixed(2)} (paired rounds, range ${Math.min(...paired).toFixed(2)}–${Math.max(...paired).toFixed(2)}), ${(best(a).rps / best(b).rps).toFixed(2)} best to best, ${median(byCpu).toFixed(2)} by CPU per request`;
+};
+if (PIECES && running.length === TARGETS.length) {
+  const [hono, ...others] = running as [Running, ...Running[]];
+  for (const target of others) console.log(`${`${target.label}, to the bare Hono route:`.padEnd(44)}${ratio(target, hono)}`);
+} else if (running.length === TARGETS.length) {
   const [ours, hono, node, floor] = running as [Running, Running, Running, Running];
-  // The headline: each round's two measurements met the same machine, so their ratio is the
-  // steadiest figure here; its median over the rounds, then the ratio of the best rounds.
-  const ratio = (a: Running, b: Running) => {
-    const paired = a.rounds.map((r, i) => r.rps / b.rounds[i]!.rps);
-    const byCpu = a.rounds.map((r, i) => b.rounds[i]!.cpuUs / r.cpuUs);
-    return `${median(paired).toFixed(2)} (paired rounds, range ${Math.min(...paired).toFixed(2)}–${Math.max(...paired).toFixed(2)}), ${(best(a).rps / best(b).rps).toFixed(2)} best to best, ${median(byCpu).toFixed(2)} by CPU per request`;
-  };
   console.log(`ratio to the bare Hono route:               ${ratio(ours, hono)}   target ≥ 0.80`);
   console.log(`ratio to bare node:http:                    ${ratio(ours, node)}`);
   console.log(`required work only, to the bare Hono route: ${ratio(floor, hono)}`);
