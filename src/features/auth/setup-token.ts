@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.js';
 import type { Clock } from '../../lib/clock.js';
 import type { RandomSource } from '../../lib/random.js';
 import { randomToken, sha256Hex } from '../../lib/secrets.js';
+import { consoleCurl, leaveSetupCommands, redeemCommand, SESSION_VAR } from './next-steps.js';
 
 export const SETUP_TOKEN_TTL_MS = 60 * 60 * 1000;
 // Replicas starting together on an empty database mint one token between them.
@@ -87,23 +88,74 @@ export async function spendSetupToken(db: Queryable, token: string, now: Date): 
   return rows.length > 0;
 }
 
-/** Start-up hook: logs the minted token once, with what to do with it. */
-export async function setupOnStart(deps: Pick<Deps, 'clock' | 'random' | 'database' | 'log' | 'config'>): Promise<void> {
+/** The owner still in first-run lockdown (no verified e-mail, no passkey), if any. */
+async function ownerInSetup(db: Queryable): Promise<{ username: string } | undefined> {
+  const [row] = await db
+    .select({ username: users.username })
+    .from(users)
+    .where(and(eq(users.role, 'owner'), isNull(users.deletedAt), eq(users.inSetup, true)))
+    .limit(1);
+  return row;
+}
+
+const LOST_SESSION = 'A lost session or a lost way in: `npm run recover-owner` (where the database is) mints a one-time token that signs in as the owner.';
+
+/**
+ * Start-up hook, once the faces listen: while there is no owner, or the owner is still in setup
+ * lockdown, logs what to do next (the token itself only when minted now) and returns the same as
+ * commands to paste, for main.ts to print on a terminal. `externalPort` is the port listened on.
+ */
+export async function setupOnStart(
+  deps: Pick<Deps, 'clock' | 'random' | 'database' | 'log' | 'config'>,
+  listening: { externalPort: number },
+): Promise<string | undefined> {
+  const { log } = deps;
+  const where = { ...deps.config, externalPort: listening.externalPort };
   const result = await ensureSetupToken(deps, deps.config.setupToken);
+  let heading: string;
+  let token: string | undefined;
   switch (result.kind) {
     case 'minted':
-      deps.log.warn(
-        { setup_token: result.token, expires_at: result.expiresAt.toISOString() },
-        'first run: no owner yet. Become the owner with POST /api/v1/auth/setup/redeem {token, username?, email?} within one hour (this token is shown once; `npm run setup-token` mints a new one)',
+      log.warn(
+        { setup_token: result.token, expires_at: result.expiresAt.toISOString(), next: redeemCommand(where, result.token) },
+        'first run: no owner yet. Become the owner with POST /api/v1/auth/setup/redeem {token, username?, email?} on the console host within one hour (this token is shown once; `npm run setup-token` mints a new one)',
       );
+      heading = `no owner yet. Become the owner (this token works once, until ${result.expiresAt.toISOString()}):`;
+      token = result.token;
       break;
     case 'live':
-      deps.log.info({ expires_at: result.expiresAt.toISOString() }, 'first run: a setup token is live; `npm run setup-token` mints a new one');
+      log.info({ expires_at: result.expiresAt.toISOString() }, 'first run: a setup token is live; `npm run setup-token` mints a new one');
+      heading = `no owner yet. The setup token shown at the first start works until ${result.expiresAt.toISOString()} (lost it? stop the service and run \`npm run setup-token\`):`;
+      token = '<setup token>';
       break;
     case 'preset':
-      deps.log.info({ expires_at: result.expiresAt.toISOString() }, 'first run: the SETUP_TOKEN from the environment claims the owner account');
+      log.info({ expires_at: result.expiresAt.toISOString() }, 'first run: the SETUP_TOKEN from the environment claims the owner account');
+      heading = 'no owner yet. Become the owner with the SETUP_TOKEN of the environment:';
+      token = '$SETUP_TOKEN';
       break;
-    case 'owner_exists':
+    case 'owner_exists': {
+      const owner = await ownerInSetup(deps.database.db);
+      if (!owner) return undefined;
+      log.warn({ owner: owner.username }, 'the owner is still in setup lockdown: verify an e-mail address or add a passkey (`npm run recover-owner` if the session is lost)');
+      heading = `the owner "${owner.username}" is still in setup lockdown. With the session from the redeem ($${SESSION_VAR}):`;
       break;
+    }
   }
+  if (!consoleCurl(where)) {
+    log.warn('CONSOLE_HOST is unset: the owner could administer nothing (the admin tier is served only there); set CONSOLE_HOST and restart');
+    return undefined;
+  }
+  const lines = [`felis: ${heading}`, ''];
+  if (token !== undefined) lines.push(`  ${redeemCommand(where, token)}`, '');
+  if (deps.config.mailTransport === 'none') {
+    lines.push('Leave setup lockdown by adding a passkey in a browser on the console host (MAIL_TRANSPORT=none: no e-mail code can be sent).');
+  } else {
+    lines.push(
+      `Leave setup lockdown with a verified e-mail address (the code is ${deps.config.mailTransport === 'log' ? 'written to this log' : 'mailed'}), or add a passkey in a browser:`,
+      '',
+      ...leaveSetupCommands(where).map((c) => `  ${c}`),
+    );
+  }
+  lines.push('', token === undefined ? LOST_SESSION : 'README.md, "First steps", goes on to a running server.', '');
+  return lines.join('\n');
 }
