@@ -9,7 +9,7 @@ import { consoleCurl, leaveSetupCommands, redeemCommand, SESSION_VAR } from './n
 
 export const SETUP_TOKEN_TTL_MS = 60 * 60 * 1000;
 // Replicas starting together on an empty database mint one token between them.
-const SETUP_LOCK_KEY = 0x46454c5354n; // "FELST"
+export const SETUP_LOCK_KEY = 0x46454c5354n; // "FELST"
 
 export async function ownerExists(db: Queryable): Promise<boolean> {
   const [row] = await db
@@ -20,11 +20,14 @@ export async function ownerExists(db: Queryable): Promise<boolean> {
   return row !== undefined;
 }
 
-/** Stores a setup token (hashed) as the only live one; returns it and its expiry. */
-export async function storeSetupToken(db: Queryable, token: string, now: Date): Promise<Date> {
+/**
+ * Stores an owner token (hashed) as the only live one; returns its expiry. With `ownerId` it is a
+ * recovery token that signs in as that owner; without, a first-run token that creates the owner.
+ */
+export async function storeSetupToken(db: Queryable, token: string, now: Date, ownerId?: string): Promise<Date> {
   const expiresAt = new Date(now.getTime() + SETUP_TOKEN_TTL_MS);
   await db.delete(setupTokens).where(isNull(setupTokens.usedAt));
-  await db.insert(setupTokens).values({ tokenHash: sha256Hex(token), createdAt: now, expiresAt });
+  await db.insert(setupTokens).values({ tokenHash: sha256Hex(token), createdAt: now, expiresAt, ownerId: ownerId ?? null });
   return expiresAt;
 }
 
@@ -51,14 +54,14 @@ export async function ensureSetupToken(
       const [existing] = await tx
         .select()
         .from(setupTokens)
-        .where(and(eq(setupTokens.tokenHash, sha256Hex(preset)), isNull(setupTokens.usedAt), gt(setupTokens.expiresAt, now)));
+        .where(and(eq(setupTokens.tokenHash, sha256Hex(preset)), isNull(setupTokens.usedAt), isNull(setupTokens.ownerId), gt(setupTokens.expiresAt, now)));
       if (existing) return { kind: 'preset', expiresAt: existing.expiresAt };
       return { kind: 'preset', expiresAt: await storeSetupToken(tx, preset, now) };
     }
     const [live] = await tx
       .select()
       .from(setupTokens)
-      .where(and(isNull(setupTokens.usedAt), gt(setupTokens.expiresAt, now)))
+      .where(and(isNull(setupTokens.usedAt), isNull(setupTokens.ownerId), gt(setupTokens.expiresAt, now)))
       .limit(1);
     if (live) return { kind: 'live', expiresAt: live.expiresAt };
     const token = randomToken(deps.random, 24);
@@ -78,14 +81,17 @@ export async function mintSetupToken(
   });
 }
 
-/** Spends a live setup token; true when it was live (each token works once). */
-export async function spendSetupToken(db: Queryable, token: string, now: Date): Promise<boolean> {
-  const rows = await db
+/**
+ * Spends a live owner token (each works once): undefined when it was not live, else whom it is
+ * for (`ownerId` null: a first-run token).
+ */
+export async function spendSetupToken(db: Queryable, token: string, now: Date): Promise<{ ownerId: string | null } | undefined> {
+  const [row] = await db
     .update(setupTokens)
     .set({ usedAt: now })
     .where(and(eq(setupTokens.tokenHash, sha256Hex(token)), isNull(setupTokens.usedAt), gt(setupTokens.expiresAt, now)))
-    .returning({ tokenHash: setupTokens.tokenHash });
-  return rows.length > 0;
+    .returning({ ownerId: setupTokens.ownerId });
+  return row;
 }
 
 /** The owner still in first-run lockdown (no verified e-mail, no passkey), if any. */
