@@ -26,7 +26,7 @@ describe("the README's first steps", () => {
   const dir = mkdtempSync(join(tmpdir(), 'felis-first-steps-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('take a fresh service to a running server: owner, verified e-mail, a server created and woken', { timeout: 60_000 }, async () => {
+  it('take a fresh service to a running server: owner, verified e-mail, a server created and woken', { timeout: 120_000 }, async () => {
     const block = firstStepsBlock();
     expect(block).toContain('http://console.localhost:8080/');
     expect(block).not.toMatch(/-H 'Host:/i);
@@ -51,7 +51,7 @@ describe("the README's first steps", () => {
         const child = spawn('bash', ['-c', script], { cwd: dir, stdio: ['ignore', 'pipe', errFd] });
         let out = '';
         child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-        const timer = setTimeout(() => child.kill('SIGKILL'), 40_000);
+        const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
         child.once('exit', (code) => (clearTimeout(timer), code === 0 ? resolve(out) : reject(new Error(`exit ${code}: ${out}`))));
       });
       closeSync(errFd);

@@ -40,7 +40,7 @@ function runMain(env: Record<string, string>): Promise<{ code: number | null; st
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 50_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 110_000);
     child.once('exit', (code) => (clearTimeout(timer), resolve({ code, stdout, stderr })));
   });
 }
@@ -55,7 +55,8 @@ describe('start-up failures', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const config = (env: Record<string, string>) => loadConfig({ ...TEST_ENV, INTERNAL_PORT: '0', EXTERNAL_PORT: '0', ...env } as NodeJS.ProcessEnv);
 
-  it('a port in use: names the variable, releases the face that did listen, closes the database, mints no token', async () => {
+  // A new embedded database in a folder and a second open of it: 3 s here, over 20 s on a loaded machine.
+  it('a port in use: names the variable, releases the face that did listen, closes the database, mints no token', { timeout: 120_000 }, async () => {
     const held = await holdPort();
     const internalPort = await freePort();
     const dataDir = join(dir, 'port');
@@ -87,7 +88,7 @@ describe('start-up failures', () => {
     }
   });
 
-  it('a database that is not there: PostgreSQL refusing, a missing database, a DATA_DIR that cannot be a folder', async () => {
+  it('a database that is not there: PostgreSQL refusing, a missing database, a DATA_DIR that cannot be a folder', { timeout: 60_000 }, async () => {
     const refused = await startService(config({ DATABASE_URL: 'postgres://felis:secret@127.0.0.1:1/felis' }), captureLog('silent').log).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(StartupError);
     expect((refused as Error).message).toBe(
@@ -153,7 +154,8 @@ describe('start-up failures', () => {
     expect(startupFailureLine(unknown, 'debug')).toContain('at ');
   });
 
-  it('the process: one line on stderr, exit 1, no stack, nothing listening, no token (a port in use, PostgreSQL not there)', { timeout: 60_000 }, async () => {
+  // Two cold starts of src/main.ts through tsx, side by side: 5 s here, a minute on a loaded machine.
+  it('the process: one line on stderr, exit 1, no stack, nothing listening, no token (a port in use, PostgreSQL not there)', { timeout: 120_000 }, async () => {
     const held = await holdPort();
     try {
       const [port, database] = await Promise.all([
