@@ -16,7 +16,7 @@ import { serverClaims } from '../src/db/schema/servers.js';
 import { openDatabase } from '../src/db/client.js';
 import { createLogger } from '../src/lib/logger.js';
 import { serve } from '../src/runtime/serve.js';
-import { assembleDeps } from '../src/wiring.js';
+import { assembleDeps } from '../src/service.js';
 import { createUser, signIn } from '../test/helpers/sessions.js';
 
 const VIEWERS = Number(process.env.BENCH_VIEWERS ?? 1000);

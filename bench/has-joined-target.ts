@@ -48,7 +48,7 @@ async function service(sessionSources: string): Promise<{ port: number; stop: ()
     import('pino'),
     import('../src/config.js'),
     import('../src/lib/logger.js'),
-    import('../src/server.js'),
+    import('../src/service.js'),
   ]);
   const level = process.env.BENCH_LOG_LEVEL || 'silent';
   const config = loadConfig({

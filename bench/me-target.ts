@@ -20,7 +20,7 @@ import { mintSession } from '../src/features/accounts/session-service.js';
 import { sha256Hex } from '../src/lib/secrets.js';
 import { createLogger } from '../src/lib/logger.js';
 import { serve } from '../src/runtime/serve.js';
-import { assembleDeps } from '../src/wiring.js';
+import { assembleDeps } from '../src/service.js';
 
 const [role, kind] = process.argv.slice(2);
 if ((role !== 'full' && role !== 'floor') || (kind !== 'pglite' && kind !== 'postgres')) {

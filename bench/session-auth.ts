@@ -11,7 +11,7 @@ import { users } from '../src/db/schema/accounts.js';
 import { mintSession } from '../src/features/accounts/session-service.js';
 import { createMetrics } from '../src/http/metrics.js';
 import { createLogger } from '../src/lib/logger.js';
-import { assembleDeps } from '../src/wiring.js';
+import { assembleDeps } from '../src/service.js';
 
 const N = 2000;
 

@@ -6,8 +6,7 @@
  */
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
-import { redeemCommand } from '../src/features/auth/next-steps.js';
-import { mintSetupToken } from '../src/features/auth/setup-token.js';
+import { mintSetupToken, redeemCommand } from '../src/features/auth/index.js';
 import { systemClock } from '../src/lib/clock.js';
 import { databaseFailure } from '../src/startup-failure.js';
 import { cryptoRandom } from '../src/lib/random.js';

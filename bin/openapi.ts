@@ -11,7 +11,7 @@ import { createApps } from '../src/app/index.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
 import { createLogger } from '../src/lib/logger.js';
-import { assembleDeps } from '../src/wiring.js';
+import { assembleDeps } from '../src/service.js';
 
 export const FACES = ['internal', 'external'] as const;
 

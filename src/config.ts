@@ -139,6 +139,9 @@ const envSchema = z.object({
   DB_BACKUP_KEEP: z.coerce.number().int().min(1).max(1000).default(7),
 });
 
+/** Every variable the service reads at start-up (the README's configuration table lists each). */
+export const SETTING_NAMES = Object.keys(envSchema.shape) as ReadonlyArray<keyof typeof envSchema.shape>;
+
 export type Config = ReturnType<typeof toConfig>;
 
 /**

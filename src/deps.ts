@@ -3,12 +3,11 @@ import type { MailAdapter } from './adapters/mail/types.js';
 import type { RconPool } from './adapters/rcon/pool.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
 import type { Config } from './config.js';
-import type { LogHubs } from './features/console/log-hub.js';
+import type { LogHubs } from './features/console/index.js';
 import type { DatabaseHandle, Queryable } from './db/client.js';
-import type { BuildRunner } from './features/builds/runner.js';
-import type { ContextStore } from './features/submissions/context-store.js';
-import type { SessionVerifier } from './features/verifier/service.js';
-import type { WorldsRuntime } from './features/worlds/runtime.js';
+import type { BuildRunner, ContextStore } from './features/builds/index.js';
+import type { SessionVerifier } from './features/verifier/index.js';
+import type { WorldsRuntime } from './features/worlds/index.js';
 import type { Metrics } from './http/metrics.js';
 import type { SessionAuthenticator } from './http/session.js';
 import type { Clock } from './lib/clock.js';
@@ -62,6 +61,8 @@ export interface Deps {
   consoleLogs: LogHubs;
   /** World archives (the backup store), world folders and the world jobs of this process. */
   worlds: WorldsRuntime;
+  /** This process's name as a lease holder (src/coordination): unique per replica and per life. */
+  replica: string;
   /** Aborted when the process begins to shut down: long-lived streams end on it. */
   shutdown: AbortSignal;
 }

@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './lib/logger.js';
-import { startService } from './server.js';
+import { startService } from './service.js';
 import { refuseEmbeddedInKubernetes, startupFailureLine } from './startup-failure.js';
 
 let config: Config | undefined;

@@ -5,6 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
 import { migratePglite, migratePostgres } from '../src/db/migrate.js';
+import { ENVTEST_BIN, envtestAvailable, startEnvtest } from './helpers/envtest.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -12,6 +13,8 @@ declare module 'vitest' {
     pgliteTemplate: string;
     /** PostgreSQL: a migrated template database each test file copies, with the server URL. */
     postgresTemplate: { url: string; database: string } | null;
+    /** The run's real Kubernetes API server (test/helpers/envtest.ts): its admin kubeconfig, or null without the binaries. */
+    envtestKubeconfig: string | null;
   }
 }
 
@@ -43,7 +46,17 @@ export default async function setup(project: TestProject) {
     project.provide('postgresTemplate', null);
   }
 
+  // One API server for the whole run; each test file works in namespaces of its own.
+  const envtest = envtestAvailable() ? startEnvtest() : undefined;
+  process.stdout.write(
+    envtest
+      ? `Kubernetes suites: against a real kube-apiserver (binaries in ${ENVTEST_BIN})\n`
+      : `Kubernetes suites: no kube-apiserver binaries in ${ENVTEST_BIN} (npm run envtest:build), so the real-API-server tests are skipped\n`,
+  );
+  project.provide('envtestKubeconfig', envtest?.kubeconfig ?? null);
+
   return async () => {
+    envtest?.stop();
     rmSync(dir, { recursive: true, force: true });
     if (admin) {
       const rows = await admin<{ datname: string }[]>`select datname from pg_database where datname like ${`${prefix}%`}`;

@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Hono } from 'hono';
 import type { Deps } from '../../src/deps.js';
+import type { AppEnv } from '../../src/http/env.js';
 import type { ServerCache } from '../../src/features/servers/cache.js';
 import { RouteLog } from '../../src/http/access-log.js';
 import { requestHeader } from '../../src/http/request-header.js';
@@ -30,7 +31,7 @@ export function requiredWorkOnly(deps: Deps, cache: ServerCache) {
   const series = deps.metrics.requests.seriesOf({ face: 'internal', method: 'GET', route: BY_HOST_ROUTE, status: '200' });
   const routeLog = new RouteLog(deps.log, 'internal', BY_HOST_ROUTE);
   const expected = deps.config.serviceTokens.proxy!;
-  return new Hono().get(BY_HOST_ROUTE, (c) => {
+  return new Hono<AppEnv>().get(BY_HOST_ROUTE, (c) => {
     const started = performance.now();
     const requestId = requestIdFor(requestHeader(c, 'x-request-id'));
     const tls = viaTlsEdge(c);
@@ -41,7 +42,7 @@ export function requiredWorkOnly(deps: Deps, cache: ServerCache) {
     const token = authorization?.startsWith('Bearer ') ? authorization.slice(7) : '';
     const host = c.req.param('host');
     const server = tokensEqual(token, expected) && host.length <= 255 ? cache.byHost(host) : undefined;
-    if (!server || server.system) throw new Error('the floor answers by-host for a known host and the proxy token only');
+    if (!server || server.reserved) throw new Error('the floor answers by-host for a known host and the proxy token only');
     const res = c.json(server.info, 200);
     const seconds = (performance.now() - started) / 1000;
     series.observe(seconds);

@@ -6,7 +6,7 @@ import { openDatabase } from '../../src/db/client.js';
 import { serverCacheOf, type ServerCache } from '../../src/features/servers/cache.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { assembleDeps } from '../../src/wiring.js';
+import { assembleDeps } from '../../src/service.js';
 
 export const BY_HOST_PREFIX = '/api/v1/servers/by-host/';
 export const BENCH_TOKEN = 'bench-proxy-token-0123456789abcdef';

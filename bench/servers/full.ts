@@ -6,7 +6,7 @@ import { openDatabase } from '../../src/db/client.js';
 import { createRouter, defineRoute } from '../../src/http/route.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { serve } from '../../src/runtime/serve.js';
-import { assembleDeps } from '../../src/wiring.js';
+import { assembleDeps } from '../../src/service.js';
 import { announce } from './announce.js';
 
 /**

@@ -16,11 +16,10 @@ import type { BackupStore } from '../../src/adapters/backup-store/types.js';
 import { SimulatedWorldFolders } from '../../src/adapters/cluster/simulated-worlds.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/client.js';
-import { backUpFolder } from '../../src/features/worlds/backups.js';
-import { restoreFolder } from '../../src/features/worlds/restore.js';
+import { backUpFolder, restoreFolder } from '../../src/features/worlds/backups/folders.js';
 import { JobTracker } from '../../src/features/worlds/runtime.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { assembleDeps } from '../../src/wiring.js';
+import { assembleDeps } from '../../src/service.js';
 import { writeWorld } from './world-files.js';
 
 const MIB = 1024 * 1024;

@@ -16,12 +16,12 @@ import { LocalBackupStore } from '../../src/adapters/backup-store/local.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/client.js';
 import { users } from '../../src/db/schema/accounts.js';
-import { uploadWorldFile } from '../../src/features/worlds/files.js';
+import { uploadWorldFile } from '../../src/features/worlds/volumes/files.js';
 import { JobTracker } from '../../src/features/worlds/runtime.js';
-import { unzipInWorld } from '../../src/features/worlds/unzip.js';
-import { appendPart, beginUpload, stagedBytes, stagedFile } from '../../src/features/worlds/upload-sessions.js';
+import { unzipInWorld } from '../../src/features/worlds/uploads/unzip.js';
+import { appendPart, beginUpload, stagedBytes, stagedFile } from '../../src/features/worlds/uploads/sessions.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { assembleDeps } from '../../src/wiring.js';
+import { assembleDeps } from '../../src/service.js';
 
 const MIB = 1024 * 1024;
 const PART = 32 * MIB;

@@ -1,21 +1,18 @@
 import type { Deps } from '../deps.js';
-import { accountRoutes } from '../features/accounts/account-routes.js';
-import { adminAccountRoutes } from '../features/accounts/admin-routes.js';
-import { authRoutes } from '../features/auth/routes.js';
-import { externalOperationsRoutes } from '../features/operations/external.js';
-import { consoleRoutes } from '../features/console/routes.js';
-import { consoleStreamRoutes } from '../features/console/stream-route.js';
-import { healthRoutes } from '../features/probes/routes.js';
-import { imageRoutes } from '../features/images/routes.js';
-import { buildRoutes } from '../features/builds/routes.js';
-import { submissionRoutes } from '../features/submissions/routes.js';
-import { passkeyRoutes } from '../features/passkeys/routes.js';
-import { reauthRoutes } from '../features/reauth/routes.js';
-import { externalServerRoutes } from '../features/servers/external.js';
-import { externalLinkingRoutes } from '../features/linking/external.js';
-import { externalOpLoginRoutes } from '../features/op-login/external.js';
-import { externalMigrationRoutes } from '../features/migration/external.js';
-import { externalWorldRoutes } from '../features/worlds/routes.js';
+import { accountRoutes, adminAccountRoutes } from '../features/accounts/index.js';
+import { authRoutes } from '../features/auth/index.js';
+import { externalOperationsRoutes } from '../features/operations/index.js';
+import { consoleRoutes, consoleStreamRoutes } from '../features/console/index.js';
+import { healthRoutes } from '../features/probes/index.js';
+import { imageRoutes } from '../features/images/index.js';
+import { buildRoutes, submissionRoutes } from '../features/builds/index.js';
+import { passkeyRoutes } from '../features/passkeys/index.js';
+import { reauthRoutes } from '../features/reauth/index.js';
+import { externalServerRoutes } from '../features/servers/index.js';
+import { externalLinkingRoutes } from '../features/linking/index.js';
+import { externalOpLoginRoutes } from '../features/op-login/index.js';
+import { externalMigrationRoutes } from '../features/migration/index.js';
+import { externalWorldRoutes } from '../features/worlds/index.js';
 import { createApp, type FaceApp } from './create-app.js';
 
 /** Routers of the external face; each feature adds its own line. */

@@ -9,11 +9,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/client.js';
-import { recordUpdateReport } from '../features/operations/records.js';
-import { checkDependencies, checkOwnImage } from '../features/operations/update-check.js';
+import { recordUpdateReport, checkDependencies, checkOwnImage } from '../features/operations/index.js';
 import { systemClock } from '../lib/clock.js';
 import { SERVICE_VERSION } from '../version.js';
-import { createRegistry } from '../wiring.js';
+import { createRegistry } from '../service.js';
 import { runCommand } from './run-command.js';
 
 runCommand(async () => {

@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/client.js';
-import { backupDatabase } from '../features/operations/db-backup.js';
+import { backupDatabase } from '../features/operations/index.js';
 import { systemClock } from '../lib/clock.js';
 import { runCommand } from './run-command.js';
 

@@ -7,7 +7,7 @@
  */
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/client.js';
-import { restoreFromBundle } from '../features/operations/db-backup.js';
+import { restoreFromBundle } from '../features/operations/index.js';
 import { systemClock } from '../lib/clock.js';
 import { runCommand } from './run-command.js';
 

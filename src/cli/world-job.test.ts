@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it, vi } from 'vitest';
 import { seedWorld, useTempDir } from '../../test/helpers/worlds.js';
 import { LocalBackupStore } from '../adapters/backup-store/local.js';
-import { hashStream } from '../features/worlds/archive.js';
+import { hashStream } from '../features/worlds/volumes/archive.js';
 import { main, stepFromArgs } from './world-job.js';
 
 const run = promisify(execFile);

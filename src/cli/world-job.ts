@@ -6,7 +6,7 @@
  *   node dist/cli/world-job.js export  --folder /data --tag <job> --key <key> --path <world path>
  *   node dist/cli/world-job.js files <list|read|write|delete|mkdir|rename> --folder /data --path <p> …
  *
- * `files` runs one file operation (features/worlds/files-command.ts) and prints its result as
+ * `files` runs one file operation (features/worlds/volumes/file-job.ts) and prints its result as
  * marked lines, which the service reads from the pod's log; it needs no store.
  *
  * The store comes from BACKUP_S3_* (the Job's Secret), or WORLD_JOB_LOCAL_STORE (a directory; tests
@@ -20,9 +20,9 @@ import { parseArgs } from 'node:util';
 import { LocalBackupStore } from '../adapters/backup-store/local.js';
 import { createBackupStore } from '../adapters/backup-store/index.js';
 import type { BackupStore } from '../adapters/backup-store/types.js';
+import { volumeStepSchema, type StepOutcome, type VolumeStep } from '../adapters/cluster/world-jobs.js';
 import { loadConfig } from '../config.js';
-import { runFilesCommand } from '../features/worlds/files-command.js';
-import { runVolumeStep, volumeStepSchema, type StepOutcome, type VolumeStep } from '../features/worlds/volume-ops.js';
+import { runFilesCommand, runVolumeStep } from '../features/worlds/index.js';
 import { runCommand } from './run-command.js';
 
 /**

@@ -7,6 +7,7 @@ import { migrate as migratePgliteDb } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgresDb } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
+import { ADVISORY_LOCKS } from './advisory-locks.js';
 
 /** `drizzle/` at the package root, found from `src/db` (tsx, Bun) or `dist/db` (built). */
 export const migrationsFolder = (() => {
@@ -25,7 +26,6 @@ export function readMigrationJournal(): { entries: Array<{ idx: number; tag: str
 }
 
 // Any fixed 64-bit key: replicas starting together apply migrations one at a time.
-const MIGRATION_LOCK_KEY = 0x46454c4953n; // "FELIS"
 
 export async function migratePglite(client: PGlite): Promise<void> {
   await migratePgliteDb(drizzlePglite(client), { migrationsFolder });
@@ -35,11 +35,11 @@ export async function migratePglite(client: PGlite): Promise<void> {
 export async function migratePostgres(url: string): Promise<void> {
   const client = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
   try {
-    await client`select pg_advisory_lock(${MIGRATION_LOCK_KEY.toString()}::bigint)`;
+    await client`select pg_advisory_lock(${ADVISORY_LOCKS.migrations.toString()}::bigint)`;
     try {
       await migratePostgresDb(drizzlePostgres(client), { migrationsFolder });
     } finally {
-      await client`select pg_advisory_unlock(${MIGRATION_LOCK_KEY.toString()}::bigint)`;
+      await client`select pg_advisory_unlock(${ADVISORY_LOCKS.migrations.toString()}::bigint)`;
     }
   } finally {
     await client.end({ timeout: 5 });

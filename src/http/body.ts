@@ -1,7 +1,7 @@
-import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
+import type { AppEnv } from './env.js';
 import { bodyLimit } from 'hono/body-limit';
-import { ApiError } from './errors.js';
+import { DomainError } from '../lib/errors.js';
 import { requestHeader } from './request-header.js';
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -11,8 +11,8 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
  * above zero: the proxy's Java client sends `Content-Length: 0` on bodiless requests. Without
  * either header a body is only present in in-process requests (tests), where the Request says so.
  */
-export function declaresBody(c: Context): boolean {
-  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+export function declaresBody(c: Context<AppEnv>): boolean {
+  const incoming = c.env?.incoming;
   const transferEncoding = requestHeader(c, 'transfer-encoding');
   const length = requestHeader(c, 'content-length');
   if (transferEncoding !== undefined || length !== undefined) return headersDeclareBody(transferEncoding, length);
@@ -37,7 +37,7 @@ export function isJsonMediaType(contentType: string | undefined): boolean {
 export const limitJsonBody = bodyLimit({
   maxSize: JSON_BODY_LIMIT,
   onError: () => {
-    throw new ApiError('too_large');
+    throw new DomainError('too_large');
   },
 });
 
@@ -46,11 +46,11 @@ export const limitJsonBody = bodyLimit({
  * `application/json` (415) and must not announce more than 1 MiB (413). Routes that read a body
  * count its bytes as well (limitJsonBody); malformed JSON and unknown fields are the validator's 400.
  */
-export function checkDeclaredJsonBody(c: Context): void {
+export function checkDeclaredJsonBody(c: Context<AppEnv>): void {
   if (!declaresBody(c)) return;
-  if (!isJsonMediaType(requestHeader(c, 'content-type'))) throw new ApiError('unsupported_media_type');
+  if (!isJsonMediaType(requestHeader(c, 'content-type'))) throw new DomainError('unsupported_media_type');
   const length = requestHeader(c, 'content-length');
   if (length !== undefined && requestHeader(c, 'transfer-encoding') === undefined && Number.parseInt(length, 10) > JSON_BODY_LIMIT) {
-    throw new ApiError('too_large');
+    throw new DomainError('too_large');
   }
 }

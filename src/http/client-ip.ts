@@ -6,7 +6,7 @@ import type { AppEnv } from './env.js';
  * The visitor's address: the header named by CLIENT_IP_HEADER when the edge sets one (its first
  * entry) when it holds an IP address, else the TCP peer. A header is never trusted unless configured.
  */
-export function clientIp(c: Context<AppEnv>): string {
+export function clientIp<E extends AppEnv>(c: Context<E>): string {
   const header = c.var.deps.config.clientIpHeader;
   if (header) {
     const value = c.req.header(header)?.split(',')[0]?.trim();
@@ -14,10 +14,7 @@ export function clientIp(c: Context<AppEnv>): string {
     // such visitor would share one limit, and a visitor could choose its own key.
     if (value && isIP(normalizeIp(value))) return normalizeIp(value);
   }
-  const env = c.env as
-    | { incoming?: { socket?: { remoteAddress?: string } }; requestIP?: (r: Request) => { address: string } | null }
-    | undefined;
-  const peer = env?.incoming?.socket?.remoteAddress ?? env?.requestIP?.(c.req.raw)?.address;
+  const peer = c.env?.incoming?.socket?.remoteAddress ?? c.env?.requestIP?.(c.req.raw)?.address;
   return peer ? normalizeIp(peer) : '';
 }
 

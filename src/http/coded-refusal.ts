@@ -1,5 +1,5 @@
 import type { ZodError } from 'zod';
-import type { ErrorCode } from './errors.js';
+import type { ErrorCode } from '../lib/errors.js';
 
 /**
  * Refinement options that make a schema's refusal answer with its own code instead of the

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual, type Hash } from 'node:crypto';
-import { ApiError } from './errors.js';
+import { DomainError } from '../lib/errors.js';
 
 /**
  * `Content-Digest` (RFC 9530) as uploads carry it: a dictionary of algorithm → `:base64:`. Only
@@ -9,13 +9,13 @@ import { ApiError } from './errors.js';
 export function expectedSha256(header: string): Buffer {
   for (const member of header.split(',')) {
     const match = /^\s*([a-z0-9-]+)\s*=\s*:([A-Za-z0-9+/]*={0,2}):\s*$/.exec(member);
-    if (!match) throw new ApiError('bad_request', 'Content-Digest is malformed (expected sha-256=:<base64>:).');
+    if (!match) throw new DomainError('bad_request', 'Content-Digest is malformed (expected sha-256=:<base64>:).');
     if (match[1] !== 'sha-256') continue;
     const digest = Buffer.from(match[2]!, 'base64');
-    if (digest.length !== 32) throw new ApiError('bad_request', 'Content-Digest sha-256 must be 32 bytes.');
+    if (digest.length !== 32) throw new DomainError('bad_request', 'Content-Digest sha-256 must be 32 bytes.');
     return digest;
   }
-  throw new ApiError('bad_request', 'Content-Digest must carry sha-256.');
+  throw new DomainError('bad_request', 'Content-Digest must carry sha-256.');
 }
 
 /** The `Content-Digest` value of some bytes (for clients, tests and answers). */
@@ -41,7 +41,7 @@ export class DigestCheck {
   finish(): string {
     this.digest ??= this.hash.digest();
     if (this.expected !== undefined && !timingSafeEqual(this.digest, this.expected)) {
-      throw new ApiError('digest_mismatch', 'The body does not match its Content-Digest; nothing was stored.');
+      throw new DomainError('digest_mismatch', 'The body does not match its Content-Digest; nothing was stored.');
     }
     return this.digest.toString('hex');
   }

@@ -1,8 +1,10 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestIdVariables } from 'hono/request-id';
 import type { Caller, Config } from '../config.js';
 import type { Logger } from '../lib/logger.js';
 import type { Metrics } from './metrics.js';
 import type { RawBody } from './raw-body.js';
+import type { AnswerHeaderWriter } from './security-headers.js';
 import type { SessionAuthenticator, SessionContext } from './session.js';
 
 export type Face = 'internal' | 'external';
@@ -20,7 +22,24 @@ export interface AppDeps {
   sessions?: SessionAuthenticator;
 }
 
+/**
+ * What the runtime hands the app with each request (`c.env`): on Node, @hono/node-server's
+ * `incoming` and `outgoing` (its HttpBindings); on Bun, the server's per-request functions
+ * (src/runtime/serve.ts). An in-process request (`app.request()` in a test) has none of them.
+ */
+export interface RuntimeBindings {
+  /** Node: the request as node:http parsed it. */
+  incoming?: IncomingMessage;
+  /** Node: the response; the service's own writes the answer headers itself (runtime/node-response.ts). */
+  outgoing?: ServerResponse & Partial<AnswerHeaderWriter>;
+  /** Bun: the peer of this request. */
+  requestIP?(request: Request): { address: string } | null;
+  /** Bun: the idle time-out of this request's connection, in seconds (0: none). */
+  timeout?(request: Request, seconds: number): void;
+}
+
 export interface AppEnv {
+  Bindings: RuntimeBindings;
   Variables: RequestIdVariables & {
     deps: AppDeps;
     /** The service caller, set by service-token auth on the internal face. */
@@ -30,4 +49,14 @@ export interface AppEnv {
     /** The request body of a raw-body route (route.ts `rawBody`), read as it arrives. */
     rawBody?: RawBody;
   };
+}
+
+/** A handler's context on an app- or admin-tier route: the tier check has set the session. */
+export interface SignedInEnv extends AppEnv {
+  Variables: AppEnv['Variables'] & { session: SessionContext };
+}
+
+/** A handler's context on a service-tier route: token auth has set the caller. */
+export interface ServiceEnv extends AppEnv {
+  Variables: AppEnv['Variables'] & { caller: Caller };
 }

@@ -1,9 +1,10 @@
-import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { DomainError, type ErrorCode } from '../lib/errors.js';
 
 /**
- * Every error code the service answers, with its HTTP status (contract sections 7 and the status
- * table of api-extensions). Features add their codes here so that one table stays the truth.
+ * The edge's one table: the HTTP status of every error code (contract section 7 and the status
+ * table of api-extensions). A code a feature adds to src/lib/errors.ts must be given its status
+ * here, or the type check fails.
  */
 export const ERROR_STATUS = {
   bad_request: 400,
@@ -94,43 +95,19 @@ export const ERROR_STATUS = {
   upload_not_found: 404,
   upload_incomplete: 409,
   too_many_uploads: 429,
-} as const satisfies Record<string, ContentfulStatusCode>;
+  claim_not_linked: 412,
+} as const satisfies Record<ErrorCode, ContentfulStatusCode>;
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+/** Codes that answer under another code's name: the claim's `not_linked` is a 412, elsewhere a 404. */
+const WIRE_CODE: Partial<Record<ErrorCode, ErrorCode>> = { claim_not_linked: 'not_linked' };
 
-const DEFAULT_MESSAGE: Partial<Record<ErrorCode, string>> = {
-  bad_request: 'The request is malformed or invalid.',
-  unauthorized: 'Authentication is missing or invalid.',
-  forbidden: 'You may not do this.',
-  not_found: 'Nothing is served at this path.',
-  method_not_allowed: 'This path is not served for this method.',
-  too_large: 'The request body is larger than 1 MiB.',
-  unsupported_media_type: 'The request body must be application/json.',
-  internal: 'An unexpected error occurred; the server log has the details under this request id.',
-  wrong_caller: 'This operation does not serve your caller.',
-  cross_site: 'Cross-site requests are refused.',
-  rate_limited: 'Too many requests; try again later.',
-  link_required: 'Link your Minecraft account first.',
-  request_timeout: 'The request did not arrive in time.',
-  expectation_failed: 'Only Expect: 100-continue is understood.',
-  header_too_large: 'The request header block is too large.',
-};
-
-/** A domain or HTTP error with a stable code; the error handler turns it into the envelope. */
-export class ApiError extends HTTPException {
-  readonly code: ErrorCode;
-  readonly headers: Record<string, string>;
-
-  constructor(
-    code: ErrorCode,
-    message?: string,
-    // `status` only where api-extensions gives one code two statuses (not_linked: 404, 412 on claim).
-    options: { headers?: Record<string, string>; cause?: unknown; status?: ContentfulStatusCode } = {},
-  ) {
-    super(options.status ?? ERROR_STATUS[code], { message: message ?? DEFAULT_MESSAGE[code] ?? code, cause: options.cause });
-    this.code = code;
-    this.headers = options.headers ?? {};
-  }
+/** How a domain error answers: its status, the code the envelope names, the headers its facts make. */
+export function answerOf(err: DomainError): { status: ContentfulStatusCode; code: ErrorCode; headers: Record<string, string> } {
+  const headers: Record<string, string> = {};
+  if (err.facts.retryAfterSeconds !== undefined) headers['Retry-After'] = String(err.facts.retryAfterSeconds);
+  if (err.facts.uploadOffset !== undefined) headers['Upload-Offset'] = String(err.facts.uploadOffset);
+  if (err.facts.challenge !== undefined) headers['WWW-Authenticate'] = err.facts.challenge;
+  return { status: ERROR_STATUS[err.code], code: WIRE_CODE[err.code] ?? err.code, headers };
 }
 
 /** Maps an HTTPException thrown inside Hono or its middleware (validator, body limit) to a code. */
@@ -165,6 +142,6 @@ export interface ErrorEnvelope {
 
 /** The envelope's JSON text for an error code (its default message unless one is given). */
 export function envelopeText(code: ErrorCode, requestId: string, message?: string): string {
-  const body: ErrorEnvelope = { error: { code, message: message ?? new ApiError(code).message, request_id: requestId } };
+  const body: ErrorEnvelope = { error: { code, message: message ?? new DomainError(code).message, request_id: requestId } };
   return JSON.stringify(body);
 }

@@ -1,5 +1,6 @@
 import type { RouteConfig } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
+import { every } from 'hono/combine';
 import type { ZodObject, ZodType } from 'zod';
 import { RouteLog, type RequestLine } from './access-log.js';
 import { checkDeclaredJsonBody, declaresBody, isJsonMediaType, limitJsonBody } from './body.js';
@@ -7,7 +8,7 @@ import { codedIssueOf } from './coded-refusal.js';
 import { isCrossSite } from './cross-site.js';
 import type { AppDeps, AppEnv, Face } from './env.js';
 import { handleError } from './error-handler.js';
-import { ApiError } from './errors.js';
+import { DomainError } from '../lib/errors.js';
 import { openRawBody } from './raw-body.js';
 import { requestHeader } from './request-header.js';
 import { requestIdFor } from './request-id.js';
@@ -50,7 +51,7 @@ export function behindFrontDoor(face: Face, deps: AppDeps, route: string, step: 
 
     let answer: Answer;
     try {
-      answer = isCrossSite(c) ? handleError(new ApiError('cross_site'), c) : step(c);
+      answer = isCrossSite(c) ? handleError(new DomainError('cross_site'), c) : step(c);
     } catch (err) {
       answer = handleError(err as Error, c);
     }
@@ -182,7 +183,8 @@ export function routeStep({ route, rules, handler }: RouteEntry): Step {
         validatePathAndQuery(c);
         return handler(c);
       };
-  const afterBodyRules: Step = middleware.length === 0 ? readBodyThenHandle : (c) => runMiddleware(c, middleware, readBodyThenHandle);
+  const routeMiddleware = middleware.length === 0 ? undefined : every(...middleware);
+  const afterBodyRules: Step = routeMiddleware === undefined ? readBodyThenHandle : (c) => runMiddleware(c, routeMiddleware, readBodyThenHandle);
   const afterAccess: Step = rawBody
     ? (c) => openRawBody(c, rawBody).then(() => afterBodyRules(c))
     : (c) => {
@@ -201,13 +203,13 @@ function validate(c: Context<AppEnv>, target: 'param' | 'query' | 'header' | 'js
   const result = schema.safeParse(value);
   // A schema that names its own code for a refusal wins over the generic checks below.
   const coded = result.success ? undefined : codedIssueOf(result.error);
-  if (coded) throw new ApiError(coded.code, coded.message);
+  if (coded) throw new DomainError(coded.code, coded.message);
   assertStorableText(target, value);
   if (!result.success) {
     // The envelope's 400, naming the first issue (never zod's own body).
     const first = result.error.issues[0];
     const where = first?.path.length ? `${first.path.join('.')}: ` : '';
-    throw new ApiError('bad_request', first ? `${target} ${where}${first.message}` : undefined);
+    throw new DomainError('bad_request', first ? `${target} ${where}${first.message}` : undefined);
   }
   c.req.addValidatedData(target, result.data as object);
 }
@@ -264,32 +266,23 @@ async function readJsonBody(c: Context<AppEnv>, { schema, required }: JsonBody):
         try {
           value = await c.req.json();
         } catch {
-          throw new ApiError('bad_request', 'Malformed JSON in request body');
+          throw new DomainError('bad_request', 'Malformed JSON in request body');
         }
       });
     } catch (err) {
       // A body that broke off (an abort, bad framing) while the limit counted it: the client's doing.
-      if (err instanceof ApiError) throw err;
-      throw new ApiError('bad_request', 'The request body ended before it was complete.', { cause: err });
+      if (err instanceof DomainError) throw err;
+      throw new DomainError('bad_request', 'The request body ended before it was complete.', { cause: err });
     }
   }
   validate(c, 'json', schema, value);
 }
 
-/** A route's own middleware (Hono's shape), in order; one may answer instead of going on. */
-async function runMiddleware(c: Context<AppEnv>, middleware: MiddlewareHandler<AppEnv>[], last: Step): Promise<Response> {
-  let index = 0;
+/** A route's own middleware (Hono's shape, combined by `every`), then the route; a middleware may answer instead. */
+async function runMiddleware(c: Context<AppEnv>, middleware: MiddlewareHandler<AppEnv>, last: Step): Promise<Response> {
   let answer: Response | undefined;
-  const next = async (): Promise<void> => {
-    const current = middleware[index++];
-    if (!current) {
-      answer = await last(c);
-      return;
-    }
-    const early = await current(c, next);
-    if (early instanceof Response && answer === undefined) answer = early;
-  };
-  await next();
-  if (answer === undefined) throw new Error('route middleware gave no answer');
-  return answer;
+  await middleware(c, async () => {
+    answer = await last(c);
+  });
+  return answer ?? c.res;
 }

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { DigestCheck, expectedSha256 } from './content-digest.js';
 import type { AppEnv } from './env.js';
-import { ApiError } from './errors.js';
+import { DomainError } from '../lib/errors.js';
 import { requestHeader } from './request-header.js';
 
 /** The most a raw body may carry, named as the 413 names it (a setting's name, e.g. `part_max_bytes`). */
@@ -25,7 +25,7 @@ export interface RawBodyRule {
 }
 
 export const tooLarge = (name: string, bytes: number) =>
-  new ApiError('too_large', `The request body is larger than ${name} (${bytes} bytes).`);
+  new DomainError('too_large', `The request body is larger than ${name} (${bytes} bytes).`);
 
 /** The media type of a Content-Type, lower-cased, without parameters. */
 export function mediaTypeOf(contentType: string | undefined): string | undefined {
@@ -77,7 +77,7 @@ export class RawBody implements AsyncIterable<Uint8Array> {
           step = await reader.read();
         } catch (cause) {
           // The client went away or broke the framing: its mistake, never our 500.
-          throw new ApiError('bad_request', 'The request body ended before it was complete.', { cause });
+          throw new DomainError('bad_request', 'The request body ended before it was complete.', { cause });
         }
         if (step.done) break;
         this.received += step.value.byteLength;
@@ -129,11 +129,11 @@ export class RawBody implements AsyncIterable<Uint8Array> {
 export async function openRawBody(c: Context<AppEnv>, rule: RawBodyRule): Promise<void> {
   const mediaType = mediaTypeOf(requestHeader(c, 'content-type'));
   if (mediaType === undefined || !rule.mediaTypes.includes(mediaType)) {
-    throw new ApiError('unsupported_media_type', `The request body must be ${rule.mediaTypes.join(' or ')}.`);
+    throw new DomainError('unsupported_media_type', `The request body must be ${rule.mediaTypes.join(' or ')}.`);
   }
   const coding = requestHeader(c, 'content-encoding');
   if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
-    throw new ApiError('unsupported_media_type', 'A content coding is not accepted on this body.');
+    throw new DomainError('unsupported_media_type', 'A content coding is not accepted on this body.');
   }
   const bytes = typeof rule.limit.bytes === 'function' ? await rule.limit.bytes(c) : rule.limit.bytes;
   const lengthHeader = requestHeader(c, 'content-length');
@@ -141,14 +141,14 @@ export async function openRawBody(c: Context<AppEnv>, rule: RawBodyRule): Promis
   if (declaredLength !== undefined && declaredLength > bytes) throw tooLarge(rule.limit.name, bytes);
   const digestHeader = requestHeader(c, 'content-digest');
   if (digestHeader === undefined && rule.digest === 'required') {
-    throw new ApiError('bad_request', 'This upload needs a Content-Digest: sha-256=:<base64>: header.');
+    throw new DomainError('bad_request', 'This upload needs a Content-Digest: sha-256=:<base64>: header.');
   }
   const expected = digestHeader === undefined ? undefined : expectedSha256(digestHeader);
   c.set('rawBody', new RawBody(c.req.raw.body, mediaType, { name: rule.limit.name, bytes }, declaredLength, new DigestCheck(expected)));
 }
 
 /** The body of the route being served; only raw-body routes have one. */
-export function rawBodyOf(c: Context<AppEnv>): RawBody {
+export function rawBodyOf<E extends AppEnv>(c: Context<E>): RawBody {
   const body = c.get('rawBody');
   if (body === undefined) throw new Error('this route does not declare a raw body');
   return body;

@@ -1,5 +1,5 @@
-import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
+import type { AppEnv } from './env.js';
 
 /**
  * Headers Node's parser keeps only the first copy of, where fetch's `Headers` joins every copy
@@ -34,8 +34,8 @@ const FIRST_COPY_ONLY = new Set([
  * and joined the same way, so a repeat is never silently dropped. Elsewhere (Bun, in-process
  * requests) it is Hono's.
  */
-export function requestHeader(c: Context, name: string): string | undefined {
-  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+export function requestHeader<E extends AppEnv>(c: Context<E>, name: string): string | undefined {
+  const incoming = c.env?.incoming;
   if (incoming === undefined) return c.req.header(name);
   if (FIRST_COPY_ONLY.has(name)) return joinedCopies(incoming.rawHeaders, name);
   const value = incoming.headers[name];

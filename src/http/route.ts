@@ -1,6 +1,6 @@
 import { createRoute, z, type RouteConfig, type RouteHandler } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import type { AppEnv } from './env.js';
+import type { AppEnv, ServiceEnv, SignedInEnv } from './env.js';
 import type { RawBodyOptions, RawBodyRule } from './raw-body.js';
 import type { Access } from './tiers.js';
 
@@ -83,7 +83,13 @@ export interface RouteOptions {
 }
 
 /** A route as defineRoute makes it: the OpenAPI definition and, as a plain field, its rules. */
-export type DefinedRoute<R> = R & { felis: RouteRules };
+export type DefinedRoute<R, A extends Access = Access> = R & { felis: RouteRules & { access: A } };
+
+/**
+ * The handler's context of a route of this access: what the tier check guarantees is typed as
+ * present (the session of app and admin routes, the caller of service routes).
+ */
+export type EnvOf<A extends Access> = A extends { tier: 'app' | 'admin' } ? SignedInEnv : A extends { tier: 'service' } ? ServiceEnv : AppEnv;
 
 /**
  * Declares an operation: its access (tier and callers) beside its OpenAPI definition, and how a
@@ -94,11 +100,11 @@ export type DefinedRoute<R> = R & { felis: RouteRules };
  * limit, the handler reads it with `rawBodyOf(c)` (raw-body.ts). Header schemas name headers in
  * lower case; only the named headers are validated (`.strict()` refuses nothing else).
  */
-export function defineRoute<P extends string, R extends Omit<RouteConfig, 'path'> & { path: P }>(
-  access: Access,
+export function defineRoute<const A extends Access, P extends string, R extends Omit<RouteConfig, 'path'> & { path: P }>(
+  access: A,
   config: R,
   options: RouteOptions = {},
-): DefinedRoute<R> {
+): DefinedRoute<R, A> {
   const content = config.request?.body?.content ?? {};
   const mediaTypes = Object.keys(content).map((type) => type.toLowerCase());
   const hasJsonBody = mediaTypes.includes('application/json');
@@ -118,7 +124,7 @@ export function defineRoute<P extends string, R extends Omit<RouteConfig, 'path'
     'x-felis-tier': access.tier,
     ...(access.tier === 'service' ? { 'x-felis-callers': access.callers } : {}),
   } as unknown as R);
-  const felis: RouteRules = {
+  const felis: RouteRules & { access: A } = {
     access,
     declaredBody: options.onDeclaredBody ?? (isRawBody ? 'raw' : 'json'),
     rawBody: options.rawBody && { mediaTypes, limit: options.rawBody.limit, digest: options.rawBody.digest ?? 'optional' },
@@ -142,7 +148,7 @@ export interface RouteEntry {
 export class RouteTable {
   readonly entries: RouteEntry[] = [];
 
-  openapi<R extends RouteConfig>(route: R, handler: RouteHandler<R, AppEnv>): this {
+  openapi<R extends RouteConfig, A extends Access>(route: DefinedRoute<R, A>, handler: RouteHandler<R, EnvOf<A>>): this {
     const { felis: rules, ...definition } = route as R & { felis?: RouteRules };
     if (!rules) throw new Error(`${route.method} ${route.path} was not declared with defineRoute`);
     const run = handler as unknown as (c: Context<AppEnv>, next: () => Promise<void>) => Response | Promise<Response>;

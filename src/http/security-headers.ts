@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import type { AppEnv } from './env.js';
 import { requestHeader } from './request-header.js';
 
 /**
@@ -30,9 +31,13 @@ export interface AnswerHeaderWriter {
 }
 
 /** The runtime's answer-header writer of this request, when it has one and has not answered yet. */
-export function answerHeaderWriterOf(c: Context): AnswerHeaderWriter | undefined {
-  const outgoing = (c.env as { outgoing?: Partial<AnswerHeaderWriter> } | undefined)?.outgoing;
-  return typeof outgoing?.dressAnswers === 'function' && !outgoing.headersSent ? (outgoing as AnswerHeaderWriter) : undefined;
+export function answerHeaderWriterOf(c: Context<AppEnv>): AnswerHeaderWriter | undefined {
+  const outgoing = c.env?.outgoing;
+  return outgoing !== undefined && dressesAnswers(outgoing) && !outgoing.headersSent ? outgoing : undefined;
+}
+
+function dressesAnswers(outgoing: Partial<AnswerHeaderWriter>): outgoing is AnswerHeaderWriter {
+  return typeof outgoing.dressAnswers === 'function';
 }
 
 /** HSTS only for requests that came through the TLS edge: a plain-HTTP answer must not pin hosts. */

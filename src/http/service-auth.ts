@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { CALLERS, type Caller } from '../config.js';
 import { tokensEqual } from '../lib/secrets.js';
 import type { AppEnv } from './env.js';
-import { ApiError } from './errors.js';
+import { DomainError } from '../lib/errors.js';
 import { requestHeader } from './request-header.js';
 
 /**
@@ -32,10 +32,8 @@ export function checkCaller(c: Context<AppEnv>, allowed: ReadonlySet<Caller>): v
   const token = bearerToken(requestHeader(c, 'authorization'));
   const caller = token === undefined ? undefined : identifyCaller(c.get('deps').config.serviceTokens, token);
   if (!caller) {
-    throw new ApiError('unauthorized', 'A valid service token is required.', {
-      headers: { 'WWW-Authenticate': 'Bearer' },
-    });
+    throw new DomainError('unauthorized', 'A valid service token is required.', { challenge: 'Bearer' });
   }
   c.set('caller', caller);
-  if (!allowed.has(caller)) throw new ApiError('wrong_caller');
+  if (!allowed.has(caller)) throw new DomainError('wrong_caller');
 }

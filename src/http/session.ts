@@ -21,7 +21,7 @@ export interface TierRequirement {
 }
 
 /**
- * Resolves the session of a request for a tier, or throws an ApiError (401, 403 forbidden,
+ * Resolves the session of a request for a tier, or throws an DomainError (401, 403 forbidden,
  * 403 setup_required). Implemented by the accounts feature.
  */
 export interface SessionAuthenticator {

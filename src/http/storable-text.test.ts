@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from './errors.js';
+import { DomainError } from '../lib/errors.js';
 import { assertStorableText, isStorableText } from './storable-text.js';
 
 describe('text storage can hold', () => {
@@ -10,9 +10,9 @@ describe('text storage can hold', () => {
 
   it('walks values and keys, names where the text was, and survives deep nesting', () => {
     expect(() => assertStorableText('json', { a: [1, 'ok', { b: 'x\u0000' }] })).toThrow(/^json a\.2\.b: text holds a NUL/);
-    expect(() => assertStorableText('query', { 'k\ud800': 'v' })).toThrow(ApiError);
+    expect(() => assertStorableText('query', { 'k\ud800': 'v' })).toThrow(DomainError);
     const deep = JSON.parse('['.repeat(20_000) + '"\\u0000"' + ']'.repeat(20_000)) as unknown;
-    expect(() => assertStorableText('json', deep)).toThrow(ApiError);
+    expect(() => assertStorableText('json', deep)).toThrow(DomainError);
     expect(() => assertStorableText('param', { name: 'lobby' })).not.toThrow();
   });
 });

@@ -1,4 +1,4 @@
-import { ApiError } from './errors.js';
+import { DomainError } from '../lib/errors.js';
 
 /**
  * Whether a string can be stored as text: PostgreSQL refuses NUL in text, and a lone surrogate
@@ -34,5 +34,5 @@ export function assertStorableText(target: string, value: unknown): void {
 const join = (path: string, key: string | number) => (path === '' ? String(key) : `${path}.${key}`);
 
 function refuse(target: string, path: string): never {
-  throw new ApiError('bad_request', `${target}${path ? ` ${path}` : ''}: text holds a NUL or a lone surrogate, which cannot be stored.`);
+  throw new DomainError('bad_request', `${target}${path ? ` ${path}` : ''}: text holds a NUL or a lone surrogate, which cannot be stored.`);
 }

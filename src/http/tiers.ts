@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { Caller } from '../config.js';
 import type { AppEnv } from './env.js';
-import { ApiError } from './errors.js';
+import { DomainError } from '../lib/errors.js';
 import { checkCaller } from './service-auth.js';
 
 /** Who may call a route: declared once, next to the route's definition. */
@@ -18,7 +18,7 @@ function requireSession(tier: 'app' | 'admin', setupAllowed: boolean): AccessChe
   return (c) => {
     const sessions = c.get('deps').sessions;
     // Fail closed: without an authenticator no session is ever accepted.
-    if (!sessions) throw new ApiError('unauthorized', 'A signed-in session is required.');
+    if (!sessions) throw new DomainError('unauthorized', 'A signed-in session is required.');
     return sessions.authenticate(c, { tier, setupAllowed }).then((session) => {
       c.set('session', session);
     });

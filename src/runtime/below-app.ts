@@ -1,7 +1,8 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { RequestError } from '@hono/node-server';
-import { envelopeText, ERROR_STATUS, type ErrorCode } from '../http/errors.js';
+import { envelopeText, ERROR_STATUS } from '../http/errors.js';
+import { type ErrorCode } from '../lib/errors.js';
 import { requestIdFor } from '../http/request-id.js';
 import type { Logger } from '../lib/logger.js';
 import { withAnswerHeaders } from './node-response.js';

@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server } from 'node:http';
 import { headersDeclareBody } from '../http/body.js';
+import type { RuntimeBindings } from '../http/env.js';
 import type { Logger } from '../lib/logger.js';
 
 export interface BodyRateRule {
@@ -57,7 +58,7 @@ export function guardBodyRate(server: Server, rule: BodyRateRule, log: Logger): 
   });
 }
 
-type FetchHandler = (request: Request, env?: unknown) => Response | Promise<Response>;
+type FetchHandler = (request: Request, env: RuntimeBindings) => Response | Promise<Response>;
 
 const declaresBodyHeaders = (headers: Headers) => headersDeclareBody(headers.get('transfer-encoding'), headers.get('content-length'));
 
@@ -70,7 +71,7 @@ const declaresBodyHeaders = (headers: Headers) => headersDeclareBody(headers.get
 export function fetchWithBodyRate(
   fetch: FetchHandler,
   request: Request,
-  env: unknown,
+  env: RuntimeBindings,
   rule: BodyRateRule,
   log: Logger,
 ): Response | Promise<Response> {
@@ -82,7 +83,7 @@ async function fetchCountingBody(
   fetch: FetchHandler,
   request: Request,
   requestBody: ReadableStream<Uint8Array>,
-  env: unknown,
+  env: RuntimeBindings,
   rule: BodyRateRule,
   log: Logger,
 ): Promise<Response> {

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { getRequestListener } from '@hono/node-server';
+import { getRequestListener, type Http2Bindings, type HttpBindings } from '@hono/node-server';
+import type { RuntimeBindings } from '../http/env.js';
 import type { Logger } from '../lib/logger.js';
 import { adapterErrorAnswer, answerClientErrors, answerExpectations } from './below-app.js';
 import { AnswerResponse } from './node-response.js';
@@ -13,7 +14,7 @@ export interface Listening {
 }
 
 export interface ServeOptions {
-  fetch: (request: Request, env?: unknown) => Response | Promise<Response>;
+  fetch: (request: Request, env: RuntimeBindings) => Response | Promise<Response>;
   port: number;
   host: string;
   log: Logger;
@@ -39,7 +40,10 @@ function serveNode(options: ServeOptions): Promise<Listening> {
       requireHostHeader: false,
       ...(options.headersTimeoutMs === undefined ? {} : { headersTimeout: options.headersTimeoutMs, requestTimeout: options.headersTimeoutMs * 2, connectionsCheckingInterval: Math.ceil(options.headersTimeoutMs / 4) }),
     },
-    getRequestListener(options.fetch, { errorHandler: adapterErrorAnswer(options.log) }),
+    // This server speaks HTTP/1.1 only, so the adapter's bindings are always node:http's.
+    getRequestListener(options.fetch as (request: Request, env: HttpBindings | Http2Bindings) => Response | Promise<Response>, {
+      errorHandler: adapterErrorAnswer(options.log),
+    }),
   );
   answerClientErrors(server, options.log);
   answerExpectations(server, options.log);

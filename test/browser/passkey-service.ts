@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { startService, type RunningService } from '../../src/server.js';
+import { startService, type RunningService } from '../../src/service.js';
 import { TEST_ENV } from '../helpers/app.js';
 import { createPostgresTestDatabase } from '../helpers/database.js';
 import { freePort, launchPasskeyBrowser, type PasskeyBrowser } from './browser.js';

@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { passkeyCredentials, sessions } from '../../src/db/schema/index.js';
-import type { RunningService } from '../../src/server.js';
+import type { RunningService } from '../../src/service.js';
 import { createUser, signIn } from '../helpers/sessions.js';
 import { type PasskeyBrowser } from './browser.js';
 import { usePasskeyService } from './passkey-service.js';

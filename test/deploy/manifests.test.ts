@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { DEFAULT_CRD, toMinecraftServer, type MinecraftServerStatus } from '../../src/adapters/cluster/kubernetes/resource.js';
-import { statefulSetFor } from '../../src/features/lifecycle/workloads.js';
+import { statefulSetFor } from '../../src/adapters/cluster/kubernetes/workloads.js';
 
 const DEPLOY = join(import.meta.dirname, '../../deploy');
 

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/server.js';
+import type { RunningService } from '../../src/service.js';
 import { TOKENS } from '../helpers/app.js';
 import { startTestService } from '../helpers/service.js';
 import { createUser, signIn, type SignedIn } from '../helpers/sessions.js';

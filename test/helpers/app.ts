@@ -10,7 +10,7 @@ import type { Deps } from '../../src/deps.js';
 import type { AppEnv, Face } from '../../src/http/env.js';
 import { createMetrics } from '../../src/http/metrics.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { assembleDeps } from '../../src/wiring.js';
+import { assembleDeps } from '../../src/service.js';
 import { captureLog, type CapturedLog } from './log.js';
 
 export const TOKENS = {

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { clientIp } from '../../src/http/client-ip.js';
-import { ApiError } from '../../src/http/errors.js';
+import { DomainError } from '../../src/lib/errors.js';
 import { createRouter, defineRoute, json } from '../../src/http/route.js';
 
 /**
@@ -117,7 +117,7 @@ export const FIXTURE_ROUTES = [
 const probe = <P extends string>(method: 'get' | 'post', path: P) =>
   defineRoute({ tier: 'public' }, { method, path, responses: { 200: json(z.object({}).passthrough(), 'probe') } });
 
-/** Public routes that answer in each way the front door must dress: JSON, a raw Response, an ApiError, a crash, a POST. */
+/** Public routes that answer in each way the front door must dress: JSON, a raw Response, an DomainError, a crash, a POST. */
 export function frontDoorProbeRoutes() {
   return createRouter()
     .openapi(probe('get', '/t/json'), (c) => c.json({ ok: true }, 200))
@@ -127,7 +127,7 @@ export function frontDoorProbeRoutes() {
       (() => new Response('raw', { headers: { 'Strict-Transport-Security': 'max-age=1' } })) as never,
     )
     .openapi(probe('get', '/t/throw'), () => {
-      throw new ApiError('conflict', 'lost a race');
+      throw new DomainError('conflict', 'lost a race');
     })
     .openapi(probe('get', '/t/crash'), () => {
       throw new Error('boom');

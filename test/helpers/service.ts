@@ -1,5 +1,5 @@
 import { loadConfig } from '../../src/config.js';
-import { startService, type RunningService, type StartOptions } from '../../src/server.js';
+import { startService, type RunningService, type StartOptions } from '../../src/service.js';
 import { TEST_ENV } from './app.js';
 import { captureLog, type CapturedLog } from './log.js';
 

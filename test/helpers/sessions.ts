@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { linkedAccounts, users, type SignInMethod, type UserRole } from '../../src/db/schema/accounts.js';
 import type { Deps } from '../../src/deps.js';
-import { isStaffRole } from '../../src/features/accounts/authenticator.js';
+import { isStaffRole } from '../../src/features/accounts/roles.js';
 import { bareHost } from '../../src/features/accounts/hosts.js';
 import { mintSession, SESSION_COOKIE } from '../../src/features/accounts/session-service.js';
 

@@ -53,7 +53,7 @@ describe('every answer kind on a real socket', () => {
   const cases: Array<[label: string, bytes: string, status: number, code?: string]> = [
     ['JSON', get('/t/json'), 200],
     ['raw Response', get('/t/raw'), 200],
-    ['ApiError', get('/t/throw'), 409, 'conflict'],
+    ['DomainError', get('/t/throw'), 409, 'conflict'],
     ['crash', get('/t/crash'), 500, 'internal'],
     ['404', get('/nowhere'), 404, 'not_found'],
     ['405', get('/t/post'), 405, 'method_not_allowed'],

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { startService } from '../../src/server.js';
+import { startService } from '../../src/service.js';
 import { createPostgresTestDatabase } from '../helpers/database.js';
 import { freePort } from '../helpers/ports.js';
 

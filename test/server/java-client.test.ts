@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/server.js';
+import type { RunningService } from '../../src/service.js';
 import { serve, type Listening } from '../../src/runtime/serve.js';
 import { TOKENS, createTestApp, createTestDeps } from '../helpers/app.js';
 import { useTestDatabase } from '../helpers/database.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { kubeConfigFor } from '../../src/adapters/cluster/kubernetes/kubeconfig.js';
 import { DEFAULT_CRD } from '../../src/adapters/cluster/kubernetes/resource.js';
-import type { RunningService } from '../../src/server.js';
+import type { RunningService } from '../../src/service.js';
 import { TOKENS } from '../helpers/app.js';
 import type { CapturedLog } from '../helpers/log.js';
 import { KubeStandIn } from '../helpers/kube-stand-in.js';

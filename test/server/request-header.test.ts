@@ -4,10 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/lib/logger.js';
 import { serve, type Listening } from '../../src/runtime/serve.js';
 import { requestHeader } from '../../src/http/request-header.js';
+import type { AppEnv } from '../../src/http/env.js';
 
 const NAMES = ['x-request-id', 'x-forwarded-proto', 'authorization', 'content-type', 'origin', 'sec-fetch-site', 'cookie', 'host', 'user-agent', 'absent'];
 
-const app = new Hono().all('*', (c) =>
+const app = new Hono<AppEnv>().all('*', (c) =>
   c.json(Object.fromEntries(NAMES.map((name) => [name, { ours: requestHeader(c, name) ?? null, hono: c.req.header(name) ?? null }]))),
 );
 

@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { EmbeddedDatabaseBusy, LOCK_FILE, lockEmbeddedDatabase } from '../../src/db/embedded-lock.js';
 import { openDatabase } from '../../src/db/client.js';
 import { setupTokens } from '../../src/db/schema/accounts.js';
-import { startService } from '../../src/server.js';
+import { startService } from '../../src/service.js';
 import { databaseFailure, refuseEmbeddedInKubernetes, StartupError, startupFailureLine } from '../../src/startup-failure.js';
 import { TEST_ENV } from '../helpers/app.js';
 import { withDatabase } from '../global-setup.js';

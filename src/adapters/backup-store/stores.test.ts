@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashStream } from '../../features/worlds/archive.js';
+import { hashStream } from '../../features/worlds/volumes/archive.js';
 import { LocalBackupStore } from './local.js';
 import { S3BackupStore } from './s3.js';
 import { startS3rver, type S3rverProcess } from './s3rver-process.js';

@@ -7,6 +7,7 @@ import {
   SYSTEM_LABEL,
   type ClusterAdapter,
   type ClusterCapacity,
+  type ClusterTask,
   type DesiredState,
   type PodLogLine,
   type PodLogOptions,
@@ -214,6 +215,11 @@ export class SimulatedCluster implements ClusterAdapter {
   async rconEndpoint(name: string): Promise<RconEndpoint> {
     this.#check();
     return this.pods.rconEndpoint(name, this.#get(name).status.phase === 'Running');
+  }
+
+  /** None: the model realises desired state by itself, at each tick. */
+  tasks(): ClusterTask[] {
+    return [];
   }
 
   /** Applies every transition that is due at the clock's now. */

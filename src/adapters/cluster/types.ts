@@ -1,4 +1,8 @@
+import type { Registry } from 'prom-client';
+import type { Logger } from '../../lib/logger.js';
 import type { RconEndpoint } from '../rcon/client.js';
+import type { BuildJobs } from './build-jobs.js';
+import type { ClusterWorldJobs, WorldJobSettings } from './world-jobs.js';
 
 /**
  * The cluster adapter: where server resources and their pods live. Shaped for a Kubernetes
@@ -38,6 +42,12 @@ export interface ServerSpec {
   idleStopSeconds?: number;
   labels: Record<string, string>;
 }
+
+/**
+ * The limits of a server created without them, written into its spec so that every server counts
+ * against a quota; a pod whose spec was made elsewhere without memory or storage gets these too.
+ */
+export const DEFAULT_SERVER_RESOURCES = { memory: '4Gi', storage: '10Gi', cpu: '2' } as const;
 
 /** The fields of a spec an operator may change after creation (PATCH /servers/{name}). */
 export type ServerSpecPatch = Partial<
@@ -121,8 +131,37 @@ export interface PodLogOptions {
   signal: AbortSignal;
 }
 
+/** The control plane's leadership as the cluster's tasks use it (src/coordination's Leadership). */
+export interface LeaderLock {
+  /** Takes or renews the leadership; resolves whether this replica leads. */
+  acquire(): Promise<boolean>;
+  /** Whether this replica leads, from its last renewal. */
+  holds(): boolean;
+  release(): Promise<void>;
+}
+
+/** What the composition root gives the cluster's own background work. */
+export interface ClusterTaskDeps {
+  /** Only the replica that leads acts on the cluster, so two replicas never both start a server. */
+  leadership: LeaderLock;
+  /** Where the tasks' metrics go. */
+  registry: Registry;
+  log: Logger;
+  /** Calls `listener` when a server's desired state changes; returns the function that stops the calls. */
+  onDesiredStateChange(listener: (name: string) => void): () => void;
+}
+
+/** Work beside the requests, started and stopped by the composition root (a coordination BackgroundTask). */
+export interface ClusterTask {
+  readonly name: string;
+  start(): void;
+  stop(): Promise<void>;
+}
+
 export interface ClusterAdapter {
   readonly kind: 'simulated' | 'kubernetes';
+  /** Image builds as Jobs; absent where the cluster runs none (the simulated one: builds run in-process). */
+  readonly builds?: BuildJobs;
   /** Resolves when the cluster answers; rejects with the reason otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -156,5 +195,15 @@ export interface ClusterAdapter {
   podLogs(name: string, options: PodLogOptions): AsyncIterable<PodLogLine>;
   /** Where the server's RCON listens, with the password from the server's secret. ClusterNoPodError when it runs no pod. */
   rconEndpoint(name: string): Promise<RconEndpoint>;
+  /**
+   * The cluster's own background work that realises the servers' desired state: the lifecycle
+   * controller on Kubernetes; none on the simulated cluster, whose model moves by its own ticks.
+   */
+  tasks(deps: ClusterTaskDeps): ClusterTask[];
+  /**
+   * World jobs and file operations as the cluster's own Jobs on the servers' claims. Absent where
+   * the world volumes are folders of this process (the simulated cluster).
+   */
+  worldJobs?(settings: WorldJobSettings): ClusterWorldJobs;
 }
 

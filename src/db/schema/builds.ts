@@ -2,7 +2,8 @@ import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, time
 
 const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
-export type BuildStatus = 'pending' | 'building' | 'succeeded' | 'failed' | 'cancelled';
+export const BUILD_STATUSES = ['pending', 'building', 'succeeded', 'failed', 'cancelled'] as const;
+export type BuildStatus = (typeof BUILD_STATUSES)[number];
 
 /** Image builds: a Dockerfile and optionally an approved submission's context, run as a job. */
 export const builds = pgTable(

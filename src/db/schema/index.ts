@@ -15,4 +15,4 @@ export * from './migration.js';
 export * from './passkeys.js';
 export * from './worlds.js';
 export * from './world-files.js';
-export * from './world-rounds.js';
+export * from './coordination.js';

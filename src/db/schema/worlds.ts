@@ -50,19 +50,6 @@ export const worldJobs = pgTable(
 );
 
 /**
- * The maintenance lock of a world volume: one row per volume, held by a job (`holder`) that renews
- * `lease_until` while it lives. A holder that dies stops renewing, and once the lease has lapsed
- * any replica may take the lock over (or sweep it away).
- */
-export const worldLocks = pgTable('world_locks', {
-  serverName: text('server_name').primaryKey(),
-  holder: uuid('holder').notNull(),
-  kind: text('kind').notNull(),
-  acquiredAt: at('acquired_at').notNull(),
-  leaseUntil: at('lease_until').notNull(),
-});
-
-/**
  * A download a user asked for: a backup's archive, or an archive made of a stopped world (or a part
  * of it). Only `requested_by` may read or download it; the object is ours (`storage_key`).
  */

@@ -1,13 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import { and, eq } from 'drizzle-orm';
-import { linkedAccounts } from '../../db/schema/accounts.js';
-import type { SessionContext } from '../../http/session.js';
-import { ApiError } from '../../http/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { liveUserOr404 } from './admin-service.js';
-import { writeAudit } from './audit.js';
+import { linkIdentity, unlinkIdentity } from './admin-service.js';
 import { McUuidSchema, UserIdParam } from './schema.js';
-import { uniqueViolation } from './users-service.js';
 
 const admin = { tier: 'admin' } as const;
 const AuthSource = z.enum(['primary', 'thirdparty']);
@@ -37,48 +31,17 @@ const unlink = defineRoute(admin, {
   },
 });
 
-/** Linking moves a way into the game's side of an account: the owner's decision alone. */
-function requireOwner(actor: SessionContext): void {
-  if (actor.role !== 'owner') throw new ApiError('forbidden', 'Only an owner links or unlinks game identities.');
-}
-
 /** Game identities of an account, by hand. External face, admin tier, owner only. */
 export function adminLinkRoutes() {
   return createRouter()
     .openapi(link, async (c) => {
-      const { deps } = c.var;
-      const actor = c.var.session!;
-      requireOwner(actor);
-      const { id } = c.req.valid('param');
       const { mc_uuid, auth_source } = c.req.valid('json');
-      const now = deps.clock.now();
-      try {
-        await deps.database.db.transaction(async (tx) => {
-          await liveUserOr404(tx, id);
-          await tx.insert(linkedAccounts).values({ mcUuid: mc_uuid, userId: id, authSource: auth_source, verifiedAt: now });
-          await writeAudit(tx, { at: now, actor: actor.userId, action: 'link.add', target: id, detail: { mc_uuid, auth_source }, requestId: c.var.requestId });
-        });
-      } catch (err) {
-        if (uniqueViolation(err) !== undefined) throw new ApiError('conflict', 'This game identity is linked to an account already.');
-        throw err;
-      }
+      await linkIdentity(c.var.deps, c.var.session, c.req.valid('param').id, { mcUuid: mc_uuid, authSource: auth_source }, c.var.requestId);
       return c.json({ ok: true as const, mc_uuid, auth_source }, 200);
     })
     .openapi(unlink, async (c) => {
-      const { deps } = c.var;
-      const actor = c.var.session!;
-      requireOwner(actor);
       const { id, mc_uuid } = c.req.valid('param');
-      const now = deps.clock.now();
-      await deps.database.db.transaction(async (tx) => {
-        await liveUserOr404(tx, id);
-        const removed = await tx
-          .delete(linkedAccounts)
-          .where(and(eq(linkedAccounts.mcUuid, mc_uuid), eq(linkedAccounts.userId, id)))
-          .returning({ mcUuid: linkedAccounts.mcUuid });
-        if (removed.length === 0) throw new ApiError('not_found', 'This game identity is not linked to that account.');
-        await writeAudit(tx, { at: now, actor: actor.userId, action: 'link.remove', target: id, detail: { mc_uuid }, requestId: c.var.requestId });
-      });
+      await unlinkIdentity(c.var.deps, c.var.session, id, mc_uuid, c.var.requestId);
       return c.json({ ok: true as const, mc_uuid }, 200);
     });
 }

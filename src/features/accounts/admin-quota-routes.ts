@@ -1,10 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { userQuotas } from '../../db/schema/accounts.js';
-import { ApiError } from '../../http/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { liveUserOr404 } from './admin-service.js';
-import { writeAudit } from './audit.js';
-import { getQuota } from './directory.js';
+import { replaceQuota, userQuota } from './admin-service.js';
 import { QuotaLimitSchema, QuotaViewSchema, UserIdParam } from './schema.js';
 
 const admin = { tier: 'admin' } as const;
@@ -39,30 +35,6 @@ const putQuota = defineRoute(admin, {
 /** A user's quota. External face, admin tier. */
 export function adminQuotaRoutes() {
   return createRouter()
-    .openapi(getQuotaRoute, async (c) => {
-      const { deps } = c.var;
-      const { id } = c.req.valid('param');
-      await liveUserOr404(deps.database.db, id);
-      return c.json(await getQuota(deps.database.db, id), 200);
-    })
-    .openapi(putQuota, async (c) => {
-      const { deps } = c.var;
-      const actor = c.var.session!;
-      const { id } = c.req.valid('param');
-      const body = c.req.valid('json');
-      if (body.user_id !== undefined && body.user_id !== id) throw new ApiError('bad_request', 'user_id differs from the path.');
-      const limits = {
-        maxServers: body.max_servers ?? null,
-        maxCpuMilli: body.max_cpu_milli ?? null,
-        maxMemoryMb: body.max_memory_mb ?? null,
-        maxStorageGb: body.max_storage_gb ?? null,
-      };
-      const now = deps.clock.now();
-      await deps.database.db.transaction(async (tx) => {
-        await liveUserOr404(tx, id);
-        await tx.insert(userQuotas).values({ userId: id, ...limits }).onConflictDoUpdate({ target: userQuotas.userId, set: limits });
-        await writeAudit(tx, { at: now, actor: actor.userId, action: 'user.quota', target: id, detail: { ...limits }, requestId: c.var.requestId });
-      });
-      return c.json(await getQuota(deps.database.db, id), 200);
-    });
+    .openapi(getQuotaRoute, async (c) => c.json(await userQuota(c.var.deps, c.req.valid('param').id), 200))
+    .openapi(putQuota, async (c) => c.json(await replaceQuota(c.var.deps, c.var.session, c.req.valid('param').id, c.req.valid('json'), c.var.requestId), 200));
 }

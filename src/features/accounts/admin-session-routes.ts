@@ -1,15 +1,6 @@
-import type { Context } from 'hono';
-import type { Transaction } from '../../db/client.js';
-import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
-import { isStaffRole } from './authenticator.js';
-import { assertMayManage, liveUserOr404 } from './admin-service.js';
-import { writeAudit } from './audit.js';
+import { removeUserPasskeys, revokeAllUserSessions, revokeUserSession, userSessions } from './admin-service.js';
 import { OkSchema, RevokedSchema, SessionListSchema, TokenHashParam, UserIdParam } from './schema.js';
-import { listLiveSessions, revokeSession, revokeUserSessions } from './session-service.js';
-import { findUserById } from './users-service.js';
-import { toSessionView } from './views.js';
 
 const admin = { tier: 'admin' } as const;
 
@@ -48,60 +39,18 @@ const removePasskeys = defineRoute(admin, {
 /** A user's sessions and passkeys, for staff. External face, admin tier. */
 export function adminSessionRoutes() {
   return createRouter()
-    .openapi(listUserSessions, async (c) => {
-      const { deps } = c.var;
-      const target = await liveUserOr404(deps.database.db, c.req.valid('param').id);
-      const rows = await listLiveSessions(deps.database.db, target.id, isStaffRole(target.role), deps.clock.now());
-      return c.json({ sessions: rows.map((r) => toSessionView(r)) }, 200);
-    })
+    .openapi(listUserSessions, async (c) => c.json({ sessions: await userSessions(c.var.deps, c.req.valid('param').id) }, 200))
     .openapi(revokeAll, async (c) => {
-      await changeUserAccess(c, c.req.valid('param').id, 'session.revoke_all', async (tx, id, now) => ({
-        sessions_revoked: await revokeUserSessions(tx, id, now),
-      }));
+      await revokeAllUserSessions(c.var.deps, c.var.session, c.req.valid('param').id, c.var.requestId);
       return c.json({ ok: true as const }, 200);
     })
     .openapi(revokeOne, async (c) => {
-      const { deps } = c.var;
-      const actor = c.var.session!;
       const { id, token_hash } = c.req.valid('param');
-      const now = deps.clock.now();
-      const revoked = await deps.database.db.transaction(async (tx) => {
-        const target = await findUserById(tx, id);
-        if (!target) return false;
-        if (target.id !== actor.userId) assertMayManage(actor, target);
-        if (!(await revokeSession(tx, token_hash, now, id))) return false;
-        await writeAudit(tx, { at: now, actor: actor.userId, action: 'session.revoke', target: id, detail: { token_hash }, requestId: c.var.requestId });
-        return true;
-      });
-      if (!revoked) throw new ApiError('session_not_found', 'No such live session of this user.');
+      await revokeUserSession(c.var.deps, c.var.session, id, token_hash, c.var.requestId);
       return c.json({ revoked: true as const }, 200);
     })
     .openapi(removePasskeys, async (c) => {
-      const { passkeys } = c.var.deps;
-      await changeUserAccess(c, c.req.valid('param').id, 'passkey.remove_all', async (tx, id) => ({
-        removed: passkeys ? await passkeys.removeAll(tx, id) : 0,
-      }));
+      await removeUserPasskeys(c.var.deps, c.var.session, c.req.valid('param').id, c.var.requestId);
       return c.json({ ok: true as const }, 200);
     });
-}
-
-/**
- * A staff change to the ways into a live account, in one transaction with its audit row: 404 for
- * an unknown or deleted user, 403 unless the actor may manage them (anyone may act on themselves).
- */
-async function changeUserAccess(
-  c: Context<AppEnv>,
-  id: string,
-  action: string,
-  change: (tx: Transaction, id: string, now: Date) => Promise<Record<string, unknown>>,
-): Promise<void> {
-  const { deps } = c.var;
-  const actor = c.var.session!;
-  const now = deps.clock.now();
-  await deps.database.db.transaction(async (tx) => {
-    const target = await liveUserOr404(tx, id);
-    if (target.id !== actor.userId) assertMayManage(actor, target);
-    const detail = await change(tx, id, now);
-    await writeAudit(tx, { at: now, actor: actor.userId, action, target: id, detail, requestId: c.var.requestId });
-  });
 }

@@ -14,9 +14,9 @@ const adminRoute = defineRoute({ tier: 'admin' }, { method: 'get', path: '/t/adm
 
 const router = () =>
   createRouter()
-    .openapi(appRoute, (c) => c.json({ user_id: c.var.session!.userId }, 200))
-    .openapi(setupRoute, (c) => c.json({ user_id: c.var.session!.userId }, 200))
-    .openapi(adminRoute, (c) => c.json({ user_id: c.var.session!.userId }, 200));
+    .openapi(appRoute, (c) => c.json({ user_id: c.var.session.userId }, 200))
+    .openapi(setupRoute, (c) => c.json({ user_id: c.var.session.userId }, 200))
+    .openapi(adminRoute, (c) => c.json({ user_id: c.var.session.userId }, 200));
 
 describe('session authenticator', () => {
   const database = useTestDatabase();

@@ -1,26 +1,22 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
-import { getCookie } from 'hono/cookie';
 import type { Database } from '../../db/client.js';
 import { sessions, users } from '../../db/schema/accounts.js';
 import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import type { SessionAuthenticator, SessionContext, TierRequirement } from '../../http/session.js';
 import { sha256Hex } from '../../lib/secrets.js';
 import { isConsoleHost, requestHost } from './hosts.js';
-import { clearSessionCookie, LAST_SEEN_WRITE_MS, SESSION_COOKIE, SESSION_TTL_MS, setSessionCookie, STAFF_IDLE_MS, touchSession } from './session-service.js';
-
-/** A session token is 32 random bytes in base64url; anything far longer is not ours. */
-const MAX_TOKEN_LENGTH = 128;
-
-export const isStaffRole = (role: string): boolean => role === 'owner' || role === 'admin';
+import { isStaffRole } from './roles.js';
+import { clearSessionCookie, sessionToken, setSessionCookie } from './session-cookie.js';
+import { LAST_SEEN_WRITE_MS, SESSION_TTL_MS, STAFF_IDLE_MS, touchSession } from './session-service.js';
 
 /** A session of a staff member that has been idle too long no longer counts as live. */
 export function isIdleStaffSession(role: string, lastSeenAt: Date, now: Date): boolean {
   return isStaffRole(role) && now.getTime() - lastSeenAt.getTime() >= STAFF_IDLE_MS;
 }
 
-const unauthorized = () => new ApiError('unauthorized', 'A signed-in session is required.');
+const unauthorized = () => new DomainError('unauthorized', 'A signed-in session is required.');
 
 /**
  * The session check's one indexed query (session by token hash, joined to its user), prepared once
@@ -79,8 +75,8 @@ export function createSessionAuthenticator(): SessionAuthenticator {
     async authenticate(c: Context, requirement: TierRequirement): Promise<SessionContext> {
       const ctx = c as Context<AppEnv>;
       const { deps } = ctx.var;
-      const token = getCookie(c, SESSION_COOKIE);
-      if (!token || token.length > MAX_TOKEN_LENGTH) throw unauthorized();
+      const token = sessionToken(c);
+      if (!token) throw unauthorized();
       const tokenHash = sha256Hex(token);
       const { db } = deps.database;
       let query = sessionQueries.get(db);
@@ -103,13 +99,13 @@ export function createSessionAuthenticator(): SessionAuthenticator {
       }
       const onConsole = isConsoleHost(deps.config, host);
       if (!isStaffRole(row.role) && onConsole) {
-        throw new ApiError('forbidden', 'Player sessions are not served on the operator console.');
+        throw new DomainError('forbidden', 'Player sessions are not served on the operator console.');
       }
       if (requirement.tier === 'admin' && (!onConsole || !isStaffRole(row.role))) {
-        throw new ApiError('forbidden', 'This operation needs a staff session on the operator console.');
+        throw new DomainError('forbidden', 'This operation needs a staff session on the operator console.');
       }
       if (row.inSetup && !requirement.setupAllowed) {
-        throw new ApiError('setup_required', 'Finish first-run setup: add a passkey or verify an e-mail address.');
+        throw new DomainError('setup_required', 'Finish first-run setup: add a passkey or verify an e-mail address.');
       }
       // The row just read tells whether a minute has passed: only then is the write worth a round
       // trip (touchSession re-checks in SQL, so concurrent requests still write once).

@@ -1,11 +1,13 @@
 import { and, desc, eq, gt, isNull, lt, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { emailCodeFailures, emailCodes, type EmailCodePurpose } from '../../db/schema/accounts.js';
+import { DomainError } from '../../lib/errors.js';
 import type { RandomSource } from '../../lib/random.js';
 import { secretsEqual, sha256Hex } from '../../lib/secrets.js';
 
 /** E-mail one-time codes (api-extensions, lifetimes). */
 export const CODE_TTL_MS = 10 * 60 * 1000;
+/** Tries per code, for every code a person types back (e-mail, migration step-up, operator login). */
 export const CODE_MAX_ATTEMPTS = 5;
 export const CODE_RESEND_COOLDOWN_MS = 60 * 1000;
 export const DOOR_FAILURE_LIMIT = 10;
@@ -24,18 +26,30 @@ export function generateCode(random: RandomSource): string {
 const codeHash = (userId: string, purpose: EmailCodePurpose, code: string) => sha256Hex(`${userId}:${purpose}:${code}`);
 
 /**
- * Seconds until a new code may be sent to this account or this address (0 when now): one code a
- * minute per user and per recipient, so a mailbox cannot be flooded through several accounts.
+ * Seconds until another code may follow one sent at `sentAt` (0: now). One code a minute, whatever
+ * the code is for and wherever it is stored.
  */
-export async function resendCooldown(db: Queryable, userId: string, email: string, now: Date): Promise<number> {
+export function resendWait(sentAt: Date | undefined, now: Date): number {
+  const ms = sentAt === undefined ? 0 : sentAt.getTime() + CODE_RESEND_COOLDOWN_MS - now.getTime();
+  return ms > 0 ? Math.ceil(ms / 1000) : 0;
+}
+
+/** Whether a typed code is one of ours (six digits) and the one whose hash is stored, compared in constant time. */
+export function codeMatches(typed: string, storedHash: string | null, hashOf: (code: string) => string): boolean {
+  return storedHash !== null && /^\d{6}$/.test(typed) && secretsEqual(hashOf(typed), storedHash);
+}
+
+/**
+ * When a code last went to this account or this address, within the cooldown: a mailbox is not
+ * flooded through several accounts.
+ */
+async function lastCodeSentAt(db: Queryable, userId: string, email: string, now: Date): Promise<Date | undefined> {
   const since = new Date(now.getTime() - CODE_RESEND_COOLDOWN_MS);
   const [row] = await db
     .select({ last: sql<string | null>`max(${emailCodes.createdAt})` })
     .from(emailCodes)
     .where(and(gt(emailCodes.createdAt, since), sql`(${emailCodes.userId} = ${userId} or lower(${emailCodes.email}) = ${email.toLowerCase()})`));
-  if (!row?.last) return 0;
-  const last = new Date(row.last).getTime();
-  return Math.max(1, Math.ceil((last + CODE_RESEND_COOLDOWN_MS - now.getTime()) / 1000));
+  return row?.last ? new Date(row.last) : undefined;
 }
 
 /**
@@ -54,9 +68,21 @@ export async function emailDoorLockedFor(db: Queryable, userId: string, now: Dat
   return Math.max(1, Math.ceil((row.at.getTime() + DOOR_FAILURE_WINDOW_MS - now.getTime()) / 1000));
 }
 
-/** Whether the account's e-mail door is locked by too many wrong codes in the last 24 hours. */
-export async function emailDoorLocked(db: Queryable, userId: string, now: Date): Promise<boolean> {
-  return (await emailDoorLockedFor(db, userId, now)) > 0;
+/** Why no code may be mailed to an account or an address now: its e-mail door is locked, or one went out a moment ago. */
+export type CodeHold = { reason: 'door_locked' | 'cooldown'; retryAfter: number };
+
+export async function codeHold(db: Queryable, userId: string, email: string, now: Date): Promise<CodeHold | undefined> {
+  const locked = await emailDoorLockedFor(db, userId, now);
+  if (locked > 0) return { reason: 'door_locked', retryAfter: locked };
+  const wait = resendWait(await lastCodeSentAt(db, userId, email, now), now);
+  return wait > 0 ? { reason: 'cooldown', retryAfter: wait } : undefined;
+}
+
+/** The answer of a code that may not go out yet, with the seconds until it may. */
+export function codeHeld(hold: CodeHold): DomainError {
+  return hold.reason === 'door_locked'
+    ? new DomainError('too_many_attempts', 'Too many wrong codes; e-mail codes are locked for a day.', { retryAfterSeconds: hold.retryAfter })
+    : new DomainError('otp_resend_cooldown', 'A code was sent less than a minute ago.', { retryAfterSeconds: hold.retryAfter });
 }
 
 /** Stores a fresh code (hashed) for the account and purpose, superseding any earlier one. */
@@ -87,7 +113,18 @@ export async function dropCode(db: Queryable, userId: string, purpose: EmailCode
 }
 
 /** `retryAfter`: seconds until a locked door opens, or until a new code may replace a locked one. */
-export type CodeCheck = { ok: true; email: string } | { ok: false; reason: 'invalid' } | { ok: false; reason: 'locked'; retryAfter: number };
+export type CodeCheck = { ok: true; email: string } | CodeFailure;
+export type CodeFailure = { ok: false; reason: 'invalid' } | { ok: false; reason: 'locked'; retryAfter: number };
+
+/** The answer of every typed code (e-mailed, bind, link, migration) that is not a live one. */
+export const invalidCode = () => new DomainError('invalid_code', 'The code is wrong, expired or already used.');
+
+/** The answer of a typed code that was refused. */
+export function codeRefused(failure: CodeFailure): DomainError {
+  return failure.reason === 'locked'
+    ? new DomainError('too_many_attempts', 'Too many wrong codes; this code is locked.', { retryAfterSeconds: failure.retryAfter })
+    : invalidCode();
+}
 
 /**
  * Checks a typed code. The attempt is counted in the same statement that reads the code, before
@@ -115,10 +152,9 @@ export async function checkCode(
   if (!counted) {
     const [locked] = await db.select({ createdAt: emailCodes.createdAt }).from(emailCodes).where(live);
     if (!locked) return { ok: false, reason: 'invalid' };
-    const resendIn = Math.ceil((locked.createdAt.getTime() + CODE_RESEND_COOLDOWN_MS - now.getTime()) / 1000);
-    return { ok: false, reason: 'locked', retryAfter: Math.max(1, resendIn) };
+    return { ok: false, reason: 'locked', retryAfter: Math.max(1, resendWait(locked.createdAt, now)) };
   }
-  if (!/^\d{6}$/.test(input.code) || !secretsEqual(codeHash(userId, purpose, input.code), counted.codeHash)) {
+  if (!codeMatches(input.code, counted.codeHash, (code) => codeHash(userId, purpose, code))) {
     await db.insert(emailCodeFailures).values({ userId, at: now });
     return { ok: false, reason: 'invalid' };
   }

@@ -1,5 +1,7 @@
 import type { Context } from 'hono';
 import type { Config } from '../../config.js';
+import { clientIp } from '../../http/client-ip.js';
+import type { AppEnv } from '../../http/env.js';
 
 /** A host name without its port, lower-case: `Panel.Felis.Test:8443` → `panel.felis.test`. */
 export function bareHost(host: string | undefined): string {
@@ -17,4 +19,18 @@ export function requestHost(c: Context): string {
 
 export function isConsoleHost(config: Config, host: string): boolean {
   return config.consoleHost !== undefined && bareHost(config.consoleHost) === host;
+}
+
+/**
+ * Where a sign-in comes from: the host a session is bound to, and the client it records. Read at
+ * the edge, so that the services that open sessions take plain values.
+ */
+export interface SignInClient {
+  host: string;
+  userAgent?: string;
+  clientIp: string;
+}
+
+export function signInClient<E extends AppEnv>(c: Context<E>): SignInClient {
+  return { host: requestHost(c), userAgent: c.req.header('user-agent'), clientIp: clientIp(c) };
 }

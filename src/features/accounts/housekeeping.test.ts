@@ -4,7 +4,7 @@ import { createTestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { rateLimitBuckets, sessions } from '../../db/schema/accounts.js';
-import { takeToken } from '../auth/rate-limit.js';
+import { takeToken } from '../doors/index.js';
 import { purgeAccountState } from './housekeeping.js';
 
 describe('accounts housekeeping', () => {

@@ -1,11 +1,12 @@
 import { MailError } from '../../adapters/mail/types.js';
+import type { EmailCodePurpose } from '../../db/schema/accounts.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
-import { CODE_TTL_MS } from './email-codes.js';
+import { DomainError } from '../../lib/errors.js';
+import { CODE_TTL_MS, dropCode, issueCode } from './email-codes.js';
 
 /** No relay configured: the same answer for every address. */
 export function requireMail(deps: Pick<Deps, 'mail'>) {
-  if (!deps.mail) throw new ApiError('mail_unavailable', 'E-mail is not available on this installation.');
+  if (!deps.mail) throw new DomainError('mail_unavailable', 'E-mail is not available on this installation.');
   return deps.mail;
 }
 
@@ -26,7 +27,27 @@ export async function mailCode(deps: Pick<Deps, 'mail' | 'log'>, to: string, cod
     if (!(err instanceof MailError)) throw err;
     deps.log.warn({ request_id: requestId, mail_error: err.kind, detail: err.detail }, 'mail not sent');
     throw err.kind === 'undeliverable'
-      ? new ApiError('mail_undeliverable', 'The mail relay refused the message.')
-      : new ApiError('mail_unavailable', 'The mail relay cannot be reached; try again later.');
+      ? new DomainError('mail_undeliverable', 'The mail relay refused the message.')
+      : new DomainError('mail_unavailable', 'The mail relay cannot be reached; try again later.');
   }
+}
+
+/**
+ * Stores a fresh code for one purpose of the account (superseding any earlier one) and mails it;
+ * returns when it expires. A code the relay did not take is forgotten, so that its cooldown does
+ * not hold the retry. The caller has checked `codeHold` first.
+ */
+export async function sendCode(
+  deps: Pick<Deps, 'database' | 'random' | 'mail' | 'log'>,
+  input: { userId: string; purpose: EmailCodePurpose; email: string; now: Date; requestId?: string },
+): Promise<Date> {
+  const db = deps.database.db;
+  const { code, expiresAt } = await issueCode(db, { ...input, random: deps.random });
+  try {
+    await mailCode(deps, input.email, code, input.requestId);
+  } catch (err) {
+    await dropCode(db, input.userId, input.purpose);
+    throw err;
+  }
+  return expiresAt;
 }

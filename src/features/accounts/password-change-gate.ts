@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import type { SessionAuthenticator } from '../../http/session.js';
 
 /**
@@ -17,7 +17,7 @@ export function withPasswordChangeGate(inner: SessionAuthenticator): SessionAuth
     async authenticate(c: Context, requirement) {
       const session = await inner.authenticate(c, requirement);
       if (session.mustChangePassword && !ALLOWED.has(`${c.req.method} ${c.req.path}`)) {
-        throw new ApiError('password_change_required', 'Change your password first.');
+        throw new DomainError('password_change_required', 'Change your password first.');
       }
       return session;
     },

@@ -1,13 +1,8 @@
 import { and, desc, eq, gt, isNull, lte, sql } from 'drizzle-orm';
-import type { Context } from 'hono';
-import { deleteCookie, setCookie } from 'hono/cookie';
 import type { Queryable } from '../../db/client.js';
 import { sessions, type SignInMethod } from '../../db/schema/accounts.js';
 import type { Deps } from '../../deps.js';
-import { clientIp } from '../../http/client-ip.js';
-import type { AppEnv } from '../../http/env.js';
 import { randomToken, sha256Hex } from '../../lib/secrets.js';
-import { requestHost } from './hosts.js';
 
 export const SESSION_COOKIE = 'svc_session';
 /** Sliding lifetime of every session (api-extensions, lifetimes). */
@@ -59,35 +54,6 @@ export async function mintSession(deps: Pick<Deps, 'clock' | 'random'>, db: Quer
     clientIp: input.clientIp ?? '',
   });
   return { token, tokenHash, expiresAt };
-}
-
-/** `svc_session`: HttpOnly, Secure, SameSite=Lax, host-only (no Domain), whole site. */
-export function setSessionCookie(c: Context, token: string, maxAgeMs: number = SESSION_TTL_MS): void {
-  setCookie(c, SESSION_COOKIE, token, {
-    httpOnly: true,
-    secure: true,
-    sameSite: 'Lax',
-    path: '/',
-    maxAge: Math.floor(maxAgeMs / 1000),
-  });
-}
-
-export function clearSessionCookie(c: Context): void {
-  deleteCookie(c, SESSION_COOKIE, { httpOnly: true, secure: true, sameSite: 'Lax', path: '/' });
-}
-
-/** Mints a session for the request's host, user agent and address, and sets the cookie. */
-export async function startSession(c: Context<AppEnv>, db: Queryable, userId: string, method: SignInMethod): Promise<MintedSession> {
-  const deps = c.var.deps;
-  const minted = await mintSession(deps, db, {
-    userId,
-    host: requestHost(c),
-    method,
-    userAgent: c.req.header('user-agent'),
-    clientIp: clientIp(c),
-  });
-  setSessionCookie(c, minted.token);
-  return minted;
 }
 
 /** Revokes one session if it is still live; true when it was. */

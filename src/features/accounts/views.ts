@@ -4,8 +4,6 @@ import type { sessions, users } from '../../db/schema/accounts.js';
 type UserRow = InferSelectModel<typeof users>;
 type SessionRow = InferSelectModel<typeof sessions>;
 
-export const signInRole = (role: string): 'user' | 'admin' => (role === 'owner' || role === 'admin' ? 'admin' : 'user');
-
 export function toUserView(row: UserRow, serverCount: number) {
   return {
     id: row.id,

@@ -1,3 +1,5 @@
+import { DomainError } from '../../lib/errors.js';
+import { answerOf, ERROR_STATUS } from '../../http/errors.js';
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../test/helpers/app.js';
@@ -35,7 +37,7 @@ describe('abuse: hashing, door buckets, visitor addresses, attempt locks', () =>
           resolve();
         });
       });
-    const runs = Array.from({ length: 10 }, () => gate.run(job).then(() => 'done', (err: { status: number; headers: Record<string, string> }) => `${err.status} ${err.headers['Retry-After']}`));
+    const runs = Array.from({ length: 10 }, () => gate.run(job).then(() => 'done', (err: DomainError) => `${ERROR_STATUS[err.code]} ${answerOf(err).headers['Retry-After']}`));
     await Promise.resolve();
     expect(gate.load).toEqual({ active: 2, queued: 3 });
     while (release.length > 0 || gate.load.active > 0) {

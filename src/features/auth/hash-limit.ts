@@ -1,10 +1,6 @@
-import type { Context } from 'hono';
 import type { Deps } from '../../deps.js';
-import { clientIp } from '../../http/client-ip.js';
-import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
-import { addressKey } from './address.js';
-import { rateLimited, takeToken } from './rate-limit.js';
+import { DomainError } from '../../lib/errors.js';
+import { addressKey, rateLimited, takeToken } from '../doors/index.js';
 
 /**
  * Password hashing (scrypt, 128 MiB and a few hundred milliseconds of CPU a run) is the one job a
@@ -39,7 +35,7 @@ export class WorkGate {
   async run<T>(job: () => Promise<T>): Promise<T> {
     if (this.active >= this.running) {
       if (this.queue.length >= this.waiting) {
-        throw new ApiError('rate_limited', 'The server is busy checking passwords; try again shortly.', { headers: { 'Retry-After': '1' } });
+        throw new DomainError('rate_limited', 'The server is busy checking passwords; try again shortly.', { retryAfterSeconds: 1 });
       }
       await new Promise<void>((resolve) => this.queue.push(resolve));
     } else {
@@ -72,14 +68,17 @@ export function hashGateOf(deps: Pick<Deps, 'database'>): WorkGate {
  * Counts one password hash against the account (`account` is a stable key: a user id, or the
  * lower-cased username typed at login) and the caller's address, then runs `job` through the gate.
  */
-export async function throttledHashing<T>(c: Context<AppEnv>, account: string, job: () => Promise<T>): Promise<T> {
-  const { deps } = c.var;
+export async function throttledHashing<T>(
+  deps: Pick<Deps, 'database' | 'clock'>,
+  by: { account: string; clientIp: string },
+  job: () => Promise<T>,
+): Promise<T> {
   const db = deps.database.db;
   const now = deps.clock.now();
   const { account: perAccount, address: perAddress } = HASH_LIMITS;
-  const byAccount = await takeToken(db, `hash:account:${account}`, now, perAccount.burst, perAccount.perSecond);
+  const byAccount = await takeToken(db, `hash:account:${by.account}`, now, perAccount.burst, perAccount.perSecond);
   if (!byAccount.allowed) throw rateLimited(byAccount, 'Too many password attempts for this account; try again later.');
-  const byAddress = await takeToken(db, `hash:address:${addressKey(clientIp(c))}`, now, perAddress.burst, perAddress.perSecond);
+  const byAddress = await takeToken(db, `hash:address:${addressKey(by.clientIp)}`, now, perAddress.burst, perAddress.perSecond);
   if (!byAddress.allowed) throw rateLimited(byAddress, 'Too many password attempts from your address; try again later.');
   return hashGateOf(deps).run(job);
 }

@@ -1,11 +1,12 @@
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull } from 'drizzle-orm';
+import { lockForTransaction } from '../../coordination/index.js';
 import { users } from '../../db/schema/accounts.js';
 import type { Deps } from '../../deps.js';
 import type { Clock } from '../../lib/clock.js';
 import type { RandomSource } from '../../lib/random.js';
 import { randomToken } from '../../lib/secrets.js';
-import { writeAudit } from '../accounts/audit.js';
-import { SETUP_LOCK_KEY, storeSetupToken } from './setup-token.js';
+import { writeAudit } from '../audit/index.js';
+import { storeSetupToken } from './setup-token.js';
 
 /**
  * Lost-owner recovery (`npm run recover-owner`, run where the database is). Whoever can run it
@@ -37,7 +38,7 @@ export async function mintOwnerRecoveryToken(
   request: RecoveryRequest,
 ): Promise<OwnerRecovery> {
   return deps.database.db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(${SETUP_LOCK_KEY.toString()}::bigint)`);
+    await lockForTransaction(tx, 'setupToken');
     const now = deps.clock.now();
     const owners = await tx
       .select({ id: users.id, username: users.username, disabled: users.disabled })

@@ -1,21 +1,9 @@
 import { z } from '@hono/zod-openapi';
-import { and, eq, isNull, sql } from 'drizzle-orm';
-import { getCookie } from 'hono/cookie';
-import { users } from '../../db/schema/accounts.js';
-import { ApiError } from '../../http/errors.js';
-import { createRouter, defineRoute } from '../../http/route.js';
-import { sha256Hex } from '../../lib/secrets.js';
-import { writeAudit } from '../accounts/audit.js';
-import { errorAnswer, json, jsonBody } from '../../http/route.js';
-import { clearSessionCookie, revokeSession, revokeUserSessions, SESSION_COOKIE, startSession } from '../accounts/session-service.js';
-import { findUserById } from '../accounts/users-service.js';
-import { requireReauth } from '../reauth/service.js';
-import { signInRole } from '../accounts/views.js';
-import { refusePlayerOnConsole, requireLocalAuth } from './guards.js';
-import { DUMMY_PASSWORD_HASH, hashPassword, passwordBytes, PASSWORD_MAX_BYTES, PASSWORD_MIN_BYTES, verifyPassword } from './password.js';
-import { throttledHashing } from './hash-limit.js';
-import { doorLimit } from './rate-limit.js';
-import { limited, SignedInSchema } from './schema.js';
+import { clientIp } from '../../http/client-ip.js';
+import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
+import { clearSessionCookie, sessionToken, setSessionCookie, signInClient, signInRole } from '../accounts/index.js';
+import { doorLimit, limited, SignedInSchema } from '../doors/index.js';
+import { changePassword, passwordSignIn, signOut } from './password-service.js';
 
 const login = defineRoute(
   { tier: 'public' },
@@ -44,7 +32,7 @@ const logout = defineRoute(
   },
 );
 
-const changePassword = defineRoute(
+const changePasswordRoute = defineRoute(
   { tier: 'app' },
   {
     method: 'post',
@@ -64,64 +52,18 @@ const changePassword = defineRoute(
 export function passwordRoutes() {
   return createRouter()
     .openapi(login, async (c) => {
-      requireLocalAuth(c);
-      const { deps } = c.var;
-      const { username, password } = c.req.valid('json');
-      const [user] = await deps.database.db
-        .select()
-        .from(users)
-        .where(and(sql`lower(${users.username}) = ${username.toLowerCase()}`, isNull(users.deletedAt)))
-        .limit(1);
-      // Unknown users and users without a password are checked against a dummy hash: same time.
-      const matches = await throttledHashing(c, `name:${username.toLowerCase()}`, () =>
-        verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH),
-      );
-      if (!user || !user.passwordHash || !matches) throw new ApiError('invalid_credentials', 'Wrong username or password.');
-      if (user.disabled) throw new ApiError('account_disabled', 'This account is disabled.');
-      refusePlayerOnConsole(c, user.role);
-      await startSession(c, deps.database.db, user.id, 'password');
-      return c.json({ user_id: user.id, role: signInRole(user.role), must_change_password: user.mustChangePassword }, 200);
+      const signedIn = await passwordSignIn(c.var.deps, c.req.valid('json'), signInClient(c));
+      setSessionCookie(c, signedIn.token);
+      return c.json({ user_id: signedIn.userId, role: signInRole(signedIn.role), must_change_password: signedIn.mustChangePassword }, 200);
     })
     .openapi(logout, async (c) => {
-      const { deps } = c.var;
-      const token = getCookie(c, SESSION_COOKIE);
-      if (token && token.length <= 128) await revokeSession(deps.database.db, sha256Hex(token), deps.clock.now());
+      await signOut(c.var.deps, sessionToken(c));
       clearSessionCookie(c);
       return c.json({ ok: true as const }, 200);
     })
-    .openapi(changePassword, async (c) => {
-      requireLocalAuth(c);
-      await requireReauth(c);
-      const { deps } = c.var;
-      const session = c.var.session!;
+    .openapi(changePasswordRoute, async (c) => {
       const body = c.req.valid('json');
-      const size = passwordBytes(body.new_password);
-      if (size < PASSWORD_MIN_BYTES || size > PASSWORD_MAX_BYTES) {
-        throw new ApiError('bad_request', `The new password must be ${PASSWORD_MIN_BYTES} to ${PASSWORD_MAX_BYTES} bytes.`);
-      }
-      if (body.new_password.normalize('NFC') === body.current_password.normalize('NFC')) {
-        throw new ApiError('bad_request', 'The new password must differ from the current one.');
-      }
-      const user = await findUserById(deps.database.db, session.userId);
-      // One gate slot for both runs: the check of the current password and the new hash.
-      const hash = await throttledHashing(c, `user:${session.userId}`, async () => {
-        const matches = await verifyPassword(body.current_password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
-        return user?.passwordHash && matches ? hashPassword(body.new_password) : undefined;
-      });
-      if (!user || !hash) throw new ApiError('invalid_credentials', 'The current password is wrong.');
-      const now = deps.clock.now();
-      await deps.database.db.transaction(async (tx) => {
-        await tx.update(users).set({ passwordHash: hash, mustChangePassword: false, updatedAt: now }).where(eq(users.id, user.id));
-        const revoked = await revokeUserSessions(tx, user.id, now, session.tokenHash);
-        await writeAudit(tx, {
-          at: now,
-          actor: user.id,
-          action: 'password.change',
-          target: user.id,
-          detail: { sessions_revoked: revoked },
-          requestId: c.var.requestId,
-        });
-      });
+      await changePassword(c.var.deps, c.var.session, { current: body.current_password, next: body.new_password, clientIp: clientIp(c) }, c.var.requestId);
       return c.json({ ok: true as const }, 200);
     });
 }

@@ -1,10 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Queryable } from '../../db/client.js';
 import type { Deps } from '../../deps.js';
-import { RoleSchema } from '../accounts/schema.js';
-import type { findUserById } from '../accounts/users-service.js';
-
-type UserRow = NonNullable<Awaited<ReturnType<typeof findUserById>>>;
+import { RoleSchema, type UserRow } from '../accounts/index.js';
 
 export const SetupStateSchema = z
   .object({
@@ -19,8 +16,10 @@ export const SetupStateSchema = z
   })
   .openapi('SetupState');
 
+export type SetupState = z.infer<typeof SetupStateSchema>;
+
 /** What setup remains for an account (api-extensions: SetupState). */
-export async function setupState(deps: Pick<Deps, 'passkeys'>, db: Queryable, user: UserRow): Promise<z.infer<typeof SetupStateSchema>> {
+export async function setupState(deps: Pick<Deps, 'passkeys'>, db: Queryable, user: UserRow): Promise<SetupState> {
   const passkeys = deps.passkeys ? await deps.passkeys.count(db, user.id) : 0;
   return {
     user_id: user.id,

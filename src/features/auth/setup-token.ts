@@ -1,4 +1,5 @@
-import { and, eq, gt, isNull, sql } from 'drizzle-orm';
+import { lockForTransaction } from '../../coordination/index.js';
+import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { setupTokens, users } from '../../db/schema/accounts.js';
 import type { Deps } from '../../deps.js';
@@ -8,9 +9,6 @@ import { randomToken, sha256Hex } from '../../lib/secrets.js';
 import { consoleCurl, leaveSetupCommands, redeemCommand, SESSION_VAR } from './next-steps.js';
 
 export const SETUP_TOKEN_TTL_MS = 60 * 60 * 1000;
-// Replicas starting together on an empty database mint one token between them.
-export const SETUP_LOCK_KEY = 0x46454c5354n; // "FELST"
-
 export async function ownerExists(db: Queryable): Promise<boolean> {
   const [row] = await db
     .select({ id: users.id })
@@ -47,7 +45,7 @@ export async function ensureSetupToken(
   preset: string | undefined,
 ): Promise<EnsureResult> {
   return deps.database.db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(${SETUP_LOCK_KEY.toString()}::bigint)`);
+    await lockForTransaction(tx, 'setupToken');
     if (await ownerExists(tx)) return { kind: 'owner_exists' };
     const now = deps.clock.now();
     if (preset !== undefined) {
@@ -74,7 +72,7 @@ export async function mintSetupToken(
   deps: { clock: Clock; random: RandomSource; database: Deps['database'] },
 ): Promise<{ token: string; expiresAt: Date } | undefined> {
   return deps.database.db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(${SETUP_LOCK_KEY.toString()}::bigint)`);
+    await lockForTransaction(tx, 'setupToken');
     if (await ownerExists(tx)) return undefined;
     const token = randomToken(deps.random, 24);
     return { token, expiresAt: await storeSetupToken(tx, token, deps.clock.now()) };

@@ -1,12 +1,10 @@
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import type { Access } from '../../http/tiers.js';
-import { contextAnswer, contextResponse } from '../submissions/context-response.js';
-import { openContext } from '../submissions/service.js';
-import { submissionIdOf } from '../submissions/views.js';
-import { ApiError } from '../../http/errors.js';
 import { BuildIdParam, BuildStatusBody, ScanSummarySchema, ScanUploadBody } from './schema.js';
-import { getBuild, moveBuild, recordScan } from './service.js';
-import { SubmissionIdParam } from '../submissions/schema.js';
+import { moveBuild, recordScan } from './service.js';
+import { contextAnswer, contextResponse } from './submissions/context-response.js';
+import { SubmissionIdParam } from './submissions/schema.js';
+import { openBuildContext, openContext } from './submissions/service.js';
 
 const BUILD: Access = { tier: 'service', callers: ['build'] };
 
@@ -54,17 +52,7 @@ const scan = defineRoute(BUILD, {
 export function internalBuildRoutes() {
   return createRouter()
     .openapi(submissionContext, async (c) => contextResponse(c, await openContext(c.var.deps, 'all', c.req.valid('param').id)) as never)
-    .openapi(buildContext, async (c) => {
-      const build = await getBuild(c.var.deps.database.db, c.req.valid('param').id);
-      const submissionId = build.context_ref ? submissionIdOf(build.context_ref) : undefined;
-      if (!submissionId) throw new ApiError('not_found', 'This build has no context.');
-      const context = await openContext(c.var.deps, 'all', submissionId);
-      if (context.sha256 !== build.context_digest) {
-        context.stream.destroy();
-        throw new ApiError('not_found', 'The stored context is no longer the one this build was pinned to.');
-      }
-      return contextResponse(c, context) as never;
-    })
+    .openapi(buildContext, async (c) => contextResponse(c, await openBuildContext(c.var.deps, c.req.valid('param').id)) as never)
     .openapi(status, async (c) => {
       const body = c.req.valid('json');
       await moveBuild(c.var.deps, c.req.valid('param').id, body.status, { error: body.error, logRef: body.log_ref });

@@ -5,8 +5,7 @@ import { KubeStandIn } from '../../../test/helpers/kube-stand-in.js';
 import { createUser } from '../../../test/helpers/sessions.js';
 import { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js';
 import { kubeConfigFor } from '../../adapters/cluster/kubernetes/kubeconfig.js';
-import { buildJobManifest, DEFAULT_BUILD_JOB_OPTIONS } from './kubernetes-job.js';
-import { watchBuildJobs } from './job-watch.js';
+import { buildJobWatch } from './job-watch.js';
 import { findBuild, insertBuild, moveBuild } from './service.js';
 
 describe('build Jobs that die before they report', () => {
@@ -14,17 +13,18 @@ describe('build Jobs that die before they report', () => {
   let standIn: KubeStandIn;
   let cluster: KubernetesCluster;
   let deps: TestDeps;
-  let stop: () => void;
+  let watch: ReturnType<typeof buildJobWatch>;
 
   beforeAll(async () => {
     standIn = await KubeStandIn.start();
     cluster = new KubernetesCluster({ kubeConfig: kubeConfigFor(standIn.url), namespace: 'felis' });
     deps = createTestDeps(database());
-    stop = watchBuildJobs(deps, cluster);
+    watch = buildJobWatch(deps, cluster.builds);
+    watch.start();
   });
 
   afterAll(async () => {
-    stop();
+    await watch.stop();
     await cluster.close();
     await standIn.close();
   });
@@ -32,9 +32,7 @@ describe('build Jobs that die before they report', () => {
   async function startedBuild() {
     const user = await createUser(deps, { role: 'admin' });
     const row = await insertBuild(deps, deps.database.db, { imageRef: 'registry.felis.test/felis/x:1', requestedBy: user.id, dockerfile: 'FROM scratch' });
-    const options = { ...DEFAULT_BUILD_JOB_OPTIONS, namespace: 'felis', internalUrl: 'http://felis-internal.felis.svc' };
-    const job = await cluster.createJob(buildJobManifest({ buildId: row.id, imageRef: row.imageRef, dockerfile: 'FROM scratch' }, options));
-    const jobName = job.metadata!.name!;
+    const { jobName } = await cluster.builds.start({ buildId: row.id, imageRef: row.imageRef, dockerfile: 'FROM scratch' });
     await moveBuild(deps, row.id, 'building');
     return { id: row.id, jobName };
   }

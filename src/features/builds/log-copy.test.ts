@@ -6,12 +6,16 @@ import { KubeStandIn } from '../../../test/helpers/kube-stand-in.js';
 import { createUser } from '../../../test/helpers/sessions.js';
 import { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js';
 import { kubeConfigFor } from '../../adapters/cluster/kubernetes/kubeconfig.js';
+import { Leadership } from '../../coordination/index.js';
 import { buildLogLines, builds } from '../../db/schema/builds.js';
 import { BuildLogCopier, type BuildLogCopyOptions } from './log-copy.js';
 import { insertBuild, moveBuild } from './service.js';
 
 const NS = 'felis';
 const STEPS = { init: ['fetch', 'build', 'scan'], main: ['report'] };
+
+/** A replica's lead as the copier sees it, held while `leads` says so. */
+const leadsWhile = (leads: () => boolean): BuildLogCopyOptions['leadership'] => ({ acquire: async () => leads(), holds: leads, release: async () => undefined });
 
 describe('copying a build pod’s steps into the build log (Kubernetes)', () => {
   const database = useTestDatabase();
@@ -36,7 +40,7 @@ describe('copying a build pod’s steps into the build log (Kubernetes)', () => 
   });
 
   function copier(options: Partial<BuildLogCopyOptions> = {}): BuildLogCopier {
-    const started = new BuildLogCopier(deps, { pods: cluster, leading: () => true, pollMs: 20, batchMs: 10, ...options });
+    const started = new BuildLogCopier(deps, { jobs: cluster.builds, leadership: leadsWhile(() => true), pollMs: 20, batchMs: 10, ...options });
     started.start();
     copiers.push(started);
     return started;
@@ -121,12 +125,28 @@ describe('copying a build pod’s steps into the build log (Kubernetes)', () => 
     build.write('fetch', 'hello');
     build.state('fetch', { exitCode: 0 });
     let leads = false;
-    const standby = copier({ leading: () => leads });
+    const standby = copier({ leadership: leadsWhile(() => leads) });
     await standby.round();
     await new Promise((resolve) => setTimeout(resolve, 100)); // rounds keep running; none may copy
     expect(await storedLog(build.id)).toEqual([]);
     leads = true;
     await vi.waitFor(async () => expect(await storedLog(build.id)).toEqual(['[fetch] hello']));
+  });
+
+  it('copies on one replica at a time: the one that holds the build_logs lead', async () => {
+    const build = await buildWithPod();
+    build.write('fetch', 'hello');
+    build.state('fetch', { exitCode: 0 });
+    const looked = new Set<string>();
+    const replica = (name: string) =>
+      copier({
+        jobs: { newestPod: (id) => (looked.add(name), cluster.builds.newestPod(id)), stepLog: (...args) => cluster.builds.stepLog(...args) },
+        leadership: new Leadership({ db: deps.database.db, clock: deps.clock, replica: name }, { name: 'build_logs' }),
+      });
+    replica('felis-0');
+    replica('felis-1');
+    await vi.waitFor(async () => expect(await storedLog(build.id)).toEqual(['[fetch] hello']));
+    expect(looked.size).toBe(1);
   });
 
   it('stops looking at a failed build once the steps that ran are stored', async () => {

@@ -1,22 +1,20 @@
-import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { and, eq, gt, inArray, isNotNull, or, sql } from 'drizzle-orm';
+import type { BuildJobs } from '../../adapters/cluster/build-jobs.js';
+import { ClusterNoPodError, type PodLogLine } from '../../adapters/cluster/types.js';
+import type { BackgroundTask, Leadership } from '../../coordination/index.js';
 import type { Transaction } from '../../db/client.js';
 import { buildLogLines, buildLogSources, builds } from '../../db/schema/builds.js';
-import { ClusterNoPodError, LABEL_DOMAIN, type PodLogLine, type PodLogOptions } from '../../adapters/cluster/types.js';
 import type { Deps } from '../../deps.js';
 import { buildLogRows } from './service.js';
 import { isTerminal } from './states.js';
 
-/** The part of the Kubernetes adapter the copier reads build pods through. */
-export interface BuildPods {
-  listPods(labelSelector: string): Promise<V1Pod[]>;
-  containerLog(pod: string, container: string, options: PodLogOptions): AsyncIterable<PodLogLine>;
-}
-
 export interface BuildLogCopyOptions {
-  pods: BuildPods;
-  /** Only the replica that leads copies, so the cluster's logs are read once. */
-  leading: () => boolean;
+  jobs: Pick<BuildJobs, 'newestPod' | 'stepLog'>;
+  /**
+   * Only the replica that leads copies, so the cluster's logs are read once; each round takes or
+   * renews the lead, and a batch is stored only while it is held.
+   */
+  leadership: Pick<Leadership, 'acquire' | 'holds' | 'release'>;
   /** How often builds and their pods are looked at. */
   pollMs?: number;
   /** Lines stored together; a batch also goes out this long after its first line. */
@@ -25,7 +23,6 @@ export interface BuildLogCopyOptions {
 }
 
 type CopyDeps = Pick<Deps, 'database' | 'clock' | 'log'>;
-type StepState = 'waiting' | 'running' | 'terminated';
 
 /**
  * The `build_log_sources` row that says every step that ran is stored (no container is named `*`):
@@ -40,13 +37,14 @@ const FINISHED_WINDOW_MS = 15 * 60 * 1000;
 class CursorMoved extends Error {}
 
 /**
- * On Kubernetes a build's steps are the containers of its Job's pod, and their output is the
+ * In the cluster a build's steps are the containers of its Job's pod, and their output is the
  * build log: this copies each step's lines into `build_log_lines`, in step order, prefixed with
  * the step's name and stamped with the runtime's time. A step's stored count moves in the same
  * transaction as its lines and only from the count read, so neither a restart nor a second copier
  * (a leader change) stores a line twice; a restarted copy skips the lines already stored.
  */
-export class BuildLogCopier {
+export class BuildLogCopier implements BackgroundTask {
+  readonly name = 'build_logs';
   readonly #deps: CopyDeps;
   readonly #o: Required<BuildLogCopyOptions>;
   readonly #copying = new Map<string, Promise<void>>();
@@ -77,11 +75,12 @@ export class BuildLogCopier {
     clearTimeout(this.#timer);
     await this.#round;
     await Promise.all(this.#copying.values());
+    await this.#o.leadership.release();
   }
 
   /** Starts a copy for every build with a Job whose steps are not all stored; copies run on. */
   async round(): Promise<void> {
-    if (!this.#o.leading() || this.#stopped.signal.aborted) return;
+    if (this.#stopped.signal.aborted || !(await this.#o.leadership.acquire())) return;
     const since = new Date(this.#deps.clock.now().getTime() - FINISHED_WINDOW_MS);
     const rows = await this.#deps.database.db
       .select({ id: builds.id, status: builds.status })
@@ -100,24 +99,22 @@ export class BuildLogCopier {
 
   /** Copies the steps that ran, in order; a running step is followed until its stream ends. */
   async #copyBuild(buildId: string, buildEnded: boolean): Promise<void> {
-    const pod = newest(await this.#o.pods.listPods(`${LABEL_DOMAIN}/build-id=${buildId}`));
-    if (!pod?.metadata?.name) {
+    const pod = await this.#o.jobs.newestPod(buildId);
+    if (!pod) {
       if (buildEnded) await this.#completed(buildId);
       return;
     }
     const stored = new Map(
       (await this.#deps.database.db.select().from(buildLogSources).where(eq(buildLogSources.buildId, buildId))).map((row) => [row.source, row]),
     );
-    const states = stepStates(pod);
     let running = false;
-    for (const step of stepNames(pod)) {
+    for (const { name: step, state } of pod.steps) {
       const cursor = stored.get(step);
       if (cursor?.done) continue;
-      const state = states.get(step) ?? 'waiting';
       // Steps run one after another: nothing after a waiting step has started.
       if (state === 'waiting') break;
       const ended = state === 'terminated';
-      const complete = await this.#copyStep(buildId, pod.metadata.name, step, cursor?.lines ?? 0, ended);
+      const complete = await this.#copyStep(buildId, pod.name, step, cursor?.lines ?? 0, ended);
       // A followed step's stream ended: the next round reads its state and copies any rest.
       if (!ended || !complete) {
         running = true;
@@ -149,7 +146,7 @@ export class BuildLogCopier {
       batch = [];
       writing = writing.then(async () => {
         if (abort.signal.aborted || (lines.length === 0 && !done)) return;
-        if (!this.#o.leading()) throw new CursorMoved('this replica no longer leads');
+        if (!this.#o.leadership.holds()) throw new CursorMoved('this replica no longer leads');
         await this.#deps.database.db.transaction((tx) => storeLines(tx, buildId, step, stored, lines, done));
         stored += lines.length;
       });
@@ -160,7 +157,7 @@ export class BuildLogCopier {
       return writing;
     };
     try {
-      for await (const line of this.#o.pods.containerLog(pod, step, { follow: !ended, signal: abort.signal })) {
+      for await (const line of this.#o.jobs.stepLog(pod, step, { follow: !ended, signal: abort.signal })) {
         if (++seen <= from) continue;
         batch.push(line);
         if (batch.length >= this.#o.batchLines) void flush(false);
@@ -199,20 +196,4 @@ async function storeLines(tx: Transaction, buildId: string, step: string, from: 
     `[${step}] `,
   );
   if (rows.length > 0) await tx.insert(buildLogLines).values(rows);
-}
-
-function newest(pods: V1Pod[]): V1Pod | undefined {
-  const created = (pod: V1Pod) => new Date(pod.metadata?.creationTimestamp ?? 0).getTime();
-  return [...pods].sort((a, b) => created(b) - created(a))[0];
-}
-
-function stepNames(pod: V1Pod): string[] {
-  return [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) => c.name);
-}
-
-function stepStates(pod: V1Pod): Map<string, StepState> {
-  const statuses: V1ContainerStatus[] = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
-  return new Map(
-    statuses.map((s) => [s.name, s.state?.terminated ? 'terminated' : s.state?.running ? 'running' : 'waiting'] as const),
-  );
 }

@@ -2,7 +2,9 @@ import { and, asc, eq, gt, gte } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { buildLogLines, buildLogSources, builds } from '../../db/schema/builds.js';
 import type { Deps } from '../../deps.js';
+import { takeStreamSlot } from '../console/index.js';
 import { COPY_COMPLETE_SOURCE } from './log-copy.js';
+import { getBuild } from './service.js';
 import { isTerminal } from './states.js';
 
 /** Section 6 and the stream rules of api-extensions. */
@@ -155,4 +157,42 @@ export function buildLogEvents(deps: Pick<Deps, 'database' | 'clock' | 'shutdown
       await idle(rules.pollMs);
     }
   }
+}
+
+export interface BuildLogRequest {
+  buildId: string;
+  /** The staff member who reads: the stream holds one of their event streams. */
+  userId: string;
+  lastEventId?: string;
+  /** Whether the reader's session still holds (re-checked every `recheckMs`); throwing counts as no. */
+  stillSignedIn: () => Promise<boolean>;
+}
+
+/**
+ * A build's log as a stream for staff: 404 for an unknown build, and 429 past the account's event
+ * streams (the build log counts against them, as the console does); the slot is kept while the
+ * reader stays signed in and given back when the stream ends.
+ */
+export async function openBuildLog(
+  deps: Pick<Deps, 'database' | 'clock' | 'shutdown' | 'log' | 'buildRunner'>,
+  request: BuildLogRequest,
+): Promise<ReadableStream<Uint8Array>> {
+  const { buildId } = request;
+  await getBuild(deps.database.db, buildId);
+  const slot = await takeStreamSlot(deps, request.userId, 'build-log', buildId, STREAM_RULES.recheckMs * 2);
+  return buildLogEvents(deps, {
+    buildId,
+    lastEventId: request.lastEventId,
+    stillAllowed: async () => {
+      try {
+        const signedIn = await request.stillSignedIn();
+        await slot.renew();
+        return signedIn;
+      } catch {
+        return false;
+      }
+    },
+    copied: deps.buildRunner?.kind === 'kubernetes',
+    onClose: () => void slot.release().catch((err: unknown) => deps.log.warn({ err, build_id: buildId }, 'stream slot not released')),
+  });
 }

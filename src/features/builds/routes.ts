@@ -1,9 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
-import type { AppEnv } from '../../http/env.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { takeStreamSlot } from '../console/stream-slots.js';
-import { buildLogEvents, STREAM_RULES } from './log-stream.js';
+import { openBuildLog } from './log-stream.js';
 import { BuildIdParam, BuildListQuery, BuildListSchema, BuildScanSchema, BuildSchema, CreateBuildBody } from './schema.js';
 import { cancelBuild, createBuild, getBuild, getScan, getScanDocument, listBuilds } from './service.js';
 
@@ -82,27 +79,7 @@ const sbom = defineRoute(ADMIN, {
   responses: { 200: json(anyJson, 'the SBOM'), 404: errorAnswer('not_found: not scanned, or the SBOM was omitted') },
 });
 
-async function streamLogs(c: Context<AppEnv>, id: string, lastEventId: string | undefined) {
-  const deps = c.var.deps;
-  // The build log counts against the account's event streams, as the console does (429 past it).
-  const slot = await takeStreamSlot(deps, c.var.session!.userId, 'build-log', id, STREAM_RULES.recheckMs * 2);
-  const events = buildLogEvents(deps, {
-    buildId: id,
-    lastEventId,
-    stillAllowed: async () => {
-      try {
-        await deps.sessions?.authenticate(c, { tier: 'admin', setupAllowed: false });
-        await slot.renew();
-        return deps.sessions !== undefined;
-      } catch {
-        return false;
-      }
-    },
-    copied: deps.buildRunner?.kind === 'kubernetes',
-    onClose: () => void slot.release().catch((err: unknown) => deps.log.warn({ err, build_id: id }, 'stream slot not released')),
-  });
-  return c.body(events, 200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' });
-}
+const EVENT_STREAM_HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' };
 
 export function buildRoutes() {
   return createRouter()
@@ -110,7 +87,7 @@ export function buildRoutes() {
       const body = c.req.valid('json');
       const build = await createBuild(c.var.deps, {
         imageRef: body.image_ref,
-        requestedBy: c.var.session!.userId,
+        requestedBy: c.var.session.userId,
         dockerfile: body.dockerfile,
         contextRef: body.context_ref,
         baseImage: body.base_image,
@@ -121,11 +98,20 @@ export function buildRoutes() {
     .openapi(get, async (c) => c.json(await getBuild(c.var.deps.database.db, c.req.valid('param').id), 200))
     .openapi(cancel, async (c) => c.json(await cancelBuild(c.var.deps, c.req.valid('param').id), 202))
     .openapi(logs, async (c) => {
-      const { id } = c.req.valid('param');
-      await getBuild(c.var.deps.database.db, id);
-      return (await streamLogs(c, id, c.req.valid('header')['last-event-id'])) as never;
+      const { deps, session } = c.var;
+      const events = await openBuildLog(deps, {
+        buildId: c.req.valid('param').id,
+        userId: session.userId,
+        lastEventId: c.req.valid('header')['last-event-id'],
+        // The request's own cookie, read again: a session revoked meanwhile ends the stream.
+        stillSignedIn: async () => {
+          await deps.sessions?.authenticate(c, { tier: 'admin', setupAllowed: false });
+          return deps.sessions !== undefined;
+        },
+      });
+      return c.body(events, 200, EVENT_STREAM_HEADERS) as never;
     })
     .openapi(scan, async (c) => c.json(await getScan(c.var.deps.database.db, c.req.valid('param').id), 200))
-    .openapi(report, async (c) => c.json((await getScanDocument(c.var.deps.database.db, c.req.valid('param').id, 'report')) as Record<string, unknown>, 200))
-    .openapi(sbom, async (c) => c.json((await getScanDocument(c.var.deps.database.db, c.req.valid('param').id, 'sbom')) as Record<string, unknown>, 200));
+    .openapi(report, async (c) => c.json(await getScanDocument(c.var.deps.database.db, c.req.valid('param').id, 'report'), 200))
+    .openapi(sbom, async (c) => c.json(await getScanDocument(c.var.deps.database.db, c.req.valid('param').id, 'sbom'), 200));
 }

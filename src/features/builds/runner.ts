@@ -1,17 +1,6 @@
 import type { Readable } from 'node:stream';
+import type { BuildJob } from '../../adapters/cluster/build-jobs.js';
 import type { ScanSummary } from './scan-gate.js';
-
-/** What a build job needs to know: the build, never a storage path or a token. */
-export interface BuildJob {
-  buildId: string;
-  imageRef: string;
-  dockerfile?: string;
-  /** The approved submission whose context the job downloads (internal context route). */
-  contextRef?: string;
-  /** The sha-256 the context must have; the job refuses any other bytes. */
-  contextDigest?: string;
-  baseImage?: string;
-}
 
 /**
  * How an in-process job talks back: the same steps the `build` caller takes over the internal
@@ -25,16 +14,15 @@ export interface BuildReporter {
   context(): Promise<Readable>;
 }
 
-/** Runs build jobs: a builder, then the scanner and the gate, then the push (only when unblocked). */
+/**
+ * Runs build jobs: a builder, then the scanner and the gate, then the push (only when unblocked).
+ * The cluster's build Jobs are one (they report over the internal face and leave the reporter
+ * alone); the simulated runner is the other.
+ */
 export interface BuildRunner {
   readonly kind: 'simulated' | 'kubernetes';
   /** Hands the build off; resolves with the job's name once the job exists. */
   start(job: BuildJob, reporter: BuildReporter): Promise<{ jobName: string }>;
   /** Stops a job (best effort; a job that is gone is not an error). */
   cancel(jobName: string): Promise<void>;
-}
-
-/** The job name of a build: a DNS-1123 label that names the build. */
-export function jobNameOf(buildId: string): string {
-  return `felis-build-${buildId.replace(/[^a-z0-9]/g, '').slice(0, 32)}`;
 }

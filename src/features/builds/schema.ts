@@ -1,10 +1,11 @@
 import { z } from '@hono/zod-openapi';
-import { PageQuery, SearchTerm } from './paging.js';
+import { PageQuery, SearchTerm } from '../../http/paging.js';
 import { SEVERITIES } from './scan-gate.js';
-import { BUILD_STATUSES } from './states.js';
+import { BUILD_STATUSES } from '../../db/schema/builds.js';
 
-const DateTime = z.string().openapi({ format: 'date-time' });
-const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
+export const DateTime = z.string().openapi({ format: 'date-time' });
+/** A sha-256 in lowercase hex: a context's digest, as stored, pinned and named on approval. */
+export const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, 'lowercase hex sha-256');
 
 export const BuildSchema = z
   .object({

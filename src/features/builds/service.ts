@@ -4,12 +4,13 @@ import { buildLogLines, builds, buildScans, type BuildStatus } from '../../db/sc
 import { images } from '../../db/schema/images.js';
 import { submissions } from '../../db/schema/submissions.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
-import { canonicalImageRef } from '../images/service.js';
-import { submissionIdOf } from '../submissions/views.js';
-import { integerSetting } from '../servers/settings.js';
-import { containsPattern } from './paging.js';
-import type { BuildJob, BuildReporter } from './runner.js';
+import { DomainError } from '../../lib/errors.js';
+import { canonicalImageRef } from '../images/index.js';
+import { submissionIdOf } from './submissions/views.js';
+import { integerSetting } from '../servers/index.js';
+import { containsPattern } from '../../db/like.js';
+import type { BuildJob } from '../../adapters/cluster/build-jobs.js';
+import type { BuildReporter, BuildRunner } from './runner.js';
 import type { BuildScanView, BuildView } from './views.js';
 import { toBuildScanView, toBuildView } from './views.js';
 import { blockedReason, evaluateScan, ScanReportError, type ScanSummary } from './scan-gate.js';
@@ -37,10 +38,21 @@ export async function findBuild(db: Queryable, id: string): Promise<BuildRow | u
   return row;
 }
 
-export async function getBuild(db: Queryable, id: string): Promise<BuildView> {
+/** The build; 404 when there is none. */
+async function requireBuild(db: Queryable, id: string): Promise<BuildRow> {
   const row = await findBuild(db, id);
-  if (!row) throw new ApiError('not_found', 'No such build.');
-  return toBuildView(row);
+  if (!row) throw new DomainError('not_found', 'No such build.');
+  return row;
+}
+
+export async function getBuild(db: Queryable, id: string): Promise<BuildView> {
+  return toBuildView(await requireBuild(db, id));
+}
+
+/** The runner builds are handed to; 503 when none is configured. */
+function requireRunner(deps: Pick<Deps, 'buildRunner'>): BuildRunner {
+  if (!deps.buildRunner) throw new DomainError('unavailable', 'No image builder is configured.');
+  return deps.buildRunner;
 }
 
 /**
@@ -55,11 +67,11 @@ export async function insertBuild(deps: Pick<Deps, 'clock'>, db: Queryable, inpu
     const submissionId = submissionIdOf(input.contextRef);
     const [submission] = submissionId ? await db.select().from(submissions).where(eq(submissions.id, submissionId)) : [];
     if (!submission || submission.status !== 'approved' || !submission.contextSha256) {
-      throw new ApiError('bad_request', 'context_ref names no approved submission with a stored context.');
+      throw new DomainError('bad_request', 'context_ref names no approved submission with a stored context.');
     }
     contextDigest = submission.contextSha256;
   } else if (input.dockerfile === undefined) {
-    throw new ApiError('bad_request', 'A build needs a dockerfile or a context_ref.');
+    throw new DomainError('bad_request', 'A build needs a dockerfile or a context_ref.');
   }
   const now = deps.clock.now();
   const [row] = await db
@@ -84,8 +96,7 @@ export async function insertBuild(deps: Pick<Deps, 'clock'>, db: Queryable, inpu
  * runner refuses, the build is failed with the reason and the error is thrown.
  */
 export async function handOff(deps: BuildDeps, row: BuildRow): Promise<BuildRow> {
-  const runner = deps.buildRunner;
-  if (!runner) throw new ApiError('unavailable', 'No image builder is configured.');
+  const runner = requireRunner(deps);
   const job: BuildJob = { buildId: row.id, imageRef: row.imageRef };
   if (row.dockerfile) job.dockerfile = row.dockerfile;
   if (row.contextRef) job.contextRef = row.contextRef;
@@ -98,12 +109,13 @@ export async function handOff(deps: BuildDeps, row: BuildRow): Promise<BuildRow>
   } catch (err) {
     deps.log.error({ err, buildId: row.id }, 'build hand-off failed');
     await moveBuild(deps, row.id, 'failed', { error: 'the build could not be handed to the builder' }).catch(() => undefined);
-    throw new ApiError('unavailable', 'The image builder did not take the build.', { cause: err });
+    throw new DomainError('unavailable', 'The image builder did not take the build.', { cause: err });
   }
 }
 
 export async function createBuild(deps: BuildDeps, input: CreateBuildInput): Promise<BuildView> {
-  if (!deps.buildRunner) throw new ApiError('unavailable', 'No image builder is configured.');
+  // Refused before the build is recorded.
+  requireRunner(deps);
   const row = await insertBuild(deps, deps.database.db, input);
   return toBuildView(await handOff(deps, row));
 }
@@ -134,10 +146,9 @@ export async function moveBuild(
   details: { error?: string; logRef?: string } = {},
 ): Promise<BuildRow> {
   return deps.database.db.transaction(async (tx) => {
-    const current = await findBuild(tx, id);
-    if (!current) throw new ApiError('not_found', 'No such build.');
+    const current = await requireBuild(tx, id);
     if (!canMove(current.status, to)) {
-      throw new ApiError('conflict', `A ${current.status} build cannot become ${to}.`);
+      throw new DomainError('conflict', `A ${current.status} build cannot become ${to}.`);
     }
     if (to === 'succeeded') await requireUnblockedScan(tx, id);
     const now = deps.clock.now();
@@ -152,7 +163,7 @@ export async function moveBuild(
       })
       .where(and(eq(builds.id, id), inArray(builds.status, sourcesOf(to))))
       .returning();
-    if (!row) throw new ApiError('conflict', 'The build moved meanwhile.');
+    if (!row) throw new DomainError('conflict', 'The build moved meanwhile.');
     if (to === 'succeeded') {
       await tx
         .insert(images)
@@ -166,8 +177,8 @@ export async function moveBuild(
 /** Only a scanned, unblocked image may be pushed, so only such a build may succeed. */
 async function requireUnblockedScan(db: Queryable, id: string): Promise<void> {
   const [scan] = await db.select({ summary: buildScans.summary }).from(buildScans).where(eq(buildScans.buildId, id));
-  if (!scan) throw new ApiError('conflict', 'The build has no scan: the image must pass the scan gate before it is pushed.');
-  if ((scan.summary as ScanSummary).blocked) throw new ApiError('conflict', 'The scan blocked this image.');
+  if (!scan) throw new DomainError('conflict', 'The build has no scan: the image must pass the scan gate before it is pushed.');
+  if ((scan.summary as ScanSummary).blocked) throw new DomainError('conflict', 'The scan blocked this image.');
 }
 
 /** Cancels a pending or building build (409 once terminal) and stops its job. */
@@ -189,14 +200,13 @@ export async function recordScan(
   documents: { report: unknown; sbom?: unknown },
 ): Promise<ScanSummary> {
   const db = deps.database.db;
-  const build = await findBuild(db, id);
-  if (!build) throw new ApiError('not_found', 'No such build.');
-  if (build.status !== 'building') throw new ApiError('conflict', `A ${build.status} build takes no scan.`);
+  const build = await requireBuild(db, id);
+  if (build.status !== 'building') throw new DomainError('conflict', `A ${build.status} build takes no scan.`);
   let summary: ScanSummary;
   try {
     summary = evaluateScan(documents.report, await readScanPolicy(db));
   } catch (err) {
-    if (err instanceof ScanReportError) throw new ApiError('bad_request', err.message);
+    if (err instanceof ScanReportError) throw new DomainError('bad_request', err.message);
     throw err;
   }
   const kept = await keepDocuments(db, documents);
@@ -206,7 +216,7 @@ export async function recordScan(
     .values({ buildId: id, scannedAt: deps.clock.now(), summary, report: kept.report, sbom: kept.sbom })
     .onConflictDoNothing()
     .returning({ buildId: buildScans.buildId });
-  if (!inserted) throw new ApiError('conflict', 'This build was already scanned.');
+  if (!inserted) throw new DomainError('conflict', 'This build was already scanned.');
   if (summary.blocked) await moveBuild(deps, id, 'failed', { error: blockedReason(summary)! });
   return summary;
 }
@@ -229,18 +239,21 @@ async function keepDocuments(db: Queryable, documents: { report: unknown; sbom?:
   return { report, sbom, omitted };
 }
 
+async function findScan(db: Queryable, id: string) {
+  return isUuid(id) ? (await db.select().from(buildScans).where(eq(buildScans.buildId, id)))[0] : undefined;
+}
+
 export async function getScan(db: Queryable, id: string): Promise<BuildScanView> {
-  const row = isUuid(id) ? (await db.select().from(buildScans).where(eq(buildScans.buildId, id)))[0] : undefined;
-  if (!row) throw new ApiError('not_found', 'This build has no scan.');
+  const row = await findScan(db, id);
+  if (!row) throw new DomainError('not_found', 'This build has no scan.');
   return toBuildScanView(row);
 }
 
-/** The kept scanner report or SBOM; 404 when the build was not scanned or the document omitted. */
-export async function getScanDocument(db: Queryable, id: string, which: 'report' | 'sbom'): Promise<unknown> {
-  const row = isUuid(id) ? (await db.select().from(buildScans).where(eq(buildScans.buildId, id)))[0] : undefined;
-  const document = row?.[which];
-  if (document === undefined || document === null) throw new ApiError('not_found', `This build has no kept ${which === 'report' ? 'scan report' : 'SBOM'}.`);
-  return document;
+/** The kept scanner report or SBOM (JSON objects, as uploaded); 404 when the build was not scanned or the document omitted. */
+export async function getScanDocument(db: Queryable, id: string, which: 'report' | 'sbom'): Promise<Record<string, unknown>> {
+  const document = (await findScan(db, id))?.[which];
+  if (document === undefined || document === null) throw new DomainError('not_found', `This build has no kept ${which === 'report' ? 'scan report' : 'SBOM'}.`);
+  return document as Record<string, unknown>;
 }
 
 export async function appendBuildLog(deps: Pick<Deps, 'database' | 'clock'>, id: string, lines: string[]): Promise<void> {

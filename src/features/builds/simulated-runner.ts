@@ -1,6 +1,7 @@
+import { jobNameOf, type BuildJob } from '../../adapters/cluster/build-jobs.js';
 import type { Clock } from '../../lib/clock.js';
 import { readContext, type ContextContents } from './context-scan.js';
-import { jobNameOf, type BuildJob, type BuildReporter, type BuildRunner } from './runner.js';
+import type { BuildReporter, BuildRunner } from './runner.js';
 import { blockedReason } from './scan-gate.js';
 import { standInReport, standInSbom } from './stand-in-scanner.js';
 

@@ -1,6 +1,4 @@
-import type { BuildStatus } from '../../db/schema/builds.js';
-
-export const BUILD_STATUSES = ['pending', 'building', 'succeeded', 'failed', 'cancelled'] as const satisfies readonly BuildStatus[];
+import { BUILD_STATUSES, type BuildStatus } from '../../db/schema/builds.js';
 
 /** The legal moves of a build; a terminal status has none. */
 const MOVES: Record<BuildStatus, readonly BuildStatus[]> = {

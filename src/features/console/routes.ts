@@ -1,10 +1,18 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
+import type { SignedInEnv } from '../../http/env.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { normaliseCommand } from './charset.js';
-import { parseBanlist, parsePermissionInfo, parsePlayerList, parseWhitelist, splitGroups } from './replies.js';
+import {
+  changeBan,
+  changeGroup,
+  changePermission,
+  changeWhitelist,
+  kickPlayer,
+  luckPermsUser,
+  onlinePlayers,
+  readBanlist,
+  readWhitelist,
+} from './access.js';
 import {
   AccessResult,
   BanBody,
@@ -21,10 +29,7 @@ import {
   ServerPlayerParams,
   WhitelistBody,
 } from './schema.js';
-import { rconCommand, runConsoleAction, type ConsoleAction } from './service.js';
-
-/** LuckPerms pages its permission list; the read follows at most this many pages. */
-const MAX_PERMISSION_PAGES = 10;
+import { consoleCommand, type ConsoleCaller } from './service.js';
 
 const consoleErrors = {
   403: errorAnswer('not the owner or staff'),
@@ -79,91 +84,61 @@ const luckPerms = defineRoute({ tier: 'app' }, {
   responses: { 200: json(LuckPermsResult, 'the parsed permissions and the raw replies'), ...luckPermsErrors },
 });
 
-function action(c: Context<AppEnv>, name: string, commandText: string, audit?: { action: string; detail: Record<string, unknown> }, luckPermsCommand = false) {
-  const run: ConsoleAction = { session: c.var.session!, name, command: commandText, luckPerms: luckPermsCommand };
-  if (audit) run.audit = { ...audit, requestId: c.var.requestId };
-  return runConsoleAction(c.var.deps, run);
-}
+/** The caller of a console operation: the route's session and request. */
+const callerOf = (c: Context<SignedInEnv>): ConsoleCaller => ({ session: c.var.session, requestId: c.var.requestId });
 
 /** The console command and the access operations (external face, owner or staff). */
 export function consoleRoutes() {
   return createRouter()
     .openapi(command, async (c) => {
       const { name } = c.req.valid('param');
-      const checked = normaliseCommand(c.req.valid('json').command);
-      if ('problem' in checked) throw new ApiError('bad_request', checked.problem);
-      const output = await action(c, name, checked.command, { action: 'console.command', detail: {} });
+      const output = await consoleCommand(c.var.deps, callerOf(c), name, c.req.valid('json').command);
       return c.json({ name, output }, 200);
     })
     .openapi(whitelistList, async (c) => {
       const { name } = c.req.valid('param');
-      const output = await action(c, name, 'whitelist list');
-      return c.json({ name, players: parseWhitelist(output), output }, 200);
+      return c.json({ name, ...(await readWhitelist(c.var.deps, callerOf(c), name)) }, 200);
     })
     .openapi(players, async (c) => {
       const { name } = c.req.valid('param');
-      const output = await action(c, name, 'list');
-      return c.json({ name, ...parsePlayerList(output), output }, 200);
+      return c.json({ name, ...(await onlinePlayers(c.var.deps, callerOf(c), name)) }, 200);
     })
     .openapi(banList, async (c) => {
       const { name } = c.req.valid('param');
-      const output = await action(c, name, 'banlist');
-      return c.json({ name, players: parseBanlist(output), output }, 200);
+      return c.json({ name, ...(await readBanlist(c.var.deps, callerOf(c), name)) }, 200);
     })
     .openapi(whitelist, async (c) => {
       const { name } = c.req.valid('param');
       const body = c.req.valid('json');
-      const output = await action(c, name, `whitelist ${body.action} ${body.player}`, { action: `access.whitelist.${body.action}`, detail: { player: body.player } });
+      const output = await changeWhitelist(c.var.deps, callerOf(c), name, body);
       return c.json({ name, action: body.action, player: body.player, output }, 200);
     })
     .openapi(ban, async (c) => {
       const { name } = c.req.valid('param');
       const body = c.req.valid('json');
-      const output = await action(c, name, `${body.action} ${body.player}`, { action: `access.ban.${body.action}`, detail: { player: body.player } });
+      const output = await changeBan(c.var.deps, callerOf(c), name, body);
       return c.json({ name, action: body.action, player: body.player, output }, 200);
     })
     .openapi(kick, async (c) => {
       const { name } = c.req.valid('param');
       const { player } = c.req.valid('json');
-      const output = await action(c, name, `kick ${player}`, { action: 'access.kick', detail: { player } });
+      const output = await kickPlayer(c.var.deps, callerOf(c), name, player);
       return c.json({ name, player, output }, 200);
     })
     .openapi(permission, async (c) => {
       const { name } = c.req.valid('param');
       const body = c.req.valid('json');
-      const world = body.world ? ` world=${body.world}` : '';
-      const commandText =
-        body.action === 'set'
-          ? `lp user ${body.player} permission set ${body.node} ${body.value ?? true}${world}`
-          : `lp user ${body.player} permission unset ${body.node}${world}`;
-      const detail = { player: body.player, node: body.node, ...(body.action === 'set' ? { value: body.value ?? true } : {}), ...(world ? { world: body.world } : {}) };
-      const output = await action(c, name, commandText, { action: `access.permission.${body.action}`, detail }, true);
+      const output = await changePermission(c.var.deps, callerOf(c), name, body);
       return c.json({ name, action: body.action, player: body.player, node: body.node, output }, 200);
     })
     .openapi(group, async (c) => {
       const { name } = c.req.valid('param');
       const body = c.req.valid('json');
-      const output = await action(
-        c,
-        name,
-        `lp user ${body.player} parent ${body.action} ${body.group}`,
-        { action: `access.group.${body.action}`, detail: { player: body.player, group: body.group } },
-        true,
-      );
+      const output = await changeGroup(c.var.deps, callerOf(c), name, body);
       return c.json({ name, action: body.action, player: body.player, group: body.group, output }, 200);
     })
     .openapi(luckPerms, async (c) => {
       const { name, player } = c.req.valid('param');
-      const first = await action(c, name, `lp user ${player} permission info`, undefined, true);
-      const replies = [first];
-      const { entries, pages } = parsePermissionInfo(first);
-      // Later pages are best effort: a failure keeps what was read.
-      for (let page = 2; page <= Math.min(pages, MAX_PERMISSION_PAGES); page++) {
-        const more = await rconCommand(c.var.deps, name, `lp user ${player} permission info ${page}`).catch(() => undefined);
-        if (more === undefined) break;
-        replies.push(more);
-        entries.push(...parsePermissionInfo(more).entries);
-      }
-      return c.json({ player, ...splitGroups(entries), output: replies.join('\n') }, 200);
+      return c.json({ player, ...(await luckPermsUser(c.var.deps, callerOf(c), name, player)) }, 200);
     });
 }

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { ServerNameParam } from '../servers/schema.js';
+import { ServerNameParam } from '../servers/index.js';
 import { CONTEXT_NAME, PERMISSION_NODE, PLAYER_NAME } from './charset.js';
 
 const player = z.string().regex(PLAYER_NAME, 'a player name is 1 to 16 of letters, digits and underscore').openapi({ example: 'Steve' });

@@ -1,35 +1,27 @@
 import { ClusterNoPodError, ClusterNotFoundError } from '../../adapters/cluster/types.js';
 import { RconCommandTooLongError, RconUnavailableError } from '../../adapters/rcon/client.js';
-import { auditLog } from '../../db/schema/audit.js';
+import { writeAudit } from '../audit/index.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
-import { isStaffRole } from '../accounts/authenticator.js';
-import type { CachedServer } from '../servers/cache.js';
-import { ownerOf } from '../servers/claims.js';
-import { requireServer } from '../servers/lookup.js';
+import { isOwnerOrStaff, requireServer, type CachedServer } from '../servers/index.js';
+import { normaliseCommand } from './charset.js';
 import { isUnknownCommand } from './replies.js';
 
-type ConsoleDeps = Pick<Deps, 'cluster' | 'config' | 'database' | 'log' | 'rcon' | 'clock'>;
-
-/** Whether the session may use a server's console and access operations: its owner or staff. */
-export async function mayUseConsole(deps: Pick<Deps, 'database'>, serverName: string, session: SessionContext): Promise<boolean> {
-  if (isStaffRole(session.role)) return true;
-  return (await ownerOf(deps.database.db, serverName)) === session.userId;
-}
+export type ConsoleDeps = Pick<Deps, 'cluster' | 'config' | 'database' | 'log' | 'rcon' | 'clock'>;
 
 /** The server a console operation acts on: 404 unknown, 403 not the owner or staff. */
 export async function consoleServer(deps: ConsoleDeps, name: string, session: SessionContext): Promise<CachedServer> {
   const server = await requireServer(deps, name);
-  if (!(await mayUseConsole(deps, name, session))) {
-    throw new ApiError('forbidden', `Only ${name}'s owner or staff may use its console.`);
+  if (!(await isOwnerOrStaff(deps, name, session))) {
+    throw new DomainError('forbidden', `Only ${name}'s owner or staff may use its console.`);
   }
   return server;
 }
 
 function requireRunning(server: CachedServer): void {
   if (server.resource.status.phase !== 'Running') {
-    throw new ApiError('not_running', `${server.resource.spec.name} is not running; wake it first.`);
+    throw new DomainError('not_running', `${server.resource.spec.name} is not running; wake it first.`);
   }
 }
 
@@ -41,42 +33,54 @@ export async function rconCommand(deps: ConsoleDeps, name: string, command: stri
   try {
     return await deps.rcon.command(name, command);
   } catch (err) {
-    if (err instanceof ClusterNoPodError) throw new ApiError('not_running', `${name} is not running; wake it first.`);
-    if (err instanceof ClusterNotFoundError) throw new ApiError('not_found', `No server named ${name}.`);
-    if (err instanceof RconCommandTooLongError) throw new ApiError('bad_request', err.message);
+    if (err instanceof ClusterNoPodError) throw new DomainError('not_running', `${name} is not running; wake it first.`);
+    if (err instanceof ClusterNotFoundError) throw new DomainError('not_found', `No server named ${name}.`);
+    if (err instanceof RconCommandTooLongError) throw new DomainError('bad_request', err.message);
     const reason = err instanceof RconUnavailableError ? err.message : 'the cluster cannot be asked for it';
     deps.log.warn({ server: name, err: (err as Error).name, reason }, 'RCON unreachable');
-    throw new ApiError('console_unavailable', `${name}'s console cannot be reached now; try again in a moment.`, { cause: err });
+    throw new DomainError('console_unavailable', `${name}'s console cannot be reached now; try again in a moment.`, { cause: err });
   }
 }
 
-export interface ConsoleAction {
+/** Who asks: a signed-in session (the server's owner or staff), and its request for the audit row. */
+export interface ConsoleCaller {
   session: SessionContext;
+  requestId: string | undefined;
+}
+
+export interface ConsoleAction {
   name: string;
   command: string;
   /** Audit action of a change (absent for reads). */
-  audit?: { action: string; detail: Record<string, unknown>; requestId: string | undefined };
+  audit?: { action: string; detail: Record<string, unknown> };
   /** An `lp` command: a server without LuckPerms answers 409 luckperms_missing. */
   luckPerms?: boolean;
 }
 
-/** The spine of the command and access routes: owner or staff, running, then one RCON command. */
-export async function runConsoleAction(deps: ConsoleDeps, action: ConsoleAction): Promise<string> {
-  const server = await consoleServer(deps, action.name, action.session);
+/** The spine of the command and access operations: owner or staff, running, then one RCON command. */
+export async function runConsoleAction(deps: ConsoleDeps, caller: ConsoleCaller, action: ConsoleAction): Promise<string> {
+  const server = await consoleServer(deps, action.name, caller.session);
   requireRunning(server);
   const output = await rconCommand(deps, action.name, action.command);
   if (action.luckPerms && isUnknownCommand(output)) {
-    throw new ApiError('luckperms_missing', `LuckPerms is not installed on ${action.name}, so permission and group changes have no effect.`);
+    throw new DomainError('luckperms_missing', `LuckPerms is not installed on ${action.name}, so permission and group changes have no effect.`);
   }
   if (action.audit) {
-    await deps.database.db.insert(auditLog).values({
+    await writeAudit(deps.database.db, {
       at: deps.clock.now(),
-      actor: action.session.userId,
+      actor: caller.session.userId,
       action: action.audit.action,
       target: action.name,
       detail: action.audit.detail,
-      requestId: action.audit.requestId ?? null,
+      requestId: caller.requestId ?? null,
     });
   }
   return output;
+}
+
+/** One console command as typed (checked and normalised first), audited. */
+export async function consoleCommand(deps: ConsoleDeps, caller: ConsoleCaller, name: string, command: string): Promise<string> {
+  const checked = normaliseCommand(command);
+  if ('problem' in checked) throw new DomainError('bad_request', checked.problem);
+  return runConsoleAction(deps, caller, { name, command: checked.command, audit: { action: 'console.command', detail: {} } });
 }

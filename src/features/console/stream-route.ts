@@ -1,16 +1,12 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
+import type { AppEnv, SignedInEnv } from '../../http/env.js';
+import { ERROR_STATUS } from '../../http/errors.js';
 import { createRouter, defineRoute, errorAnswer } from '../../http/route.js';
-import { RESUME_WINDOW_MS } from './log-hub.js';
+import type { SessionContext } from '../../http/session.js';
+import { DomainError } from '../../lib/errors.js';
 import { ServerNameParam } from './schema.js';
-import { consoleServer, mayUseConsole } from './service.js';
-import { consoleSse, type Recheck } from './sse.js';
-import { takeStreamSlot } from './stream-slots.js';
-
-/** A running pod (booting, serving or shutting down) has a log to read. */
-const HAS_POD = new Set(['Starting', 'Running', 'Stopping']);
+import { openConsoleStream } from './stream.js';
 
 const consoleStream = defineRoute(
   { tier: 'app' },
@@ -38,60 +34,32 @@ const consoleStream = defineRoute(
   { streamed: true },
 );
 
-/** Where a resume starts: the second after Last-Event-ID, when that second is within the last hour. */
-export function resumeFrom(lastEventId: string | undefined, nowMs: number): number | undefined {
-  if (lastEventId === undefined) return undefined;
-  const fromMs = (Number(lastEventId) + 1) * 1000;
-  if (fromMs > nowMs + 1000 || nowMs - fromMs > RESUME_WINDOW_MS) return undefined;
-  return fromMs;
+/** Under Bun, this request may sit quiet longer than the server's idle time-out (keep-alives also run). */
+function noIdleTimeout<E extends AppEnv>(c: Context<E>): void {
+  c.env?.timeout?.(c.req.raw, 0);
 }
 
-/** Under Bun, this request may sit quiet longer than the server's idle time-out (keep-alives also run). */
-function noIdleTimeout(c: Context<AppEnv>): void {
-  const env = c.env as { timeout?: (request: Request, seconds: number) => void } | undefined;
-  env?.timeout?.(c.req.raw, 0);
+/** The request's session now: undefined once it is refused (401, 403); any other failure is no verdict. */
+async function sessionNow(c: Context<SignedInEnv>): Promise<SessionContext | undefined> {
+  try {
+    return await c.var.deps.sessions!.authenticate(c, { tier: 'app', setupAllowed: false });
+  } catch (err) {
+    const status = err instanceof DomainError ? ERROR_STATUS[err.code] : undefined;
+    if (status === 401 || status === 403) return undefined;
+    throw err;
+  }
 }
 
 export function consoleStreamRoutes() {
   return createRouter().openapi(consoleStream, async (c) => {
-    const { deps } = c.var;
-    const session = c.var.session!;
-    const { name } = c.req.valid('param');
-    const server = await consoleServer(deps, name, session);
-    if (!HAS_POD.has(server.resource.status.phase)) throw new ApiError('not_running', `${name} is not running; wake it first.`);
-    const hubs = deps.consoleLogs;
-    hubs.endOn(deps.shutdown);
-    if (hubs.closing) throw new ApiError('unavailable', 'The service is shutting down; reconnect in a moment.');
-    const slot = await takeStreamSlot(deps, session.userId, 'console', name, hubs.timings.recheckMs * 2);
-    let hub = hubs.hub(name);
-    await hub.ready;
-    if (hub.ended) {
-      hub = hubs.hub(name);
-      await hub.ready;
-    }
-    if (hub.ended || c.req.raw.signal.aborted) {
-      hub.closeIfIdle();
-      await slot.release();
-      throw new ApiError('not_running', `${name} runs no pod to read.`);
-    }
-    const recheck: Recheck = async () => {
-      try {
-        const current = await deps.sessions!.authenticate(c, { tier: 'app', setupAllowed: false });
-        if (!(await mayUseConsole(deps, name, current))) return 'revoked';
-        await slot.renew();
-        return 'allowed';
-      } catch (err) {
-        return err instanceof ApiError && (err.status === 401 || err.status === 403) ? 'revoked' : 'unknown';
-      }
-    };
-    noIdleTimeout(c);
-    const body = consoleSse({
-      hub,
-      resumeFromMs: resumeFrom(c.req.valid('header')['last-event-id'], deps.clock.now().getTime()),
-      timings: hubs.timings,
-      recheck,
-      onClose: () => void slot.release().catch((err: Error) => deps.log.warn({ err: err.message }, 'stream slot not released')),
+    const body = await openConsoleStream(c.var.deps, {
+      session: c.var.session,
+      name: c.req.valid('param').name,
+      lastEventId: c.req.valid('header')['last-event-id'],
+      signal: c.req.raw.signal,
+      currentSession: () => sessionNow(c),
     });
+    noIdleTimeout(c);
     return c.body(body, 200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
   });
 }

@@ -2,7 +2,7 @@ import { and, count, eq, gt, lte } from 'drizzle-orm';
 import { users } from '../../db/schema/accounts.js';
 import { eventStreams } from '../../db/schema/console.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 
 /** Event streams one account may hold open at once, on all replicas together. */
 export const STREAMS_PER_ACCOUNT = 8;
@@ -27,8 +27,8 @@ export async function takeStreamSlot(deps: SlotDeps, userId: string, kind: strin
     await tx.delete(eventStreams).where(and(eq(eventStreams.userId, userId), lte(eventStreams.expiresAt, now)));
     const [open] = await tx.select({ n: count() }).from(eventStreams).where(and(eq(eventStreams.userId, userId), gt(eventStreams.expiresAt, now)));
     if ((open?.n ?? 0) >= STREAMS_PER_ACCOUNT) {
-      throw new ApiError('rate_limited', `At most ${STREAMS_PER_ACCOUNT} event streams may be open at once; close one and retry.`, {
-        headers: { 'Retry-After': String(Math.ceil(leaseMs / 1000)) },
+      throw new DomainError('rate_limited', `At most ${STREAMS_PER_ACCOUNT} event streams may be open at once; close one and retry.`, {
+        retryAfterSeconds: Math.ceil(leaseMs / 1000),
       });
     }
     const [row] = await tx

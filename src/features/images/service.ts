@@ -3,7 +3,7 @@ import { ImageNotInRegistryError, parseImageRef, formatImageRef, RegistryUnavail
 import type { Queryable } from '../../db/client.js';
 import { images } from '../../db/schema/images.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import type { ImageView } from './schema.js';
 
 type ImageRow = typeof images.$inferSelect;
@@ -23,7 +23,7 @@ export function toImageView(row: ImageRow): ImageView {
 /** A reference in its stored form, or 400 when it is not an image reference. */
 export function canonicalImageRef(value: string): { ref: ImageRef; text: string } {
   const ref = parseImageRef(value.trim());
-  if (!ref) throw new ApiError('bad_request', 'image_ref is not an image reference (registry/repository:tag).');
+  if (!ref) throw new DomainError('bad_request', 'image_ref is not an image reference (registry/repository:tag).');
   return { ref, text: formatImageRef(ref) };
 }
 
@@ -37,9 +37,9 @@ export async function resolveDigest(registry: RegistryAdapter, ref: ImageRef): P
   try {
     return await registry.resolve(ref);
   } catch (err) {
-    if (err instanceof ImageNotInRegistryError) throw new ApiError('image_not_in_registry', err.message);
+    if (err instanceof ImageNotInRegistryError) throw new DomainError('image_not_in_registry', err.message);
     if (err instanceof RegistryUnavailableError) {
-      throw new ApiError('registry_unavailable', 'The image registry cannot be asked right now.', { cause: err });
+      throw new DomainError('registry_unavailable', 'The image registry cannot be asked right now.', { cause: err });
     }
     throw err;
   }
@@ -67,14 +67,14 @@ export async function addImage(
     .values({ imageRef: text, source: input.source ?? 'manual', addedBy: input.addedBy, enabled: true, addedAt: deps.clock.now() })
     .onConflictDoNothing()
     .returning();
-  if (!row) throw new ApiError('conflict', `${text} is already whitelisted.`);
+  if (!row) throw new DomainError('conflict', `${text} is already whitelisted.`);
   return toImageView(row);
 }
 
 export async function setImageEnabled(db: Queryable, imageRef: string, enabled: boolean): Promise<ImageView> {
   const { text } = canonicalImageRef(imageRef);
   const [row] = await db.update(images).set({ enabled }).where(eq(images.imageRef, text)).returning();
-  if (!row) throw new ApiError('not_found', `${text} is not whitelisted.`);
+  if (!row) throw new DomainError('not_found', `${text} is not whitelisted.`);
   return toImageView(row);
 }
 
@@ -104,5 +104,5 @@ export async function ensureWhitelisted(db: Queryable, imageRef: string, now: Da
 export async function removeImage(db: Queryable, imageRef: string): Promise<void> {
   const { text } = canonicalImageRef(imageRef);
   const [row] = await db.delete(images).where(eq(images.imageRef, text)).returning({ imageRef: images.imageRef });
-  if (!row) throw new ApiError('not_found', `${text} is not whitelisted.`);
+  if (!row) throw new DomainError('not_found', `${text} is not whitelisted.`);
 }

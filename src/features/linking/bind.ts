@@ -1,10 +1,9 @@
-import type { Context } from 'hono';
 import type { Transaction } from '../../db/client.js';
 import { users } from '../../db/schema/accounts.js';
-import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
-import { isStaffRole } from '../accounts/authenticator.js';
-import { startSession } from '../accounts/session-service.js';
+import type { Deps } from '../../deps.js';
+import { DomainError } from '../../lib/errors.js';
+import { isStaffRole, mintSession, type SignInClient } from '../accounts/index.js';
+import { refusePlayerOnConsole, requireLocalAuth } from '../doors/index.js';
 import { insertLink, linkOf, spendLinkCode } from './service.js';
 import type { AuthSource } from './uuid.js';
 
@@ -29,15 +28,19 @@ export interface BoundPlayer {
   userId: string;
   mcUuid: string;
   authSource: AuthSource;
+  /** The token of the session the bind opened, for its cookie. */
+  token: string;
 }
 
 /**
  * The bind-code sign-in: the code alone proves the in-game identity, so it finds or creates the
  * player's account, links it and signs it in (method `bind`, which is no reauth proof). Staff are
- * refused: this door never yields a staff session. Every refusal rolls the spend back.
+ * refused: this door never yields a staff session, nor does it open on the operator console. Every
+ * refusal rolls the spend back.
  */
-export async function bindSignIn(c: Context<AppEnv>, typed: string): Promise<BoundPlayer> {
-  const { deps } = c.var;
+export async function bindSignIn(deps: Pick<Deps, 'config' | 'clock' | 'random' | 'database'>, typed: string, client: SignInClient): Promise<BoundPlayer> {
+  requireLocalAuth(deps.config);
+  refusePlayerOnConsole(deps.config, client.host, 'user');
   const now = deps.clock.now();
   return deps.database.db.transaction(async (tx) => {
     const { mcUuid, authSource } = await spendLinkCode(tx, typed, now);
@@ -45,15 +48,15 @@ export async function bindSignIn(c: Context<AppEnv>, typed: string): Promise<Bou
     let userId: string;
     if (existing) {
       if (isStaffRole(existing.role)) {
-        throw new ApiError('staff_account', 'That Minecraft account belongs to staff; sign in at the operator console.');
+        throw new DomainError('staff_account', 'That Minecraft account belongs to staff; sign in at the operator console.');
       }
-      if (existing.disabled || existing.deletedAt) throw new ApiError('account_disabled', 'The account linked to this Minecraft account is disabled.');
+      if (existing.disabled || existing.deletedAt) throw new DomainError('account_disabled', 'The account linked to this Minecraft account is disabled.');
       userId = existing.userId;
     } else {
       userId = await createPlayerAccount(tx, mcUuid, now);
       await insertLink(tx, userId, mcUuid, authSource, now);
     }
-    await startSession(c, tx, userId, 'bind');
-    return { userId, mcUuid, authSource: existing?.authSource ?? authSource };
+    const session = await mintSession(deps, tx, { ...client, userId, method: 'bind' });
+    return { userId, mcUuid, authSource: existing?.authSource ?? authSource, token: session.token };
   });
 }

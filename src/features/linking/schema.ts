@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { McUuidSchema } from '../servers/schema.js';
+import { McUuidSchema } from '../accounts/index.js';
 
 export const DateTime = z.iso.datetime({ offset: true });
 /** Stored or audited, never put in a command: any text without control characters, bounded. */

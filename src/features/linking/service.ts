@@ -1,10 +1,12 @@
-import { and, eq, gt, isNull, sql } from 'drizzle-orm';
+import { lockForTransaction } from '../../coordination/index.js';
+import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Queryable, Transaction } from '../../db/client.js';
 import { linkedAccounts, users } from '../../db/schema/accounts.js';
 import { linkCodes } from '../../db/schema/linking.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
-import { findUserByMcUuid } from '../accounts/directory.js';
+import type { SessionContext } from '../../http/session.js';
+import { DomainError } from '../../lib/errors.js';
+import { findUserByMcUuid, invalidCode, requireReauth } from '../accounts/index.js';
 import { generateLinkCode, LINK_CODE_TTL_MS, linkCodeHash, normalizeLinkCode } from './codes.js';
 import { authSourceOf, type AuthSource } from './uuid.js';
 
@@ -38,11 +40,9 @@ export async function isUuidLinked(db: Queryable, mcUuid: string): Promise<boole
   return (await findUserByMcUuid(db, mcUuid)) !== undefined;
 }
 
-export const invalidLinkCode = () => new ApiError('invalid_code', 'The code is wrong, expired or already used.');
-
 /** Serialises every change to one UUID's link, on any replica, until the transaction ends. */
 export async function lockUuid(tx: Transaction, mcUuid: string): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`felis:link:${mcUuid}`}, 0))`);
+  await lockForTransaction(tx, { scope: 'link', mcUuid });
 }
 
 /**
@@ -51,13 +51,13 @@ export async function lockUuid(tx: Transaction, mcUuid: string): Promise<void> {
  */
 export async function spendLinkCode(tx: Transaction, typed: string, now: Date): Promise<{ mcUuid: string; authSource: AuthSource }> {
   const code = normalizeLinkCode(typed);
-  if (!code) throw invalidLinkCode();
+  if (!code) throw invalidCode();
   const [spent] = await tx
     .update(linkCodes)
     .set({ usedAt: now })
     .where(and(eq(linkCodes.codeHash, linkCodeHash(code)), isNull(linkCodes.usedAt), gt(linkCodes.expiresAt, now)))
     .returning({ mcUuid: linkCodes.mcUuid, authSource: linkCodes.authSource });
-  if (!spent) throw invalidLinkCode();
+  if (!spent) throw invalidCode();
   await lockUuid(tx, spent.mcUuid);
   return spent;
 }
@@ -77,14 +77,25 @@ export async function insertLink(tx: Queryable, userId: string, mcUuid: string, 
   await tx.insert(linkedAccounts).values({ mcUuid, userId, authSource, verifiedAt: now });
 }
 
-/** Links a code's UUID to a signed-in account (web verify). 409 when another account holds it. */
-export async function verifyLinkCode(deps: Pick<Deps, 'clock' | 'database'>, userId: string, typed: string) {
+/** Whether an account has a game identity linked. */
+export async function hasLink(db: Queryable, userId: string): Promise<boolean> {
+  const [row] = await db.select({ mcUuid: linkedAccounts.mcUuid }).from(linkedAccounts).where(eq(linkedAccounts.userId, userId)).limit(1);
+  return row !== undefined;
+}
+
+/**
+ * Links a code's UUID to a signed-in account (web verify). A link adds a way into the account
+ * (contract section 5, rule 5): guarded by reauth. 409 when another account holds the UUID.
+ */
+export async function verifyLinkCode(deps: Pick<Deps, 'clock' | 'database'>, session: SessionContext, typed: string) {
+  await requireReauth(deps, session);
+  const userId = session.userId;
   const now = deps.clock.now();
   return deps.database.db.transaction(async (tx) => {
     const { mcUuid, authSource } = await spendLinkCode(tx, typed, now);
     const existing = await linkOf(tx, mcUuid);
     if (existing && existing.userId !== userId) {
-      throw new ApiError('already_linked', 'That Minecraft account is already linked to another account.');
+      throw new DomainError('already_linked', 'That Minecraft account is already linked to another account.');
     }
     if (!existing) await insertLink(tx, userId, mcUuid, authSource, now);
     return { mcUuid, authSource: existing?.authSource ?? authSource };

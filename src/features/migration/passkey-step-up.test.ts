@@ -5,7 +5,7 @@ import { PANEL_SCRIPT } from '../../../test/browser/panel-script.js';
 import { TOKENS } from '../../../test/helpers/app.js';
 import { randomMcUuid } from '../../../test/helpers/servers.js';
 import { createUser, linkAccount, signIn } from '../../../test/helpers/sessions.js';
-import type { RunningService } from '../../server.js';
+import type { RunningService } from '../../service.js';
 
 interface Answer {
   status: number;

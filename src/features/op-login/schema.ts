@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { McUuidSchema } from '../servers/schema.js';
-import { DateTime, OpaqueId, PrintableText } from '../linking/schema.js';
+import { McUuidSchema } from '../accounts/index.js';
+import { DateTime, OpaqueId, PrintableText } from '../linking/index.js';
 
 export const OpLoginIdParam = z.object({
   id: OpaqueId.openapi({ param: { name: 'id', in: 'path' }, example: '0123456789abcdef0123456789abcdef' }),

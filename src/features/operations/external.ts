@@ -1,7 +1,7 @@
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { dbBackupStatus, updateReportView } from './records.js';
 import { DbBackupStatusSchema, UpdateReportSchema, UpdateWindowSchema } from './schema.js';
-import { parseWindow, readWindow, windowView, writeWindow } from './window.js';
+import { currentWindow, setWindow } from './window.js';
 
 const admin = { tier: 'admin' } as const;
 
@@ -40,12 +40,10 @@ const getDbBackup = defineRoute(admin, {
 /** The operator console's view of updates and database backups. */
 export function externalOperationsRoutes() {
   return createRouter()
-    .openapi(getWindow, async (c) => c.json(windowView(await readWindow(c.var.deps.database.db)), 200))
+    .openapi(getWindow, async (c) => c.json(await currentWindow(c.var.deps.database.db), 200))
     .openapi(putWindow, async (c) => {
-      const { deps } = c.var;
-      const window = parseWindow(c.req.valid('json'));
-      await writeWindow(deps.database.db, window, c.var.session!.userId, deps.clock.now());
-      return c.json(windowView(window), 200);
+      const { deps, session } = c.var;
+      return c.json(await setWindow(deps.database.db, c.req.valid('json'), session.userId, deps.clock.now()), 200);
     })
     .openapi(getReport, async (c) => c.json(await updateReportView(c.var.deps.database.db, c.var.deps.clock.now()), 200))
     .openapi(getDbBackup, async (c) => c.json(await dbBackupStatus(c.var.deps.database.db, c.var.deps.clock.now()), 200));

@@ -1,11 +1,11 @@
 import { createRouter, defineRoute, json, jsonBody } from '../../http/route.js';
 import { recordDbBackup, recordUpdateReport } from './records.js';
 import { DbBackupRecordSchema, UpdateReportRecordSchema, UpdaterWindowSchema } from './schema.js';
-import { isOpen, readWindow, windowView } from './window.js';
+import { updaterWindow } from './window.js';
 
 const ops = { tier: 'service', callers: ['ops'] } as const;
 
-const updaterWindow = defineRoute(ops, {
+const windowRoute = defineRoute(ops, {
   method: 'get',
   path: '/api/v1/internal/updates/window',
   summary: "The maintenance window and whether now is inside it (the updater applies only then; outside it, it notifies)",
@@ -31,10 +31,7 @@ const recordBackup = defineRoute(ops, {
 /** What the `ops` caller (the updater and the database backup job) reads and records. */
 export function internalOperationsRoutes() {
   return createRouter()
-    .openapi(updaterWindow, async (c) => {
-      const window = await readWindow(c.var.deps.database.db);
-      return c.json({ ...windowView(window), open: isOpen(window, c.var.deps.clock.now()) }, 200);
-    })
+    .openapi(windowRoute, async (c) => c.json(await updaterWindow(c.var.deps.database.db, c.var.deps.clock.now()), 200))
     .openapi(recordReport, async (c) => {
       await recordUpdateReport(c.var.deps.database.db, c.req.valid('json'), c.var.deps.clock.now());
       return c.body(null, 204);

@@ -1,3 +1,4 @@
+import { lockForTransaction } from '../../coordination/index.js';
 import { and, count, desc, eq, gt, lte, notInArray, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { passkeyCeremonies, type PasskeyPurpose } from '../../db/schema/passkeys.js';
@@ -7,7 +8,6 @@ export const CEREMONY_TTL_MS = 5 * 60 * 1000;
 /** Email-first sign-ins of one account in flight at once; an older one gives way to a new one. */
 export const LOGIN_CEREMONIES_PER_USER = 8;
 // Discoverable begins count and insert under one lock, so racing begins cannot all pass one count.
-const DISCOVERABLE_LOCK_KEY = 0x46454c504bn; // "FELPK"
 
 export interface Ceremony {
   challenge: string;
@@ -74,7 +74,7 @@ export async function addDiscoverableCeremony(
 ): Promise<boolean> {
   return db.transaction(async (tx) => {
     const t = passkeyCeremonies;
-    await tx.execute(sql`select pg_advisory_xact_lock(${DISCOVERABLE_LOCK_KEY.toString()}::bigint)`);
+    await lockForTransaction(tx, 'discoverablePasskeys');
     await reapExpiredCeremonies(tx, ceremony.now);
     const live = and(eq(t.purpose, 'discoverable'), gt(t.expiresAt, ceremony.now));
     const [counts] = await tx
@@ -87,7 +87,7 @@ export async function addDiscoverableCeremony(
   });
 }
 
-/** Deletes every expired ceremony (also worth running from a housekeeping loop). */
+/** Deletes every expired ceremony; how many there were. */
 export async function reapExpiredCeremonies(db: Queryable, now: Date): Promise<number> {
   const rows = await db.delete(passkeyCeremonies).where(lte(passkeyCeremonies.expiresAt, now)).returning({ id: passkeyCeremonies.id });
   return rows.length;

@@ -1,27 +1,12 @@
 import { z } from '@hono/zod-openapi';
-import { encodeBase64urlNoPadding } from '@oslojs/encoding';
-import type { Context } from 'hono';
-import { clientIp } from '../../http/client-ip.js';
 import { isJsonMediaType } from '../../http/body.js';
-import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
+import { clientIp } from '../../http/client-ip.js';
 import { requestHeader } from '../../http/request-header.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { randomToken, sha256Hex } from '../../lib/secrets.js';
-import { EmailSchema } from '../accounts/schema.js';
-import { startSession } from '../accounts/session-service.js';
-import { findLiveUserByEmail, findUserById } from '../accounts/users-service.js';
-import { signInRole } from '../accounts/views.js';
-import { addressKey } from '../auth/address.js';
-import { refusePlayerOnConsole, requireLocalAuth } from '../auth/guards.js';
-import { doorLimit } from '../auth/rate-limit.js';
-import { limited, SignedInSchema } from '../auth/schema.js';
-import { addDiscoverableCeremony, addLoginCeremony, takeCeremony } from './ceremonies.js';
-import { findCredential, listCredentials, type CredentialRow } from './credentials.js';
-import { invalidAssertion } from './own-assertion.js';
-import { requireRelyingParty, type RelyingParty } from './relying-party.js';
-import { AssertionSchema, WebAuthnOptionsSchema, type Assertion } from './schema.js';
-import { requestOptions, signedChallenge, userHandleOf, verifyAssertion } from './webauthn.js';
+import { EmailSchema, setSessionCookie, signInClient, signInRole } from '../accounts/index.js';
+import { doorLimit, limited, SignedInSchema } from '../doors/index.js';
+import { beginDiscoverableSignIn, beginEmailSignIn, finishDiscoverableSignIn, finishEmailSignIn } from './login-service.js';
+import { AssertionSchema, WebAuthnOptionsSchema } from './schema.js';
 
 const refusals = {
   403: errorAnswer('local_auth_disabled, or forbidden (a player on the console host)'),
@@ -86,96 +71,24 @@ const discoverableFinish = defineRoute(
   },
 );
 
-/** The same 400 for an unknown address and for one without a passkey. */
-const noPasskey = () => new ApiError('no_passkey', 'No passkey is bound to this address; sign in another way.');
-
-/**
- * The end of both sign-ins: the assertion verified against the ceremony, then a session. Every
- * refusal is the same 400, so that finish tells nothing about accounts or credentials.
- */
-async function signInWith(
-  c: Context<AppEnv>,
-  rp: RelyingParty,
-  input: { assertion: Assertion; challenge: string | undefined; credential: CredentialRow | undefined; userId: string | undefined; door: string },
-) {
-  const { deps } = c.var;
-  const db = deps.database.db;
-  const refused = (reason: string) => deps.log.info({ request_id: c.var.requestId, door: input.door, reason }, 'passkey sign-in refused');
-  const user = input.userId === undefined ? undefined : await findUserById(db, input.userId);
-  if (input.challenge === undefined || !input.credential || !user || user.id !== input.credential.userId || user.disabled || user.deletedAt !== null) {
-    refused(input.challenge === undefined ? 'no live ceremony' : 'no such credential or account');
-    throw invalidAssertion();
-  }
-  const verified = await verifyAssertion(db, rp, { assertion: input.assertion, expectedChallenge: input.challenge, credential: input.credential, now: deps.clock.now() }, refused);
-  if (!verified) throw invalidAssertion();
-  refusePlayerOnConsole(c, user.role);
-  await startSession(c, db, user.id, 'passkey');
-  return c.json({ user_id: user.id, role: signInRole(user.role) }, 200);
-}
-
-/** The door's body is not read, but its Content-Type is the cross-origin guard of the other doors. */
-function requireJsonContentType(c: Context<AppEnv>): void {
-  if (!isJsonMediaType(requestHeader(c, 'content-type'))) throw new ApiError('unsupported_media_type');
-}
-
 /** The public passkey sign-in doors. External face. */
 export function passkeyLoginRoutes() {
   return createRouter()
-    .openapi(loginBegin, async (c) => {
-      requireLocalAuth(c);
-      const { deps } = c.var;
-      const rp = requireRelyingParty(deps.config);
-      const db = deps.database.db;
-      const user = await findLiveUserByEmail(db, c.req.valid('json').email);
-      if (!user || user.disabled) throw noPasskey();
-      const credentials = await listCredentials(db, user.id);
-      if (credentials.length === 0) throw noPasskey();
-      const options = await requestOptions(rp, deps.random, credentials);
-      await addLoginCeremony(db, { subject: user.id, userId: user.id, challenge: options.challenge, now: deps.clock.now() });
-      return c.json(options, 200);
-    })
+    .openapi(loginBegin, async (c) => c.json(await beginEmailSignIn(c.var.deps, c.req.valid('json').email), 200))
     .openapi(loginFinish, async (c) => {
-      requireLocalAuth(c);
-      const { deps } = c.var;
-      const rp = requireRelyingParty(deps.config);
-      const { email, assertion } = c.req.valid('json');
-      const db = deps.database.db;
-      const user = await findLiveUserByEmail(db, email);
-      const challenge = signedChallenge(assertion);
-      const live =
-        user && challenge !== undefined ? await takeCeremony(db, { purpose: 'login', subject: user.id, challenge, now: deps.clock.now() }) : undefined;
-      const credential = live && (await findCredential(db, assertion.id));
-      return signInWith(c, rp, { assertion, challenge: live?.challenge, credential, userId: user?.id, door: 'passkey_login' });
+      const signedIn = await finishEmailSignIn(c.var.deps, c.req.valid('json'), signInClient(c), c.var.requestId);
+      setSessionCookie(c, signedIn.token);
+      return c.json({ user_id: signedIn.userId, role: signInRole(signedIn.role) }, 200);
     })
     .openapi(discoverableBegin, async (c) => {
-      requireLocalAuth(c);
-      const { deps } = c.var;
-      const rp = requireRelyingParty(deps.config);
-      requireJsonContentType(c);
-      const loginId = randomToken(deps.random, 32);
-      const options = await requestOptions(rp, deps.random, []);
-      const added = await addDiscoverableCeremony(
-        deps.database.db,
-        // One network is an IPv4 host or an IPv6 /48.
-        { subject: sha256Hex(loginId), challenge: options.challenge, network: addressKey(clientIp(c), 3), now: deps.clock.now() },
-        { global: deps.config.webauthnChallengeCap, perNetwork: deps.config.webauthnChallengeCapPerNetwork },
-      );
-      if (!added) {
-        throw new ApiError('too_many_challenges', 'Too many passkey sign-ins are in progress; try again in a few minutes.', { headers: { 'Retry-After': '60' } });
-      }
-      return c.json({ publicKey: options, login_id: loginId }, 200);
+      const declaredJson = isJsonMediaType(requestHeader(c, 'content-type'));
+      const begun = await beginDiscoverableSignIn(c.var.deps, { clientIp: clientIp(c), declaredJson });
+      return c.json({ publicKey: begun.options, login_id: begun.loginId }, 200);
     })
     .openapi(discoverableFinish, async (c) => {
-      requireLocalAuth(c);
-      const { deps } = c.var;
-      const rp = requireRelyingParty(deps.config);
       const { login_id, assertion } = c.req.valid('json');
-      const db = deps.database.db;
-      const live = await takeCeremony(db, { purpose: 'discoverable', subject: sha256Hex(login_id), now: deps.clock.now() });
-      const credential = live && (await findCredential(db, assertion.id));
-      // The account is the one the credential belongs to, and the authenticator must name it too.
-      const handle = assertion.response.userHandle;
-      const named = credential && handle === encodeBase64urlNoPadding(userHandleOf(credential.userId)) ? credential.userId : undefined;
-      return signInWith(c, rp, { assertion, challenge: live?.challenge, credential, userId: named, door: 'passkey_discoverable' });
+      const signedIn = await finishDiscoverableSignIn(c.var.deps, { loginId: login_id, assertion }, signInClient(c), c.var.requestId);
+      setSessionCookie(c, signedIn.token);
+      return c.json({ user_id: signedIn.userId, role: signInRole(signedIn.role) }, 200);
     });
 }

@@ -1,4 +1,4 @@
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import type { Deps } from '../../deps.js';
 import type { PasskeyPurpose } from '../../db/schema/passkeys.js';
 import { replaceCeremony, takeCeremony } from './ceremonies.js';
@@ -16,7 +16,7 @@ export interface OwnCeremony {
   userId: string;
 }
 
-export const invalidAssertion = () => new ApiError('passkey_login_invalid', 'The passkey could not be verified; begin again.');
+export const invalidAssertion = () => new DomainError('passkey_login_invalid', 'The passkey could not be verified; begin again.');
 
 /**
  * Starts an assertion over the account's own passkeys (reauth; the migration confirm uses it
@@ -26,7 +26,7 @@ export async function beginOwnAssertion(deps: OwnDeps, ceremony: OwnCeremony) {
   const rp = requireRelyingParty(deps.config);
   const db = deps.database.db;
   const credentials = await listCredentials(db, ceremony.userId);
-  if (credentials.length === 0) throw new ApiError('no_passkey', 'This account has no passkey.');
+  if (credentials.length === 0) throw new DomainError('no_passkey', 'This account has no passkey.');
   const options = await requestOptions(rp, deps.random, credentials);
   await replaceCeremony(db, { ...ceremony, challenge: options.challenge, now: deps.clock.now() });
   return options;

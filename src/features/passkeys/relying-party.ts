@@ -1,5 +1,5 @@
 import type { Config } from '../../config.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 
 /** Who the passkeys are for: the RP ID the browser scopes them to and the origins it signs for. */
 export interface RelyingParty {
@@ -26,6 +26,6 @@ export function relyingPartyOf(config: Config): RelyingParty | undefined {
 /** The relying party, or 503 passkey_unavailable when the installation has none. */
 export function requireRelyingParty(config: Config): RelyingParty {
   const rp = relyingPartyOf(config);
-  if (!rp) throw new ApiError('passkey_unavailable', 'Passkeys are not configured on this installation.');
+  if (!rp) throw new DomainError('passkey_unavailable', 'Passkeys are not configured on this installation.');
   return rp;
 }

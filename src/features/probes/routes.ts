@@ -1,8 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import { ApiError } from '../../http/errors.js';
 import { createRouter, defineRoute, ErrorEnvelopeSchema } from '../../http/route.js';
 import { HealthSchema, ReadySchema } from './schema.js';
-import { unreadyDependencies } from './service.js';
+import { requireReady } from './service.js';
 
 const healthz = defineRoute(
   { tier: 'public' },
@@ -46,8 +45,7 @@ const metrics = defineRoute(
 export function internalProbeRoutes() {
   return createRouter()
     .openapi(readyz, async (c) => {
-      const failed = await unreadyDependencies(c.var.deps);
-      if (failed.length > 0) throw new ApiError('unavailable', `Not ready: ${failed.join(', ')} not reachable.`);
+      await requireReady(c.var.deps);
       return c.json({ status: 'ready' as const }, 200);
     })
     .openapi(metrics, async (c) => {

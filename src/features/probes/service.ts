@@ -1,10 +1,17 @@
 import { withTimeout } from '../../db/client.js';
 import type { Deps } from '../../deps.js';
+import { DomainError } from '../../lib/errors.js';
 
 const CHECK_TIMEOUT_MS = 2000;
 
-/** Names of the dependencies that do not answer (empty when ready). Never hangs past the timeout. */
-export async function unreadyDependencies(deps: Pick<Deps, 'database' | 'cluster' | 'log'>): Promise<string[]> {
+/** Resolves when the database and the cluster answer; otherwise 503 naming those that do not. Never hangs past the timeout. */
+export async function requireReady(deps: Pick<Deps, 'database' | 'cluster' | 'log'>): Promise<void> {
+  const failed = await unreadyDependencies(deps);
+  if (failed.length > 0) throw new DomainError('unavailable', `Not ready: ${failed.join(', ')} not reachable.`);
+}
+
+/** Names of the dependencies that do not answer (empty when ready). */
+async function unreadyDependencies(deps: Pick<Deps, 'database' | 'cluster' | 'log'>): Promise<string[]> {
   const checks: Array<[string, () => Promise<void>]> = [
     ['database', () => withTimeout(deps.database.ping(CHECK_TIMEOUT_MS), CHECK_TIMEOUT_MS, 'database')],
     ['cluster', () => withTimeout(deps.cluster.ping(), CHECK_TIMEOUT_MS, 'cluster')],

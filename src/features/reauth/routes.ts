@@ -1,15 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
-import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { isStaffRole } from '../accounts/authenticator.js';
-import { checkCode, dropCode, emailDoorLocked, issueCode, resendCooldown } from '../accounts/email-codes.js';
-import { mailCode, requireMail } from '../accounts/mail-codes.js';
-import { findUserById } from '../accounts/users-service.js';
-import { beginOwnAssertion, finishOwnAssertion, type OwnCeremony } from '../passkeys/own-assertion.js';
-import { AssertionSchema, WebAuthnOptionsSchema } from '../passkeys/schema.js';
-import { reauthStatus, recordProof, type ProofFactor } from './service.js';
+import { AssertionSchema, WebAuthnOptionsSchema } from '../passkeys/index.js';
+import { beginPasskeyProof, proveEmail, provePasskey, reauthStatus, sendProofCode } from './service.js';
 
 // Every reauth route is setup-allowed (api-extensions): a proof may be owed before setup ends.
 const SETUP_ALLOWED = { tier: 'app', setupAllowed: true } as const;
@@ -75,61 +67,21 @@ const emailVerify = defineRoute(SETUP_ALLOWED, {
   },
 });
 
-/** A reauth ceremony belongs to the session that began it: the proof goes to that session only. */
-const ceremonyOf = (c: Context<AppEnv>): OwnCeremony => ({ purpose: 'reauth', subject: c.var.session!.tokenHash, userId: c.var.session!.userId });
-
-async function proven(c: Context<AppEnv>, factor: ProofFactor) {
-  const until = await recordProof(c.var.deps.database.db, c.var.session!.tokenHash, factor, c.var.deps.clock.now());
-  return c.json({ ok: true as const, until: until.toISOString() }, 200);
-}
-
-/** The e-mail factor is a player's verified address; staff signing in by e-mail also need the game's approval. */
-async function emailFactorOf(c: Context<AppEnv>): Promise<string> {
-  const session = c.var.session!;
-  if (isStaffRole(session.role)) throw new ApiError('staff_reauth', 'Operators confirm with a passkey or by signing in again.');
-  const user = await findUserById(c.var.deps.database.db, session.userId);
-  if (!user?.email || !user.emailVerified) throw new ApiError('no_step_up_factor', 'There is no verified e-mail address on this account to send a code to.');
-  return user.email;
-}
-
 /** Proof before changes to the ways into an account. External face. */
 export function reauthRoutes() {
   return createRouter()
-    .openapi(status, async (c) => c.json(await reauthStatus(c.var.deps, c.var.session!), 200))
-    .openapi(passkeyBegin, async (c) => c.json({ publicKey: await beginOwnAssertion(c.var.deps, ceremonyOf(c)) }, 200))
+    .openapi(status, async (c) => c.json(await reauthStatus(c.var.deps, c.var.session), 200))
+    .openapi(passkeyBegin, async (c) => c.json({ publicKey: await beginPasskeyProof(c.var.deps, c.var.session) }, 200))
     .openapi(passkeyFinish, async (c) => {
-      await finishOwnAssertion(c.var.deps, ceremonyOf(c), c.req.valid('json').assertion, c.var.requestId);
-      return proven(c, 'passkey');
+      const until = await provePasskey(c.var.deps, c.var.session, c.req.valid('json').assertion, c.var.requestId);
+      return c.json({ ok: true as const, until: until.toISOString() }, 200);
     })
     .openapi(emailStart, async (c) => {
-      const { deps } = c.var;
-      const session = c.var.session!;
-      requireMail(deps);
-      const email = await emailFactorOf(c);
-      const db = deps.database.db;
-      const now = deps.clock.now();
-      if (await emailDoorLocked(db, session.userId, now)) {
-        throw new ApiError('too_many_attempts', 'Too many wrong codes; e-mail codes are locked for a day.');
-      }
-      const wait = await resendCooldown(db, session.userId, email, now);
-      if (wait > 0) throw new ApiError('otp_resend_cooldown', 'A code was sent less than a minute ago.', { headers: { 'Retry-After': String(wait) } });
-      const { code, expiresAt } = await issueCode(db, { userId: session.userId, purpose: 'reauth', email, now, random: deps.random });
-      try {
-        await mailCode(deps, email, code, c.var.requestId);
-      } catch (err) {
-        await dropCode(db, session.userId, 'reauth');
-        throw err;
-      }
+      const expiresAt = await sendProofCode(c.var.deps, c.var.session, c.var.requestId);
       return c.json({ sent: true as const, expires_at: expiresAt.toISOString() }, 202);
     })
     .openapi(emailVerify, async (c) => {
-      const { deps } = c.var;
-      await emailFactorOf(c);
-      const check = await checkCode(deps.database.db, { userId: c.var.session!.userId, purpose: 'reauth', code: c.req.valid('json').code, now: deps.clock.now() });
-      if (!check.ok) {
-        if (check.reason === 'locked') throw new ApiError('too_many_attempts', 'Too many wrong codes; this code is locked.');
-        throw new ApiError('invalid_code', 'The code is wrong, expired or already used.');
-      }
-      return proven(c, 'email');
+      const until = await proveEmail(c.var.deps, c.var.session, c.req.valid('json').code);
+      return c.json({ ok: true as const, until: until.toISOString() }, 200);
     });
 }

@@ -1,27 +1,17 @@
-import { eq, sql } from 'drizzle-orm';
-import type { Context } from 'hono';
-import type { Queryable } from '../../db/client.js';
-import { sessions, users, type SignInMethod } from '../../db/schema/accounts.js';
-import { passkeyCredentials, reauthProofs } from '../../db/schema/passkeys.js';
 import type { Deps } from '../../deps.js';
-import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
 import type { SessionContext } from '../../http/session.js';
-import { isStaffRole } from '../accounts/authenticator.js';
-import { relyingPartyOf } from '../passkeys/relying-party.js';
-
-/** A proof lets the session make guarded changes this long (contract section 8). */
-export const REAUTH_WINDOW_MS = 5 * 60 * 1000;
+import { DomainError } from '../../lib/errors.js';
+import { checkCode, codeHeld, codeHold, codeRefused, findUserById, isStaffRole, proofStanding, recordProof, requireMail, sendCode } from '../accounts/index.js';
+import { beginOwnAssertion, finishOwnAssertion, relyingPartyOf, type Assertion, type OwnCeremony } from '../passkeys/index.js';
 
 /**
- * Sign-ins that prove a factor (contract section 5, rule 5). A bind code proves only the in-game
- * identity, and a password is not one of the passwordless doors: neither counts.
+ * How a session gives the proof that guarded changes need (accounts/proofs.ts keeps it): a
+ * passkey of the account's, or for players a code mailed to their verified address. Staff whose
+ * only factor is their address sign out and in again through a proving door.
  */
-const PROVING_SIGN_INS: ReadonlySet<SignInMethod> = new Set<SignInMethod>(['passkey', 'email_otp', 'operator_login', 'setup_token']);
 
 /** Best first. `sign_in`: sign out and in again through a proving door (staff, whose e-mail code alone is no factor). */
 export type ReauthFactor = 'passkey' | 'email' | 'sign_in';
-export type ProofFactor = 'passkey' | 'email';
 
 export interface ReauthStatus {
   /** A guarded change would be refused until the session gives a proof. */
@@ -31,58 +21,61 @@ export interface ReauthStatus {
   factors: ReauthFactor[];
 }
 
-type ReauthDeps = Pick<Deps, 'config' | 'clock' | 'database' | 'mail'>;
-
-/** Where the session stands: whether the account has a way in to guard, and how fresh its proof is. */
-export async function reauthStatus(deps: ReauthDeps, session: SessionContext, db: Queryable = deps.database.db): Promise<ReauthStatus> {
-  const [row] = await db
-    .select({
-      method: sessions.method,
-      signedInAt: sessions.createdAt,
-      provedAt: reauthProofs.provedAt,
-      role: users.role,
-      email: users.email,
-      emailVerified: users.emailVerified,
-      hasPasskey: sql<boolean>`exists (select 1 from ${passkeyCredentials} where ${passkeyCredentials.userId} = ${users.id})`,
-    })
-    .from(sessions)
-    .innerJoin(users, eq(users.id, sessions.userId))
-    .leftJoin(reauthProofs, eq(reauthProofs.sessionHash, sessions.tokenHash))
-    .where(eq(sessions.tokenHash, session.tokenHash))
-    .limit(1);
-  // The session was authenticated a moment ago; without its row there is nothing to prove with.
-  if (!row) return { needed: true, factors: [] };
+/** Where the session stands, and which factors can give it a proof here. */
+export async function reauthStatus(deps: Pick<Deps, 'config' | 'clock' | 'database' | 'mail'>, session: SessionContext): Promise<ReauthStatus> {
+  const standing = await proofStanding(deps, session.tokenHash);
+  if (!standing) return { needed: true, factors: [] };
   const factors: ReauthFactor[] = [];
-  if (row.hasPasskey && relyingPartyOf(deps.config)) factors.push('passkey');
-  const verifiedEmail = row.emailVerified && row.email !== null;
-  if (verifiedEmail && deps.mail) factors.push(isStaffRole(row.role) ? 'sign_in' : 'email');
-  // Nothing to guard yet: the session is the account's only way in.
-  if (!row.hasPasskey && !verifiedEmail) return { needed: false, factors };
-  const proofs = [row.provedAt, PROVING_SIGN_INS.has(row.method) ? row.signedInAt : null].filter((d): d is Date => d !== null);
-  const latest = Math.max(...proofs.map((d) => d.getTime()));
-  const until = latest + REAUTH_WINDOW_MS;
-  if (proofs.length > 0 && until > deps.clock.now().getTime()) return { needed: false, until: new Date(until).toISOString(), factors };
-  return { needed: true, factors };
+  if (standing.hasPasskey && relyingPartyOf(deps.config)) factors.push('passkey');
+  if (standing.verifiedEmail && deps.mail) factors.push(isStaffRole(standing.role) ? 'sign_in' : 'email');
+  return { needed: standing.needed, ...(standing.until ? { until: standing.until.toISOString() } : {}), factors };
 }
 
-/**
- * The guard of every change that adds, removes or moves a way into the account: one call at the
- * top of the handler, `await requireReauth(c)`. 403 reauth_required without a fresh proof.
- */
-export async function requireReauth(c: Context<AppEnv>, db?: Queryable): Promise<void> {
-  const session = c.var.session;
-  if (!session) throw new ApiError('unauthorized', 'A signed-in session is required.');
-  const status = await reauthStatus(c.var.deps, session, db);
-  if (status.needed) {
-    throw new ApiError('reauth_required', 'Confirm it is you first: this change needs a passkey or an e-mail code from the last 5 minutes.');
-  }
+/** A reauth ceremony belongs to the session that began it: the proof goes to that session only. */
+const ceremonyOf = (session: SessionContext): OwnCeremony => ({ purpose: 'reauth', subject: session.tokenHash, userId: session.userId });
+
+type ProofDeps = Pick<Deps, 'config' | 'clock' | 'random' | 'database' | 'log'>;
+
+/** Starts a proof with one of the account's passkeys: the request options. */
+export async function beginPasskeyProof(deps: ProofDeps, session: SessionContext) {
+  return beginOwnAssertion(deps, ceremonyOf(session));
 }
 
-/** Records a proof given in the session; returns when it stops counting. */
-export async function recordProof(db: Queryable, sessionHash: string, factor: ProofFactor, now: Date): Promise<Date> {
-  await db
-    .insert(reauthProofs)
-    .values({ sessionHash, provedAt: now, factor })
-    .onConflictDoUpdate({ target: reauthProofs.sessionHash, set: { provedAt: now, factor } });
-  return new Date(now.getTime() + REAUTH_WINDOW_MS);
+/** Gives the proof with the assertion; returns when it stops counting. */
+export async function provePasskey(deps: ProofDeps, session: SessionContext, assertion: Assertion, requestId?: string): Promise<Date> {
+  await finishOwnAssertion(deps, ceremonyOf(session), assertion, requestId);
+  return recordProof(deps.database.db, session.tokenHash, 'passkey', deps.clock.now());
+}
+
+/** The e-mail factor is a player's verified address; staff signing in by e-mail also need the game's approval. */
+async function emailFactorOf(deps: Pick<Deps, 'database'>, session: SessionContext): Promise<string> {
+  if (isStaffRole(session.role)) throw new DomainError('staff_reauth', 'Operators confirm with a passkey or by signing in again.');
+  const user = await findUserById(deps.database.db, session.userId);
+  if (!user?.email || !user.emailVerified) throw new DomainError('no_step_up_factor', 'There is no verified e-mail address on this account to send a code to.');
+  return user.email;
+}
+
+/** The reauth answers to a locked code or e-mail door have never carried Retry-After; they stay as they are. */
+const withoutRetryAfter = (err: DomainError) => new DomainError(err.code, err.message);
+
+/** Mails a proof code to the player's verified address; returns when it expires. */
+export async function sendProofCode(
+  deps: Pick<Deps, 'clock' | 'random' | 'database' | 'mail' | 'log'>,
+  session: SessionContext,
+  requestId?: string,
+): Promise<Date> {
+  requireMail(deps);
+  const email = await emailFactorOf(deps, session);
+  const now = deps.clock.now();
+  const hold = await codeHold(deps.database.db, session.userId, email, now);
+  if (hold) throw hold.reason === 'door_locked' ? withoutRetryAfter(codeHeld(hold)) : codeHeld(hold);
+  return sendCode(deps, { userId: session.userId, purpose: 'reauth', email, now, requestId });
+}
+
+/** Gives the proof with the mailed code; returns when it stops counting. */
+export async function proveEmail(deps: Pick<Deps, 'clock' | 'database'>, session: SessionContext, code: string): Promise<Date> {
+  await emailFactorOf(deps, session);
+  const check = await checkCode(deps.database.db, { userId: session.userId, purpose: 'reauth', code, now: deps.clock.now() });
+  if (!check.ok) throw withoutRetryAfter(codeRefused(check));
+  return recordProof(deps.database.db, session.tokenHash, 'email', deps.clock.now());
 }

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { McUuidSchema } from '../servers/schema.js';
-import { DateTime, McUuidParam, PrintableText } from '../linking/schema.js';
+import { McUuidSchema } from '../accounts/index.js';
+import { DateTime, McUuidParam, PrintableText } from '../linking/index.js';
 import { isBarred, reclaim } from './service.js';
 
 const ReclaimRequest = z.strictObject({

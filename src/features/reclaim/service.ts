@@ -2,10 +2,9 @@ import { eq } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { barredPlayers } from '../../db/schema/verifier.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
-import { isStaffRole } from '../accounts/authenticator.js';
-import { writeAudit } from '../accounts/audit.js';
-import { findUserByMcUuid } from '../accounts/directory.js';
+import { DomainError } from '../../lib/errors.js';
+import { isStaffRole, findUserByMcUuid } from '../accounts/index.js';
+import { writeAudit } from '../audit/index.js';
 
 /** How long a reclaimed player's data is held (contract section 8). */
 export const RECLAIM_HOLD_MS = 30 * 24 * 60 * 60 * 1000;
@@ -30,7 +29,7 @@ export async function reclaim(deps: Pick<Deps, 'clock' | 'database' | 'sessionVe
   const owner = await findUserByMcUuid(db, input.squatterUuid);
   if (owner && isStaffRole(owner.role)) {
     await writeAudit(db, { at: now, actor: 'proxy', action: 'player.reclaim.refused', target: input.squatterUuid, detail: { ...detail, reason: 'protected_admin' }, requestId: input.requestId });
-    throw new ApiError('protected_admin', 'That UUID belongs to a linked staff account and cannot be reclaimed.');
+    throw new DomainError('protected_admin', 'That UUID belongs to a linked staff account and cannot be reclaimed.');
   }
   const inserted = await db
     .insert(barredPlayers)

@@ -1,11 +1,8 @@
 import { z } from '@hono/zod-openapi';
-import { and, asc, eq } from 'drizzle-orm';
-import { serverWakeAllowlist } from '../../db/schema/servers.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { McUuidSchema } from '../accounts/schema.js';
-import { requireServer } from './lookup.js';
+import { McUuidSchema } from '../accounts/index.js';
+import { setWakeAllowed, wakeAllowlist } from './allowlist.js';
 import { ServerNameParam } from './schema.js';
-import { assertOwnerOrStaff } from './service.js';
 
 const AllowlistEntry = z.object({ mc_uuid: z.string(), can_wake: z.boolean(), added_at: z.iso.datetime({ offset: true }) });
 
@@ -36,30 +33,14 @@ const put = defineRoute({ tier: 'app' }, {
 export function allowlistRoutes() {
   return createRouter()
     .openapi(list, async (c) => {
-      const { deps } = c.var;
       const { name } = c.req.valid('param');
-      await requireServer(deps, name);
-      await assertOwnerOrStaff(deps, name, c.var.session!, 'read its allowlist');
-      const rows = await deps.database.db
-        .select()
-        .from(serverWakeAllowlist)
-        .where(eq(serverWakeAllowlist.serverName, name))
-        .orderBy(asc(serverWakeAllowlist.addedAt), asc(serverWakeAllowlist.mcUuid));
+      const rows = await wakeAllowlist(c.var.deps, name, c.var.session);
       const entries = rows.map((r) => ({ mc_uuid: r.mcUuid, can_wake: true, added_at: r.addedAt.toISOString() }));
       return c.json({ server: name, entries }, 200);
     })
     .openapi(put, async (c) => {
-      const { deps } = c.var;
       const { name, uuid } = c.req.valid('param');
-      const { can_wake } = c.req.valid('json');
-      await requireServer(deps, name);
-      await assertOwnerOrStaff(deps, name, c.var.session!, 'change its allowlist');
-      const db = deps.database.db;
-      if (can_wake) {
-        await db.insert(serverWakeAllowlist).values({ serverName: name, mcUuid: uuid, addedAt: deps.clock.now() }).onConflictDoNothing();
-      } else {
-        await db.delete(serverWakeAllowlist).where(and(eq(serverWakeAllowlist.serverName, name), eq(serverWakeAllowlist.mcUuid, uuid)));
-      }
+      await setWakeAllowed(c.var.deps, name, c.var.session, uuid, c.req.valid('json').can_wake);
       return c.body(null, 204);
     });
 }

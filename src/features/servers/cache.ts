@@ -1,13 +1,16 @@
 import type { ClusterAdapter, ServerResource, ServerWatch, ServerWatchEvent } from '../../adapters/cluster/types.js';
 import { normalizeHost } from './names.js';
 import type { ServerInfo } from './schema.js';
-import { isSystemServer, toServerInfo } from './views.js';
+import { isReservedServer, isSystemServer, toServerInfo } from './views.js';
 
 export interface CachedServer {
   resource: ServerResource;
   /** The ServerInfo view, built once per change so that the hot path only looks it up. */
   info: ServerInfo;
+  /** Labelled a system service (views.ts). */
   system: boolean;
+  /** A system server or a reserved name, which no player reaches (views.ts). */
+  reserved: boolean;
 }
 
 const RELIST_DELAY_MS = 1_000;
@@ -122,7 +125,7 @@ export class ServerCache {
 
   #put(resource: ServerResource): void {
     this.#remove(resource.spec.name);
-    const entry: CachedServer = { resource, info: toServerInfo(resource), system: isSystemServer(resource) };
+    const entry: CachedServer = { resource, info: toServerInfo(resource), system: isSystemServer(resource), reserved: isReservedServer(resource) };
     this.#byName.set(resource.spec.name, entry);
     for (const host of this.#hostsOf(resource)) this.#byHost.set(host, entry);
   }

@@ -1,17 +1,17 @@
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { lockForTransaction } from '../../coordination/index.js';
+import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
 import type { ServerResource } from '../../adapters/cluster/types.js';
 import type { Queryable } from '../../db/client.js';
-import { auditLog } from '../../db/schema/audit.js';
+import { writeAudit } from '../audit/index.js';
 import { serverClaims, serverGuestWakes } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { serverCacheOf, type CachedServer } from './cache.js';
 import { clusterCall } from './lookup.js';
 import { integerSetting, SERVER_SETTINGS } from './settings.js';
 import { takeWakeSlot } from './wake-slot.js';
 
 /** Serialises every start that needs a node slot, on every replica that shares the database. */
-const CAPACITY_LOCK_KEY = 0x46454c4341n; // "FELCA"
 /** A guest start this recent holds its slot even if the cache has not seen it yet. */
 const FRESH_START_MS = 60_000;
 
@@ -79,22 +79,22 @@ export async function startWithinCapacity(deps: StartDeps, server: CachedServer,
     return clusterCall(name, () => deps.cluster.setDesiredState(name, 'Running'));
   }
   return db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(${CAPACITY_LOCK_KEY.toString()}::bigint)`);
+    await lockForTransaction(tx, 'capacity');
     const now = deps.clock.now();
     if (!who.privileged && !who.owns) {
       const share = await integerSetting(tx, SERVER_SETTINGS.wakeSharePerPlayer);
       if ((await guestStartsOf(tx, deps, who.waker, now)) >= share) {
-        throw new ApiError('wake_share_exceeded', `You already keep ${share} server(s) running that you do not own; stop one first.`);
+        throw new DomainError('wake_share_exceeded', `You already keep ${share} server(s) running that you do not own; stop one first.`);
       }
     }
     const cap = await integerSetting(tx, SERVER_SETTINGS.nodeServerCap);
     const capacity = await clusterCall(name, () => deps.cluster.capacity());
     if (capacity.running >= cap * capacity.nodes) {
       const victim = who.privileged ? await oldestGuestOfUnclaimed(tx, deps) : undefined;
-      if (!victim) throw new ApiError('at_capacity', 'Every node runs as many servers as it may; try again later.');
+      if (!victim) throw new DomainError('at_capacity', 'Every node runs as many servers as it may; try again later.');
       await clusterCall(victim, () => deps.cluster.setDesiredState(victim, 'Stopped'));
       await tx.delete(serverGuestWakes).where(eq(serverGuestWakes.serverName, victim));
-      await tx.insert(auditLog).values({ at: now, actor, action: 'capacity.preempt', target: victim, detail: { for: name }, requestId: null });
+      await writeAudit(tx, { at: now, actor, action: 'capacity.preempt', target: victim, detail: { for: name }, requestId: null });
     }
     await takeWakeSlot(tx, now, name);
     const started = await clusterCall(name, () => deps.cluster.setDesiredState(name, 'Running'));

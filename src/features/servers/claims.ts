@@ -3,14 +3,15 @@ import type { Queryable } from '../../db/client.js';
 import { linkedAccounts, users } from '../../db/schema/accounts.js';
 import { serverClaims } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
-import { getQuota } from '../accounts/directory.js';
+import { DomainError } from '../../lib/errors.js';
+import { findUserByMcUuid, getQuota } from '../accounts/index.js';
 import type { CachedServer } from './cache.js';
-import { cpuMilli, memoryMb, storageGb } from './quantity.js';
+import { requireServer } from './lookup.js';
+import { cpuMilli, memoryMb, storageGb } from '../../adapters/cluster/quantity.js';
 
 /** Claim without a linked game identity: 412 `not_linked`, the original's code (api-extensions). */
-export const notLinked = () =>
-  new ApiError('not_linked', 'Link your Minecraft account to a web account to claim a server.', { status: 412 });
+const notLinked = () =>
+  new DomainError('claim_not_linked', 'Link your Minecraft account to a web account to claim a server.');
 
 export async function ownerOf(db: Queryable, serverName: string): Promise<string | undefined> {
   const [row] = await db.select({ userId: serverClaims.userId }).from(serverClaims).where(eq(serverClaims.serverName, serverName));
@@ -46,13 +47,13 @@ export async function countServersByOwner(db: Queryable, userIds: string[]): Pro
 }
 
 /** Whether the account has a linked in-game identity (the accounts feature owns the table). */
-export async function isLinked(db: Queryable, userId: string): Promise<boolean> {
+async function isLinked(db: Queryable, userId: string): Promise<boolean> {
   const [row] = await db.select({ n: count() }).from(linkedAccounts).where(eq(linkedAccounts.userId, userId));
   return (row?.n ?? 0) > 0;
 }
 
 /** The resources a claim counts against the owner's quota, from the server's spec. */
-export function claimCost(server: CachedServer) {
+function claimCost(server: CachedServer) {
   const { spec } = server.resource;
   return {
     cpuMilli: (spec.cpu && cpuMilli(spec.cpu)) || 0,
@@ -66,13 +67,13 @@ export function claimCost(server: CachedServer) {
  * concurrent claims of different servers are counted one after another against the quota; the
  * primary key of server_claims decides a race for the same server (exactly one insert wins).
  */
-export async function claimServer(deps: Pick<Deps, 'database' | 'clock'>, server: CachedServer, userId: string): Promise<void> {
+async function claimServer(deps: Pick<Deps, 'database' | 'clock'>, server: CachedServer, userId: string): Promise<void> {
   const name = server.resource.spec.name;
   const cost = claimCost(server);
   await deps.database.db.transaction(async (tx) => {
     const [user] = await tx.select({ id: users.id }).from(users).where(eq(users.id, userId)).for('update');
-    if (!user) throw new ApiError('forbidden', 'The account no longer exists.');
-    if (await ownerOf(tx, name)) throw new ApiError('already_claimed', `${name} is already claimed.`);
+    if (!user) throw new DomainError('forbidden', 'The account no longer exists.');
+    if (await ownerOf(tx, name)) throw new DomainError('already_claimed', `${name} is already claimed.`);
     const quota = await getQuota(tx, userId);
     const [used] = await tx
       .select({
@@ -84,15 +85,33 @@ export async function claimServer(deps: Pick<Deps, 'database' | 'clock'>, server
       .from(serverClaims)
       .where(eq(serverClaims.userId, userId));
     const over = (limit: number | null, usedNow: number, adding: number) => limit !== null && usedNow + adding > limit;
-    if (over(quota.max_servers, used!.servers, 1)) throw new ApiError('quota_exceeded', 'Your server quota is used up.');
-    if (over(quota.max_cpu_milli, Number(used!.cpu), cost.cpuMilli)) throw new ApiError('quota_exceeded', 'Your CPU quota would be exceeded.');
-    if (over(quota.max_memory_mb, Number(used!.memory), cost.memoryMb)) throw new ApiError('quota_exceeded', 'Your memory quota would be exceeded.');
-    if (over(quota.max_storage_gb, Number(used!.storage), cost.storageGb)) throw new ApiError('quota_exceeded', 'Your storage quota would be exceeded.');
+    if (over(quota.max_servers, used!.servers, 1)) throw new DomainError('quota_exceeded', 'Your server quota is used up.');
+    if (over(quota.max_cpu_milli, Number(used!.cpu), cost.cpuMilli)) throw new DomainError('quota_exceeded', 'Your CPU quota would be exceeded.');
+    if (over(quota.max_memory_mb, Number(used!.memory), cost.memoryMb)) throw new DomainError('quota_exceeded', 'Your memory quota would be exceeded.');
+    if (over(quota.max_storage_gb, Number(used!.storage), cost.storageGb)) throw new DomainError('quota_exceeded', 'Your storage quota would be exceeded.');
     const inserted = await tx
       .insert(serverClaims)
       .values({ serverName: name, subdomain: server.resource.spec.subdomain, userId, claimedAt: deps.clock.now(), ...cost })
       .onConflictDoNothing()
       .returning({ serverName: serverClaims.serverName });
-    if (inserted.length === 0) throw new ApiError('already_claimed', `${name} is already claimed.`);
+    if (inserted.length === 0) throw new DomainError('already_claimed', `${name} is already claimed.`);
   });
+}
+
+type ClaimDeps = Pick<Deps, 'database' | 'clock' | 'cluster' | 'config'>;
+
+/** The panel's claim: the signed-in user, who must have linked a game identity. */
+export async function claimForUser(deps: ClaimDeps, name: string, userId: string): Promise<void> {
+  const server = await requireServer(deps, name);
+  if (!(await isLinked(deps.database.db, userId))) throw notLinked();
+  await claimServer(deps, server, userId);
+}
+
+/** The proxy's claim for a player in game: for the web account their identity is linked to. */
+export async function claimForPlayer(deps: ClaimDeps, name: string, mcUuid: string): Promise<void> {
+  const server = await requireServer(deps, name);
+  const player = await findUserByMcUuid(deps.database.db, mcUuid);
+  if (!player) throw notLinked();
+  if (player.disabled) throw new DomainError('forbidden', 'This account is disabled.');
+  await claimServer(deps, server, player.id);
 }

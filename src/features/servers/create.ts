@@ -1,15 +1,12 @@
-import { ClusterConflictError, type ServerSpec } from '../../adapters/cluster/types.js';
+import { ClusterConflictError, DEFAULT_SERVER_RESOURCES, type ServerSpec } from '../../adapters/cluster/types.js';
 import { formatImageRef } from '../../adapters/registry/types.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
-import { canonicalImageRef, ensureWhitelisted, isPlatformImage, isWhitelisted, resolveDigest } from '../images/service.js';
+import { DomainError } from '../../lib/errors.js';
+import { canonicalImageRef, ensureWhitelisted, isPlatformImage, isWhitelisted, resolveDigest } from '../images/index.js';
 import { syncedCache } from './lookup.js';
 import { isReservedServerName } from './names.js';
 import type { CreateServerInput } from './schema.js';
 import { DEFAULT_IMAGE_SETTING, seedSetting } from './settings.js';
-
-/** Limits of a server created without them, so that every server counts against a quota. */
-export const DEFAULT_RESOURCES = { memory: '4Gi', storage: '10Gi', cpu: '2' } as const;
 
 /** Hosts of the platform itself under ROOT_DOMAIN: no server may take them as its subdomain. */
 const RESERVED_SUBDOMAINS = new Set(['api', 'api-internal', 'panel', 'console', 'www', 'registry']);
@@ -32,7 +29,7 @@ export async function platformDefaultImage(deps: Pick<Deps, 'database' | 'clock'
 export async function imageFor(deps: CreateDeps, requested: string | undefined): Promise<string> {
   const { ref } = canonicalImageRef(requested ?? (await platformDefaultImage(deps)));
   if (!(await isWhitelisted(deps.database.db, ref))) {
-    throw new ApiError('image_not_whitelisted', `${formatImageRef(ref)} is not an enabled whitelisted image.`);
+    throw new DomainError('image_not_whitelisted', `${formatImageRef(ref)} is not an enabled whitelisted image.`);
   }
   if (!isPlatformImage(deps.registry, ref)) return formatImageRef(ref);
   const digest = await resolveDigest(deps.registry, ref);
@@ -41,7 +38,7 @@ export async function imageFor(deps: CreateDeps, requested: string | undefined):
 
 /** One value from a field the contract spells one way and the original panel another; both is 400. */
 function eitherSpelling<T>(contract: T | undefined, original: T | undefined, names: string): T | undefined {
-  if (contract !== undefined && original !== undefined) throw new ApiError('bad_request', `Give ${names} in one spelling, not both.`);
+  if (contract !== undefined && original !== undefined) throw new DomainError('bad_request', `Give ${names} in one spelling, not both.`);
   return contract ?? original;
 }
 
@@ -57,25 +54,25 @@ export async function createServer(deps: CreateDeps, body: CreateServerInput): P
       memory_request: eitherSpelling(resourcesIn.memory_request, resourcesIn.memoryRequest, 'resources.memory_request/memoryRequest'),
     },
   };
-  if (isReservedServerName(input.name)) throw new ApiError('bad_name', `${input.name} is reserved for a system server.`);
+  if (isReservedServerName(input.name)) throw new DomainError('bad_name', `${input.name} is reserved for a system server.`);
   if (isReservedServerName(input.subdomain) || RESERVED_SUBDOMAINS.has(input.subdomain)) {
-    throw new ApiError('bad_name', `The subdomain ${input.subdomain} is reserved.`);
+    throw new DomainError('bad_name', `The subdomain ${input.subdomain} is reserved.`);
   }
   const { memory: topMemory, resources } = input;
   if (topMemory !== undefined && resources.memory !== undefined && topMemory !== resources.memory) {
-    throw new ApiError('bad_request', 'memory and resources.memory differ; give one.');
+    throw new DomainError('bad_request', 'memory and resources.memory differ; give one.');
   }
   const cache = await syncedCache(deps);
-  if (cache.get(input.name)) throw new ApiError('conflict', `A server named ${input.name} exists.`);
-  if (cache.byHost(input.subdomain)) throw new ApiError('conflict', `The subdomain ${input.subdomain} is taken.`);
+  if (cache.get(input.name)) throw new DomainError('conflict', `A server named ${input.name} exists.`);
+  if (cache.byHost(input.subdomain)) throw new DomainError('conflict', `The subdomain ${input.subdomain} is taken.`);
   const image = await imageFor(deps, input.image);
   const spec: ServerSpec = {
     name: input.name,
     subdomain: input.subdomain,
     image,
-    memory: resources.memory ?? topMemory ?? DEFAULT_RESOURCES.memory,
-    storage: input.storage ?? DEFAULT_RESOURCES.storage,
-    cpu: resources.cpu ?? DEFAULT_RESOURCES.cpu,
+    memory: resources.memory ?? topMemory ?? DEFAULT_SERVER_RESOURCES.memory,
+    storage: input.storage ?? DEFAULT_SERVER_RESOURCES.storage,
+    cpu: resources.cpu ?? DEFAULT_SERVER_RESOURCES.cpu,
     desiredState: 'Stopped',
     labels: {},
   };
@@ -86,7 +83,7 @@ export async function createServer(deps: CreateDeps, body: CreateServerInput): P
   try {
     return (await deps.cluster.createServer(spec)).spec;
   } catch (err) {
-    if (err instanceof ClusterConflictError) throw new ApiError('conflict', `A server named ${input.name} exists.`);
-    throw new ApiError('unavailable', 'The cluster cannot be reached.', { cause: err });
+    if (err instanceof ClusterConflictError) throw new DomainError('conflict', `A server named ${input.name} exists.`);
+    throw new DomainError('unavailable', 'The cluster cannot be reached.', { cause: err });
   }
 }

@@ -1,10 +1,9 @@
 import { z } from '@hono/zod-openapi';
-import { ApiError } from '../../http/errors.js';
-import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
-import { claimServer, isLinked, notLinked } from './claims.js';
+import { DESIRED_STATES } from '../../adapters/cluster/types.js';
+import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
+import { claimForUser } from './claims.js';
 import { createServer } from './create.js';
 import { fleet, myServers } from './lists.js';
-import { requireServer } from './lookup.js';
 import {
   ClaimResponse,
   CreateServerBody,
@@ -12,14 +11,14 @@ import {
   DesiredStateResponse,
   FleetServerSchema,
   MyServerViewSchema,
+  PatchServerBody,
   ServerInfoSchema,
   ServerNameParam,
 } from './schema.js';
 import { allowlistRoutes } from './allowlist-routes.js';
-import { serverPatchRoutes } from './patch.js';
 import { retirementRoutes } from './retirement-routes.js';
-import { mayRead, stopFromPanel, wakeFromPanel } from './service.js';
-
+import { statusForUser, stopFromPanel, wakeFromPanel } from './service.js';
+import { updateServer } from './update.js';
 
 const wake = defineRoute({ tier: 'app' }, {
   method: 'post',
@@ -97,45 +96,49 @@ const fleetRoute = defineRoute({ tier: 'admin' }, {
   responses: { 200: json(z.object({ servers: z.array(FleetServerSchema) }), 'the fleet') },
 });
 
+const patchRoute = defineRoute({ tier: 'admin' }, {
+  method: 'patch',
+  path: '/api/v1/servers/{name}',
+  summary: 'Change a server: display name, autostart policy, image (confirmed, pinned like create), limits, idle stop',
+  request: { params: ServerNameParam, ...jsonBody(PatchServerBody) },
+  responses: {
+    200: json(z.object({ name: z.string(), desiredState: z.enum(DESIRED_STATES) }).openapi('PatchedServer'), 'changed'),
+    400: errorAnswer('bad_request (an image change without confirmImageChange), image_not_whitelisted or image_not_in_registry'),
+    404: errorAnswer('no such server'),
+    503: errorAnswer('registry_unavailable, or the cluster cannot be reached'),
+  },
+});
+
 /** Server routes of the external face: the panel (app tier) and the operator console (admin). */
 export function externalServerRoutes() {
   return createRouter()
     .openapi(wake, async (c) => {
       const { name } = c.req.valid('param');
-      const server = await requireServer(c.var.deps, name);
-      await wakeFromPanel(c.var.deps, server, c.var.session!, c.var.requestId);
+      await wakeFromPanel(c.var.deps, name, c.var.session, c.var.requestId);
       return c.json({ name, desiredState: 'Running' as const }, 202);
     })
     .openapi(stop, async (c) => {
       const { name } = c.req.valid('param');
-      const server = await requireServer(c.var.deps, name);
-      await stopFromPanel(c.var.deps, server, c.var.session!);
+      await stopFromPanel(c.var.deps, name, c.var.session);
       return c.json({ name, desiredState: 'Stopped' as const }, 202);
     })
     .openapi(claim, async (c) => {
       const { name } = c.req.valid('param');
-      const server = await requireServer(c.var.deps, name);
-      const { userId } = c.var.session!;
-      if (!(await isLinked(c.var.deps.database.db, userId))) {
-        throw notLinked();
-      }
-      await claimServer(c.var.deps, server, userId);
+      await claimForUser(c.var.deps, name, c.var.session.userId);
       return c.json({ name, claimed: true as const }, 200);
     })
-    .openapi(status, async (c) => {
-      const server = await requireServer(c.var.deps, c.req.valid('param').name);
-      if (!(await mayRead(c.var.deps, server, c.var.session!))) {
-        throw new ApiError('forbidden', 'This server belongs to someone else.');
-      }
-      return c.json(server.info, 200);
-    })
-    .openapi(mine, async (c) => c.json({ servers: await myServers(c.var.deps, c.var.session!.userId) }, 200))
+    .openapi(status, async (c) => c.json(await statusForUser(c.var.deps, c.req.valid('param').name, c.var.session), 200))
+    .openapi(mine, async (c) => c.json({ servers: await myServers(c.var.deps, c.var.session.userId) }, 200))
     .openapi(create, async (c) => {
       const spec = await createServer(c.var.deps, c.req.valid('json'));
       return c.json({ name: spec.name, subdomain: spec.subdomain, desiredState: 'Stopped' as const }, 201);
     })
-    .openapi(fleetRoute, async (c) => c.json({ servers: await fleet(c.var.deps, c.var.session!.userId) }, 200))
-    .include(serverPatchRoutes())
+    .openapi(fleetRoute, async (c) => c.json({ servers: await fleet(c.var.deps, c.var.session.userId) }, 200))
+    .openapi(patchRoute, async (c) => {
+      const { name } = c.req.valid('param');
+      const desiredState = await updateServer(c.var.deps, name, c.req.valid('json'), c.var.session.userId, c.var.requestId);
+      return c.json({ name, desiredState }, 200);
+    })
     .include(allowlistRoutes())
     .include(retirementRoutes());
 }

@@ -1,12 +1,9 @@
 import { z } from '@hono/zod-openapi';
-import { ApiError } from '../../http/errors.js';
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
 import type { Access } from '../../http/tiers.js';
-import { ownerOf, claimServer } from './claims.js';
-import { findUserByMcUuid } from '../accounts/directory.js';
-import { serverCacheOf, type ServerCache } from './cache.js';
-import { requireServer, syncedCache } from './lookup.js';
-import { isReservedServerName } from './names.js';
+import { claimForPlayer } from './claims.js';
+import { allServers } from './lists.js';
+import { requireServer, serverByHost } from './lookup.js';
 import {
   ClaimResponse,
   McUuidBody,
@@ -16,8 +13,7 @@ import {
   ServerNameParam,
   WakeInternalResponse,
 } from './schema.js';
-import { MenuAccessResponse, menuAccess } from './menu-access.js';
-import { notLinked } from './claims.js';
+import { MenuAccessResponse, menuAccess, serverMenu } from './menu-access.js';
 import { recordJoin, recordReady, wakeForPlayer } from './service.js';
 
 const PROXY: Access = { tier: 'service', callers: ['proxy'] };
@@ -113,77 +109,37 @@ const menuAccessRoute = defineRoute(PROXY, {
   responses: { 200: json(MenuAccessResponse, 'a verdict per server'), 503: errorAnswer('the cluster cannot be reached') },
 });
 
-/** The server a hostname names; system servers are never reached this way. */
-function serverOfHost(cache: ServerCache, host: string) {
-  const server = cache.byHost(host);
-  if (!server || server.system || isReservedServerName(server.info.name)) throw new ApiError('not_found', 'No server has this host.');
-  return server;
-}
-
 /** The proxy's server routes on the internal face; lookups are answered from the cache. */
 export function internalServerRoutes() {
   return createRouter()
-    .openapi(list, async (c) => {
-      const cache = await syncedCache(c.var.deps);
-      const servers = [];
-      for (const server of cache.all()) servers.push(server.info);
-      return c.json({ servers }, 200);
-    })
+    .openapi(list, async (c) => c.json({ servers: await allServers(c.var.deps) }, 200))
     .openapi(byHost, (c) => {
       // The proxy's hot path: one map lookup, answered synchronously once the cache is synced.
-      const deps = c.get('deps');
-      const { host } = c.req.valid('param');
-      const cached = serverCacheOf(deps);
-      if (cached.synced) return c.json(serverOfHost(cached, host).info, 200);
-      return syncedCache(deps).then((cache) => c.json(serverOfHost(cache, host).info, 200));
+      const found = serverByHost(c.get('deps'), c.req.valid('param').host);
+      return found instanceof Promise ? found.then((server) => c.json(server.info, 200)) : c.json(found.info, 200);
     })
     .openapi(ready, async (c) => {
-      const { name } = c.req.valid('param');
-      await requireServer(c.var.deps, name);
-      await recordReady(c.var.deps, name);
+      await recordReady(c.var.deps, c.req.valid('param').name);
       return c.body(null, 204);
     })
     .openapi(joinEvent, async (c) => {
-      const { name } = c.req.valid('param');
-      await requireServer(c.var.deps, name);
-      await recordJoin(c.var.deps, name, c.req.valid('json').mc_uuid);
+      await recordJoin(c.var.deps, c.req.valid('param').name, c.req.valid('json').mc_uuid);
       return c.body(null, 204);
     })
     .openapi(wake, async (c) => {
       const { name } = c.req.valid('param');
-      const server = await requireServer(c.var.deps, name);
-      const woken = await wakeForPlayer(c.var.deps, server, c.req.valid('json').mc_uuid);
+      const woken = await wakeForPlayer(c.var.deps, name, c.req.valid('json').mc_uuid);
       return c.json({ name, desiredState: 'Running' as const, phase: woken.status.phase, ready: woken.status.ready }, 202);
     })
     .openapi(status, async (c) => {
-      const server = await requireServer(c.var.deps, c.req.valid('param').name);
+      const server = await requireServer(c.get('deps'), c.req.valid('param').name);
       return c.json(server.info, 200);
     })
     .openapi(claim, async (c) => {
       const { name } = c.req.valid('param');
-      const server = await requireServer(c.var.deps, name);
-      const player = await findUserByMcUuid(c.var.deps.database.db, c.req.valid('json').mc_uuid);
-      if (!player) throw notLinked();
-      if (player.disabled) throw new ApiError('forbidden', 'This account is disabled.');
-      await claimServer(c.var.deps, server, player.id);
+      await claimForPlayer(c.var.deps, name, c.req.valid('json').mc_uuid);
       return c.json({ name, claimed: true as const }, 200);
     })
     .openapi(menuAccessRoute, async (c) => c.json({ servers: await menuAccess(c.var.deps, c.req.valid('param').mc_uuid) }, 200))
-    .openapi(menu, async (c) => {
-      const { name } = c.req.valid('param');
-      const server = await requireServer(c.var.deps, name);
-      const owner = await ownerOf(c.var.deps.database.db, name);
-      const { info } = server;
-      return c.json(
-        {
-          name,
-          phase: info.phase,
-          ready: info.ready,
-          playersOnline: info.playersOnline,
-          playersMax: info.playersMax,
-          claimable: owner === undefined,
-        },
-        200,
-      );
-    });
+    .openapi(menu, async (c) => c.json(await serverMenu(c.get('deps'), c.req.valid('param').name), 200));
 }

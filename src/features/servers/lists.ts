@@ -1,11 +1,19 @@
 import type { Deps } from '../../deps.js';
-import { displayIdentities } from '../accounts/directory.js';
+import { displayIdentities } from '../accounts/index.js';
 import type { CachedServer } from './cache.js';
 import { ownersOf, serversOwnedBy } from './claims.js';
 import { syncedCache } from './lookup.js';
-import type { FleetServer, MyServerView } from './schema.js';
+import type { FleetServer, MyServerView, ServerInfo } from './schema.js';
 
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/** Every server as the proxy lists it, from the cache. */
+export async function allServers(deps: Pick<Deps, 'cluster' | 'config'>): Promise<ServerInfo[]> {
+  const cache = await syncedCache(deps);
+  const servers = [];
+  for (const server of cache.all()) servers.push(server.info);
+  return servers;
+}
 
 /**
  * The operator's fleet: every server, system ones included. Ownership comes from the database and

@@ -1,8 +1,7 @@
 import { ClusterNotFoundError } from '../../adapters/cluster/types.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { serverCacheOf, type CachedServer, type ServerCache } from './cache.js';
-import { isReservedServerName } from './names.js';
 
 type CacheDeps = Pick<Deps, 'cluster' | 'config'>;
 
@@ -13,17 +12,33 @@ export async function syncedCache(deps: CacheDeps): Promise<ServerCache> {
     try {
       await cache.ready();
     } catch (err) {
-      throw new ApiError('unavailable', 'The cluster cannot be reached.', { cause: err });
+      throw new DomainError('unavailable', 'The cluster cannot be reached.', { cause: err });
     }
   }
   return cache;
 }
 
-/** A per-server route's server: 404 for unknown names and for the reserved system servers. */
+/** A per-server route's server: 404 for unknown names and for the servers reserved for the platform. */
 export async function requireServer(deps: CacheDeps, name: string): Promise<CachedServer> {
   const cache = await syncedCache(deps);
-  const server = isReservedServerName(name) ? undefined : cache.get(name);
-  if (!server || server.system) throw new ApiError('not_found', `No server named ${name}.`);
+  const server = cache.get(name);
+  if (!server || server.reserved) throw new DomainError('not_found', `No server named ${name}.`);
+  return server;
+}
+
+/**
+ * The server a connecting hostname names, never one reserved for the platform. The proxy's hot
+ * path: answered synchronously from the synced cache; only before the first list does it wait.
+ */
+export function serverByHost(deps: CacheDeps, host: string): CachedServer | Promise<CachedServer> {
+  const cache = serverCacheOf(deps);
+  if (cache.synced) return reachableByHost(cache, host);
+  return syncedCache(deps).then((synced) => reachableByHost(synced, host));
+}
+
+function reachableByHost(cache: ServerCache, host: string): CachedServer {
+  const server = cache.byHost(host);
+  if (!server || server.reserved) throw new DomainError('not_found', 'No server has this host.');
   return server;
 }
 
@@ -32,8 +47,8 @@ export async function clusterCall<T>(name: string, write: () => Promise<T>): Pro
   try {
     return await write();
   } catch (err) {
-    if (err instanceof ApiError) throw err;
-    if (err instanceof ClusterNotFoundError) throw new ApiError('not_found', `No server named ${name}.`);
-    throw new ApiError('unavailable', 'The cluster cannot be reached.', { cause: err });
+    if (err instanceof DomainError) throw err;
+    if (err instanceof ClusterNotFoundError) throw new DomainError('not_found', `No server named ${name}.`);
+    throw new DomainError('unavailable', 'The cluster cannot be reached.', { cause: err });
   }
 }

@@ -1,12 +1,19 @@
-import { and, eq } from 'drizzle-orm';
 import { z } from '@hono/zod-openapi';
-import type { Queryable } from '../../db/client.js';
-import { serverRetirements, serverWakeAllowlist } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
-import { findUserByMcUuid } from '../accounts/directory.js';
-import { ownersOf } from './claims.js';
-import { syncedCache } from './lookup.js';
-import { isReservedServerName } from './names.js';
+import { findUserByMcUuid, isStaffRole } from '../accounts/index.js';
+import { allowlistedServers } from './allowlist.js';
+import { ownerOf, ownersOf } from './claims.js';
+import { requireServer, syncedCache } from './lookup.js';
+import { retiringServers } from './retirement.js';
+import type { ServerMenu } from './schema.js';
+
+/** What the in-game menu shows of one server. */
+export async function serverMenu(deps: Pick<Deps, 'database' | 'cluster' | 'config'>, name: string): Promise<ServerMenu> {
+  const server = await requireServer(deps, name);
+  const owner = await ownerOf(deps.database.db, name);
+  const { info } = server;
+  return { name, phase: info.phase, ready: info.ready, playersOnline: info.playersOnline, playersMax: info.playersMax, claimable: owner === undefined };
+}
 
 /**
  * What a player may do with each tile of the lobby menu, with the wake's own gates behind each one
@@ -19,36 +26,28 @@ export const MenuAccessResponse = z
   .object({ servers: z.record(z.string(), z.enum(MENU_VERDICTS)) })
   .openapi('MenuAccess');
 
-const isStaff = (role: string) => role === 'owner' || role === 'admin';
-
-async function allowlistedFor(db: Queryable, mcUuid: string): Promise<Set<string>> {
-  const rows = await db.select({ serverName: serverWakeAllowlist.serverName }).from(serverWakeAllowlist).where(and(eq(serverWakeAllowlist.mcUuid, mcUuid)));
-  return new Set(rows.map((r) => r.serverName));
-}
-
-/** One verdict per server that is a menu tile (system servers are not), in one pass over the cache. */
+/** One verdict per server that is a menu tile (servers reserved for the platform are not), in one pass over the cache. */
 export async function menuAccess(deps: Pick<Deps, 'database' | 'cluster' | 'config'>, mcUuid: string): Promise<Record<string, MenuVerdict>> {
   const db = deps.database.db;
   const cache = await syncedCache(deps);
   const [player, owners, allowlisted, retiring] = await Promise.all([
     findUserByMcUuid(db, mcUuid),
     ownersOf(db),
-    allowlistedFor(db, mcUuid),
-    db.select({ serverName: serverRetirements.serverName }).from(serverRetirements),
+    allowlistedServers(db, mcUuid),
+    retiringServers(db),
   ]);
   const linked = player && !player.disabled ? player : undefined;
-  const retiringNames = new Set(retiring.map((r) => r.serverName));
   const verdicts: Record<string, MenuVerdict> = {};
   for (const server of cache.all()) {
     const { spec, status } = server.resource;
-    if (server.system || isReservedServerName(spec.name)) continue;
+    if (server.reserved) continue;
     const owner = owners.get(spec.name);
     const policy = spec.autostartPolicy ?? 'ownerOnly';
     let verdict: MenuVerdict;
-    if (retiringNames.has(spec.name)) verdict = 'retiring';
+    if (retiring.has(spec.name)) verdict = 'retiring';
     else if (status.startGaveUp && spec.desiredState === 'Running') verdict = 'start_failed';
     else if (linked && owner === linked.id) verdict = 'owner';
-    else if ((linked && isStaff(linked.role)) || policy === 'public') verdict = 'wake';
+    else if ((linked && isStaffRole(linked.role)) || policy === 'public') verdict = 'wake';
     else if (policy === 'allowlist') verdict = allowlisted.has(spec.name) ? 'wake' : 'allowlist';
     // ownerOnly: an unclaimed server may be woken by anyone, so it can be tried and claimed.
     else verdict = owner === undefined ? 'wake' : 'owner_only';

@@ -1,12 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import { eq } from 'drizzle-orm';
-import { auditLog } from '../../db/schema/audit.js';
-import { serverRetirements } from '../../db/schema/servers.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { requireServer } from './lookup.js';
-import { retirementOf } from './retirement.js';
+import { cancelRetirement, requestRetirement } from './retirement.js';
 import { ServerNameParam } from './schema.js';
-import { assertOwnerOrStaff } from './service.js';
 
 const RetiringSchema = z
   .object({ name: z.string(), retiring: z.object({ requested_at: z.iso.datetime({ offset: true }), delete: z.boolean() }) })
@@ -32,37 +27,12 @@ const cancel = defineRoute({ tier: 'app' }, {
 export function retirementRoutes() {
   return createRouter()
     .openapi(request, async (c) => {
-      const { deps } = c.var;
       const { name } = c.req.valid('param');
-      const body = c.req.valid('json');
-      const session = c.var.session!;
-      await requireServer(deps, name);
-      await assertOwnerOrStaff(deps, name, session, 'retire it');
-      const now = deps.clock.now();
-      const db = deps.database.db;
-      await db.transaction(async (tx) => {
-        await tx
-          .insert(serverRetirements)
-          .values({ serverName: name, requestedAt: now, requestedBy: session.userId, delete: body.delete })
-          .onConflictDoUpdate({ target: serverRetirements.serverName, set: { delete: body.delete } });
-        await tx.insert(auditLog).values({ at: now, actor: session.userId, action: 'server.retire', target: name, detail: { delete: body.delete }, requestId: c.var.requestId ?? null });
-      });
-      const row = (await retirementOf(db, name))!;
+      const row = await requestRetirement(c.var.deps, name, c.var.session, c.req.valid('json').delete, c.var.requestId);
       return c.json({ name, retiring: { requested_at: row.requestedAt.toISOString(), delete: row.delete } }, 200);
     })
     .openapi(cancel, async (c) => {
-      const { deps } = c.var;
-      const { name } = c.req.valid('param');
-      const session = c.var.session!;
-      await requireServer(deps, name);
-      await assertOwnerOrStaff(deps, name, session, 'call off its retirement');
-      const now = deps.clock.now();
-      await deps.database.db.transaction(async (tx) => {
-        const removed = await tx.delete(serverRetirements).where(eq(serverRetirements.serverName, name)).returning({ n: serverRetirements.serverName });
-        if (removed.length > 0) {
-          await tx.insert(auditLog).values({ at: now, actor: session.userId, action: 'server.retire_cancel', target: name, detail: null, requestId: c.var.requestId ?? null });
-        }
-      });
+      await cancelRetirement(c.var.deps, c.req.valid('param').name, c.var.session, c.var.requestId);
       return c.body(null, 204);
     });
 }

@@ -1,33 +1,24 @@
-import { eq, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
+import { backgroundLoop, runOnOneReplica, type BackgroundTask } from '../../coordination/index.js';
 import { ClusterNotFoundError } from '../../adapters/cluster/types.js';
-import type { Transaction } from '../../db/client.js';
-import { auditLog } from '../../db/schema/audit.js';
+import { writeAudit } from '../audit/index.js';
 import { serverClaims, serverGuestWakes, serverRetirements, serverWakeAllowlist, serverWakes } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
 import { serverCacheOf } from './cache.js';
 import { integerSetting, SERVER_SETTINGS } from './settings.js';
 
-/** Only the replica that holds this lock for a round runs it (PGlite: the one process always does). */
-export const SWEEP_LOCK_KEY = 0x46454c5257n; // "FELRW"
+/** The loop's name: one replica at a time runs a round (src/coordination). */
+export const RETIREMENT_SWEEP = 'retirement_sweep';
 
 type SweepDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log'>;
-
-/** Whether this transaction won the round's lock; postgres-js answers rows, PGlite `{rows}`. */
-async function tryRoundLock(tx: Transaction): Promise<boolean> {
-  const result = (await tx.execute(sql`select pg_try_advisory_xact_lock(${SWEEP_LOCK_KEY.toString()}::bigint) as locked`)) as unknown;
-  const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as Array<{ locked: boolean }>;
-  return rows[0]?.locked === true;
-}
 
 /**
  * One round of the retirement sweep: every retiring server is asked to stop; one that has stopped
  * is released (its claim, allowlist and wake records go, so it is claimable again) or, with
- * `delete`, removed from the cluster. Returns the servers carried out, or undefined when another
- * replica holds the round.
+ * `delete`, removed from the cluster. Returns the servers carried out.
  */
-export async function sweepRetirements(deps: SweepDeps): Promise<string[] | undefined> {
+export async function sweepRetirements(deps: SweepDeps): Promise<string[]> {
   return deps.database.db.transaction(async (tx) => {
-    if (!(await tryRoundLock(tx))) return undefined;
     const done: string[] = [];
     const cache = serverCacheOf(deps);
     for (const retiring of await tx.select().from(serverRetirements)) {
@@ -50,7 +41,7 @@ export async function sweepRetirements(deps: SweepDeps): Promise<string[] | unde
       await tx.delete(serverGuestWakes).where(eq(serverGuestWakes.serverName, name));
       await tx.delete(serverWakes).where(eq(serverWakes.serverName, name));
       await tx.delete(serverRetirements).where(eq(serverRetirements.serverName, name));
-      await tx.insert(auditLog).values({
+      await writeAudit(tx, {
         at: deps.clock.now(),
         actor: 'system',
         action: retiring.delete ? 'server.retired_deleted' : 'server.retired_released',
@@ -64,24 +55,37 @@ export async function sweepRetirements(deps: SweepDeps): Promise<string[] | unde
   });
 }
 
-/** Runs the sweep every `retirement_sweep_seconds`; returns the function that stops it. */
-export function startRetirementSweep(deps: SweepDeps): () => void {
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  const round = async () => {
-    try {
-      const done = await sweepRetirements(deps);
-      if (done?.length) deps.log.info({ servers: done }, 'retirement sweep: servers retired');
-    } catch (err) {
-      deps.log.warn({ err }, 'retirement sweep failed; retried next round');
-    }
-    if (stopped) return;
-    const seconds = await integerSetting(deps.database.db, SERVER_SETTINGS.retirementSweepSeconds).catch(() => SERVER_SETTINGS.retirementSweepSeconds.fallback);
-    if (!stopped) timer = setTimeout(() => void round(), Math.max(1, seconds) * 1000).unref();
-  };
-  timer = setTimeout(() => void round(), 1000).unref();
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
-  };
+async function retirementRound(deps: SweepDeps): Promise<void> {
+  const done = await sweepRetirements(deps);
+  if (done.length) deps.log.info({ servers: done }, 'retirement sweep: servers retired');
+}
+
+const sweepSeconds = (deps: SweepDeps) =>
+  integerSetting(deps.database.db, SERVER_SETTINGS.retirementSweepSeconds).catch(() => SERVER_SETTINGS.retirementSweepSeconds.fallback);
+
+/**
+ * One round on one replica (the one that takes the round's lease); resolves the servers retired,
+ * or undefined when another replica holds the round.
+ */
+export async function retirementRoundOn(deps: SweepDeps, replica: string): Promise<string[] | undefined> {
+  let done: string[] | undefined;
+  const intervalMs = Math.max(1, await sweepSeconds(deps)) * 1000;
+  await runOnOneReplica({ db: deps.database.db, clock: deps.clock, log: deps.log, replica }, RETIREMENT_SWEEP, intervalMs, async () => {
+    done = await sweepRetirements(deps);
+  });
+  return done;
+}
+
+/** The sweep as a background task: a round every `retirement_sweep_seconds`, on one replica. */
+export function retirementSweepTask(deps: SweepDeps, replica: string): BackgroundTask {
+  return backgroundLoop(
+    { db: deps.database.db, clock: deps.clock, log: deps.log, replica },
+    {
+      name: RETIREMENT_SWEEP,
+      replicas: 'one',
+      intervalMs: async () => Math.max(1, await sweepSeconds(deps)) * 1000,
+      firstAfterMs: 1000,
+      round: () => retirementRound(deps),
+    },
+  );
 }

@@ -1,16 +1,69 @@
 import { eq } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { serverRetirements } from '../../db/schema/servers.js';
-import { ApiError } from '../../http/errors.js';
+import type { Deps } from '../../deps.js';
+import type { SessionContext } from '../../http/session.js';
+import { DomainError } from '../../lib/errors.js';
+import { writeAudit } from '../audit/index.js';
+import { assertOwnerOrStaff } from './access.js';
+import { requireServer } from './lookup.js';
+
+/**
+ * Retirement of a server, asked for by its owner or staff: the server is stopped, then released or
+ * deleted by the sweep (retirement-sweep.ts); until then the request can be called off.
+ */
 
 export type Retirement = typeof serverRetirements.$inferSelect;
 
-export async function retirementOf(db: Queryable, serverName: string): Promise<Retirement | undefined> {
+type RetirementDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock'>;
+
+async function retirementOf(db: Queryable, serverName: string): Promise<Retirement | undefined> {
   const [row] = await db.select().from(serverRetirements).where(eq(serverRetirements.serverName, serverName));
   return row;
 }
 
+/** The names of the servers being retired. */
+export async function retiringServers(db: Queryable): Promise<Set<string>> {
+  const rows = await db.select({ serverName: serverRetirements.serverName }).from(serverRetirements);
+  return new Set(rows.map((r) => r.serverName));
+}
+
 /** A retiring server is never started again (409 retiring). */
 export async function refuseRetiring(db: Queryable, serverName: string): Promise<void> {
-  if (await retirementOf(db, serverName)) throw new ApiError('retiring', `${serverName} is being retired.`);
+  if (await retirementOf(db, serverName)) throw new DomainError('retiring', `${serverName} is being retired.`);
+}
+
+/** Asks for a retirement (again: `delete` is updated, the first request's time stays). */
+export async function requestRetirement(
+  deps: RetirementDeps,
+  name: string,
+  session: SessionContext,
+  remove: boolean,
+  requestId: string | undefined,
+): Promise<Retirement> {
+  await requireServer(deps, name);
+  await assertOwnerOrStaff(deps, name, session, 'retire it');
+  const now = deps.clock.now();
+  const db = deps.database.db;
+  await db.transaction(async (tx) => {
+    await tx
+      .insert(serverRetirements)
+      .values({ serverName: name, requestedAt: now, requestedBy: session.userId, delete: remove })
+      .onConflictDoUpdate({ target: serverRetirements.serverName, set: { delete: remove } });
+    await writeAudit(tx, { at: now, actor: session.userId, action: 'server.retire', target: name, detail: { delete: remove }, requestId: requestId ?? null });
+  });
+  return (await retirementOf(db, name))!;
+}
+
+/** Calls off a retirement the sweep has not carried out yet; nothing when there is none. */
+export async function cancelRetirement(deps: RetirementDeps, name: string, session: SessionContext, requestId: string | undefined): Promise<void> {
+  await requireServer(deps, name);
+  await assertOwnerOrStaff(deps, name, session, 'call off its retirement');
+  const now = deps.clock.now();
+  await deps.database.db.transaction(async (tx) => {
+    const removed = await tx.delete(serverRetirements).where(eq(serverRetirements.serverName, name)).returning({ n: serverRetirements.serverName });
+    if (removed.length > 0) {
+      await writeAudit(tx, { at: now, actor: session.userId, action: 'server.retire_cancel', target: name, detail: null, requestId: requestId ?? null });
+    }
+  });
 }

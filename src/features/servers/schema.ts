@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { AUTOSTART_POLICIES, DESIRED_STATES, PHASES } from '../../adapters/cluster/types.js';
-import { McUuidSchema } from '../accounts/schema.js';
-import { isQuantity } from './quantity.js';
+import { McUuidSchema } from '../accounts/index.js';
+import { isQuantity } from '../../adapters/cluster/quantity.js';
 import { SERVER_NAME_PATTERN } from './names.js';
 
 export const PhaseSchema = z.enum(PHASES).openapi('Phase');
@@ -71,7 +71,7 @@ export const ServerNameParam = z.object({
     .openapi({ param: { name: 'name', in: 'path' }, example: 'survival' }),
 });
 
-export { McUuidSchema } from '../accounts/schema.js';
+export { McUuidSchema } from '../accounts/index.js';
 
 export const McUuidBody = z.strictObject({ mc_uuid: McUuidSchema });
 
@@ -91,6 +91,7 @@ export const MenuResponse = z
     claimable: z.boolean(),
   })
   .openapi('ServerMenu');
+export type ServerMenu = z.infer<typeof MenuResponse>;
 
 export const quantity = (what: string) =>
   z.string().max(32).refine(isQuantity, `must be a ${what} quantity such as 4Gi or 500m`);
@@ -124,3 +125,24 @@ export type CreateServerInput = z.infer<typeof CreateServerBody>;
 export const CreateServerResponse = z
   .object({ name: z.string(), subdomain: z.string(), desiredState: z.literal('Stopped') })
   .openapi('CreatedServer');
+
+/** The original panel's edit form (api-extensions: camelCase, as the original). */
+export const PatchServerBody = z
+  .strictObject({
+    displayName: z.string().trim().min(1).max(64).optional(),
+    autostartPolicy: z.enum(AUTOSTART_POLICIES).optional(),
+    image: z.string().min(1).max(512).optional(),
+    confirmImageChange: z.boolean().optional(),
+    memory: quantity('memory').optional(),
+    idleStopSeconds: z.number().int().min(0).max(7 * 24 * 3600).optional(),
+    resources: z
+      .strictObject({
+        cpu: quantity('cpu').optional(),
+        cpuRequest: quantity('cpu').optional(),
+        memory: quantity('memory').optional(),
+        memoryRequest: quantity('memory').optional(),
+      })
+      .optional(),
+  })
+  .openapi('PatchServer');
+export type PatchServerInput = z.infer<typeof PatchServerBody>;

@@ -7,7 +7,9 @@ import { startRegistryStandIn, type RegistryStandIn } from '../../../test/helper
 import { addServer, randomMcUuid, uniqueServerName } from '../../../test/helpers/servers.js';
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { serverClaims, serverRetirements, serverWakeAllowlist } from '../../db/schema/servers.js';
-import { sweepRetirements, SWEEP_LOCK_KEY } from './retirement-sweep.js';
+import { RETIREMENT_SWEEP, retirementRoundOn, sweepRetirements } from './retirement-sweep.js';
+import { LEASE_KEYS, ROUND_LEASE_MS, takeLease } from '../../coordination/index.js';
+import { SERVER_SETTINGS } from './settings.js';
 
 async function staffConsole(deps: TestDeps) {
   const admin = await createUser(deps, { role: 'admin' });
@@ -145,25 +147,14 @@ describe('server administration: edit, wake allowlist, retirement, the panel’s
 describe('the retirement sweep on several replicas', () => {
   const database = useTestDatabase();
 
-  it('runs a round only on the replica holding the lock (PostgreSQL); PGlite is always the leader', async () => {
+  it('runs a round only on the replica holding its lease; another takes over once the holder stops renewing', async () => {
     const deps = createTestDeps(database());
-    if (deps.database.kind !== 'postgres') {
-      expect(await sweepRetirements(deps)).toEqual([]);
-      return;
-    }
-    // Another replica holds this round's lock: this one skips it.
-    let release!: () => void;
-    let held!: () => void;
-    const holding = new Promise<void>((resolve) => (held = resolve));
-    const other = deps.database.db.transaction(async (tx) => {
-      await tx.execute(sql`select pg_advisory_xact_lock(${SWEEP_LOCK_KEY.toString()}::bigint)`);
-      held();
-      await new Promise<void>((resolve) => (release = resolve));
-    });
-    await holding;
-    expect(await sweepRetirements(deps)).toBeUndefined();
-    release();
-    await other;
-    expect(await sweepRetirements(deps)).toEqual([]);
+    const intervalMs = SERVER_SETTINGS.retirementSweepSeconds.fallback * 1000;
+    // Another replica holds this round's lease: this one skips it.
+    await takeLease(deps.database.db, deps.clock.now(), { key: LEASE_KEYS.loop(RETIREMENT_SWEEP), holder: 'other', purpose: RETIREMENT_SWEEP, ttlMs: intervalMs });
+    expect(await retirementRoundOn(deps, 'this')).toBeUndefined();
+    // The other replica died: its lease lapses and this one runs the next round.
+    deps.clock.advance(Math.max(intervalMs, ROUND_LEASE_MS) + 1);
+    expect(await retirementRoundOn(deps, 'this')).toEqual([]);
   });
 });

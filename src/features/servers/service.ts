@@ -1,34 +1,27 @@
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { ServerResource } from '../../adapters/cluster/types.js';
 import type { Queryable } from '../../db/client.js';
-import { linkedAccounts } from '../../db/schema/accounts.js';
-import { auditLog } from '../../db/schema/audit.js';
-import { serverActivity, serverMaintenance, serverWakeAllowlist } from '../../db/schema/servers.js';
+import { writeAudit } from '../audit/index.js';
+import { serverActivity, serverMaintenance } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
-import { findUserByMcUuid } from '../accounts/directory.js';
-import { worldLockHeld } from '../worlds/lock.js';
+import { findUserByMcUuid, isStaffRole } from '../accounts/index.js';
+import { LEASE_KEYS, leaseOf } from '../../coordination/index.js';
+import { assertOwnerOrStaff } from './access.js';
+import { linkedIdentityOnWakeAllowlist, onWakeAllowlist } from './allowlist.js';
 import type { CachedServer } from './cache.js';
+import type { ServerInfo } from './schema.js';
 import { ownerOf } from './claims.js';
-import { clusterCall } from './lookup.js';
+import { clusterCall, requireServer } from './lookup.js';
 import { startWithinCapacity, type Waker } from './capacity.js';
 import { refuseRetiring } from './retirement.js';
 import { takeWakeSlot } from './wake-slot.js';
 
-const isStaff = (role: string) => role === 'owner' || role === 'admin';
-
+/** Whether the server is under maintenance: marked so, or its world held by a job (its world lease). */
 export async function inMaintenance(db: Queryable, serverName: string): Promise<boolean> {
   const [row] = await db.select({ reason: serverMaintenance.reason }).from(serverMaintenance).where(eq(serverMaintenance.serverName, serverName));
-  return row !== undefined || (await worldLockHeld(db, serverName));
-}
-
-async function onWakeAllowlist(db: Queryable, serverName: string, mcUuid: string): Promise<boolean> {
-  const [row] = await db
-    .select({ mcUuid: serverWakeAllowlist.mcUuid })
-    .from(serverWakeAllowlist)
-    .where(and(eq(serverWakeAllowlist.serverName, serverName), eq(serverWakeAllowlist.mcUuid, mcUuid)));
-  return row !== undefined;
+  return row !== undefined || (await leaseOf(db, LEASE_KEYS.world(serverName))) !== undefined;
 }
 
 /**
@@ -42,7 +35,7 @@ async function playerMayWake(deps: Pick<Deps, 'database'>, server: CachedServer,
   if (policy === 'public') return true;
   const name = server.resource.spec.name;
   const [owner, player] = await Promise.all([ownerOf(db, name), findUserByMcUuid(db, mcUuid)]);
-  if (player && !player.disabled && (player.id === owner || isStaff(player.role))) return true;
+  if (player && !player.disabled && (player.id === owner || isStaffRole(player.role))) return true;
   if (policy === 'ownerOnly') return owner === undefined;
   return onWakeAllowlist(db, name, mcUuid);
 }
@@ -50,7 +43,7 @@ async function playerMayWake(deps: Pick<Deps, 'database'>, server: CachedServer,
 async function refuseInMaintenance(deps: Pick<Deps, 'database'>, server: CachedServer): Promise<void> {
   const name = server.resource.spec.name;
   if (await inMaintenance(deps.database.db, name)) {
-    throw new ApiError('maintenance_in_progress', `${name}'s world is held by a restore, backup or file write.`);
+    throw new DomainError('maintenance_in_progress', `${name}'s world is held by a restore, backup or file write.`);
   }
 }
 
@@ -61,20 +54,21 @@ async function wakerOfPlayer(db: Queryable, server: CachedServer, mcUuid: string
   const [owner, player] = await Promise.all([ownerOf(db, server.resource.spec.name), findUserByMcUuid(db, mcUuid)]);
   const linked = player && !player.disabled ? player : undefined;
   const owns = linked !== undefined && linked.id === owner;
-  return { waker: linked ? linked.id : `mc:${mcUuid}`, owns, privileged: owns || (linked !== undefined && isStaff(linked.role)) };
+  return { waker: linked ? linked.id : `mc:${mcUuid}`, owns, privileged: owns || (linked !== undefined && isStaffRole(linked.role)) };
 }
 
 /** The proxy's wake on a join by domain (policy, cooldown, capacity); a given-up start stays down. */
-export async function wakeForPlayer(deps: WakeDeps, server: CachedServer, mcUuid: string): Promise<ServerResource> {
+export async function wakeForPlayer(deps: WakeDeps, name: string, mcUuid: string): Promise<ServerResource> {
+  const server = await requireServer(deps, name);
   const { spec, status } = server.resource;
   if (!(await playerMayWake(deps, server, mcUuid))) {
-    throw new ApiError('forbidden', `${spec.name}'s autostart policy does not let you wake it.`);
+    throw new DomainError('forbidden', `${spec.name}'s autostart policy does not let you wake it.`);
   }
   await refuseInMaintenance(deps, server);
   await refuseRetiring(deps.database.db, spec.name);
   // A join never resets the retry budget: only the owner's wake from the panel starts it over.
   if (status.phase === 'Failed' && status.startGaveUp) {
-    throw new ApiError('start_failed', `${spec.name} failed to start and will not be retried automatically.`);
+    throw new DomainError('start_failed', `${spec.name} failed to start and will not be retried automatically.`);
   }
   const who = await wakerOfPlayer(deps.database.db, server, mcUuid);
   return startWithinCapacity(deps, server, who, who.waker);
@@ -85,22 +79,18 @@ export async function wakeForPlayer(deps: WakeDeps, server: CachedServer, mcUuid
  * fresh restart budget, audited as retry_start); anyone else follows the server's policy through
  * their linked identities.
  */
-export async function wakeFromPanel(
-  deps: WakeDeps,
-  server: CachedServer,
-  session: SessionContext,
-  requestId: string | undefined,
-): Promise<void> {
+export async function wakeFromPanel(deps: WakeDeps, name: string, session: SessionContext, requestId: string | undefined): Promise<void> {
+  const server = await requireServer(deps, name);
   const { spec, status } = server.resource;
   const owner = await ownerOf(deps.database.db, spec.name);
-  const privileged = owner === session.userId || isStaff(session.role);
+  const privileged = owner === session.userId || isStaffRole(session.role);
   if (!privileged && !(await userMayWake(deps, server, session.userId, owner))) {
-    throw new ApiError('forbidden', `Only ${spec.name}'s owner may wake it.`);
+    throw new DomainError('forbidden', `Only ${spec.name}'s owner may wake it.`);
   }
   await refuseInMaintenance(deps, server);
   await refuseRetiring(deps.database.db, spec.name);
   if (status.phase === 'Failed' && !privileged && status.startGaveUp) {
-    throw new ApiError('start_failed', `${spec.name} failed to start; its owner can retry.`);
+    throw new DomainError('start_failed', `${spec.name} failed to start; its owner can retry.`);
   }
   if (status.phase === 'Failed' && privileged) {
     await takeWakeSlot(deps.database.db, deps.clock.now(), spec.name);
@@ -108,7 +98,7 @@ export async function wakeFromPanel(
       if (spec.desiredState !== 'Running') await deps.cluster.setDesiredState(spec.name, 'Running');
       await deps.cluster.recreatePod(spec.name);
     });
-    await deps.database.db.insert(auditLog).values({
+    await writeAudit(deps.database.db, {
       at: deps.clock.now(),
       actor: session.userId,
       action: 'retry_start',
@@ -126,37 +116,28 @@ async function userMayWake(deps: Pick<Deps, 'database'>, server: CachedServer, u
   const policy = server.resource.spec.autostartPolicy ?? 'ownerOnly';
   if (policy === 'public') return true;
   if (policy === 'ownerOnly') return owner === undefined;
-  const { db } = deps.database;
-  const rows = await db
-    .select({ mcUuid: serverWakeAllowlist.mcUuid })
-    .from(serverWakeAllowlist)
-    .innerJoin(linkedAccounts, eq(linkedAccounts.mcUuid, serverWakeAllowlist.mcUuid))
-    .where(and(eq(serverWakeAllowlist.serverName, server.resource.spec.name), eq(linkedAccounts.userId, userId)))
-    .limit(1);
-  return rows.length > 0;
+  return linkedIdentityOnWakeAllowlist(deps.database.db, server.resource.spec.name, userId);
 }
 
-/** 403 unless the session is the server's owner or staff. */
-export async function assertOwnerOrStaff(deps: Pick<Deps, 'database'>, name: string, session: SessionContext, what: string): Promise<void> {
-  if (isStaff(session.role)) return;
-  const owner = await ownerOf(deps.database.db, name);
-  if (owner !== session.userId) throw new ApiError('forbidden', `Only ${name}'s owner may ${what}.`);
-}
-
-export async function stopFromPanel(deps: Pick<Deps, 'database' | 'cluster'>, server: CachedServer, session: SessionContext): Promise<void> {
-  const name = server.resource.spec.name;
+export async function stopFromPanel(deps: Pick<Deps, 'database' | 'cluster' | 'config'>, name: string, session: SessionContext): Promise<void> {
+  await requireServer(deps, name);
   await assertOwnerOrStaff(deps, name, session, 'stop it');
   await clusterCall(name, () => deps.cluster.setDesiredState(name, 'Stopped'));
 }
 
-/** Whether a signed-in user may read a server's status: its owner, staff, or anyone while unclaimed. */
-export async function mayRead(deps: Pick<Deps, 'database'>, server: CachedServer, session: SessionContext): Promise<boolean> {
-  if (isStaff(session.role)) return true;
-  const owner = await ownerOf(deps.database.db, server.resource.spec.name);
-  return owner === undefined || owner === session.userId;
+/** A server's status for a signed-in user: its owner, staff, or anyone while it is unclaimed. */
+export async function statusForUser(deps: Pick<Deps, 'database' | 'cluster' | 'config'>, name: string, session: SessionContext): Promise<ServerInfo> {
+  const server = await requireServer(deps, name);
+  if (!isStaffRole(session.role)) {
+    const owner = await ownerOf(deps.database.db, name);
+    if (owner !== undefined && owner !== session.userId) throw new DomainError('forbidden', 'This server belongs to someone else.');
+  }
+  return server.info;
 }
 
-export async function recordReady(deps: Pick<Deps, 'database' | 'clock' | 'cluster'>, name: string): Promise<void> {
+/** The backend answered the proxy: the server is ready for players. */
+export async function recordReady(deps: Pick<Deps, 'database' | 'clock' | 'cluster' | 'config'>, name: string): Promise<void> {
+  await requireServer(deps, name);
   await clusterCall(name, () => deps.cluster.reportReady(name));
   const now = deps.clock.now();
   await deps.database.db
@@ -166,7 +147,8 @@ export async function recordReady(deps: Pick<Deps, 'database' | 'clock' | 'clust
 }
 
 /** A player joined: the idle timer starts over from now. */
-export async function recordJoin(deps: Pick<Deps, 'database' | 'clock'>, name: string, mcUuid: string): Promise<void> {
+export async function recordJoin(deps: Pick<Deps, 'database' | 'clock' | 'cluster' | 'config'>, name: string, mcUuid: string): Promise<void> {
+  await requireServer(deps, name);
   const now = deps.clock.now();
   await deps.database.db
     .insert(serverActivity)

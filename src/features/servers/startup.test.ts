@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config.js';
 import { images } from '../../db/schema/images.js';
-import { startService } from '../../server.js';
+import { startService } from '../../service.js';
 import { TEST_ENV, TOKENS } from '../../../test/helpers/app.js';
 import { CONTRACT_HEADERS } from '../../../test/helpers/fixture-routes.js';
 import { captureLog } from '../../../test/helpers/log.js';

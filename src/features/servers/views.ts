@@ -1,9 +1,19 @@
+import { javaMemoryFor } from '../../adapters/cluster/quantity.js';
 import { FORWARDING_LABEL, SYSTEM_LABEL, type ServerResource } from '../../adapters/cluster/types.js';
+import { isReservedServerName } from './names.js';
 import type { ServerInfo } from './schema.js';
-import { javaMemoryFor } from './quantity.js';
 
+/** A platform system service, by its label: the fleet shows it as one, and nobody may claim it. */
 export function isSystemServer(resource: ServerResource): boolean {
   return resource.spec.labels[SYSTEM_LABEL] === 'true';
+}
+
+/**
+ * Reserved for the platform: a system server, or one under a reserved name. No player reaches it:
+ * per-server routes and the proxy's lookup by host answer 404, the lobby menu leaves it out.
+ */
+export function isReservedServer(resource: ServerResource): boolean {
+  return isSystemServer(resource) || isReservedServerName(resource.spec.name);
 }
 
 /** A server resource as ServerInfo: optional fields are absent (never null) when unset. */

@@ -1,7 +1,7 @@
 import { eq, lte } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { serverWakes } from '../../db/schema/servers.js';
-import { ApiError } from '../../http/errors.js';
+import { DomainError } from '../../lib/errors.js';
 import { integerSetting, SERVER_SETTINGS } from './settings.js';
 
 /** Counts a wake in the database: at most one per server per cooldown, whichever replica is asked. */
@@ -19,8 +19,6 @@ export async function takeWakeSlot(db: Queryable, now: Date, serverName: string)
   if (taken.length > 0) return;
   const [row] = await db.select({ at: serverWakes.lastWakeAt }).from(serverWakes).where(eq(serverWakes.serverName, serverName));
   const waitMs = row ? row.at.getTime() + cooldownMs - now.getTime() : cooldownMs;
-  const retryAfter = String(Math.max(1, Math.ceil(waitMs / 1000)));
-  throw new ApiError('cooldown', `${serverName} was woken moments ago; try again in ${retryAfter} s.`, {
-    headers: { 'Retry-After': retryAfter },
-  });
+  const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
+  throw new DomainError('cooldown', `${serverName} was woken moments ago; try again in ${retryAfter} s.`, { retryAfterSeconds: retryAfter });
 }

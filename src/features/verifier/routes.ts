@@ -1,7 +1,6 @@
 import type { Context } from 'hono';
 import type { HasJoinedQuery } from '../../adapters/session-sources/sources.js';
 import type { AppEnv } from '../../http/env.js';
-import { ApiError } from '../../http/errors.js';
 import { createRouter, defineRoute } from '../../http/route.js';
 import { HasJoinedProfileSchema } from './schema.js';
 import { byteLength, MAX_PARAM_BYTES } from './service.js';
@@ -73,18 +72,12 @@ function readQuery(all: Record<string, string[]>): HasJoinedQuery | undefined {
   return ip === undefined ? { username, serverId } : { username, serverId, ip };
 }
 
-
 export function verifierRoutes() {
   return createRouter().openapi(hasJoined, async (c) => {
     const query = readQuery(c.req.queries());
     if (query === undefined) return c.body(null, 204);
-    const { deps } = c.var;
-    const verdict = await deps.sessionVerifier
-      .verify(query)
-      .catch((err: unknown) => {
-        deps.log.error({ err, request_id: c.var.requestId }, 'hasJoined failed (bar-list lookup)');
-        throw new ApiError('internal');
-      });
+    const { deps, requestId } = c.var;
+    const verdict = await deps.sessionVerifier.verify(query, requestId);
     if (verdict.status === 200) return c.json(verdict.profile, 200);
     return verdict.status === 204 ? c.body(null, 204) : c.body(null, 503, NO_BODY);
   });

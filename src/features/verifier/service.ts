@@ -5,6 +5,7 @@ import {
   type SessionSource,
 } from '../../adapters/session-sources/sources.js';
 import type { Deps } from '../../deps.js';
+import { DomainError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import { BarList } from './bar-list.js';
 import { verifierMetrics, type SourceOutcome, type VerifierMetrics } from './metrics.js';
@@ -72,11 +73,20 @@ export class SessionVerifier {
   ) {}
 
   /**
-   * Decides one login. Rejects only when the bar-list lookup fails (the route's 500). Lower
-   * sources still running when the answer is known are left to finish within their time-out, so
-   * their kept-alive connections survive and their outcomes are counted.
+   * Decides one login. Lower sources still running when the answer is known are left to finish
+   * within their time-out, so their kept-alive connections survive and their outcomes are counted.
+   * A failed bar-list lookup is logged with the request's id and refused as `internal`.
    */
-  async verify(query: HasJoinedQuery): Promise<Verdict> {
+  async verify(query: HasJoinedQuery, requestId: string | undefined): Promise<Verdict> {
+    try {
+      return await this.#decide(query);
+    } catch (err) {
+      this.log.error({ err, request_id: requestId }, 'hasJoined failed (bar-list lookup)');
+      throw new DomainError('internal');
+    }
+  }
+
+  async #decide(query: HasJoinedQuery): Promise<Verdict> {
     const answers = this.sources.map((source) => this.#ask(source, query));
     const winner = await firstDecisive(answers);
     if (winner === undefined) {

@@ -1,18 +1,17 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { createTestDeps } from '../../../test/helpers/app.js';
+import { createTestDeps, TEST_ENV } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { testWorlds, useTempDir } from '../../../test/helpers/worlds.js';
 import { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js';
 import { kubeConfigFor } from '../../adapters/cluster/kubernetes/kubeconfig.js';
 import { loadConfig } from '../../config.js';
 import { worldBackups } from '../../db/schema/worlds.js';
-import { TEST_ENV } from '../../../test/helpers/app.js';
 import { writeSetting } from '../servers/settings.js';
-import { backUpFolder } from './backups.js';
+import { backUpFolder } from './backups/folders.js';
 import { backupRound } from './housekeeping.js';
 import { KUBERNETES_NEEDS_S3, createWorldsRuntime } from './runtime.js';
-import { readWorldTimes } from './settings.js';
+import { readWorldTimes } from './settings/settings.js';
 
 describe('the backup pass across replicas', () => {
   const database = useTestDatabase();

@@ -1,24 +1,19 @@
-import { reverifyBackups, sweepExpiredBackups } from './backup-service.js';
-import { sweepExpiredExports } from './exports.js';
-import { tendWorldJobs } from './job-adoption.js';
-import { failOrphanedJobs, newId } from './jobs.js';
-import { KubernetesWorldJobRunner } from './kubernetes-job.js';
-import { sweepLapsedLocks } from './lock.js';
-import { reclaimIdleWorlds } from './reclaim.js';
-import { inRound } from './rounds.js';
-import type { JobDeps } from './run-job.js';
-import { readWorldTimes, WORLD_SETTINGS } from './settings.js';
-import { startUploadSweep } from './upload-sweep.js';
+import { backgroundLoop, runOnOneReplica, type BackgroundTask, type LoopDeps } from '../../coordination/index.js';
+import { tendWorldJobs } from './adoption.js';
+import { reverifyBackups, sweepExpiredBackups } from './backups/index.js';
+import { sweepExpiredExports } from './exports/index.js';
+import { failOrphanedJobs, sweepLapsedLocks, type JobDeps } from './jobs/index.js';
+import { reclaimIdleWorlds } from './reclaim/index.js';
+import { readWorldTimes, WORLD_SETTINGS } from './settings/index.js';
+import { sweepAbandonedUploads } from './uploads/index.js';
 
-export const LOCK_SWEEP_MS = 30_000;
+const LOCK_SWEEP_MS = 30_000;
 /** The default interval of the backup pass (setting `worlds_sweep_seconds`). */
-export const BACKUP_PASS_MS = WORLD_SETTINGS.worldsSweepSeconds.fallback * 1000;
-/** The default age after which a backup's archive is read back again (setting `backup_reverify_after_days`). */
-export const REVERIFY_AFTER_MS = WORLD_SETTINGS.reverifyAfterDays.fallback * 24 * 60 * 60_000;
-export const BACKUP_ROUND = 'backup_pass';
+const BACKUP_PASS_MS = WORLD_SETTINGS.worldsSweepSeconds.fallback * 1000;
+const BACKUP_ROUND = 'backup_pass';
 
 /** One pass of the slow loop: expiry sweep, re-verification, idle reclaim. */
-export async function backupPass(deps: JobDeps): Promise<void> {
+async function backupPass(deps: JobDeps): Promise<void> {
   const { reverifyAfterMs } = await readWorldTimes(deps.database.db);
   await sweepExpiredBackups(deps);
   await sweepExpiredExports(deps);
@@ -28,18 +23,14 @@ export async function backupPass(deps: JobDeps): Promise<void> {
 
 /**
  * One round of the backup pass on one replica only: the replica that takes the round's lease runs
- * it, the others skip it. Resolves whether this replica ran it.
+ * it, the others skip it. Resolves whether this replica (`holder`) ran it.
  */
 export async function backupRound(deps: JobDeps, holder: string): Promise<boolean> {
   const { sweepMs } = await readWorldTimes(deps.database.db);
-  return inRound(
-    { db: deps.database.db, now: () => deps.clock.now(), onRenewError: (err) => deps.log.warn({ err }, 'backup round lease renewal failed') },
-    BACKUP_ROUND,
-    holder,
-    sweepMs,
-    () => backupPass(deps),
-  );
+  return runOnOneReplica(loopDepsOf(deps, holder), BACKUP_ROUND, sweepMs, () => backupPass(deps));
 }
+
+const loopDepsOf = (deps: JobDeps, replica: string): LoopDeps => ({ db: deps.database.db, clock: deps.clock, log: deps.log, replica });
 
 /**
  * One lock sweep, on every replica: world Jobs in the cluster keep their locks and the ended ones
@@ -48,40 +39,31 @@ export async function backupRound(deps: JobDeps, holder: string): Promise<boolea
  */
 export async function lockSweep(deps: JobDeps): Promise<void> {
   const { runner } = deps.worlds;
-  const tended = runner instanceof KubernetesWorldJobRunner ? await tendWorldJobs(deps, runner.client) : true;
+  const tended = runner ? await tendWorldJobs(deps, runner) : true;
   const now = deps.clock.now();
   await sweepLapsedLocks(deps.database.db, now);
   if (tended) await failOrphanedJobs(deps.database.db, now);
 }
 
+/** How often abandoned upload sessions are swept. */
+const UPLOAD_SWEEP_MS = 10 * 60 * 1000;
+
 /**
  * The worlds' background loops. The lock sweep runs on every replica (so a dead holder frees the
  * volume everywhere), and so does the sweep of abandoned uploads (each replica stages on its own
- * disk); each backup pass runs on one replica (`backupRound`). Failures are logged, never thrown.
+ * disk); each backup pass runs on one replica.
  */
-export function startWorldsHousekeeping(deps: JobDeps): () => void {
-  const holder = newId(deps.random);
-  let stopped = false;
-  let backupTimer: NodeJS.Timeout | undefined;
-  const sweep = () =>
-    lockSweep(deps).catch((err: unknown) => deps.log.warn({ err }, 'world lock sweep failed'));
-  const locks = setInterval(() => void sweep(), LOCK_SWEEP_MS);
-  locks.unref();
-  const firstSweep = setTimeout(() => void sweep(), 1_000);
-  firstSweep.unref();
-  const round = async () => {
-    await backupRound(deps, holder).catch((err: unknown) => deps.log.warn({ err }, 'backup pass failed'));
-    if (stopped) return;
-    const { sweepMs } = await readWorldTimes(deps.database.db).catch(() => ({ sweepMs: BACKUP_PASS_MS }));
-    if (!stopped) backupTimer = setTimeout(() => void round(), sweepMs).unref();
-  };
-  backupTimer = setTimeout(() => void round(), BACKUP_PASS_MS).unref();
-  const stopUploadSweep = startUploadSweep(deps);
-  return () => {
-    stopped = true;
-    stopUploadSweep();
-    clearInterval(locks);
-    clearTimeout(firstSweep);
-    clearTimeout(backupTimer);
-  };
+export function worldsTasks(deps: JobDeps, replica: string): BackgroundTask[] {
+  const loop = loopDepsOf(deps, replica);
+  return [
+    backgroundLoop(loop, { name: 'world_locks', replicas: 'every', intervalMs: LOCK_SWEEP_MS, firstAfterMs: 1_000, round: () => lockSweep(deps) }),
+    backgroundLoop(loop, {
+      name: BACKUP_ROUND,
+      replicas: 'one',
+      intervalMs: async () => (await readWorldTimes(deps.database.db)).sweepMs,
+      firstAfterMs: BACKUP_PASS_MS,
+      round: () => backupPass(deps),
+    }),
+    backgroundLoop(loop, { name: 'world_uploads', replicas: 'every', intervalMs: UPLOAD_SWEEP_MS, round: async () => void (await sweepAbandonedUploads(deps)) }),
+  ];
 }

@@ -3,21 +3,12 @@ import { createBackupStore } from '../../adapters/backup-store/index.js';
 import type { BackupStore } from '../../adapters/backup-store/types.js';
 import { SimulatedWorldFolders } from '../../adapters/cluster/simulated-worlds.js';
 import type { ClusterAdapter } from '../../adapters/cluster/types.js';
-import { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js';
+import type { WorldFileOps } from '../../adapters/cluster/world-files.js';
+import type { WorldJobRunner } from '../../adapters/cluster/world-jobs.js';
 import type { Config } from '../../config.js';
 import { systemClock, type Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
-import { KubernetesWorldFileOps } from './kubernetes-files.js';
-import { KubernetesWorldJobRunner } from './kubernetes-job.js';
-import type { WorldJobRunner } from './job-runner.js';
-import type { WorldFileOps } from './world-file-ops.js';
-
-/** Where a server's world can be reached as a local folder (the simulated cluster's volumes). */
-export interface WorldFolders {
-  folder(serverName: string): Promise<string>;
-  exists(serverName: string): Promise<boolean>;
-  release(serverName: string): Promise<void>;
-}
+import type { WorldFolders } from './volumes/index.js';
 
 /** Promises of the world jobs this process runs, so a test or a shutdown can wait for them. */
 export class JobTracker {
@@ -57,30 +48,28 @@ export const KUBERNETES_NEEDS_S3 =
 
 export function createWorldsRuntime(
   config: Config,
-  cluster: Pick<ClusterAdapter, 'kind'>,
+  cluster: Pick<ClusterAdapter, 'worldJobs'>,
   options: { log: Logger; signal?: AbortSignal; clock?: Clock },
 ): WorldsRuntime {
   const store = createBackupStore(config);
+  const clusterJobs = cluster.worldJobs?.({
+    image: config.worldJobImage,
+    storeSecret: config.worldJobStoreSecret,
+    deadlineSeconds: config.worldJobDeadlineSeconds,
+    log: options.log,
+    clock: options.clock ?? systemClock,
+    signal: options.signal,
+  });
   const runtime: WorldsRuntime = {
     store,
-    folders: cluster.kind === 'simulated' ? new SimulatedWorldFolders(join(config.dataDir, 'worlds')) : undefined,
+    folders: clusterJobs ? undefined : new SimulatedWorldFolders(join(config.dataDir, 'worlds')),
     jobs: new JobTracker(),
   };
-  if (cluster instanceof KubernetesCluster) {
+  if (clusterJobs) {
     // File operations need no store: each is a Job on the claim that reports through its log.
-    runtime.files = new KubernetesWorldFileOps({ client: cluster, namespace: config.kubeNamespace, image: config.worldJobImage, log: options.log, clock: options.clock ?? systemClock });
+    runtime.files = clusterJobs.files;
     if (store.kind !== 's3') runtime.unavailable = KUBERNETES_NEEDS_S3;
-    else {
-      runtime.runner = new KubernetesWorldJobRunner({
-        client: cluster,
-        namespace: config.kubeNamespace,
-        image: config.worldJobImage,
-        storeSecret: config.worldJobStoreSecret,
-        deadlineSeconds: config.worldJobDeadlineSeconds,
-        log: options.log,
-        signal: options.signal,
-      });
-    }
+    else runtime.runner = clusterJobs.runner;
   }
   return runtime;
 }

@@ -24,6 +24,8 @@ import {
   ClusterNotFoundError,
   type ClusterAdapter,
   type ClusterCapacity,
+  type ClusterTask,
+  type ClusterTaskDeps,
   type DesiredState,
   type PodLogLine,
   type PodLogOptions,
@@ -34,6 +36,9 @@ import {
   type ServerWatch,
   type ServerWatchEvent,
 } from '../types.js';
+import { buildJobOptionsFor, KubernetesBuildJobs } from './build-jobs.js';
+import { lifecycleTask } from './controller.js';
+import type { ClusterWorldJobs, WorldJobSettings } from '../world-jobs.js';
 import { followPodLog } from './pod-log.js';
 import {
   DEFAULT_CRD,
@@ -49,11 +54,10 @@ import {
   type MinecraftServerStatus,
 } from './resource.js';
 import { resumableWatch, type WatchEventType } from './watch.js';
+import { RCON_PORT, SERVER_CONTAINER } from './workloads.js';
+import { KubernetesWorldFileOps } from './world-files.js';
+import { KubernetesWorldJobRunner } from './world-jobs.js';
 
-export const GAME_PORT = 25565;
-export const RCON_PORT = 25575;
-/** The container of a server's pod that runs the game (its logs are the console). */
-export const SERVER_CONTAINER = 'server';
 const CONFLICT_RETRIES = 5;
 
 export interface KubernetesClusterOptions {
@@ -91,14 +95,15 @@ export function isNotFound(err: unknown): boolean {
 
 /**
  * The cluster adapter on a real Kubernetes API: servers are MinecraftServer custom resources in one
- * namespace; the lifecycle controller (src/features/lifecycle) turns them into StatefulSets and
- * Services through the workload methods here.
+ * namespace; the lifecycle controller (controller.ts), this adapter's task, turns them into
+ * StatefulSets and Services through the workload methods here.
  */
 export class KubernetesCluster implements ClusterAdapter {
   readonly kind = 'kubernetes' as const;
   readonly kubeConfig: KubeConfig;
   readonly namespace: string;
   readonly crd: CrdCoordinates;
+  readonly builds: KubernetesBuildJobs;
   readonly #custom: CustomObjectsApi;
   readonly #core: CoreV1Api;
   readonly #apps: AppsV1Api;
@@ -121,6 +126,7 @@ export class KubernetesCluster implements ClusterAdapter {
     this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? cryptoRandom;
     this.#log = options.log;
+    this.builds = new KubernetesBuildJobs(this, buildJobOptionsFor(this.namespace));
   }
 
   get #crdParams() {
@@ -344,6 +350,10 @@ export class KubernetesCluster implements ClusterAdapter {
     return { ...address, password: Buffer.from(encoded, 'base64').toString('utf8') };
   }
 
+  tasks(deps: ClusterTaskDeps): ClusterTask[] {
+    return [lifecycleTask(this, this.#clock, deps)];
+  }
+
   // ---- workloads (the controller's) ----
 
   getStatefulSet(name: string): Promise<V1StatefulSet | undefined> {
@@ -437,6 +447,15 @@ export class KubernetesCluster implements ClusterAdapter {
   /** Gives a world volume back (idle reclaim, once its archive verified). */
   async deletePersistentVolumeClaim(name: string): Promise<void> {
     await this.#core.deleteNamespacedPersistentVolumeClaim({ name, namespace: this.namespace }).catch(ignoreNotFound);
+  }
+
+  /** World jobs and file operations as Jobs on the servers' claims (world-jobs.ts, world-files.ts). */
+  worldJobs(settings: WorldJobSettings): ClusterWorldJobs {
+    const { log, clock, ...job } = settings;
+    return {
+      runner: new KubernetesWorldJobRunner({ client: this, namespace: this.namespace, log, ...job }),
+      files: new KubernetesWorldFileOps({ client: this, namespace: this.namespace, image: job.image, log, clock }),
+    };
   }
 
   // ---- jobs (backups, builds) ----

@@ -1,5 +1,8 @@
 import { KubeConfig } from '@kubernetes/client-node';
 
+/** The API server's coordinates, as the composition root and the tests name them. */
+export type { KubeConfig };
+
 /**
  * The API server's coordinates: the pod's service account when running in a cluster, otherwise
  * `KUBECONFIG` (or `~/.kube/config`), as kubectl would choose.

@@ -1,2 +1,0 @@
-ALTER TABLE "setup_tokens" ADD COLUMN "owner_id" uuid;--> statement-breakpoint
-ALTER TABLE "setup_tokens" ADD CONSTRAINT "setup_tokens_owner_id_users_id_fk" FOREIGN KEY ("owner_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;

@@ -1,0 +1,155 @@
+import { createHash } from 'node:crypto';
+import type { V1OwnerReference, V1PodTemplateSpec, V1Service, V1StatefulSet } from '@kubernetes/client-node';
+import { isQuantity, javaMemoryFor } from '../quantity.js';
+import { DEFAULT_SERVER_RESOURCES } from '../types.js';
+import {
+  MANAGED_BY,
+  MINECRAFT_SERVER_KIND,
+  SERVER_LABEL,
+  rconSecretName,
+  type CrdCoordinates,
+  type MinecraftServer,
+} from './resource.js';
+
+const GAME_PORT = 25565;
+export const RCON_PORT = 25575;
+/** The container of a server's pod that runs the game (its logs are the console). */
+export const SERVER_CONTAINER = 'server';
+
+/** Selects every workload object the controller made. */
+export const MANAGED_SELECTOR = 'app.kubernetes.io/managed-by=felis';
+/** The StatefulSet's annotation naming the pod template it was last given (a spec change differs). */
+export const TEMPLATE_HASH_ANNOTATION = 'felis.dev/template-hash';
+const IMAGE = /^[a-z0-9]([a-z0-9._/-]*[a-z0-9])?(:[A-Za-z0-9_][A-Za-z0-9._-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
+
+/** Why the spec can never start (so the start gives up at once), or undefined when it can. */
+export function specProblem(server: MinecraftServer): string | undefined {
+  const { spec } = server;
+  if (!spec.image) return 'spec.image is not set';
+  if (!IMAGE.test(spec.image)) return `spec.image ${spec.image} is not an image reference`;
+  for (const [field, value] of [
+    ['memory', spec.memory],
+    ['heap', spec.heap],
+    ['storage', spec.storage],
+    ['resources.cpu', spec.resources?.cpu],
+    ['resources.cpuRequest', spec.resources?.cpuRequest],
+    ['resources.memoryRequest', spec.resources?.memoryRequest],
+  ] as const) {
+    if (value !== undefined && !isQuantity(value)) return `spec.${field} ${value} is not a quantity`;
+  }
+  if (!javaMemoryFor(spec.memory ?? DEFAULT_SERVER_RESOURCES.memory)) return `spec.memory ${spec.memory} is too small for a server`;
+  return undefined;
+}
+
+function labelsOf(server: MinecraftServer): Record<string, string> {
+  return { [SERVER_LABEL]: server.metadata.name, ...MANAGED_BY };
+}
+
+function ownerOf(server: MinecraftServer, crd: CrdCoordinates): V1OwnerReference[] {
+  return [
+    {
+      apiVersion: `${crd.group}/${crd.version}`,
+      kind: MINECRAFT_SERVER_KIND,
+      name: server.metadata.name,
+      uid: server.metadata.uid ?? '',
+      controller: true,
+      blockOwnerDeletion: true,
+    },
+  ];
+}
+
+/**
+ * The server's StatefulSet: one pod at most (replicas 0 or 1), its world on a volume from the claim
+ * template, kept when the set is deleted (a retired server's world stays for its backups).
+ */
+export function statefulSetFor(server: MinecraftServer, crd: CrdCoordinates): V1StatefulSet {
+  const { name } = server.metadata;
+  const { spec } = server;
+  const labels = labelsOf(server);
+  const template = podTemplateFor(server);
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name, labels, ownerReferences: ownerOf(server, crd), annotations: { [TEMPLATE_HASH_ANNOTATION]: templateHash(template) } },
+    spec: {
+      replicas: 0,
+      serviceName: name,
+      selector: { matchLabels: { [SERVER_LABEL]: name } },
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' },
+      template,
+      volumeClaimTemplates: [
+        {
+          metadata: { name: 'world', labels },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: spec.storage ?? DEFAULT_SERVER_RESOURCES.storage } } },
+        },
+      ],
+    },
+  };
+}
+
+/** The server's pod: its image, memory, resources, RCON secret and world volume. */
+function podTemplateFor(server: MinecraftServer): V1PodTemplateSpec {
+  const { spec } = server;
+  const memory = spec.memory ?? DEFAULT_SERVER_RESOURCES.memory;
+  const labels = labelsOf(server);
+  const secret = spec.rconSecretRef ?? { name: rconSecretName(server.metadata.name), key: 'password' };
+  return {
+    metadata: { labels },
+    spec: {
+      terminationGracePeriodSeconds: 60,
+      enableServiceLinks: false,
+      automountServiceAccountToken: false,
+      securityContext: { runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, runAsNonRoot: true },
+      containers: [
+        {
+          name: SERVER_CONTAINER,
+          image: spec.image,
+          env: [
+            { name: 'EULA', value: 'TRUE' },
+            { name: 'MEMORY', value: spec.heap ?? javaMemoryFor(memory) },
+            { name: 'ENABLE_RCON', value: 'true' },
+            { name: 'RCON_PORT', value: String(RCON_PORT) },
+            { name: 'RCON_PASSWORD', valueFrom: { secretKeyRef: { name: secret.name, key: secret.key } } },
+          ],
+          ports: [
+            { name: 'minecraft', containerPort: GAME_PORT },
+            { name: 'rcon', containerPort: RCON_PORT },
+          ],
+          resources: {
+            limits: { memory, ...(spec.resources?.cpu ? { cpu: spec.resources.cpu } : {}) },
+            requests: {
+              memory: spec.resources?.memoryRequest ?? memory,
+              ...(spec.resources?.cpuRequest ? { cpu: spec.resources.cpuRequest } : {}),
+            },
+          },
+          volumeMounts: [{ name: 'world', mountPath: '/data' }],
+          readinessProbe: { tcpSocket: { port: GAME_PORT }, periodSeconds: 5, failureThreshold: 3 },
+          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+        },
+      ],
+    },
+  };
+}
+
+/** A fingerprint of a pod template, to tell whether a StatefulSet carries the spec's current one. */
+export function templateHash(template: V1PodTemplateSpec): string {
+  return createHash('sha256').update(JSON.stringify(template)).digest('hex').slice(0, 32);
+}
+
+/** The server's Service: the game port for the proxy, RCON for the control plane. */
+export function serviceFor(server: MinecraftServer, crd: CrdCoordinates): V1Service {
+  const { name } = server.metadata;
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, labels: labelsOf(server), ownerReferences: ownerOf(server, crd) },
+    spec: {
+      type: 'ClusterIP',
+      selector: { [SERVER_LABEL]: name },
+      ports: [
+        { name: 'minecraft', port: GAME_PORT, targetPort: 'minecraft' },
+        { name: 'rcon', port: RCON_PORT, targetPort: 'rcon' },
+      ],
+    },
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * Coordination across replicas: leases (who holds a world, a loop's round, the leadership),
+ * advisory locks (short critical sections, their keys in one list), and background tasks (loops
+ * on one replica or on every replica, started and stopped in order by the composition root).
+ */
+export { ADVISORY_LOCKS, lockForTransaction, type AdvisoryLockName, type KeyedAdvisoryLock } from './advisory.js';
+export {
+  holdLease,
+  LEASE_KEYS,
+  leasePrefix,
+  leaseOf,
+  releaseLease,
+  renewLease,
+  sweepLapsedLeases,
+  takeLease,
+  type HeldLease,
+  type HoldDeps,
+  type LeaseClaim,
+  type LeaseRow,
+} from './leases.js';
+export {
+  backgroundLoop,
+  Leadership,
+  ROUND_LEASE_MS,
+  ROUND_RENEW_MS,
+  runOnOneReplica,
+  TaskList,
+  type BackgroundTask,
+  type LoopDeps,
+  type LoopOptions,
+} from './loops.js';

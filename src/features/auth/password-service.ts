@@ -1,0 +1,75 @@
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import { users } from '../../db/schema/accounts.js';
+import type { Deps } from '../../deps.js';
+import type { SessionContext } from '../../http/session.js';
+import { DomainError } from '../../lib/errors.js';
+import { sha256Hex } from '../../lib/secrets.js';
+import { findUserById, mintSession, requireReauth, revokeSession, revokeUserSessions, type SignInClient } from '../accounts/index.js';
+import { writeAudit } from '../audit/index.js';
+import { refusePlayerOnConsole, requireLocalAuth, type SignedIn } from '../doors/index.js';
+import { throttledHashing } from './hash-limit.js';
+import { DUMMY_PASSWORD_HASH, hashPassword, passwordBytes, PASSWORD_MAX_BYTES, PASSWORD_MIN_BYTES, verifyPassword } from './password.js';
+
+/** Local password sign-in. Every failure of the name or the password is the same 401. */
+export async function passwordSignIn(
+  deps: Pick<Deps, 'config' | 'database' | 'clock' | 'random'>,
+  input: { username: string; password: string },
+  client: SignInClient,
+): Promise<SignedIn & { mustChangePassword: boolean }> {
+  requireLocalAuth(deps.config);
+  const db = deps.database.db;
+  const name = input.username.toLowerCase();
+  const [user] = await db
+    .select()
+    .from(users)
+    .where(and(sql`lower(${users.username}) = ${name}`, isNull(users.deletedAt)))
+    .limit(1);
+  // Unknown users and users without a password are checked against a dummy hash: same time.
+  const matches = await throttledHashing(deps, { account: `name:${name}`, clientIp: client.clientIp }, () =>
+    verifyPassword(input.password, user?.passwordHash ?? DUMMY_PASSWORD_HASH),
+  );
+  if (!user || !user.passwordHash || !matches) throw new DomainError('invalid_credentials', 'Wrong username or password.');
+  if (user.disabled) throw new DomainError('account_disabled', 'This account is disabled.');
+  refusePlayerOnConsole(deps.config, client.host, user.role);
+  const session = await mintSession(deps, db, { ...client, userId: user.id, method: 'password' });
+  return { userId: user.id, role: user.role, token: session.token, mustChangePassword: user.mustChangePassword };
+}
+
+/** Ends the session of a token, if it is live (signing out is idempotent). */
+export async function signOut(deps: Pick<Deps, 'database' | 'clock'>, token: string | undefined): Promise<void> {
+  if (token) await revokeSession(deps.database.db, sha256Hex(token), deps.clock.now());
+}
+
+/**
+ * Changes the local password after checking the current one; every other session of the account
+ * is revoked. Guarded by reauth.
+ */
+export async function changePassword(
+  deps: Pick<Deps, 'config' | 'database' | 'clock'>,
+  session: SessionContext,
+  input: { current: string; next: string; clientIp: string },
+  requestId?: string,
+): Promise<void> {
+  requireLocalAuth(deps.config);
+  await requireReauth(deps, session);
+  const size = passwordBytes(input.next);
+  if (size < PASSWORD_MIN_BYTES || size > PASSWORD_MAX_BYTES) {
+    throw new DomainError('bad_request', `The new password must be ${PASSWORD_MIN_BYTES} to ${PASSWORD_MAX_BYTES} bytes.`);
+  }
+  if (input.next.normalize('NFC') === input.current.normalize('NFC')) {
+    throw new DomainError('bad_request', 'The new password must differ from the current one.');
+  }
+  const user = await findUserById(deps.database.db, session.userId);
+  // One gate slot for both runs: the check of the current password and the new hash.
+  const hash = await throttledHashing(deps, { account: `user:${session.userId}`, clientIp: input.clientIp }, async () => {
+    const matches = await verifyPassword(input.current, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+    return user?.passwordHash && matches ? hashPassword(input.next) : undefined;
+  });
+  if (!user || !hash) throw new DomainError('invalid_credentials', 'The current password is wrong.');
+  const now = deps.clock.now();
+  await deps.database.db.transaction(async (tx) => {
+    await tx.update(users).set({ passwordHash: hash, mustChangePassword: false, updatedAt: now }).where(eq(users.id, user.id));
+    const revoked = await revokeUserSessions(tx, user.id, now, session.tokenHash);
+    await writeAudit(tx, { at: now, actor: user.id, action: 'password.change', target: user.id, detail: { sessions_revoked: revoked }, requestId });
+  });
+}

@@ -1,0 +1,7 @@
+/**
+ * The front door of the console feature: what the rest of the service may use of it.
+ */
+export { LogHubs } from './log-hub.js';
+export { consoleRoutes } from './routes.js';
+export { consoleStreamRoutes } from './stream-route.js';
+export { takeStreamSlot } from './stream-slots.js';

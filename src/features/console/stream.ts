@@ -1,0 +1,77 @@
+import type { Deps } from '../../deps.js';
+import type { SessionContext } from '../../http/session.js';
+import { DomainError } from '../../lib/errors.js';
+import { isOwnerOrStaff } from '../servers/index.js';
+import { RESUME_WINDOW_MS } from './log-hub.js';
+import { consoleServer } from './service.js';
+import { consoleSse, type Recheck } from './sse.js';
+import { takeStreamSlot } from './stream-slots.js';
+
+/** A running pod (booting, serving or shutting down) has a log to read. */
+const HAS_POD = new Set(['Starting', 'Running', 'Stopping']);
+
+type StreamDeps = Pick<Deps, 'cluster' | 'config' | 'database' | 'clock' | 'log' | 'rcon' | 'consoleLogs' | 'shutdown'>;
+
+export interface ConsoleStreamRequest {
+  session: SessionContext;
+  name: string;
+  /** The client's Last-Event-ID when it reconnects. */
+  lastEventId: string | undefined;
+  /** Aborted once the client has gone. */
+  signal: AbortSignal;
+  /**
+   * The request's session as it is now, for the re-checks: undefined once it is refused; throws
+   * when it cannot be told (the stream then goes on).
+   */
+  currentSession: () => Promise<SessionContext | undefined>;
+}
+
+/** Where a resume starts: the second after Last-Event-ID, when that second is within the last hour. */
+export function resumeFrom(lastEventId: string | undefined, nowMs: number): number | undefined {
+  if (lastEventId === undefined) return undefined;
+  const fromMs = (Number(lastEventId) + 1) * 1000;
+  if (fromMs > nowMs + 1000 || nowMs - fromMs > RESUME_WINDOW_MS) return undefined;
+  return fromMs;
+}
+
+/**
+ * A viewer's stream of the server's pod log, for its owner or staff: one of the account's stream
+ * slots, the server's shared log hub, and a re-check of the access every minute.
+ */
+export async function openConsoleStream(deps: StreamDeps, request: ConsoleStreamRequest): Promise<ReadableStream<Uint8Array>> {
+  const { session, name } = request;
+  const server = await consoleServer(deps, name, session);
+  if (!HAS_POD.has(server.resource.status.phase)) throw new DomainError('not_running', `${name} is not running; wake it first.`);
+  const hubs = deps.consoleLogs;
+  hubs.endOn(deps.shutdown);
+  if (hubs.closing) throw new DomainError('unavailable', 'The service is shutting down; reconnect in a moment.');
+  const slot = await takeStreamSlot(deps, session.userId, 'console', name, hubs.timings.recheckMs * 2);
+  let hub = hubs.hub(name);
+  await hub.ready;
+  if (hub.ended) {
+    hub = hubs.hub(name);
+    await hub.ready;
+  }
+  if (hub.ended || request.signal.aborted) {
+    hub.closeIfIdle();
+    await slot.release();
+    throw new DomainError('not_running', `${name} runs no pod to read.`);
+  }
+  const recheck: Recheck = async () => {
+    try {
+      const current = await request.currentSession();
+      if (!current || !(await isOwnerOrStaff(deps, name, current))) return 'revoked';
+      await slot.renew();
+      return 'allowed';
+    } catch {
+      return 'unknown';
+    }
+  };
+  return consoleSse({
+    hub,
+    resumeFromMs: resumeFrom(request.lastEventId, deps.clock.now().getTime()),
+    timings: hubs.timings,
+    recheck,
+    onClose: () => void slot.release().catch((err: Error) => deps.log.warn({ err: err.message }, 'stream slot not released')),
+  });
+}

@@ -1,0 +1,75 @@
+import { sql } from 'drizzle-orm';
+import { createMiddleware } from 'hono/factory';
+import type { Queryable } from '../../db/client.js';
+import { rateLimitBuckets } from '../../db/schema/accounts.js';
+import { clientIp } from '../../http/client-ip.js';
+import type { AppEnv } from '../../http/env.js';
+import { DomainError } from '../../lib/errors.js';
+import { addressKey } from './address.js';
+
+/** Public sign-in doors: burst 20, refilled 20 a minute (api-extensions, limits). */
+export const DOOR_BURST = 20;
+export const DOOR_REFILL_PER_SECOND = 20 / 60;
+
+export interface BucketVerdict {
+  allowed: boolean;
+  /** Whole seconds until one token is back (0 when allowed). */
+  retryAfter: number;
+}
+
+/**
+ * Takes one token from the bucket `key`, in one statement: the insert or the conflict update
+ * computes the refill from the stored time, and the row lock of ON CONFLICT serialises concurrent
+ * requests, on one replica or many. A refused request leaves the bucket untouched.
+ */
+export async function takeToken(
+  db: Queryable,
+  key: string,
+  now: Date,
+  burst = DOOR_BURST,
+  perSecond = DOOR_REFILL_PER_SECOND,
+): Promise<BucketVerdict> {
+  const b = rateLimitBuckets;
+  const refilled = sql`least(${burst}::float8, ${b.tokens} + greatest(0, extract(epoch from (${now.toISOString()}::timestamptz - ${b.updatedAt}))) * ${perSecond}::float8)`;
+  const taken = await db
+    .insert(b)
+    .values({ key, tokens: burst - 1, updatedAt: now })
+    .onConflictDoUpdate({
+      target: b.key,
+      set: { tokens: sql`${refilled} - 1`, updatedAt: sql`greatest(${b.updatedAt}, ${now.toISOString()}::timestamptz)` },
+      setWhere: sql`${refilled} >= 1`,
+    })
+    .returning({ tokens: b.tokens });
+  if (taken.length > 0) return { allowed: true, retryAfter: 0 };
+  const [row] = await db
+    .select({ tokens: sql<number>`${refilled}`.mapWith(Number) })
+    .from(b)
+    .where(sql`${b.key} = ${key}`);
+  const missing = 1 - (row?.tokens ?? 0);
+  return { allowed: false, retryAfter: Math.max(1, Math.ceil(missing / perSecond)) };
+}
+
+/** The bucket of one client address, shared by every public door (api-extensions, limits). */
+export const doorBucketKey = (address: string): string => `door:${addressKey(address)}`;
+
+/** 429 rate_limited with the seconds until a token is back. */
+export function rateLimited(verdict: BucketVerdict, message?: string): DomainError {
+  return new DomainError('rate_limited', message, { retryAfterSeconds: verdict.retryAfter });
+}
+
+/**
+ * The per-address limit of the public sign-in doors, counted in the database so that replicas
+ * share it. One bucket per address for all doors together: `door` only names the door in the log.
+ * Runs before the body is validated: malformed requests count too.
+ */
+export function doorLimit(door: string) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const { deps } = c.var;
+    const verdict = await takeToken(deps.database.db, doorBucketKey(clientIp(c)), deps.clock.now());
+    if (!verdict.allowed) {
+      deps.log.info({ door, request_id: c.var.requestId }, 'door limit reached');
+      throw rateLimited(verdict);
+    }
+    await next();
+  });
+}

@@ -1,0 +1,8 @@
+/**
+ * The front door of the linking feature: what the rest of the service may use of it.
+ */
+export { LINK_CODE_TTL_MS, generateLinkCode, normalizeLinkCode } from './codes.js';
+export { externalLinkingRoutes } from './external-routes.js';
+export { identityHousekeepingTask } from './housekeeping.js';
+export { internalLinkingRoutes } from './internal-routes.js';
+export { CodeBody, DateTime, McUuidParam, OpaqueId, PrintableText } from './schema.js';

@@ -1,0 +1,4 @@
+/**
+ * The front door of the reclaim feature: what the rest of the service may use of it.
+ */
+export { reclaimRoutes } from './routes.js';

@@ -1,0 +1,68 @@
+import { and, asc, eq } from 'drizzle-orm';
+import type { Queryable } from '../../db/client.js';
+import { linkedAccounts } from '../../db/schema/accounts.js';
+import { serverWakeAllowlist } from '../../db/schema/servers.js';
+import type { Deps } from '../../deps.js';
+import type { SessionContext } from '../../http/session.js';
+import { requireServer } from './lookup.js';
+import { assertOwnerOrStaff } from './access.js';
+
+/**
+ * A server's wake allowlist: the players who may wake it under the `allowlist` autostart policy,
+ * kept by its owner or staff.
+ */
+
+type AllowlistDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock'>;
+
+export interface AllowlistEntry {
+  mcUuid: string;
+  addedAt: Date;
+}
+
+/** The list, oldest entry first. */
+export async function wakeAllowlist(deps: AllowlistDeps, name: string, session: SessionContext): Promise<AllowlistEntry[]> {
+  await requireServer(deps, name);
+  await assertOwnerOrStaff(deps, name, session, 'read its allowlist');
+  return deps.database.db
+    .select({ mcUuid: serverWakeAllowlist.mcUuid, addedAt: serverWakeAllowlist.addedAt })
+    .from(serverWakeAllowlist)
+    .where(eq(serverWakeAllowlist.serverName, name))
+    .orderBy(asc(serverWakeAllowlist.addedAt), asc(serverWakeAllowlist.mcUuid));
+}
+
+/** Lets a player wake the server, or takes it back. */
+export async function setWakeAllowed(deps: AllowlistDeps, name: string, session: SessionContext, mcUuid: string, canWake: boolean): Promise<void> {
+  await requireServer(deps, name);
+  await assertOwnerOrStaff(deps, name, session, 'change its allowlist');
+  const { db } = deps.database;
+  if (canWake) {
+    await db.insert(serverWakeAllowlist).values({ serverName: name, mcUuid, addedAt: deps.clock.now() }).onConflictDoNothing();
+  } else {
+    await db.delete(serverWakeAllowlist).where(and(eq(serverWakeAllowlist.serverName, name), eq(serverWakeAllowlist.mcUuid, mcUuid)));
+  }
+}
+
+export async function onWakeAllowlist(db: Queryable, serverName: string, mcUuid: string): Promise<boolean> {
+  const [row] = await db
+    .select({ mcUuid: serverWakeAllowlist.mcUuid })
+    .from(serverWakeAllowlist)
+    .where(and(eq(serverWakeAllowlist.serverName, serverName), eq(serverWakeAllowlist.mcUuid, mcUuid)));
+  return row !== undefined;
+}
+
+/** Whether one of the user's linked game identities is on the server's allowlist. */
+export async function linkedIdentityOnWakeAllowlist(db: Queryable, serverName: string, userId: string): Promise<boolean> {
+  const rows = await db
+    .select({ mcUuid: serverWakeAllowlist.mcUuid })
+    .from(serverWakeAllowlist)
+    .innerJoin(linkedAccounts, eq(linkedAccounts.mcUuid, serverWakeAllowlist.mcUuid))
+    .where(and(eq(serverWakeAllowlist.serverName, serverName), eq(linkedAccounts.userId, userId)))
+    .limit(1);
+  return rows.length > 0;
+}
+
+/** The servers whose allowlist names the player. */
+export async function allowlistedServers(db: Queryable, mcUuid: string): Promise<Set<string>> {
+  const rows = await db.select({ serverName: serverWakeAllowlist.serverName }).from(serverWakeAllowlist).where(eq(serverWakeAllowlist.mcUuid, mcUuid));
+  return new Set(rows.map((r) => r.serverName));
+}

@@ -1,0 +1,6 @@
+/**
+ * The front door of the verifier feature: what the rest of the service may use of it.
+ */
+export { verifierRoutes } from './routes.js';
+export { createSessionVerifier } from './service.js';
+export type { SessionVerifier } from './service.js';

@@ -1,0 +1,8 @@
+/**
+ * The front door of world backups: taking one, restoring one, listing and expiring them, and the
+ * background work on them (expiry, re-verification).
+ */
+export { createBackupRow, recordArchiveOutcome, reverifyBackups, sweepExpiredBackups } from './records.js';
+export type { BackupRow } from './records.js';
+export { externalBackupRoutes, internalBackupRoutes } from './routes.js';
+export { readableBackup, settleBackup, settleRestore } from './service.js';

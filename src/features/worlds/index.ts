@@ -1,0 +1,11 @@
+/**
+ * The front door of the worlds feature: what the rest of the service may use of it. Its parts are
+ * sub-features with front doors of their own: jobs (the lock, the job rows, starting a job, who may
+ * touch a world), volumes (what runs on a world's volume, here or in a Job's pod), settings,
+ * backups, exports, files, uploads and reclaim.
+ */
+export { worldsTasks } from './housekeeping.js';
+export { externalWorldRoutes, internalWorldRoutes } from './routes.js';
+export { createWorldsRuntime } from './runtime.js';
+export type { WorldsRuntime } from './runtime.js';
+export { runFilesCommand, runVolumeStep } from './volumes/index.js';

@@ -1,0 +1,294 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, rm, statfs, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { and, count, eq, gt, isNull, lt, notExists, or, sql, sum } from 'drizzle-orm';
+import type { Queryable } from '../../../db/client.js';
+import { worldUploadSessions, type UploadPart } from '../../../db/schema/world-files.js';
+import { worldJobs } from '../../../db/schema/worlds.js';
+import type { Deps } from '../../../deps.js';
+import { DomainError } from '../../../lib/errors.js';
+import { isErrno } from '../../../lib/errno.js';
+import { isUuid } from '../../../lib/uuid.js';
+import { newId } from '../jobs/index.js';
+import { worldSetting } from '../settings/index.js';
+import { FileOpFailure } from './ops.js';
+
+export type UploadDeps = Pick<Deps, 'database' | 'clock' | 'random' | 'config' | 'log'>;
+export type SessionRow = typeof worldUploadSessions.$inferSelect;
+
+/** How long a part (or a commit being started) holds a session before another may: a dead writer's claim lapses. */
+const CLAIM_MS = 10 * 60 * 1000;
+
+export interface UploadSessionView {
+  id: string;
+  path: string;
+  size: number;
+  received: number;
+  part_max_bytes: number;
+  parts: UploadPart[];
+}
+
+/** Where sessions stage their bytes: this service's disk, one file per session. */
+export const stageDir = (deps: Pick<Deps, 'config'>) => join(deps.config.dataDir, 'uploads', 'worlds');
+export const stagedFile = (deps: Pick<Deps, 'config'>, id: string) => join(stageDir(deps), `${id}.part`);
+
+const notFound = () =>
+  new DomainError('upload_not_found', 'No such upload; it was cancelled, landed, or left idle too long, so start it again.');
+const busy = () => new DomainError('upload_busy', 'Another request is still writing or landing this upload; read where it stands and continue from there.');
+
+export async function sessionView(db: Queryable, row: SessionRow): Promise<UploadSessionView> {
+  return {
+    id: row.id,
+    path: row.path,
+    size: row.size,
+    received: row.received,
+    part_max_bytes: await worldSetting(db, 'partMaxBytes'),
+    parts: row.parts,
+  };
+}
+
+export async function idleCutoff(deps: UploadDeps): Promise<Date> {
+  return new Date(deps.clock.now().getTime() - (await worldSetting(deps.database.db, 'sessionIdleSeconds')) * 1000);
+}
+
+/** Neither a part nor a commit holds the session (a commit's job that ended, however, lets go). */
+export function freeOf(db: Queryable, now: Date) {
+  return and(
+    or(isNull(worldUploadSessions.busyUntil), lt(worldUploadSessions.busyUntil, now)),
+    or(
+      isNull(worldUploadSessions.commitJob),
+      notExists(
+        db
+          .select({ id: worldJobs.id })
+          .from(worldJobs)
+          .where(and(eq(worldJobs.id, worldUploadSessions.commitJob), eq(worldJobs.state, 'running'))),
+      ),
+    ),
+  );
+}
+
+/** The caller's live session on this server; anyone else's, or one swept or idle too long, is 404 upload_not_found. */
+export async function findSession(deps: UploadDeps, userId: string, serverName: string, id: string): Promise<SessionRow> {
+  if (!isUuid(id)) throw notFound();
+  const [row] = await deps.database.db
+    .select()
+    .from(worldUploadSessions)
+    .where(
+      and(
+        eq(worldUploadSessions.id, id),
+        eq(worldUploadSessions.userId, userId),
+        eq(worldUploadSessions.serverName, serverName),
+        gt(worldUploadSessions.touchedAt, await idleCutoff(deps)),
+      ),
+    );
+  if (!row) throw notFound();
+  return row;
+}
+
+/**
+ * Begins a session for a file of `size` bytes that will land at `path` (already checked). The room
+ * for the whole file must be free on the staging disk beside what the open sessions still lack (507
+ * uploads_full), and an account holds at most `upload_sessions_per_user` (429 too_many_uploads).
+ */
+export async function beginUpload(deps: UploadDeps, userId: string, serverName: string, path: string, size: number): Promise<SessionRow> {
+  const { db } = deps.database;
+  const now = deps.clock.now();
+  const cutoff = await idleCutoff(deps);
+  const live = gt(worldUploadSessions.touchedAt, cutoff);
+  const cap = await worldSetting(db, 'sessionsPerUser');
+  const [mine] = await db.select({ n: count() }).from(worldUploadSessions).where(and(eq(worldUploadSessions.userId, userId), live));
+  if ((mine?.n ?? 0) >= cap) throw tooMany(cap);
+
+  await mkdir(stageDir(deps), { recursive: true });
+  const [owed] = await db
+    .select({ bytes: sum(sql`${worldUploadSessions.size} - ${worldUploadSessions.received}`) })
+    .from(worldUploadSessions)
+    .where(live);
+  const fs = await statfs(stageDir(deps));
+  const free = fs.bavail * fs.bsize - Number(owed?.bytes ?? 0);
+  if (size > free) {
+    throw new DomainError('uploads_full', 'There is no room to take this upload right now; try again later or ask an admin.');
+  }
+
+  const id = newId(deps.random);
+  const [row] = await db
+    .insert(worldUploadSessions)
+    .values({ id, userId, serverName, path, size, received: 0, parts: [], createdAt: now, touchedAt: now })
+    .returning();
+  // Two begins racing past the count: the later one gives way, so the cap is never exceeded.
+  const [after] = await db
+    .select({ n: count() })
+    .from(worldUploadSessions)
+    .where(and(eq(worldUploadSessions.userId, userId), live));
+  if ((after?.n ?? 0) > cap) {
+    await db.delete(worldUploadSessions).where(eq(worldUploadSessions.id, id));
+    throw tooMany(cap);
+  }
+  // The row comes first: a staged file without a row is an orphan the sweep may remove.
+  await writeFile(stagedFile(deps, id), new Uint8Array(0), { flag: 'wx', mode: 0o600 });
+  return row!;
+}
+
+const tooMany = (cap: number) => new DomainError('too_many_uploads', `You have ${cap} uploads in progress; finish or cancel one first.`);
+
+/**
+ * Claims the session for one part at `offset`: it must start where the staged bytes end (409
+ * upload_offset_mismatch, which says where), and nothing else may hold it (409 upload_busy).
+ */
+async function claimPart(deps: UploadDeps, row: SessionRow, offset: number): Promise<void> {
+  const { db } = deps.database;
+  const now = deps.clock.now();
+  const [claimed] = await db
+    .update(worldUploadSessions)
+    .set({ busyUntil: new Date(now.getTime() + CLAIM_MS), touchedAt: now })
+    .where(and(eq(worldUploadSessions.id, row.id), eq(worldUploadSessions.received, offset), freeOf(db, now)))
+    .returning({ id: worldUploadSessions.id });
+  if (claimed) return;
+  const [current] = await db.select().from(worldUploadSessions).where(eq(worldUploadSessions.id, row.id));
+  if (!current) throw notFound();
+  if (current.received !== offset) {
+    throw new DomainError('upload_offset_mismatch', `The upload holds ${current.received} bytes; send the part that starts there.`, {
+      uploadOffset: current.received,
+    });
+  }
+  throw busy();
+}
+
+/**
+ * Appends one part (the request body, as the pipeline hands it over) at `offset`. The part is
+ * written straight to the staged file; a part that breaks off, runs over the limit or fails its
+ * Content-Digest is cut away again, and the session stays where it was.
+ */
+export async function appendPart(
+  deps: UploadDeps,
+  row: SessionRow,
+  offset: number,
+  body: AsyncIterable<Uint8Array>,
+): Promise<SessionRow> {
+  const { db } = deps.database;
+  await claimPart(deps, row, offset);
+  const hash = createHash('sha256');
+  let size = 0;
+  let part: UploadPart | undefined;
+  try {
+    const file = await open(stagedFile(deps, row.id), 'r+');
+    try {
+      // Bytes past `received` are a part whose answer was never recorded: they go.
+      await file.truncate(offset);
+      for await (const chunk of body) {
+        hash.update(chunk);
+        await file.write(chunk, 0, chunk.length, offset + size);
+        size += chunk.length;
+      }
+      await file.sync();
+      part = { size, sha256: hash.digest('hex') };
+    } catch (err) {
+      await file.truncate(offset).catch((e: unknown) => deps.log.warn({ err: e, upload: row.id }, 'could not cut a failed part away'));
+      throw err;
+    } finally {
+      await file.close();
+    }
+  } catch (err) {
+    await releaseClaim(deps, row.id);
+    if (isErrno(err, 'ENOENT')) throw notFound();
+    if (isErrno(err, 'ENOSPC', 'EDQUOT')) {
+      throw new DomainError('uploads_full', 'The staging disk filled up; nothing of this part was kept.');
+    }
+    throw err;
+  }
+  const now = deps.clock.now();
+  const [updated] = await db
+    .update(worldUploadSessions)
+    .set({
+      received: offset + size,
+      parts: size > 0 ? [...row.parts, part] : row.parts,
+      busyUntil: null,
+      touchedAt: now,
+    })
+    .where(eq(worldUploadSessions.id, row.id))
+    .returning();
+  if (!updated) throw notFound();
+  return updated;
+}
+
+async function releaseClaim(deps: UploadDeps, id: string): Promise<void> {
+  await deps.database.db
+    .update(worldUploadSessions)
+    .set({ busyUntil: null })
+    .where(eq(worldUploadSessions.id, id))
+    .catch((err: unknown) => deps.log.warn({ err, upload: id }, 'could not release an upload claim'));
+}
+
+/** Cancels the caller's session and frees its room (409 upload_busy while a part or a commit holds it). */
+export async function dropUpload(deps: UploadDeps, row: SessionRow): Promise<void> {
+  const { db } = deps.database;
+  const [gone] = await db
+    .delete(worldUploadSessions)
+    .where(and(eq(worldUploadSessions.id, row.id), freeOf(db, deps.clock.now())))
+    .returning({ id: worldUploadSessions.id });
+  if (!gone) throw busy();
+  await rm(stagedFile(deps, row.id), { force: true });
+}
+
+/**
+ * Holds a complete session for a commit while the world job is being started (409
+ * upload_incomplete before every byte is here). `bind` hands it to the job; `release` lets go.
+ */
+export async function claimForCommit(deps: UploadDeps, row: SessionRow) {
+  const { db } = deps.database;
+  if (row.received !== row.size) {
+    throw new DomainError('upload_incomplete', `The upload has not finished arriving (${row.received} of ${row.size} bytes); send the rest.`);
+  }
+  const now = deps.clock.now();
+  const [claimed] = await db
+    .update(worldUploadSessions)
+    .set({ busyUntil: new Date(now.getTime() + CLAIM_MS), touchedAt: now })
+    .where(and(eq(worldUploadSessions.id, row.id), eq(worldUploadSessions.received, row.size), freeOf(db, now)))
+    .returning({ id: worldUploadSessions.id });
+  if (!claimed) throw busy();
+  return {
+    bind: (jobId: string) =>
+      db.update(worldUploadSessions).set({ commitJob: jobId, busyUntil: null }).where(eq(worldUploadSessions.id, row.id)),
+    release: () => releaseClaim(deps, row.id),
+  };
+}
+
+/**
+ * The staged file as the parts left it, each part's sha-256 checked again on the way: a staged
+ * byte that changed on disk stops the commit before the file is renamed into the world.
+ */
+export async function* stagedBytes(file: string, parts: UploadPart[], onBytes: (done: number) => Promise<void>): AsyncGenerator<Uint8Array> {
+  const changed = () =>
+    new FileOpFailure({ code: 'digest_mismatch', message: 'The staged upload no longer matches the parts it took; cancel it and upload again.' });
+  let index = 0;
+  let inPart = 0;
+  let done = 0;
+  let hash = createHash('sha256');
+  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    for (let at = 0; at < chunk.length; ) {
+      const current = parts[index];
+      if (!current) throw changed();
+      const take = Math.min(current.size - inPart, chunk.length - at);
+      hash.update(chunk.subarray(at, at + take));
+      inPart += take;
+      at += take;
+      if (inPart === current.size) {
+        if (hash.digest('hex') !== current.sha256) throw changed();
+        index++;
+        inPart = 0;
+        hash = createHash('sha256');
+      }
+    }
+    done += chunk.length;
+    await onBytes(done);
+    yield chunk;
+  }
+  if (index !== parts.length) throw changed();
+}
+
+/** A landed session is done: its row and its staged bytes go. */
+export async function finishUpload(deps: UploadDeps, id: string): Promise<void> {
+  await deps.database.db.delete(worldUploadSessions).where(eq(worldUploadSessions.id, id));
+  await rm(stagedFile(deps, id), { force: true });
+}

@@ -1,0 +1,244 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { KubernetesCluster } from './adapters/cluster/kubernetes/adapter.js';
+import { loadKubeConfig, type KubeConfig } from './adapters/cluster/kubernetes/kubeconfig.js';
+import { DEFAULT_CRD } from './adapters/cluster/kubernetes/resource.js';
+import { SimulatedCluster } from './adapters/cluster/simulated.js';
+import type { ClusterAdapter } from './adapters/cluster/types.js';
+import { createMail } from './adapters/mail/index.js';
+import { RconPool } from './adapters/rcon/pool.js';
+import { OciRegistry } from './adapters/registry/oci.js';
+import { StaticRegistry } from './adapters/registry/static.js';
+import type { RegistryAdapter } from './adapters/registry/types.js';
+import { createApps } from './app/index.js';
+import type { Config } from './config.js';
+import { Leadership, TaskList, type BackgroundTask } from './coordination/index.js';
+import { openDatabase, type DatabaseHandle } from './db/client.js';
+import type { Deps } from './deps.js';
+import { accountHousekeepingTask, createSessionAuthenticator, withPasswordChangeGate } from './features/accounts/index.js';
+import { setupOnStart } from './features/auth/index.js';
+import { clusterBuildTasks, DirectoryContextStore, SimulatedBuildRunner } from './features/builds/index.js';
+import { LogHubs } from './features/console/index.js';
+import { identityHousekeepingTask } from './features/linking/index.js';
+import { migrateWithSafetyDump } from './features/operations/index.js';
+import { passkeyDirectory, passkeyHousekeepingTask } from './features/passkeys/index.js';
+import { serverCacheOf, countServersByOwner, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
+import { createSessionVerifier } from './features/verifier/index.js';
+import { worldsTasks, createWorldsRuntime } from './features/worlds/index.js';
+import { createMetrics } from './http/metrics.js';
+import { systemClock } from './lib/clock.js';
+import { createLogger, type Logger } from './lib/logger.js';
+import { cryptoRandom } from './lib/random.js';
+import { serve, type Listening } from './runtime/serve.js';
+import { databaseFailure, listenFailure } from './startup-failure.js';
+
+/**
+ * The composition root: the one place that builds the dependencies from the configuration, makes
+ * the two apps, starts the background tasks in order and stops everything in the reverse order.
+ */
+
+export function createRegistry(config: Config): RegistryAdapter {
+  if (!config.registryUrl) return new StaticRegistry();
+  return new OciRegistry({ url: config.registryUrl, username: config.registryUsername, password: config.registryPassword });
+}
+
+/** This process's name as a lease holder: the pod (or host) and a random part, unique per life. */
+export function replicaName(config: Pick<Config, 'podName'>): string {
+  return `${config.podName ?? hostname()}/${randomBytes(4).toString('hex')}`;
+}
+
+export type DepsParts = Pick<Deps, 'config' | 'log' | 'database'> & Partial<Omit<Deps, 'config' | 'log' | 'database'>>;
+
+/**
+ * Assembles Deps: the service, the test harness, the benches and the process fixtures all start
+ * here and override only what they must, so a new dependency is wired everywhere at once.
+ * Defaults: system clock and randomness, a bare simulated cluster, the configured registry, mail
+ * and session sources, the real session authenticator.
+ */
+export function assembleDeps(parts: DepsParts): Deps {
+  const clock = parts.clock ?? systemClock;
+  const cluster: ClusterAdapter = parts.cluster ?? new SimulatedCluster({ clock });
+  const metrics = parts.metrics ?? createMetrics();
+  return {
+    random: cryptoRandom,
+    registry: createRegistry(parts.config),
+    mail: createMail(parts.config, parts.log),
+    sessions: withPasswordChangeGate(createSessionAuthenticator()),
+    serverCounts: countServersByOwner,
+    passkeys: passkeyDirectory,
+    shutdown: new AbortController().signal,
+    replica: replicaName(parts.config),
+    contextStore: new DirectoryContextStore(join(parts.config.dataDir, 'contexts')),
+    // The cluster's build Jobs where it runs them; the simulated cluster builds in-process.
+    buildRunner:
+      cluster.builds ??
+      (cluster.kind === 'simulated'
+        ? new SimulatedBuildRunner({ clock, onError: (err, job) => parts.log.warn({ err, buildId: job.buildId }, 'simulated build job failed') })
+        : undefined),
+    ...parts,
+    clock,
+    cluster,
+    metrics,
+    rcon: parts.rcon ?? new RconPool((name) => cluster.rconEndpoint(name)),
+    consoleLogs: parts.consoleLogs ?? new LogHubs({ cluster, clock, log: parts.log }),
+    sessionVerifier: parts.sessionVerifier ?? createSessionVerifier({ ...parts, clock, metrics }),
+    worlds: parts.worlds ?? createWorldsRuntime(parts.config, cluster, { log: parts.log, signal: parts.shutdown, clock }),
+  };
+}
+
+export interface RunningService {
+  deps: Deps;
+  internal: Listening;
+  external: Listening;
+  /** For the terminal (main.ts): what a person does next while the owner is still in setup. */
+  setupHint?: string;
+  /** Graceful stop: stop accepting, end streams, finish in-flight requests, stop the tasks, close the database. */
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** The API server's coordinates; by default the pod's service account or `KUBECONFIG`. */
+  kubeConfig?: KubeConfig;
+}
+
+function createCluster(config: Config, log: Logger, options: StartOptions): ClusterAdapter {
+  if (config.cluster === 'kubernetes') {
+    return new KubernetesCluster({
+      kubeConfig: options.kubeConfig ?? loadKubeConfig(),
+      namespace: config.kubeNamespace,
+      crd: { ...DEFAULT_CRD, group: config.kubeCrdGroup },
+      gameNodeSelector: config.kubeGameNodeSelector,
+      clock: systemClock,
+      log,
+    });
+  }
+  const cluster = new SimulatedCluster({ clock: systemClock });
+  for (const spec of SIMULATED_SYSTEM_SERVERS) cluster.addServer(spec);
+  cluster.startTicking();
+  return cluster;
+}
+
+/** A task made of a start and a stop function (a watch that is on while the service runs). */
+function task(name: string, start: () => (() => void | Promise<void>) | void, stop?: () => void | Promise<void>): BackgroundTask {
+  let stopper: (() => void | Promise<void>) | void;
+  return {
+    name,
+    start: () => void (stopper = start()),
+    stop: async () => {
+      await stopper?.();
+      await stop?.();
+    },
+  };
+}
+
+/** Every background task of the service, in the order they start. */
+function serviceTasks(deps: Deps): BackgroundTask[] {
+  const { cluster, replica } = deps;
+  const tasks: BackgroundTask[] = [
+    accountHousekeepingTask(deps, replica),
+    passkeyHousekeepingTask(deps, replica),
+    identityHousekeepingTask(deps, replica),
+    retirementSweepTask(deps, replica),
+  ];
+  // Only the replica that leads the control plane acts on the cluster.
+  const leadership = new Leadership({ db: deps.database.db, clock: deps.clock, replica }, { name: 'controller' });
+  tasks.push(
+    ...cluster.tasks({
+      leadership,
+      registry: deps.metrics.registry,
+      log: deps.log,
+      onDesiredStateChange: (listener) => serverCacheOf(deps).onDesiredStateChange(listener),
+    }),
+  );
+  if (cluster.builds) tasks.push(...clusterBuildTasks(deps, cluster.builds));
+  // The world jobs under way are waited for after the loops that start them have stopped.
+  tasks.push(task('world_jobs', () => undefined, () => deps.worlds.jobs.idle()), ...worldsTasks(deps, replica));
+  return tasks;
+}
+
+/**
+ * Wires the dependencies from the configuration and serves both faces. A failure on the way (the
+ * database, a port) stops whatever had started, closes the database and rejects, with a
+ * StartupError naming what to change when it is known (src/startup-failure.ts): nothing is left
+ * half-started, and no owner token is minted or shown by a service that did not come up.
+ */
+export async function startService(config: Config, log: Logger = createLogger(config.logLevel), options: StartOptions = {}): Promise<RunningService> {
+  const shutdown = new AbortController();
+  // Until both faces listen, a database that does not answer is a failed start (one line from
+  // main.ts), not the running service's "answering 503" episode.
+  let serving = false;
+  const guardLog: Pick<Logger, 'warn' | 'info'> = {
+    warn: (...args: Parameters<Logger['warn']>) => serving && log.warn(...args),
+    info: (...args: Parameters<Logger['info']>) => serving && log.info(...args),
+  } as Pick<Logger, 'warn' | 'info'>;
+  let database: DatabaseHandle | undefined;
+  try {
+    database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, log: guardLog, migrate: false });
+    await migrateWithSafetyDump({ database, config, clock: systemClock }, log);
+  } catch (err) {
+    await database?.close().catch(() => {});
+    throw databaseFailure(err, config);
+  }
+  const db = database;
+  // What has started so far: `stop` and a failed start both stop it, in this one order.
+  let deps: Deps | undefined;
+  let cluster: ClusterAdapter | undefined;
+  let tasks: TaskList | undefined;
+  let internal: Listening | undefined;
+  let external: Listening | undefined;
+  const teardown = async () => {
+    shutdown.abort();
+    await Promise.all([internal?.close(), external?.close()]);
+    await tasks?.stop();
+    if (deps) {
+      stopServersFeature(deps);
+      deps.consoleLogs.close();
+      deps.rcon.close();
+      deps.sessionVerifier.close();
+    }
+    await cluster?.close();
+    await deps?.mail?.close();
+    await db.close();
+  };
+  try {
+    cluster = createCluster(config, log, options);
+    deps = assembleDeps({ config, log, database: db, cluster, shutdown: shutdown.signal });
+    if (deps.mail?.kind === 'log') {
+      log.warn('mail goes to this log (no SMTP_URL): sign-in codes are written here; set SMTP_URL, or MAIL_TRANSPORT=none to refuse mail');
+    }
+    if (deps.worlds.unavailable) log.error({ cluster: cluster.kind }, deps.worlds.unavailable);
+    await startServersFeature(deps);
+    tasks = new TaskList(log).add(...serviceTasks(deps));
+    tasks.start();
+    const apps = createApps(deps);
+    const listen = (face: 'internal' | 'external') =>
+      serve({ fetch: apps[face].fetch, port: face === 'internal' ? config.internalPort : config.externalPort, host: config.host, log }).catch((err: unknown) => {
+        throw listenFailure(err, face, config);
+      });
+    internal = await listen('internal');
+    external = await listen('external');
+    serving = true;
+    log.info(
+      { internal_port: internal.port, external_port: external.port, host: config.host, database: db.kind, cluster: cluster.kind, replica: deps.replica },
+      'listening',
+    );
+    // Only now, on a service that answers, is an owner token minted and shown.
+    const setupHint = await setupOnStart(deps, { externalPort: external.port });
+    let stopping: Promise<void> | undefined;
+    return {
+      deps,
+      internal,
+      external,
+      setupHint,
+      stop: () =>
+        (stopping ??= (async () => {
+          await teardown();
+          log.info('stopped');
+        })()),
+    };
+  } catch (err) {
+    await teardown().catch((stopErr: unknown) => log.error({ err: stopErr }, 'stopping a failed start failed'));
+    throw err;
+  }
+}

@@ -1,0 +1,128 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The shape of the service (docs/architecture.md), checked on every build: the layers import
+ * only downwards, a feature is entered only through its front door (`index.ts`), features form
+ * no cycle, and the Kubernetes client stays inside the cluster adapter. Tests are exempt: a
+ * feature's tests may reach into it.
+ */
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const SRC = join(ROOT, 'src');
+const FEATURES = join(SRC, 'features');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return name.endsWith('.ts') && !name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+interface Import {
+  from: string;
+  /** A file of the project, or a package name. */
+  to: string;
+  local: boolean;
+}
+
+function importsOf(file: string): Import[] {
+  const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+  return importedFiles.map(({ fileName }) => {
+    if (!fileName.startsWith('.')) return { from: file, to: fileName.startsWith('@') ? fileName.split('/').slice(0, 2).join('/') : fileName.split('/')[0]!, local: false };
+    return { from: file, to: resolve(dirname(file), fileName.replace(/\.js$/, '.ts')), local: true };
+  });
+}
+
+const FILES = sourceFiles(SRC);
+const IMPORTS = FILES.flatMap(importsOf);
+const rel = (path: string) => relative(ROOT, path).split(sep).join('/');
+
+/** The feature a file belongs to: the nearest folder under src/features that has an index.ts. */
+function featureOf(file: string): string | undefined {
+  if (!file.startsWith(FEATURES + sep)) return undefined;
+  for (let dir = dirname(file); dir.startsWith(FEATURES + sep); dir = dirname(dir)) {
+    if (existsSync(join(dir, 'index.ts'))) return dir;
+  }
+  return join(FEATURES, relative(FEATURES, file).split(sep)[0]!);
+}
+
+/** The layer a file is in: its first folder under src/, or the file itself at the top. */
+function layerOf(file: string): string {
+  const [first] = relative(SRC, file).split(sep);
+  return first!.endsWith('.ts') ? first!.slice(0, -3) : first!;
+}
+
+/** What each layer may import (besides itself and packages). */
+const MAY_IMPORT: Record<string, readonly string[]> = {
+  lib: [],
+  version: [],
+  config: ['lib'],
+  db: ['lib', 'config'],
+  coordination: ['lib', 'db'],
+  adapters: ['lib', 'config'],
+  http: ['lib', 'config', 'version'],
+  runtime: ['lib', 'http'],
+  features: ['lib', 'config', 'version', 'db', 'coordination', 'adapters', 'http', 'deps'],
+  deps: ['lib', 'config', 'db', 'adapters', 'http', 'features'],
+  app: ['lib', 'config', 'version', 'http', 'features', 'deps'],
+  'startup-failure': ['lib', 'config', 'db'],
+  service: ['lib', 'config', 'db', 'coordination', 'adapters', 'http', 'runtime', 'features', 'app', 'deps', 'startup-failure'],
+  main: ['lib', 'config', 'service', 'startup-failure'],
+  cli: ['lib', 'config', 'version', 'db', 'coordination', 'adapters', 'features', 'service', 'deps', 'startup-failure'],
+};
+
+describe('the shape of the service', () => {
+  it('knows every layer it finds', () => {
+    expect([...new Set(FILES.map(layerOf))].filter((layer) => !(layer in MAY_IMPORT))).toEqual([]);
+  });
+
+  it('imports only downwards between layers', () => {
+    const wrong = IMPORTS.filter((i) => i.local && i.to.startsWith(SRC + sep))
+      .filter((i) => layerOf(i.from) !== layerOf(i.to) && !MAY_IMPORT[layerOf(i.from)]?.includes(layerOf(i.to)))
+      .map((i) => `${rel(i.from)} -> ${rel(i.to)}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it('enters a feature only through its front door, index.ts', () => {
+    const wrong = IMPORTS.filter((i) => i.local)
+      .filter((i) => {
+        const target = featureOf(i.to);
+        return target !== undefined && featureOf(i.from) !== target && i.to !== join(target, 'index.ts');
+      })
+      .map((i) => `${rel(i.from)} -> ${rel(i.to)}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it('has no import cycle between features', () => {
+    const edges = new Map<string, Set<string>>();
+    for (const i of IMPORTS) {
+      const [a, b] = [featureOf(i.from), i.local ? featureOf(i.to) : undefined];
+      if (a && b && a !== b) edges.set(a, (edges.get(a) ?? new Set()).add(b));
+    }
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const path: string[] = [];
+    const visit = (node: string) => {
+      state.set(node, 'open');
+      path.push(node);
+      for (const next of edges.get(node) ?? []) {
+        if (state.get(next) === 'open') cycles.push([...path.slice(path.indexOf(next)), next].map((f) => rel(f).replace('src/features/', '')).join(' -> '));
+        else if (!state.has(next)) visit(next);
+      }
+      path.pop();
+      state.set(node, 'done');
+    };
+    for (const node of edges.keys()) if (!state.has(node)) visit(node);
+    expect(cycles).toEqual([]);
+  });
+
+  it('keeps the Kubernetes client inside the cluster adapter', () => {
+    const wrong = IMPORTS.filter((i) => !i.local && i.to === '@kubernetes/client-node' && !i.from.startsWith(join(SRC, 'adapters', 'cluster') + sep)).map((i) => rel(i.from));
+    expect(wrong).toEqual([]);
+  });
+});
