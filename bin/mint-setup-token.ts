@@ -6,22 +6,27 @@
  */
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
-import { mintSetupToken } from '../src/features/auth/setup-token.js';
+import { mintSetupToken, redeemCommand } from '../src/features/auth/index.js';
 import { systemClock } from '../src/lib/clock.js';
+import { databaseFailure } from '../src/startup-failure.js';
 import { cryptoRandom } from '../src/lib/random.js';
 
 async function main(): Promise<number> {
   const config = loadConfig();
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir }).catch((err: unknown) => {
+    throw databaseFailure(err, config, { command: true });
+  });
   try {
     const minted = await mintSetupToken({ clock: systemClock, random: cryptoRandom, database });
     if (!minted) {
-      process.stderr.write('An owner already exists: setup is over, no token minted.\n');
+      process.stderr.write('An owner already exists: setup is over, no token minted. A lost owner: `npm run recover-owner`.\n');
       return 1;
     }
+    const redeem = redeemCommand(config, minted.token);
     process.stdout.write(
       `Setup token (valid until ${minted.expiresAt.toISOString()}, single use):\n${minted.token}\n` +
-        'Become the owner with POST /api/v1/auth/setup/redeem {"token", "username"?, "email"?}.\n',
+        'Become the owner with POST /api/v1/auth/setup/redeem {"token", "username"?, "email"?}' +
+        (redeem ? ` on the console host:\n  ${redeem}\n` : ' on the console host (CONSOLE_HOST is unset: set it).\n'),
     );
     return 0;
   } finally {

@@ -144,6 +144,31 @@ export const SETTING_NAMES = Object.keys(envSchema.shape) as ReadonlyArray<keyof
 
 export type Config = ReturnType<typeof toConfig>;
 
+/**
+ * The hosts `npm start` serves with nothing set: names every browser and curl resolve to this
+ * machine, so that the first owner redeems on the console host and can administer at once.
+ */
+export const LOCAL_HOSTS = { ROOT_DOMAIN: 'localhost', PANEL_HOST: 'panel.localhost', CONSOLE_HOST: 'console.localhost' } as const;
+
+/**
+ * On the simulated cluster (the embedded quick start), a host variable that is absent takes its
+ * `LOCAL_HOSTS` name; one set empty means "none". Passkeys then default to the relying party
+ * `localhost` and the two hosts over plain HTTP on the external port (browsers count
+ * `http://*.localhost` as a secure context). A cluster's hosts are always set by hand.
+ */
+function withLocalHosts(env: z.infer<typeof envSchema>, raw: Record<string, string | undefined>): z.infer<typeof envSchema> {
+  if (env.CLUSTER !== 'simulated') return env;
+  const hosts = { ...env };
+  for (const name of ['ROOT_DOMAIN', 'PANEL_HOST', 'CONSOLE_HOST'] as const) {
+    if (raw[name] === undefined) hosts[name] = LOCAL_HOSTS[name];
+  }
+  const defaulted = (name: keyof typeof LOCAL_HOSTS) => hosts[name] === LOCAL_HOSTS[name];
+  if (raw.WEBAUTHN_ORIGINS === undefined && defaulted('PANEL_HOST') && defaulted('CONSOLE_HOST')) {
+    hosts.WEBAUTHN_ORIGINS = [LOCAL_HOSTS.PANEL_HOST, LOCAL_HOSTS.CONSOLE_HOST].map((h) => `http://${h}:${env.EXTERNAL_PORT}`);
+  }
+  return hosts;
+}
+
 function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<Caller, string>>) {
   return {
     externalPort: env.EXTERNAL_PORT,
@@ -221,7 +246,8 @@ function resolveFileVariables(env: NodeJS.ProcessEnv): Record<string, string | u
 
 /** Parses the environment once; throws ConfigError naming every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = envSchema.safeParse(resolveFileVariables(env));
+  const raw = resolveFileVariables(env);
+  const parsed = envSchema.safeParse(raw);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
@@ -246,5 +272,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     seen.set(token, caller);
     tokens[caller] = token;
   }
-  return toConfig(parsed.data, tokens);
+  return toConfig(withLocalHosts(parsed.data, raw), tokens);
 }

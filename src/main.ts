@@ -1,20 +1,26 @@
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './lib/logger.js';
 import { startService } from './service.js';
+import { refuseEmbeddedInKubernetes, startupFailureLine } from './startup-failure.js';
+
+let config: Config | undefined;
 
 async function main(): Promise<void> {
-  let config;
   try {
     config = loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`felis: ${err.message}\n`);
+      process.stderr.write(`felis: ${startupFailureLine(err)}\n`);
       process.exit(2);
     }
     throw err;
   }
+  refuseEmbeddedInKubernetes(config, process.env);
   const log = createLogger(config.logLevel);
   const service = await startService(config, log);
+  // For a person at a terminal: the commands to paste while the owner is still in setup (a
+  // collected log has them in the JSON line's `next`).
+  if (service.setupHint && process.stderr.isTTY) process.stderr.write(`${service.setupHint}\n`);
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
     // A second signal (a relaying wrapper, a repeated Ctrl-C) must not kill the drain half-way.
@@ -34,6 +40,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`felis: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(`felis: ${startupFailureLine(err, config?.logLevel)}\n`);
   process.exit(1);
 });

@@ -14,7 +14,7 @@ import type { RegistryAdapter } from './adapters/registry/types.js';
 import { createApps } from './app/index.js';
 import type { Config } from './config.js';
 import { Leadership, TaskList, type BackgroundTask } from './coordination/index.js';
-import { openDatabase } from './db/client.js';
+import { openDatabase, type DatabaseHandle } from './db/client.js';
 import type { Deps } from './deps.js';
 import { accountHousekeepingTask, createSessionAuthenticator, withPasswordChangeGate } from './features/accounts/index.js';
 import { setupOnStart } from './features/auth/index.js';
@@ -31,6 +31,7 @@ import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { cryptoRandom } from './lib/random.js';
 import { serve, type Listening } from './runtime/serve.js';
+import { databaseFailure, listenFailure } from './startup-failure.js';
 
 /**
  * The composition root: the one place that builds the dependencies from the configuration, makes
@@ -90,6 +91,8 @@ export interface RunningService {
   deps: Deps;
   internal: Listening;
   external: Listening;
+  /** For the terminal (main.ts): what a person does next while the owner is still in setup. */
+  setupHint?: string;
   /** Graceful stop: stop accepting, end streams, finish in-flight requests, stop the tasks, close the database. */
   stop(): Promise<void>;
 }
@@ -133,7 +136,6 @@ function task(name: string, start: () => (() => void | Promise<void>) | void, st
 function serviceTasks(deps: Deps): BackgroundTask[] {
   const { cluster, replica } = deps;
   const tasks: BackgroundTask[] = [
-    task('server_cache', () => undefined, () => stopServersFeature(deps)),
     accountHousekeepingTask(deps, replica),
     passkeyHousekeepingTask(deps, replica),
     identityHousekeepingTask(deps, replica),
@@ -155,50 +157,88 @@ function serviceTasks(deps: Deps): BackgroundTask[] {
   return tasks;
 }
 
-/** Wires the dependencies from the configuration and serves both faces. */
+/**
+ * Wires the dependencies from the configuration and serves both faces. A failure on the way (the
+ * database, a port) stops whatever had started, closes the database and rejects, with a
+ * StartupError naming what to change when it is known (src/startup-failure.ts): nothing is left
+ * half-started, and no owner token is minted or shown by a service that did not come up.
+ */
 export async function startService(config: Config, log: Logger = createLogger(config.logLevel), options: StartOptions = {}): Promise<RunningService> {
   const shutdown = new AbortController();
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, log, migrate: false });
+  // Until both faces listen, a database that does not answer is a failed start (one line from
+  // main.ts), not the running service's "answering 503" episode.
+  let serving = false;
+  const guardLog: Pick<Logger, 'warn' | 'info'> = {
+    warn: (...args: Parameters<Logger['warn']>) => serving && log.warn(...args),
+    info: (...args: Parameters<Logger['info']>) => serving && log.info(...args),
+  } as Pick<Logger, 'warn' | 'info'>;
+  let database: DatabaseHandle | undefined;
   try {
+    database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, log: guardLog, migrate: false });
     await migrateWithSafetyDump({ database, config, clock: systemClock }, log);
   } catch (err) {
-    await database.close();
+    await database?.close().catch(() => {});
+    throw databaseFailure(err, config);
+  }
+  const db = database;
+  // What has started so far: `stop` and a failed start both stop it, in this one order.
+  let deps: Deps | undefined;
+  let cluster: ClusterAdapter | undefined;
+  let tasks: TaskList | undefined;
+  let internal: Listening | undefined;
+  let external: Listening | undefined;
+  const teardown = async () => {
+    shutdown.abort();
+    await Promise.all([internal?.close(), external?.close()]);
+    await tasks?.stop();
+    if (deps) {
+      stopServersFeature(deps);
+      deps.consoleLogs.close();
+      deps.rcon.close();
+      deps.sessionVerifier.close();
+    }
+    await cluster?.close();
+    await deps?.mail?.close();
+    await db.close();
+  };
+  try {
+    cluster = createCluster(config, log, options);
+    deps = assembleDeps({ config, log, database: db, cluster, shutdown: shutdown.signal });
+    if (deps.mail?.kind === 'log') {
+      log.warn('mail goes to this log (no SMTP_URL): sign-in codes are written here; set SMTP_URL, or MAIL_TRANSPORT=none to refuse mail');
+    }
+    if (deps.worlds.unavailable) log.error({ cluster: cluster.kind }, deps.worlds.unavailable);
+    await startServersFeature(deps);
+    tasks = new TaskList(log).add(...serviceTasks(deps));
+    tasks.start();
+    const apps = createApps(deps);
+    const listen = (face: 'internal' | 'external') =>
+      serve({ fetch: apps[face].fetch, port: face === 'internal' ? config.internalPort : config.externalPort, host: config.host, log }).catch((err: unknown) => {
+        throw listenFailure(err, face, config);
+      });
+    internal = await listen('internal');
+    external = await listen('external');
+    serving = true;
+    log.info(
+      { internal_port: internal.port, external_port: external.port, host: config.host, database: db.kind, cluster: cluster.kind, replica: deps.replica },
+      'listening',
+    );
+    // Only now, on a service that answers, is an owner token minted and shown.
+    const setupHint = await setupOnStart(deps, { externalPort: external.port });
+    let stopping: Promise<void> | undefined;
+    return {
+      deps,
+      internal,
+      external,
+      setupHint,
+      stop: () =>
+        (stopping ??= (async () => {
+          await teardown();
+          log.info('stopped');
+        })()),
+    };
+  } catch (err) {
+    await teardown().catch((stopErr: unknown) => log.error({ err: stopErr }, 'stopping a failed start failed'));
     throw err;
   }
-  const cluster = createCluster(config, log, options);
-  const deps = assembleDeps({ config, log, database, cluster, shutdown: shutdown.signal });
-  if (deps.mail?.kind === 'log') {
-    log.warn('mail goes to this log (no SMTP_URL): sign-in codes are written here; set SMTP_URL, or MAIL_TRANSPORT=none to refuse mail');
-  }
-  if (deps.worlds.unavailable) log.error({ cluster: cluster.kind }, deps.worlds.unavailable);
-  await setupOnStart(deps);
-  await startServersFeature(deps);
-  const tasks = new TaskList(log).add(...serviceTasks(deps));
-  tasks.start();
-  const apps = createApps(deps);
-  const internal = await serve({ fetch: apps.internal.fetch, port: config.internalPort, host: config.host, log });
-  const external = await serve({ fetch: apps.external.fetch, port: config.externalPort, host: config.host, log });
-  log.info(
-    { internal_port: internal.port, external_port: external.port, host: config.host, database: database.kind, cluster: cluster.kind, replica: deps.replica },
-    'listening',
-  );
-  let stopping: Promise<void> | undefined;
-  return {
-    deps,
-    internal,
-    external,
-    stop: () =>
-      (stopping ??= (async () => {
-        shutdown.abort();
-        await Promise.all([internal.close(), external.close()]);
-        await tasks.stop();
-        deps.consoleLogs.close();
-        deps.rcon.close();
-        deps.sessionVerifier.close();
-        await cluster.close();
-        await deps.mail?.close();
-        await database.close();
-        log.info('stopped');
-      })()),
-  };
 }

@@ -8,6 +8,7 @@ import postgres from 'postgres';
 import type { Logger } from '../lib/logger.js';
 import type { DumpSource } from './dump.js';
 import { DatabaseGuard, type GuardOptions } from './guard.js';
+import { lockEmbeddedDatabase } from './embedded-lock.js';
 import { guardPglite, guardPostgres } from './guarded-clients.js';
 import * as schema from './schema/index.js';
 import { migratePglite, migratePostgres } from './migrate.js';
@@ -77,7 +78,14 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
 
 export async function openPglite(dir: string | undefined, existing?: PGlite, log?: OpenDatabaseOptions['log']): Promise<DatabaseHandle> {
   if (dir) mkdirSync(dir, { recursive: true });
-  const client = existing ?? (await PGlite.create(dir));
+  const unlock = dir && !existing ? lockEmbeddedDatabase(dir) : () => {};
+  let client: PGlite;
+  try {
+    client = existing ?? (await PGlite.create(dir));
+  } catch (err) {
+    unlock();
+    throw err;
+  }
   const guard = new DatabaseGuard({ probe: () => client.query('select 1').then(() => undefined), ...guardLogging(log) });
   const db = drizzlePglite(guardPglite(client, guard), { schema }) as unknown as Database;
   return {
@@ -90,7 +98,11 @@ export async function openPglite(dir: string | undefined, existing?: PGlite, log
     migrate: () => migratePglite(client),
     close: async () => {
       guard.close();
-      if (!client.closed) await client.close();
+      try {
+        if (!client.closed) await client.close();
+      } finally {
+        unlock();
+      }
     },
   };
 }

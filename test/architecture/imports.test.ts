@@ -70,9 +70,10 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   features: ['lib', 'config', 'version', 'db', 'coordination', 'adapters', 'http', 'deps'],
   deps: ['lib', 'config', 'db', 'adapters', 'http', 'features'],
   app: ['lib', 'config', 'version', 'http', 'features', 'deps'],
-  service: ['lib', 'config', 'db', 'coordination', 'adapters', 'http', 'runtime', 'features', 'app', 'deps'],
-  main: ['lib', 'config', 'service'],
-  cli: ['lib', 'config', 'version', 'db', 'coordination', 'adapters', 'features', 'service', 'deps'],
+  'startup-failure': ['lib', 'config', 'db'],
+  service: ['lib', 'config', 'db', 'coordination', 'adapters', 'http', 'runtime', 'features', 'app', 'deps', 'startup-failure'],
+  main: ['lib', 'config', 'service', 'startup-failure'],
+  cli: ['lib', 'config', 'version', 'db', 'coordination', 'adapters', 'features', 'service', 'deps', 'startup-failure'],
 };
 
 describe('the shape of the service', () => {

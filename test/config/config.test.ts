@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { relyingPartyOf } from '../../src/features/passkeys/relying-party.js';
 
 const run = promisify(execFile);
 const env = (vars: Record<string, string | undefined>) => vars as NodeJS.ProcessEnv;
@@ -32,9 +33,9 @@ describe('loadConfig', () => {
       databaseUrl: undefined,
       dataDir: './data',
       serviceTokens: {},
-      rootDomain: undefined,
-      panelHost: undefined,
-      consoleHost: undefined,
+      rootDomain: 'localhost',
+      panelHost: 'panel.localhost',
+      consoleHost: 'console.localhost',
       cluster: 'simulated',
       smtpUrl: undefined,
       mailFrom: 'felis@localhost',
@@ -42,13 +43,31 @@ describe('loadConfig', () => {
       clientIpHeader: undefined,
       localAuth: true,
       webauthnRpId: undefined,
-      webauthnOrigins: undefined,
+      webauthnOrigins: ['http://panel.localhost:8080', 'http://console.localhost:8080'],
       setupToken: undefined,
       logLevel: 'info',
     });
     expect(config.sessionSources).toEqual([
       { name: 'mojang', url: 'https://sessionserver.mojang.com', primary: true, profile_url: 'https://api.mojang.com' },
     ]);
+  });
+
+  it('serves the panel and the console on .localhost names on the simulated cluster, and on nothing unset on a cluster', () => {
+    const local = loadConfig(env({ EXTERNAL_PORT: '9090' }));
+    expect(local).toMatchObject({ rootDomain: 'localhost', panelHost: 'panel.localhost', consoleHost: 'console.localhost' });
+    expect(relyingPartyOf(local)).toEqual({ id: 'localhost', name: 'Felis', origins: ['http://panel.localhost:9090', 'http://console.localhost:9090'] });
+    const cluster = loadConfig(env({ CLUSTER: 'kubernetes' }));
+    expect(cluster).toMatchObject({ rootDomain: undefined, panelHost: undefined, consoleHost: undefined, webauthnOrigins: undefined });
+    expect(relyingPartyOf(cluster)).toBeUndefined();
+  });
+
+  it('keeps a host that is set, takes an empty one as none, and derives no http origin for a host that is set', () => {
+    const some = loadConfig(env({ CONSOLE_HOST: 'admin.felis.example', PANEL_HOST: '' }));
+    expect(some).toMatchObject({ rootDomain: 'localhost', panelHost: undefined, consoleHost: 'admin.felis.example', webauthnOrigins: undefined });
+    expect(relyingPartyOf(some)?.origins).toEqual(['https://admin.felis.example']);
+    const none = loadConfig(env({ ROOT_DOMAIN: '', PANEL_HOST: '', CONSOLE_HOST: '' }));
+    expect(none).toMatchObject({ rootDomain: undefined, panelHost: undefined, consoleHost: undefined, webauthnOrigins: undefined });
+    expect(loadConfig(env({ WEBAUTHN_ORIGINS: 'https://x.example' })).webauthnOrigins).toEqual(['https://x.example']);
   });
 
   it('treats empty variables as unset', () => {

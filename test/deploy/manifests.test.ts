@@ -76,6 +76,14 @@ describe('deploy/ manifests', () => {
     expect(find('PodDisruptionBudget').spec).toMatchObject({ minAvailable: 1, selector: deployment.spec.selector });
   });
 
+  it('require PostgreSQL from the felis-secrets Secret, and size memory for it (the embedded database is refused there)', () => {
+    const [container] = find('Deployment', 'felis-api').spec.template.spec.containers;
+    expect(container.env).toContainEqual({ name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'felis-secrets', key: 'DATABASE_URL' } } });
+    expect(container.resources).toEqual({ requests: { cpu: '250m', memory: '320Mi' }, limits: { memory: '768Mi' } });
+    // The Secrets the pod reads, in the order docs/operators.md creates them.
+    expect(container.envFrom.map((e: any) => e.secretRef?.name ?? e.configMapRef?.name)).toEqual(['felis-config', 'felis-secrets', 'felis-backup-store']);
+  });
+
   it('have a Service per face, and keep the internal face inside the cluster', () => {
     expect(find('Service', 'felis-external').spec.ports[0].targetPort).toBe('external');
     expect(find('Service', 'felis-internal').spec.ports[0].targetPort).toBe('internal');

@@ -1,11 +1,11 @@
 import { connect } from 'node:net';
 import { z } from '@hono/zod-openapi';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createRouter, defineRoute } from '../../src/http/route.js';
 import { serve } from '../../src/runtime/serve.js';
 import { createTestApp, createTestDeps } from '../helpers/app.js';
 import { useTestDatabase } from '../helpers/database.js';
-import { spawnService } from '../helpers/process.js';
+import { spawnService, type ServiceProcess } from '../helpers/process.js';
 import { RawConnection } from '../helpers/raw-http.js';
 import { startTestService } from '../helpers/service.js';
 
@@ -98,31 +98,45 @@ describe('graceful shutdown', () => {
     await service.stop();
   }, 60_000);
 
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    it(`exits 0 on ${signal} after answering, with a kept-alive connection open`, async () => {
-      const service = await spawnService(process.execPath, ['--import', 'tsx', 'src/main.ts']);
-      try {
-        const conn = await RawConnection.open(service.internalPort);
-        await conn.write(`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`);
-        expect((await conn.readResponse()).status).toBe(200);
-        const external = await fetch(`http://127.0.0.1:${service.externalPort}/healthz`);
-        expect(external.status).toBe(200);
+  describe('the process', () => {
+    // Both processes start together: each is a cold start (tsx, an embedded database) of 3 s here
+    // and over 15 s on a loaded machine, and the two tests need one each (a signal ends it).
+    const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+    let started: Promise<ServiceProcess[]> | undefined;
+    const serviceFor = (signal: (typeof SIGNALS)[number]) => {
+      started ??= Promise.all(SIGNALS.map(() => spawnService(process.execPath, ['--import', 'tsx', 'src/main.ts'])));
+      return started.then((services) => services[SIGNALS.indexOf(signal)]!);
+    };
+    afterAll(async () => {
+      for (const service of (await started?.catch(() => [])) ?? []) service.kill();
+    });
 
-        service.child.kill(signal);
-        // A repeated signal during the drain (a relaying wrapper, a second Ctrl-C) must not kill it.
-        while (service.child.exitCode === null && !service.lines.some((l) => l.msg === 'shutting down')) {
-          await new Promise((r) => setTimeout(r, 5));
+    for (const signal of SIGNALS) {
+      it(`exits 0 on ${signal} after answering, with a kept-alive connection open`, async () => {
+        const service = await serviceFor(signal);
+        try {
+          const conn = await RawConnection.open(service.internalPort);
+          await conn.write(`GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`);
+          expect((await conn.readResponse()).status).toBe(200);
+          const external = await fetch(`http://127.0.0.1:${service.externalPort}/healthz`);
+          expect(external.status).toBe(200);
+
+          service.child.kill(signal);
+          // A repeated signal during the drain (a relaying wrapper, a second Ctrl-C) must not kill it.
+          while (service.child.exitCode === null && !service.lines.some((l) => l.msg === 'shutting down')) {
+            await new Promise((r) => setTimeout(r, 5));
+          }
+          if (service.child.exitCode === null) service.child.kill(signal);
+          expect(await service.exited).toBe(0);
+          await conn.whenClosed();
+          const messages = service.lines.map((l) => l.msg);
+          expect(messages).toEqual(expect.arrayContaining(['shutting down', 'stopped']));
+          expect(service.lines.find((l) => l.msg === 'shutting down')?.signal).toBe(signal);
+          expect(service.stderr()).toBe('');
+        } finally {
+          service.kill();
         }
-        if (service.child.exitCode === null) service.child.kill(signal);
-        expect(await service.exited).toBe(0);
-        await conn.whenClosed();
-        const messages = service.lines.map((l) => l.msg);
-        expect(messages).toEqual(expect.arrayContaining(['shutting down', 'stopped']));
-        expect(service.lines.find((l) => l.msg === 'shutting down')?.signal).toBe(signal);
-        expect(service.stderr()).toBe('');
-      } finally {
-        service.kill();
-      }
-    }, 90_000); // a cold start (tsx, an embedded database) takes 3 s here and over 15 s on a loaded machine
-  }
+      }, 90_000);
+    }
+  });
 });

@@ -3,4 +3,6 @@
  * change and the first-run claim of the owner account.
  */
 export { authRoutes } from './routes.js';
-export { setupOnStart } from './setup-token.js';
+export { consoleCurl, leaveSetupCommands, redeemCommand } from './next-steps.js';
+export { mintOwnerRecoveryToken } from './owner-recovery.js';
+export { mintSetupToken, setupOnStart } from './setup-token.js';

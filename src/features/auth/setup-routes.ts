@@ -11,14 +11,15 @@ const redeem = defineRoute(
   {
     method: 'post',
     path: '/api/v1/auth/setup/redeem',
-    summary: 'First run: spend the setup token; creates the owner and a session in setup lockdown',
+    summary:
+      'Spend an owner token: a first-run token creates the owner, a recovery token (npm run recover-owner) signs in as its owner; either way a session in setup lockdown',
     middleware: [doorLimit('setup')],
     request: jsonBody(
       z.strictObject({ token: z.string().min(1).max(256), username: UsernameSchema.optional(), email: EmailSchema.optional() }),
     ),
     responses: {
       200: json(SetupStateSchema, 'owner created; session cookie set'),
-      400: errorAnswer('setup_token_invalid (unknown, spent or expired; the same for each), or bad_request'),
+      400: errorAnswer('setup_token_invalid (unknown, spent or expired; the same for each), or bad_request (a recovery token takes no username or email)'),
       403: errorAnswer('local_auth_disabled'),
       409: errorAnswer('conflict: the username or e-mail is taken'),
       ...limited,

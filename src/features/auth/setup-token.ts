@@ -6,6 +6,7 @@ import type { Deps } from '../../deps.js';
 import type { Clock } from '../../lib/clock.js';
 import type { RandomSource } from '../../lib/random.js';
 import { randomToken, sha256Hex } from '../../lib/secrets.js';
+import { consoleCurl, leaveSetupCommands, redeemCommand, SESSION_VAR } from './next-steps.js';
 
 export const SETUP_TOKEN_TTL_MS = 60 * 60 * 1000;
 export async function ownerExists(db: Queryable): Promise<boolean> {
@@ -17,11 +18,14 @@ export async function ownerExists(db: Queryable): Promise<boolean> {
   return row !== undefined;
 }
 
-/** Stores a setup token (hashed) as the only live one; returns it and its expiry. */
-export async function storeSetupToken(db: Queryable, token: string, now: Date): Promise<Date> {
+/**
+ * Stores an owner token (hashed) as the only live one; returns its expiry. With `ownerId` it is a
+ * recovery token that signs in as that owner; without, a first-run token that creates the owner.
+ */
+export async function storeSetupToken(db: Queryable, token: string, now: Date, ownerId?: string): Promise<Date> {
   const expiresAt = new Date(now.getTime() + SETUP_TOKEN_TTL_MS);
   await db.delete(setupTokens).where(isNull(setupTokens.usedAt));
-  await db.insert(setupTokens).values({ tokenHash: sha256Hex(token), createdAt: now, expiresAt });
+  await db.insert(setupTokens).values({ tokenHash: sha256Hex(token), createdAt: now, expiresAt, ownerId: ownerId ?? null });
   return expiresAt;
 }
 
@@ -48,14 +52,14 @@ export async function ensureSetupToken(
       const [existing] = await tx
         .select()
         .from(setupTokens)
-        .where(and(eq(setupTokens.tokenHash, sha256Hex(preset)), isNull(setupTokens.usedAt), gt(setupTokens.expiresAt, now)));
+        .where(and(eq(setupTokens.tokenHash, sha256Hex(preset)), isNull(setupTokens.usedAt), isNull(setupTokens.ownerId), gt(setupTokens.expiresAt, now)));
       if (existing) return { kind: 'preset', expiresAt: existing.expiresAt };
       return { kind: 'preset', expiresAt: await storeSetupToken(tx, preset, now) };
     }
     const [live] = await tx
       .select()
       .from(setupTokens)
-      .where(and(isNull(setupTokens.usedAt), gt(setupTokens.expiresAt, now)))
+      .where(and(isNull(setupTokens.usedAt), isNull(setupTokens.ownerId), gt(setupTokens.expiresAt, now)))
       .limit(1);
     if (live) return { kind: 'live', expiresAt: live.expiresAt };
     const token = randomToken(deps.random, 24);
@@ -75,33 +79,87 @@ export async function mintSetupToken(
   });
 }
 
-/** Spends a live setup token; true when it was live (each token works once). */
-export async function spendSetupToken(db: Queryable, token: string, now: Date): Promise<boolean> {
-  const rows = await db
+/**
+ * Spends a live owner token (each works once): undefined when it was not live, else whom it is
+ * for (`ownerId` null: a first-run token).
+ */
+export async function spendSetupToken(db: Queryable, token: string, now: Date): Promise<{ ownerId: string | null } | undefined> {
+  const [row] = await db
     .update(setupTokens)
     .set({ usedAt: now })
     .where(and(eq(setupTokens.tokenHash, sha256Hex(token)), isNull(setupTokens.usedAt), gt(setupTokens.expiresAt, now)))
-    .returning({ tokenHash: setupTokens.tokenHash });
-  return rows.length > 0;
+    .returning({ ownerId: setupTokens.ownerId });
+  return row;
 }
 
-/** Start-up hook: logs the minted token once, with what to do with it. */
-export async function setupOnStart(deps: Pick<Deps, 'clock' | 'random' | 'database' | 'log' | 'config'>): Promise<void> {
+/** The owner still in first-run lockdown (no verified e-mail, no passkey), if any. */
+async function ownerInSetup(db: Queryable): Promise<{ username: string } | undefined> {
+  const [row] = await db
+    .select({ username: users.username })
+    .from(users)
+    .where(and(eq(users.role, 'owner'), isNull(users.deletedAt), eq(users.inSetup, true)))
+    .limit(1);
+  return row;
+}
+
+const LOST_SESSION = 'A lost session or a lost way in: `npm run recover-owner` (where the database is) mints a one-time token that signs in as the owner.';
+
+/**
+ * Start-up hook, once the faces listen: while there is no owner, or the owner is still in setup
+ * lockdown, logs what to do next (the token itself only when minted now) and returns the same as
+ * commands to paste, for main.ts to print on a terminal. `externalPort` is the port listened on.
+ */
+export async function setupOnStart(
+  deps: Pick<Deps, 'clock' | 'random' | 'database' | 'log' | 'config'>,
+  listening: { externalPort: number },
+): Promise<string | undefined> {
+  const { log } = deps;
+  const where = { ...deps.config, externalPort: listening.externalPort };
   const result = await ensureSetupToken(deps, deps.config.setupToken);
+  let heading: string;
+  let token: string | undefined;
   switch (result.kind) {
     case 'minted':
-      deps.log.warn(
-        { setup_token: result.token, expires_at: result.expiresAt.toISOString() },
-        'first run: no owner yet. Become the owner with POST /api/v1/auth/setup/redeem {token, username?, email?} within one hour (this token is shown once; `npm run setup-token` mints a new one)',
+      log.warn(
+        { setup_token: result.token, expires_at: result.expiresAt.toISOString(), next: redeemCommand(where, result.token) },
+        'first run: no owner yet. Become the owner with POST /api/v1/auth/setup/redeem {token, username?, email?} on the console host within one hour (this token is shown once; `npm run setup-token` mints a new one)',
       );
+      heading = `no owner yet. Become the owner (this token works once, until ${result.expiresAt.toISOString()}):`;
+      token = result.token;
       break;
     case 'live':
-      deps.log.info({ expires_at: result.expiresAt.toISOString() }, 'first run: a setup token is live; `npm run setup-token` mints a new one');
+      log.info({ expires_at: result.expiresAt.toISOString() }, 'first run: a setup token is live; `npm run setup-token` mints a new one');
+      heading = `no owner yet. The setup token shown at the first start works until ${result.expiresAt.toISOString()} (lost it? stop the service and run \`npm run setup-token\`):`;
+      token = '<setup token>';
       break;
     case 'preset':
-      deps.log.info({ expires_at: result.expiresAt.toISOString() }, 'first run: the SETUP_TOKEN from the environment claims the owner account');
+      log.info({ expires_at: result.expiresAt.toISOString() }, 'first run: the SETUP_TOKEN from the environment claims the owner account');
+      heading = 'no owner yet. Become the owner with the SETUP_TOKEN of the environment:';
+      token = '$SETUP_TOKEN';
       break;
-    case 'owner_exists':
+    case 'owner_exists': {
+      const owner = await ownerInSetup(deps.database.db);
+      if (!owner) return undefined;
+      log.warn({ owner: owner.username }, 'the owner is still in setup lockdown: verify an e-mail address or add a passkey (`npm run recover-owner` if the session is lost)');
+      heading = `the owner "${owner.username}" is still in setup lockdown. With the session from the redeem ($${SESSION_VAR}):`;
       break;
+    }
   }
+  if (!consoleCurl(where)) {
+    log.warn('CONSOLE_HOST is unset: the owner could administer nothing (the admin tier is served only there); set CONSOLE_HOST and restart');
+    return undefined;
+  }
+  const lines = [`felis: ${heading}`, ''];
+  if (token !== undefined) lines.push(`  ${redeemCommand(where, token)}`, '');
+  if (deps.config.mailTransport === 'none') {
+    lines.push('Leave setup lockdown by adding a passkey in a browser on the console host (MAIL_TRANSPORT=none: no e-mail code can be sent).');
+  } else {
+    lines.push(
+      `Leave setup lockdown with a verified e-mail address (the code is ${deps.config.mailTransport === 'log' ? 'written to this log' : 'mailed'}), or add a passkey in a browser:`,
+      '',
+      ...leaveSetupCommands(where).map((c) => `  ${c}`),
+    );
+  }
+  lines.push('', token === undefined ? LOST_SESSION : 'README.md, "First steps", goes on to a running server.', '');
+  return lines.join('\n');
 }

@@ -29,15 +29,20 @@ describe('first-run setup', () => {
 
   it('mints a token on start, logs it once, and turns it into the owner and a setup-lockdown session', async () => {
     const d = deps();
-    await setupOnStart(d);
+    const hint = await setupOnStart(d, { externalPort: 8080 });
     const logged = d.captured.lines().filter((l) => typeof l.setup_token === 'string');
     expect(logged).toHaveLength(1);
     const token = logged[0]!.setup_token as string;
+    // The exact command to paste: the redeem on the console host, on the port listened on.
+    const redeem = `SESSION=$(curl -s -D - -o /dev/stderr -H 'Host: console.felis.test' -H 'Content-Type: application/json' -d '{"token":"${token}"}' http://127.0.0.1:8080/api/v1/auth/setup/redeem | grep -io 'svc_session=[^;]*')`;
+    expect(logged[0]!.next).toBe(redeem);
+    expect(hint).toContain(`\n  ${redeem}\n`);
+    expect(hint).toContain('adding a passkey');
     const [stored] = await d.database.db.select().from(setupTokens);
     expect(stored!.tokenHash).toBe(sha256Hex(token));
     expect(stored!.expiresAt.getTime() - d.clock.now().getTime()).toBe(3600_000);
     // A restart keeps the live token and does not log a new one.
-    await setupOnStart(d);
+    await setupOnStart(d, { externalPort: 8080 });
     expect(d.captured.lines().filter((l) => typeof l.setup_token === 'string')).toHaveLength(1);
     expect(logged[0]!.msg).toContain('POST /api/v1/auth/setup/redeem');
 
@@ -77,6 +82,22 @@ describe('first-run setup', () => {
     expect(await mintSetupToken(d)).toBeUndefined();
   });
 
+  it('repeats the hint on later starts while no owner exists, and warns when no console host would let the owner administer', async () => {
+    const d = deps({ MAIL_TRANSPORT: 'log' });
+    await setupOnStart(d, { externalPort: 8080 });
+    const later = await setupOnStart(d, { externalPort: 8080 });
+    expect(later).toContain('no owner yet. The setup token shown at the first start works until');
+    expect(later).toContain(`-d '{"token":"<setup token>"}'`);
+    expect(later).toContain('/api/v1/account/email/start');
+    expect(later).toContain('the code is written to this log');
+    const none = deps({ CONSOLE_HOST: '' });
+    expect(await setupOnStart(none, { externalPort: 8080 })).toBeUndefined();
+    expect(none.captured.lines().some((l) => String(l.msg).startsWith('CONSOLE_HOST is unset'))).toBe(true);
+    // Local names resolve by themselves: no Host header, the name in the URL.
+    const local = deps({ CONSOLE_HOST: 'console.localhost', MAIL_TRANSPORT: 'log' });
+    expect(await setupOnStart(local, { externalPort: 9000 })).toContain("-d '{\"token\":\"<setup token>\"}' http://console.localhost:9000/api/v1/auth/setup/redeem");
+  });
+
   it('refuses a wrong or expired token with 400, and a taken username with 409', async () => {
     const d = deps();
     const minted = (await mintSetupToken(d))!;
@@ -95,7 +116,7 @@ describe('first-run setup', () => {
   it('takes SETUP_TOKEN from the environment instead of minting', async () => {
     const preset = `preset-${randomUUID()}`;
     const d = deps({ SETUP_TOKEN: preset });
-    await setupOnStart(d);
+    await setupOnStart(d, { externalPort: 8080 });
     expect(d.captured.lines().some((l) => typeof l.setup_token === 'string')).toBe(false);
     // Without a username the owner is called `owner`.
     const res = await claim(d, { token: preset });

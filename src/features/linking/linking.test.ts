@@ -72,7 +72,7 @@ describe('internal link code and link status', () => {
   });
 
   it('leaves panel_url out when no panel host is configured', async () => {
-    const deps = createTestDeps(database(), { env: { PANEL_HOST: undefined } });
+    const deps = createTestDeps(database(), { env: { PANEL_HOST: '' } });
     const minted = await mintCode(deps, randomMcUuid());
     expect(minted).not.toHaveProperty('panel_url');
   });
