@@ -13,7 +13,6 @@
  *   by-host-target.ts native  the route written the Hono way: app.use() middlewares, the token
  *                             check as route middleware, zod-openapi's validator, prom-client
  *                             (servers/by-host-hono-native.ts)
- *   by-host-target.ts prom    the internal face with prom-client's Histogram for request metrics
  *   by-host-target.ts plain   the internal face without the Node fast paths: headers read through
  *                             Hono's request and set on each answer's context
  *
@@ -26,10 +25,10 @@ import { serve } from '../src/runtime/serve.js';
 import { announce } from './servers/announce.js';
 import { bareHono, bareNode, requiredWorkOnly } from './servers/by-host-baselines.js';
 import { byHostFleet } from './servers/by-host-fleet.js';
-import { honoNativeByHost, promClientRequestMetrics } from './servers/by-host-hono-native.js';
+import { honoNativeByHost } from './servers/by-host-hono-native.js';
 import type { RuntimeBindings } from '../src/http/env.js';
 
-const ROLES = ['full', 'hono', 'node', 'floor', 'native', 'prom', 'plain'] as const;
+const ROLES = ['full', 'hono', 'node', 'floor', 'native', 'plain'] as const;
 const role = process.argv[2] as (typeof ROLES)[number];
 if (!ROLES.includes(role)) {
   process.stderr.write(`usage: by-host-target.ts ${ROLES.join(' | ')}\n`);
@@ -46,9 +45,6 @@ function fetchOf(): (request: Request, env: RuntimeBindings) => Response | Promi
       return requiredWorkOnly(deps, cache).fetch;
     case 'native':
       return honoNativeByHost(deps, cache).fetch;
-    case 'prom':
-      deps.metrics.requests = promClientRequestMetrics(deps.metrics.registry);
-      return createApps(deps).internal.fetch;
     case 'plain': {
       // No node:http request or response in the bindings: the front door's generic paths.
       const app = createApps(deps).internal;

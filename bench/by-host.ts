@@ -19,7 +19,7 @@
  * default (targets one after the other) only pairs round by round; side by side, two identical
  * bare Hono targets measured 0.97–0.99 of each other in every round.
  *
- * BENCH_TARGETS=hono,full,native,prom,plain weighs the service's home-made pieces instead
+ * BENCH_TARGETS=hono,full,native,plain weighs the service's home-made pieces instead
  * (docs/architecture.md): each listed target (see bench/by-host-target.ts) against the bare Hono
  * route, which must come first.
  */
@@ -57,7 +57,6 @@ const LABELS: Record<string, string> = {
   node: 'bare node:http',
   floor: 'required work only',
   native: 'written the Hono way',
-  prom: 'with prom-client',
   plain: 'no Node fast paths',
 };
 const PIECES = process.env.BENCH_TARGETS?.split(',').map((role) => role.trim());

@@ -7,12 +7,11 @@ import { RouteLog } from '../../src/http/access-log.js';
 import { isCrossSite } from '../../src/http/cross-site.js';
 import type { AppEnv } from '../../src/http/env.js';
 import { handleError } from '../../src/http/error-handler.js';
-import { REQUEST_BUCKETS, type RequestLabels } from '../../src/http/request-metrics.js';
+import { REQUEST_BUCKETS } from '../../src/http/request-metrics.js';
 import { requestIdFor } from '../../src/http/request-id.js';
 import { presetSecurityHeaders, viaTlsEdge } from '../../src/http/security-headers.js';
 import { checkCaller } from '../../src/http/service-auth.js';
 import { DomainError } from '../../src/lib/errors.js';
-import type { Metrics } from '../../src/http/metrics.js';
 
 /**
  * The by-host route written as a Hono developer would write it with the same libraries, for the
@@ -82,21 +81,4 @@ function promClientMetrics(registry: Registry) {
     requests: new Counter({ name: 'bench_http_requests_total', help: 'bench', labelNames, registers: [registry] }),
     duration: new Histogram({ name: 'bench_http_request_duration_seconds', help: 'bench', labelNames, buckets: REQUEST_BUCKETS, registers: [registry] }),
   };
-}
-
-/**
- * The service's request metrics with prom-client's Histogram behind each series, in place of the
- * home-made series (src/http/request-metrics.ts), so the bench can weigh that piece alone.
- */
-export function promClientRequestMetrics(registry: Registry): Metrics['requests'] {
-  const { requests, duration } = promClientMetrics(registry);
-  return {
-    seriesOf: (labels: RequestLabels) => ({
-      observe: (seconds: number) => {
-        requests.inc({ ...labels });
-        duration.observe({ ...labels }, seconds);
-      },
-      streamed: () => requests.inc({ ...labels }),
-    }),
-  } as unknown as Metrics['requests'];
 }

@@ -18,11 +18,11 @@ describe('request metrics', () => {
     expect(text).toContain(`felis_http_requests_total{${l},status="200"} 4`);
     expect(text).toContain(`felis_http_requests_total{${l},status="404"} 1`);
     expect(text).toContain('# TYPE felis_http_request_duration_seconds histogram');
-    expect(text).toContain(`felis_http_request_duration_seconds_bucket{${l},status="200",le="0.0005"} 1`);
-    expect(text).toContain(`felis_http_request_duration_seconds_bucket{${l},status="200",le="0.001"} 2`);
-    expect(text).toContain(`felis_http_request_duration_seconds_bucket{${l},status="200",le="0.005"} 3`);
-    expect(text).toContain(`felis_http_request_duration_seconds_bucket{${l},status="200",le="10"} 3`);
-    expect(text).toContain(`felis_http_request_duration_seconds_bucket{${l},status="200",le="+Inf"} 4`);
+    expect(text).toContain(`felis_http_request_duration_seconds_bucket{le="0.0005",${l},status="200"} 1`);
+    expect(text).toContain(`felis_http_request_duration_seconds_bucket{le="0.001",${l},status="200"} 2`);
+    expect(text).toContain(`felis_http_request_duration_seconds_bucket{le="0.005",${l},status="200"} 3`);
+    expect(text).toContain(`felis_http_request_duration_seconds_bucket{le="10",${l},status="200"} 3`);
+    expect(text).toContain(`felis_http_request_duration_seconds_bucket{le="+Inf",${l},status="200"} 4`);
     expect(text).toContain(`felis_http_request_duration_seconds_count{${l},status="200"} 4`);
     expect(text).toMatch(new RegExp(`felis_http_request_duration_seconds_sum\\{${l.replace(/[/:]/g, '\\$&')},status="200"\\} 20\\.0038`));
   });
