@@ -12,6 +12,8 @@ import { BuildLogCopier, type BuildLogCopyOptions } from './log-copy.js';
 import { insertBuild, moveBuild } from './service.js';
 
 const NS = 'felis';
+/** How long a copy may take to settle: rounds run every 20 ms, but a loaded machine is slow. */
+const SETTLE = { timeout: 15_000, interval: 20 };
 const STEPS = { init: ['fetch', 'build', 'scan'], main: ['report'] };
 
 /** A replica's lead as the copier sees it, held while `leads` says so. */
@@ -77,10 +79,10 @@ describe('copying a build pod’s steps into the build log (Kubernetes)', () => 
     build.state('build', 'running');
     build.write('build', 'STEP 1/2: FROM scratch');
     copier();
-    await vi.waitFor(async () => expect(await storedLog(build.id)).toEqual(['[fetch] fetching context', '[fetch] context ok', '[build] STEP 1/2: FROM scratch']));
+    await vi.waitFor(async () => expect(await storedLog(build.id)).toEqual(['[fetch] fetching context', '[fetch] context ok', '[build] STEP 1/2: FROM scratch']), SETTLE);
 
     build.write('build', 'STEP 2/2: COPY . /', 'built\rimage.tar written');
-    await vi.waitFor(async () => expect((await storedLog(build.id)).length).toBe(6));
+    await vi.waitFor(async () => expect((await storedLog(build.id)).length).toBe(6), SETTLE);
     build.state('build', { exitCode: 0 });
     build.state('scan', 'running');
     build.write('scan', '0 vulnerabilities');
@@ -88,17 +90,19 @@ describe('copying a build pod’s steps into the build log (Kubernetes)', () => 
     build.state('report', 'running');
     build.write('report', 'succeeded');
     build.state('report', { exitCode: 0 });
-    await vi.waitFor(async () =>
-      expect(await storedLog(build.id)).toEqual([
-        '[fetch] fetching context',
-        '[fetch] context ok',
-        '[build] STEP 1/2: FROM scratch',
-        '[build] STEP 2/2: COPY . /',
-        '[build] built',
-        '[build] image.tar written',
-        '[scan] 0 vulnerabilities',
-        '[report] succeeded',
-      ]),
+    await vi.waitFor(
+      async () =>
+        expect(await storedLog(build.id)).toEqual([
+          '[fetch] fetching context',
+          '[fetch] context ok',
+          '[build] STEP 1/2: FROM scratch',
+          '[build] STEP 2/2: COPY . /',
+          '[build] built',
+          '[build] image.tar written',
+          '[scan] 0 vulnerabilities',
+          '[report] succeeded',
+        ]),
+      SETTLE,
     );
     const [first] = await deps.database.db.select().from(buildLogLines).where(eq(buildLogLines.buildId, build.id)).orderBy(asc(buildLogLines.seq)).limit(1);
     expect(first?.at.toISOString()).toBe('2026-11-23T12:00:00.000Z');
@@ -110,12 +114,12 @@ describe('copying a build pod’s steps into the build log (Kubernetes)', () => 
     build.write('fetch', ...Array.from({ length: 50 }, (_, i) => `line ${i}`));
     const first = copier({ batchLines: 7 });
     copier({ batchLines: 3 });
-    await vi.waitFor(async () => expect((await storedLog(build.id)).length).toBe(50));
+    await vi.waitFor(async () => expect((await storedLog(build.id)).length).toBe(50), SETTLE);
     await first.stop();
     build.write('fetch', 'after the first stopped');
     build.state('fetch', { exitCode: 0 });
     copier();
-    await vi.waitFor(async () => expect((await storedLog(build.id)).at(-1)).toBe('[fetch] after the first stopped'));
+    await vi.waitFor(async () => expect((await storedLog(build.id)).at(-1)).toBe('[fetch] after the first stopped'), SETTLE);
     const lines = await storedLog(build.id);
     expect(lines).toEqual([...Array.from({ length: 50 }, (_, i) => `[fetch] line ${i}`), '[fetch] after the first stopped']);
   });
@@ -130,7 +134,7 @@ describe('copying a build pod’s steps into the build log (Kubernetes)', () => 
     await new Promise((resolve) => setTimeout(resolve, 100)); // rounds keep running; none may copy
     expect(await storedLog(build.id)).toEqual([]);
     leads = true;
-    await vi.waitFor(async () => expect(await storedLog(build.id)).toEqual(['[fetch] hello']));
+    await vi.waitFor(async () => expect(await storedLog(build.id)).toEqual(['[fetch] hello']), SETTLE);
   });
 
   it('copies on one replica at a time: the one that holds the build_logs lead', async () => {
@@ -145,7 +149,7 @@ describe('copying a build pod’s steps into the build log (Kubernetes)', () => 
       });
     replica('felis-0');
     replica('felis-1');
-    await vi.waitFor(async () => expect(await storedLog(build.id)).toEqual(['[fetch] hello']));
+    await vi.waitFor(async () => expect(await storedLog(build.id)).toEqual(['[fetch] hello']), SETTLE);
     expect(looked.size).toBe(1);
   });
 
@@ -156,7 +160,7 @@ describe('copying a build pod’s steps into the build log (Kubernetes)', () => 
     await moveBuild(deps, build.id, 'failed', { error: 'the build job failed: BackoffLimitExceeded' });
     const listPods = vi.spyOn(cluster, 'listPods');
     const running = copier();
-    await vi.waitFor(async () => expect(await storedLog(build.id)).toEqual(['[fetch] context sha256 does not match']));
+    await vi.waitFor(async () => expect(await storedLog(build.id)).toEqual(['[fetch] context sha256 does not match']), SETTLE);
     await running.round();
     const calls = listPods.mock.calls.filter(([selector]) => selector.includes(build.id)).length;
     await running.round();
@@ -170,7 +174,7 @@ describe('copying a build pod’s steps into the build log (Kubernetes)', () => 
     build.state('fetch', 'running');
     build.write('fetch', 'fetching');
     copier();
-    await vi.waitFor(async () => expect(await storedLog(build.id)).toEqual(['[fetch] fetching']));
+    await vi.waitFor(async () => expect(await storedLog(build.id)).toEqual(['[fetch] fetching']), SETTLE);
     await moveBuild(deps, build.id, 'cancelled');
     standIn.remove('pods', NS, build.pod);
     await new Promise((resolve) => setTimeout(resolve, 100));

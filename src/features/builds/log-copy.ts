@@ -131,6 +131,9 @@ export class BuildLogCopier implements BackgroundTask {
 
   /** Stores the step's lines past `from`; true when it stored them all (`ended`: none can follow). */
   async #copyStep(buildId: string, pod: string, step: string, from: number, ended: boolean): Promise<boolean> {
+    // A stop that came while this copy was looking at the pod has fired its abort already: a
+    // listener added now would never hear it, and a followed stream would hold stop() for good.
+    if (this.#stopped.signal.aborted) return false;
     const abort = new AbortController();
     const stop = () => abort.abort();
     this.#stopped.signal.addEventListener('abort', stop, { once: true });
