@@ -9,7 +9,7 @@ export { internalServerRoutes } from './internal.js';
 export { requireServer, syncedCache } from './lookup.js';
 export { assertOwnerOrStaff, isOwnerOrStaff } from './access.js';
 export { retirementSweepTask } from './retirement-sweep.js';
-export { beginRestart, restartOf, restartsTask, type RestartRow } from './power.js';
+export { advanceRestarts, beginRestart, restartOf, restartsTask, type RestartRow } from './power.js';
 export { startWithinCapacity } from './capacity.js';
 export { inMaintenance } from './service.js';
 export { McUuidBody, McUuidSchema, ServerNameParam } from './schema.js';
