@@ -46,6 +46,11 @@ export async function restartOf(db: Queryable, id: string): Promise<RestartRow |
 export async function beginRestart(deps: PowerDeps, name: string, requestedBy: string): Promise<RestartRow> {
   const server = await requireServer(deps, name);
   const db = deps.database.db;
+  const [active] = await db
+    .select({ id: serverRestarts.id })
+    .from(serverRestarts)
+    .where(and(eq(serverRestarts.serverName, name), inArray(serverRestarts.state, ['stopping', 'starting'])));
+  if (active) throw new DomainError('conflict', `${name} is already restarting.`);
   if (server.resource.spec.desiredState !== 'Running') throw new DomainError('not_running', `${name} is not running; wake it instead.`);
   if (await inMaintenance(db, name)) throw new DomainError('maintenance_in_progress', `${name}'s world is held by a restore, backup or file write.`);
   await refuseRetiring(db, name);
