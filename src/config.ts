@@ -143,7 +143,7 @@ const envSchema = z.object({
   BACKUP_KEEP_WEEKLY: z.coerce.number().int().min(0).max(1000).default(4),
   BACKUP_KEEP_MONTHLY: z.coerce.number().int().min(0).max(1000).default(12),
   /** How often the schedule round runs, and how late a due run may still start (later: recorded as missed). */
-  SCHEDULE_TICK_SECONDS: z.coerce.number().int().min(1).max(300).default(15),
+  SCHEDULE_TICK_SECONDS: z.coerce.number().int().min(1).max(300).default(60),
   SCHEDULE_MISS_GRACE_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(10),
 });
 

@@ -167,7 +167,13 @@ export async function beginRun(deps: EngineDeps, row: ScheduleRow): Promise<void
         // a run the next round carries on (it asks for the stop again).
         const moved = await advance(deps, row, 'claimed', 'stopping', { runResume: running });
         if (!moved) return;
-        if (running) await deps.cluster.setDesiredState(name, 'Stopped');
+        if (running) {
+          try {
+            await deps.cluster.setDesiredState(name, 'Stopped');
+          } catch (err) {
+            return finish(deps, moved, 'stopping', 'failed', `could not stop the server: ${reason(err)}`);
+          }
+        }
         return advanceRun(deps, moved);
       }
     }
@@ -211,9 +217,9 @@ async function resumeOrFinish(deps: EngineDeps, row: ScheduleRow, from: RunState
 async function advanceStopping(deps: EngineDeps, row: ScheduleRow, server: CachedServer, waited: number): Promise<void> {
   const { spec, status } = server.resource;
   const name = row.serverName;
-  // Only this run stops the server; wanted running again means someone started it meanwhile.
-  if (row.runResume && spec.desiredState === 'Running') return finish(deps, row, 'stopping', 'skipped', 'someone started the server before the backup could be taken');
-  if (!row.runResume && spec.desiredState === 'Running') return finish(deps, row, 'stopping', 'skipped', 'someone started the server before the backup could be taken');
+  // Only this run stops the server; wanted running again means someone started it meanwhile, and
+  // their start stands.
+  if (spec.desiredState === 'Running') return finish(deps, row, 'stopping', 'skipped', 'someone started the server before the backup could be taken');
   const giveUp = (detail: string) => (waited < STEP_WAIT_MS ? undefined : resumeOrFinish(deps, row, 'stopping', 'failed', detail, server));
   if (status.phase !== 'Stopped') return giveUp('the server did not stop within 15 minutes');
   let jobId: string;
@@ -327,7 +333,11 @@ export async function tickSchedules(deps: EngineDeps, replica: string): Promise<
   }
 }
 
-/** The schedule round as a background task, every SCHEDULE_TICK_SECONDS, on one replica at a time. */
+/**
+ * The schedule round as a background task, on one replica at a time. A round's lease covers at
+ * least ROUND_LEASE_MS (a minute, src/coordination), so whichever replica runs them, rounds come
+ * at most once a minute: SCHEDULE_TICK_SECONDS below 60 only makes a replica ask sooner.
+ */
 export function schedulesTask(deps: EngineDeps, replica: string): BackgroundTask {
   return backgroundLoop(
     { db: deps.database.db, clock: deps.clock, log: deps.log, replica },
