@@ -49,6 +49,11 @@ async function setUp(start = '2026-06-01T12:00:00.000Z') {
   return { deps, peer, name, owner, worlds, schedule, row, said };
 }
 
+/** Another replica: its own Deps (its own replica name, tasks and loops) on the same database, cluster, clock, RCON and store. */
+function replicaOf(deps: TestDeps): TestDeps {
+  return createTestDeps(deps.database, { overrides: { cluster: deps.cluster, clock: deps.clock, rcon: deps.rcon, worlds: deps.worlds } });
+}
+
 async function run(deps: TestDeps, name: string): Promise<void> {
   await deps.cluster.setDesiredState(name, 'Running');
   deps.clock.advance(deps.cluster.options.startDelayMs);
@@ -91,7 +96,8 @@ describe('the schedule runner', () => {
     await run(deps, name);
     const { id, nextRunAt } = await schedule({ action: 'command', command: 'say once', every_minutes: 15, weekdays: 0x7f, timezone: 'UTC' });
     deps.clock.set(new Date(nextRunAt!.getTime() + 1_000));
-    await Promise.all([tickSchedules(deps, 'replica-a'), tickSchedules(deps, 'replica-b'), tickSchedules(deps, 'replica-c')]);
+    const [b, c] = [replicaOf(deps), replicaOf(deps)];
+    await Promise.all([tickSchedules(deps, 'replica-a'), tickSchedules(b, 'replica-b'), tickSchedules(c, 'replica-c')]);
     expect(peer.game.received.filter((c) => c === 'say once')).toHaveLength(1);
     expect(await runAudits(deps, name)).toHaveLength(1);
     expect((await row(id)).nextRunAt!.getTime()).toBe(nextRunAt!.getTime() + 15 * MINUTE);
@@ -139,12 +145,12 @@ describe('the schedule runner', () => {
     expect(await row(id)).toMatchObject({ runState: 'stopping', runResume: true });
     expect(deps.cluster.server(name)!.status.phase).toBe('Stopping');
 
-    await settle(deps, deps.cluster.options.stopDelayMs);
-    await tickSchedules(deps, 'replica-b');
+    const b = replicaOf(deps);
+    await settle(b, deps.cluster.options.stopDelayMs);
+    await tickSchedules(b, 'replica-b');
     expect((await row(id)).runState).toBe('backing_up');
     await worlds.jobs.idle();
-    await tickSchedules(deps, 'replica-b');
-    await tickSchedules(deps, 'replica-c');
+    await Promise.all([tickSchedules(b, 'replica-b'), tickSchedules(replicaOf(deps), 'replica-c')]);
     expect(await row(id)).toMatchObject({ runState: null, lastResult: 'ok' });
     expect(deps.cluster.server(name)!.spec.desiredState).toBe('Running');
     const backups = await deps.database.db.select().from(worldBackups).where(eq(worldBackups.serverName, name));
