@@ -252,6 +252,33 @@ describe('the schedule runner', () => {
     expect(await row(start.id)).toMatchObject({ enabled: false, nextRunAt: null, lastDetail: expect.stringContaining('new owner') });
   });
 
+  it('starts and stops within the wake rules, and says why a run was skipped', async () => {
+    const { deps, name, schedule, row, peer } = await setUp();
+    const command = await schedule({ action: 'command', command: 'say hi', minute_of_day: 13 * 60, weekdays: 0x7f, timezone: 'UTC' });
+    const start = await schedule({ action: 'start', minute_of_day: 13 * 60, weekdays: 0x7f, timezone: 'UTC' });
+    const stop = await schedule({ action: 'stop', minute_of_day: 14 * 60, weekdays: 0x7f, timezone: 'UTC' });
+    deps.clock.set('2026-06-01T13:00:05.000Z');
+    await tickSchedules(deps, 'replica-a');
+    // The command came first (ids in order) while the server was still stopped.
+    expect(await row(command.id)).toMatchObject({ lastResult: 'skipped', lastDetail: 'the server was not running' });
+    expect(await row(start.id)).toMatchObject({ lastResult: 'ok' });
+    expect(peer.game.received).not.toContain('say hi');
+    deps.clock.advance(deps.cluster.options.startDelayMs);
+    deps.cluster.tick();
+    expect(deps.cluster.server(name)!.status.phase).toBe('Running');
+    deps.clock.set('2026-06-01T14:00:05.000Z');
+    await tickSchedules(deps, 'replica-a');
+    expect(await row(stop.id)).toMatchObject({ lastResult: 'ok' });
+    expect(deps.cluster.server(name)!.status.phase).toBe('Stopping');
+    // The next day the node is full: the start is skipped, and says so.
+    await (await import('../servers/settings.js')).writeSetting(deps.database.db, 'node_server_cap', 0, deps.clock.now());
+    deps.clock.set('2026-06-02T13:00:05.000Z');
+    deps.cluster.tick();
+    await tickSchedules(deps, 'replica-a');
+    expect(await row(start.id)).toMatchObject({ lastResult: 'skipped', lastDetail: expect.stringContaining('the server was not started') });
+    expect(deps.cluster.server(name)!.spec.desiredState).toBe('Stopped');
+  });
+
   it('computes the same next run the runner stores (the row is the truth)', async () => {
     const { deps, schedule, row } = await setUp();
     const { id } = await schedule({ action: 'stop', every_minutes: 120, weekdays: 0b1000001, timezone: 'America/Sao_Paulo' });
