@@ -137,6 +137,14 @@ const envSchema = z.object({
   DB_BACKUP_DIR: optionalString,
   /** How many bundles of each label the backup command keeps. */
   DB_BACKUP_KEEP: z.coerce.number().int().min(1).max(1000).default(7),
+  /** Scheduled world backups kept per server: the newest N, and the newest of each of the last N days, weeks and months (UTC). */
+  BACKUP_KEEP_NEWEST: z.coerce.number().int().min(1).max(1000).default(3),
+  BACKUP_KEEP_DAILY: z.coerce.number().int().min(0).max(1000).default(7),
+  BACKUP_KEEP_WEEKLY: z.coerce.number().int().min(0).max(1000).default(4),
+  BACKUP_KEEP_MONTHLY: z.coerce.number().int().min(0).max(1000).default(12),
+  /** How often the schedule round runs, and how late a due run may still start (later: recorded as missed). */
+  SCHEDULE_TICK_SECONDS: z.coerce.number().int().min(1).max(300).default(60),
+  SCHEDULE_MISS_GRACE_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(10),
 });
 
 /** Every variable the service reads at start-up (the README's configuration table lists each). */
@@ -211,6 +219,9 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     defaultImage: env.DEFAULT_IMAGE,
     dbBackupDir: env.DB_BACKUP_DIR ?? `${env.DATA_DIR.replace(/\/+$/, '')}/db-backups`,
     dbBackupKeep: env.DB_BACKUP_KEEP,
+    backupKeep: { newest: env.BACKUP_KEEP_NEWEST, daily: env.BACKUP_KEEP_DAILY, weekly: env.BACKUP_KEEP_WEEKLY, monthly: env.BACKUP_KEEP_MONTHLY },
+    scheduleTickSeconds: env.SCHEDULE_TICK_SECONDS,
+    scheduleMissGraceMinutes: env.SCHEDULE_MISS_GRACE_MINUTES,
     backupS3Bucket: env.BACKUP_S3_BUCKET,
     backupS3Endpoint: env.BACKUP_S3_ENDPOINT,
     backupS3Region: env.BACKUP_S3_REGION,

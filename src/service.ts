@@ -23,7 +23,8 @@ import { LogHubs } from './features/console/index.js';
 import { identityHousekeepingTask } from './features/linking/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory, passkeyHousekeepingTask } from './features/passkeys/index.js';
-import { serverCacheOf, countServersByOwner, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
+import { serverCacheOf, countServersByOwner, restartsTask, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
+import { schedulesTask } from './features/schedules/index.js';
 import { createSessionVerifier } from './features/verifier/index.js';
 import { worldsTasks, createWorldsRuntime } from './features/worlds/index.js';
 import { createMetrics } from './http/metrics.js';
@@ -140,6 +141,8 @@ function serviceTasks(deps: Deps): BackgroundTask[] {
     passkeyHousekeepingTask(deps, replica),
     identityHousekeepingTask(deps, replica),
     retirementSweepTask(deps, replica),
+    restartsTask(deps, replica),
+    schedulesTask(deps, replica),
   ];
   // Only the replica that leads the control plane acts on the cluster.
   const leadership = new Leadership({ db: deps.database.db, clock: deps.clock, replica }, { name: 'controller' });

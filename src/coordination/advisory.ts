@@ -13,9 +13,14 @@ export { ADVISORY_LOCKS };
 export type AdvisoryLockName = keyof typeof ADVISORY_LOCKS;
 
 /** Keyed locks: one per subject (a Minecraft UUID's link, a user's migration), hashed from a text key. */
-export type KeyedAdvisoryLock = { scope: 'link'; mcUuid: string } | { scope: 'migrate'; userId: string };
+export type KeyedAdvisoryLock = { scope: 'link'; mcUuid: string } | { scope: 'migrate'; userId: string } | { scope: 'schedules'; serverName: string };
 
-const keyText = (lock: KeyedAdvisoryLock) => (lock.scope === 'link' ? `felis:link:${lock.mcUuid}` : `felis:migrate:${lock.userId}`);
+function keyText(lock: KeyedAdvisoryLock): string {
+  if (lock.scope === 'link') return `felis:link:${lock.mcUuid}`;
+  if (lock.scope === 'migrate') return `felis:migrate:${lock.userId}`;
+  // A server's schedules are counted against their limit one save at a time.
+  return `felis:schedules:${lock.serverName}`;
+}
 
 /** Waits for the lock and holds it until `tx` ends. */
 export async function lockForTransaction(tx: Transaction, lock: AdvisoryLockName | KeyedAdvisoryLock): Promise<void> {

@@ -96,6 +96,11 @@ export const ERROR_STATUS = {
   upload_incomplete: 409,
   too_many_uploads: 429,
   claim_not_linked: 412,
+  bad_schedule: 400,
+  bad_id: 400,
+  schedule_running: 409,
+  schedule_limit: 409,
+  schedule_stale: 409,
 } as const satisfies Record<ErrorCode, ContentfulStatusCode>;
 
 /** Codes that answer under another code's name: the claim's `not_linked` is a 412, elsewhere a 404. */

@@ -92,7 +92,12 @@ export type ErrorCode =
   | 'upload_not_found'
   | 'upload_incomplete'
   | 'too_many_uploads'
-  | 'claim_not_linked';
+  | 'claim_not_linked'
+  | 'bad_schedule'
+  | 'bad_id'
+  | 'schedule_running'
+  | 'schedule_limit'
+  | 'schedule_stale';
 
 /** Facts a refusal carries for the client beyond its code (the edge writes them as headers). */
 export interface ErrorFacts {

@@ -166,7 +166,7 @@ function formatTime(time: Date): string {
 }
 
 export class KubeStandIn {
-  readonly requests: Array<{ method: string; path: string }> = [];
+  readonly requests: Array<{ method: string; path: string; query: string }> = [];
   /** Events older than this many are forgotten: a watch from before them gets 410 Gone. */
   eventWindow = 1_000;
   port = 0;
@@ -525,7 +525,7 @@ export class KubeStandIn {
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://stand-in');
-    this.requests.push({ method: req.method ?? 'GET', path: url.pathname });
+    this.requests.push({ method: req.method ?? 'GET', path: url.pathname, query: url.search });
     try {
       const failure = this.#failNext.findIndex((f) => f.method === req.method && url.pathname.startsWith(f.pathPrefix));
       if (failure >= 0) {

@@ -179,6 +179,19 @@ export class SimulatedCluster implements ClusterAdapter {
     this.deleteServer(name);
   }
 
+  async emergencyStop(name: string): Promise<ServerResource> {
+    this.#check();
+    const server = this.#get(name);
+    server.spec.desiredState = 'Stopped';
+    // The pod ends at once: no Stopping phase to wait through.
+    if (server.status.phase !== 'Stopped') {
+      this.#enter(server, 'Stopped');
+      server.status.autoRestarts = 0;
+      server.status.startGaveUp = false;
+    }
+    return this.#emit('MODIFIED', server);
+  }
+
   async recreatePod(name: string): Promise<ServerResource> {
     this.#check();
     const server = this.#get(name);

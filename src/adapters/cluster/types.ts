@@ -183,6 +183,11 @@ export interface ClusterAdapter {
   updateServer(name: string, patch: ServerSpecPatch): Promise<ServerResource>;
   /** Deletes a server resource (a retirement with `delete`); ClusterNotFoundError when it is gone. */
   removeServer(name: string): Promise<void>;
+  /**
+   * The emergency stop: the stop is recorded (desired Stopped) first, then the pod ends at once,
+   * with no clean save over RCON and no shutdown grace. ClusterNotFoundError when the server does not exist.
+   */
+  emergencyStop(name: string): Promise<ServerResource>;
   /** Deletes the pod of the current start so it comes up again with a fresh restart budget. */
   recreatePod(name: string): Promise<ServerResource>;
   /** The backend answered the proxy: the server is ready for players. */

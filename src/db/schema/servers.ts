@@ -1,4 +1,5 @@
-import { boolean, index, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { boolean, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { users } from './accounts.js';
 
 const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -84,4 +85,25 @@ export const serverGuestWakes = pgTable(
     wokenAt: at('woken_at').notNull(),
   },
   (t) => [index('server_guest_wakes_waker_idx').on(t.waker)],
+);
+
+/**
+ * A restart asked for from the panel or by a schedule: the server is stopped gracefully, then
+ * started within the wake rules. At most one is under way per server (the partial unique index);
+ * its state moves by conditional UPDATEs, so whichever replica carries it on, it moves once.
+ */
+export const serverRestarts = pgTable(
+  'server_restarts',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    serverName: text('server_name').notNull(),
+    requestedBy: text('requested_by').notNull(),
+    /** stopping → starting → done, or failed from either. */
+    state: text('state', { enum: ['stopping', 'starting', 'done', 'failed'] }).notNull(),
+    detail: text('detail'),
+    requestedAt: at('requested_at').notNull(),
+    stepAt: at('step_at').notNull(),
+    finishedAt: at('finished_at'),
+  },
+  (t) => [uniqueIndex('server_restarts_active_idx').on(t.serverName).where(sql`state in ('stopping', 'starting')`)],
 );

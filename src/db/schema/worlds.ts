@@ -15,7 +15,7 @@ export const worldBackups = pgTable(
     serverName: text('server_name').notNull(),
     /** Who owned the world when it was archived; a user sees only backups of worlds they owned. */
     formerOwner: uuid('former_owner').references(() => users.id, { onDelete: 'set null' }),
-    reason: text('reason', { enum: ['manual', 'pre_restore', 'inactive_15d'] }).notNull(),
+    reason: text('reason', { enum: ['manual', 'pre_restore', 'inactive_15d', 'scheduled'] }).notNull(),
     /** backing_up → present | failed; present → expired (deleted or past expires_at). */
     status: text('status', { enum: ['backing_up', 'present', 'failed', 'expired'] }).notNull(),
     storageKey: text('storage_key').notNull(),
@@ -24,6 +24,8 @@ export const worldBackups = pgTable(
     skippedEntries: integer('skipped_entries').notNull().default(0),
     corrupt: boolean('corrupt').notNull().default(false),
     verifiedAt: at('verified_at'),
+    /** Why a scheduled backup is kept: its retention tier, set by the last pruning. */
+    retention: text('retention'),
     createdAt: at('created_at').notNull(),
     expiresAt: at('expires_at').notNull(),
   },

@@ -16,6 +16,7 @@ import {
   ServerNameParam,
 } from './schema.js';
 import { allowlistRoutes } from './allowlist-routes.js';
+import { powerRoutes } from './power-routes.js';
 import { retirementRoutes } from './retirement-routes.js';
 import { statusForUser, stopFromPanel, wakeFromPanel } from './service.js';
 import { updateServer } from './update.js';
@@ -140,5 +141,6 @@ export function externalServerRoutes() {
       return c.json({ name, desiredState }, 200);
     })
     .include(allowlistRoutes())
-    .include(retirementRoutes());
+    .include(retirementRoutes())
+    .include(powerRoutes());
 }

@@ -9,3 +9,6 @@ export { externalWorldRoutes, internalWorldRoutes } from './routes.js';
 export { createWorldsRuntime } from './runtime.js';
 export type { WorldsRuntime } from './runtime.js';
 export { runFilesCommand, runVolumeStep } from './volumes/index.js';
+export { pruneScheduledBackups, startBackup } from './backups/index.js';
+export { lockHolderKind } from './jobs/index.js';
+export type { JobDeps } from './jobs/index.js';

@@ -131,6 +131,25 @@ describe('Kubernetes adapter against the API stand-in', () => {
     expect(standIn.get('pods', NS, podName('alpha'))!.metadata.uid).not.toBe(before.metadata.uid);
   });
 
+  it('stops a server in an emergency: the stop recorded, the workload scaled to none, the pod deleted without grace', async () => {
+    await cluster.createServer(spec('eta', { desiredState: 'Running' }));
+    await cluster.createStatefulSet({
+      metadata: { name: 'eta', labels: { 'felis.dev/server': 'eta' } },
+      spec: { replicas: 1, serviceName: 'eta', selector: { matchLabels: { 'felis.dev/server': 'eta' } }, template: { metadata: { labels: { 'felis.dev/server': 'eta' } }, spec: { containers: [{ name: 'server', image: 'x' }] } } },
+    });
+    expect(standIn.get('pods', NS, podName('eta'))).toBeDefined();
+    const asked = standIn.requests.length;
+    const stopped = await cluster.emergencyStop('eta');
+    expect(stopped.spec.desiredState).toBe('Stopped');
+    expect(standIn.get('minecraftservers', NS, 'eta')!.spec).toMatchObject({ desiredState: 'Stopped' });
+    expect(standIn.get('statefulsets', NS, 'eta')!.spec).toMatchObject({ replicas: 0 });
+    const calls = standIn.requests.slice(asked).map((r) => `${r.method} ${r.path}${r.query}`);
+    expect(calls).toContain(`DELETE /api/v1/namespaces/${NS}/pods/${podName('eta')}?gracePeriodSeconds=0`);
+    // The intent is written before the workload is touched.
+    expect(calls.findIndex((c) => c.startsWith('PATCH') && c.includes('minecraftservers'))).toBeLessThan(calls.findIndex((c) => c.startsWith('DELETE')));
+    await expect(cluster.emergencyStop('nobody')).rejects.toBeInstanceOf(ClusterNotFoundError);
+  });
+
   it('streams pod logs with their timestamps, from sinceTime, following new lines', async () => {
     const pod = podName('alpha');
     const signal = new AbortController().signal;

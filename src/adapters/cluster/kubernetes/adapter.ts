@@ -297,6 +297,15 @@ export class KubernetesCluster implements ClusterAdapter {
     }
   }
 
+  async emergencyStop(name: string): Promise<ServerResource> {
+    // The intent first, so the controller never starts it again; then the workload and its pod,
+    // without the controller's clean save and without the pod's shutdown grace.
+    const stopped = await this.setDesiredState(name, 'Stopped');
+    await this.scaleStatefulSet(name, 0).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+    await this.deletePod(podName(name), { graceSeconds: 0 });
+    return stopped;
+  }
+
   async recreatePod(name: string): Promise<ServerResource> {
     const server = await this.getServerObject(name);
     const running = server.spec.desiredState === 'Running';
@@ -424,8 +433,9 @@ export class KubernetesCluster implements ClusterAdapter {
     return orUndefined(this.#core.readNamespacedPod({ name, namespace: this.namespace }));
   }
 
-  async deletePod(name: string): Promise<void> {
-    await this.#core.deleteNamespacedPod({ name, namespace: this.namespace }).catch(ignoreNotFound);
+  async deletePod(name: string, options: { graceSeconds?: number } = {}): Promise<void> {
+    const grace = options.graceSeconds === undefined ? {} : { gracePeriodSeconds: options.graceSeconds };
+    await this.#core.deleteNamespacedPod({ name, namespace: this.namespace, ...grace }).catch(ignoreNotFound);
   }
 
   /** The console's lines of a server's pod, each with its runtime timestamp. */

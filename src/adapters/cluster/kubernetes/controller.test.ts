@@ -250,6 +250,20 @@ describe('lifecycle controller against the API stand-in and a TCP RCON peer', ()
     await c.stop();
   });
 
+  it('stops a server in an emergency without the clean save: no warning, no save-all, the pod gone, then Stopped', async () => {
+    const { cluster, controller } = await setUp();
+    const c = controller('a');
+    const name = await runningServer(cluster, c, 'estop');
+    const before = game.received.length;
+    await cluster.emergencyStop(name);
+    expect(pod(name)).toBeUndefined();
+    expect(statefulSet(name)!.spec!.replicas).toBe(0);
+    await c.tick();
+    expect(server(name).status?.phase).toBe('Stopped');
+    expect(game.received.slice(before).filter((c) => c.startsWith('say') || c.startsWith('save-all'))).toEqual([]);
+    await c.stop();
+  });
+
   it('rolls a spec change into the StatefulSet at the next start, never under a running server', async () => {
     const { cluster, controller } = await setUp();
     const c = controller('a');

@@ -5,4 +5,5 @@
 export { createBackupRow, recordArchiveOutcome, reverifyBackups, sweepExpiredBackups } from './records.js';
 export type { BackupRow } from './records.js';
 export { externalBackupRoutes, internalBackupRoutes } from './routes.js';
-export { readableBackup, settleBackup, settleRestore } from './service.js';
+export { readableBackup, settleBackup, settleRestore, startBackup } from './service.js';
+export { pruneScheduledBackups, retentionPlan, RETENTION_TIERS, type KeepCounts, type RetentionTier } from './retention.js';

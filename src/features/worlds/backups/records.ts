@@ -10,6 +10,9 @@ import { hashStream } from '../volumes/index.js';
 export type BackupRow = typeof worldBackups.$inferSelect;
 export type BackupReason = BackupRow['reason'];
 
+/** The expiry of a scheduled backup: none by date (the retention tiers decide). */
+const SCHEDULED_NEVER_EXPIRES = new Date('9999-12-31T00:00:00.000Z');
+
 /** The store's name for a backup's archive: ours alone, never shown. */
 const storageKey = (serverName: string, id: string) => `worlds/${serverName}/${id}.tar.gz`;
 
@@ -31,7 +34,8 @@ export async function createBackupRow(
       status: 'backing_up',
       storageKey: storageKey(input.serverName, id),
       createdAt: now,
-      expiresAt: new Date(now.getTime() + retentionMs[input.reason]),
+      // A scheduled backup is kept by its retention tiers (retention.ts), not by a date.
+      expiresAt: input.reason === 'scheduled' ? SCHEDULED_NEVER_EXPIRES : new Date(now.getTime() + retentionMs[input.reason]),
     })
     .returning();
   return row!;

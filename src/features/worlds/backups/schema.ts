@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { RETENTION_TIERS } from './retention.js';
 
 const int64 = z.number().int();
 
@@ -7,7 +8,7 @@ export const BackupViewSchema = z
     id: z.string(),
     server_name: z.string(),
     size_bytes: int64,
-    reason: z.enum(['inactive_15d', 'manual', 'pre_restore']),
+    reason: z.enum(['inactive_15d', 'manual', 'pre_restore', 'scheduled']),
     status: z.string(),
     created_at: z.string(),
     expires_at: z.string(),
@@ -15,6 +16,8 @@ export const BackupViewSchema = z
     corrupt: z.boolean().optional(),
     verified_at: z.string().optional(),
     skipped_entries: z.number().int().optional(),
+    /** A scheduled backup: the retention tier that keeps it. */
+    retention: z.enum(RETENTION_TIERS).optional(),
   })
   .openapi('BackupView');
 export type BackupView = z.infer<typeof BackupViewSchema>;

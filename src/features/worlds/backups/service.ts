@@ -41,13 +41,13 @@ const mayRead = (backup: BackupRow, caller: Caller) => isStaff(caller) || backup
 const readableBy = (caller: Caller) => (isStaff(caller) ? undefined : eq(worldBackups.formerOwner, caller.userId));
 const noBackup = () => new DomainError('no_backup', 'No such backup.');
 
-/** A manual (or break-glass) backup of a stopped world, as a job. */
-export async function startBackup(deps: JobDeps, serverName: string, requestedBy: string) {
+/** A manual (or break-glass, or scheduled) backup of a stopped world, as a job. */
+export async function startBackup(deps: JobDeps, serverName: string, requestedBy: string, reason: 'manual' | 'scheduled' = 'manual') {
   const runner = runnerOf(deps);
   await requireStore(deps);
   return startWorldJob(deps, { serverName, kind: 'backup', lockKind: 'backup', requestedBy, busy: () => runner.busy(serverName) }, async (jobId) => {
     const formerOwner = await ownerOf(deps.database.db, serverName);
-    const row = await createBackupRow(deps, { serverName, reason: 'manual', formerOwner });
+    const row = await createBackupRow(deps, { serverName, reason, formerOwner });
     const plan: WorldJobPlan = { jobId, serverName, kind: 'backup', step: { op: 'backup', key: row.storageKey }, backupId: row.id };
     return settleBackup(deps, plan, await runner.run(plan));
   });

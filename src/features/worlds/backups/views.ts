@@ -1,4 +1,5 @@
 import type { BackupRow } from './records.js';
+import type { RetentionTier } from './retention.js';
 import type { BackupView } from './schema.js';
 
 /** BackupView: the storage reference and the hash stay inside. */
@@ -15,5 +16,6 @@ export function toBackupView(row: BackupRow): BackupView {
     ...(row.corrupt ? { corrupt: true } : {}),
     ...(row.verifiedAt ? { verified_at: row.verifiedAt.toISOString() } : {}),
     ...(row.skippedEntries > 0 ? { skipped_entries: row.skippedEntries } : {}),
+    ...(row.reason === 'scheduled' && row.retention ? { retention: row.retention as RetentionTier } : {}),
   };
 }

@@ -1,0 +1,43 @@
+CREATE TABLE "server_restarts" (
+	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
+	"server_name" text NOT NULL,
+	"requested_by" text NOT NULL,
+	"state" text NOT NULL,
+	"detail" text,
+	"requested_at" timestamp with time zone NOT NULL,
+	"step_at" timestamp with time zone NOT NULL,
+	"finished_at" timestamp with time zone
+);
+--> statement-breakpoint
+CREATE TABLE "server_schedules" (
+	"id" bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY (sequence name "server_schedules_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
+	"server_name" text NOT NULL,
+	"owner_id" uuid,
+	"label" text DEFAULT '' NOT NULL,
+	"action" text NOT NULL,
+	"command" text DEFAULT '' NOT NULL,
+	"every_minutes" integer DEFAULT 0 NOT NULL,
+	"minute_of_day" integer DEFAULT 0 NOT NULL,
+	"weekdays" integer NOT NULL,
+	"timezone" text NOT NULL,
+	"warn_minutes" integer DEFAULT 0 NOT NULL,
+	"enabled" boolean DEFAULT true NOT NULL,
+	"next_run_at" timestamp with time zone,
+	"warned_for" timestamp with time zone,
+	"run_state" text,
+	"run_holder" text,
+	"run_step_at" timestamp with time zone,
+	"run_resume" boolean DEFAULT false NOT NULL,
+	"run_ref" text,
+	"last_run_at" timestamp with time zone,
+	"last_result" text,
+	"last_detail" text,
+	"created_by" text NOT NULL,
+	"created_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
+ALTER TABLE "world_backups" ADD COLUMN "retention" text;--> statement-breakpoint
+ALTER TABLE "server_schedules" ADD CONSTRAINT "server_schedules_owner_id_users_id_fk" FOREIGN KEY ("owner_id") REFERENCES "public"."users"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
+CREATE UNIQUE INDEX "server_restarts_active_idx" ON "server_restarts" USING btree ("server_name") WHERE state in ('stopping', 'starting');--> statement-breakpoint
+CREATE INDEX "server_schedules_server_idx" ON "server_schedules" USING btree ("server_name","id");--> statement-breakpoint
+CREATE INDEX "server_schedules_next_idx" ON "server_schedules" USING btree ("next_run_at");

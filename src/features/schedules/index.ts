@@ -1,0 +1,7 @@
+/**
+ * The front door of the schedules feature: a server's scheduled tasks (a command, restart, stop,
+ * start or backup at set times in a time zone) and the runner that makes each due run once across
+ * the replicas.
+ */
+export { scheduleRoutes } from './routes.js';
+export { schedulesTask, tickSchedules } from './engine.js';
