@@ -92,7 +92,17 @@ export type ErrorCode =
   | 'upload_not_found'
   | 'upload_incomplete'
   | 'too_many_uploads'
-  | 'claim_not_linked';
+  | 'claim_not_linked'
+  | 'server_retiring'
+  | 'bad_host'
+  | 'confirm_mismatch'
+  | 'export_expired'
+  | 'auth_sources_changed'
+  | 'auth_source_tag_locked'
+  | 'auth_source_unavailable'
+  | 'auth_source_unknown'
+  | 'auth_source_lookup_unsupported'
+  | 'minecraft_profile_not_found';
 
 /** Facts a refusal carries for the client beyond its code (the edge writes them as headers). */
 export interface ErrorFacts {

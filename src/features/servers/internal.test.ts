@@ -69,10 +69,16 @@ describe('internal server routes', () => {
       expect(res.status, host).toBe(200);
       expect(((await res.json()) as ServerInfo).name).toBe(name);
     }
-    for (const host of [`${sub}.other.test`, 'nosuch.felis.test', 'lobby.felis.test', `x${sub}.felis.test`]) {
+    for (const host of ['nosuch.felis.test', 'lobby.felis.test', `x${sub}.felis.test`, 'nosuch']) {
       const res = await byHost(host);
       expect(res.status, host).toBe(404);
       expect((await errorOf(res)).code).toBe('not_found');
+    }
+    // A dotted host outside the root domain is the original's 400 bad_host.
+    for (const host of [`${sub}.other.test`, 'example.com', `${sub}.felis.test.evil.example`]) {
+      const res = await byHost(host);
+      expect(res.status, host).toBe(400);
+      expect((await errorOf(res)).code).toBe('bad_host');
     }
   });
 
@@ -98,7 +104,11 @@ describe('internal server routes', () => {
     const staffWoken = addServer(deps, { autostartPolicy: 'ownerOnly' }).spec.name;
     await claimFor(deps, staffWoken, owner.id);
     expect((await wake(staffWoken, admin.mcUuid)).status).toBe(202);
-    expect((await wake(unclaimedOwnerOnly, stranger.mcUuid)).status).toBe(202);
+    // An ownerless ownerOnly server admits staff alone (the original): it is claimed first, then woken.
+    const ownerless = await wake(unclaimedOwnerOnly, stranger.mcUuid);
+    expect(ownerless.status).toBe(403);
+    expect((await errorOf(ownerless)).code).toBe('forbidden');
+    expect((await wake(unclaimedOwnerOnly, admin.mcUuid)).status).toBe(202);
 
     const allowlist = addServer(deps, { autostartPolicy: 'allowlist' }).spec.name;
     await claimFor(deps, allowlist, owner.id);

@@ -82,8 +82,8 @@ describe('menu-access and claim for the proxy', () => {
         unset: 'owner_only',
         listed: 'wake',
         unlisted: 'allowlist',
-        // An unclaimed ownerOnly server may be woken by anyone, so that it can be tried and claimed.
-        ownerless: 'wake',
+        // An ownerless ownerOnly server admits nobody but staff, as the wake does (the original's owner_only).
+        ownerless: 'owner_only',
         gone: 'retiring',
         broken: 'start_failed',
         brokenStopped: 'wake',
@@ -108,7 +108,13 @@ describe('menu-access and claim for the proxy', () => {
         servers: Record<string, string>;
       }).servers;
     const asStaff = await ask(staffUuid);
-    expect([asStaff[names.theirs], asStaff[names.unlisted], asStaff[names.gone], asStaff[names.broken]]).toEqual(['wake', 'wake', 'retiring', 'start_failed']);
+    expect([asStaff[names.theirs], asStaff[names.unlisted], asStaff[names.ownerless], asStaff[names.gone], asStaff[names.broken]]).toEqual([
+      'wake',
+      'wake',
+      'wake',
+      'retiring',
+      'start_failed',
+    ]);
     const stranger = await ask(randomMcUuid().toUpperCase());
     expect([stranger[names.mine], stranger[names.pub], stranger[names.listed]]).toEqual(['owner_only', 'wake', 'allowlist']);
   });
