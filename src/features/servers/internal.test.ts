@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FORWARDING_LABEL } from '../../adapters/cluster/types.js';
-import { serverClaims, serverMaintenance, serverWakeAllowlist } from '../../db/schema/servers.js';
+import { eq } from 'drizzle-orm';
+import { serverClaims, serverMaintenance, serverWakeAllowlist, serverWakes } from '../../db/schema/servers.js';
 import { bearer, createTestApps, createTestDeps, errorOf, jsonRequest, TOKENS, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { addServer, addSystemServer, randomMcUuid } from '../../../test/helpers/servers.js';
@@ -115,6 +116,24 @@ describe('internal server routes', () => {
     await deps.database.db.insert(serverWakeAllowlist).values({ serverName: allowlist, mcUuid: listed, addedAt: deps.clock.now() });
     expect((await wake(allowlist, stranger.mcUuid)).status).toBe(403);
     expect((await wake(allowlist, listed.replaceAll('-', '').toUpperCase())).status).toBe(202);
+  });
+
+  it("answers a ready server that is meant to run 202 {ready: true} before policy and cooldown (the original), spending no wake slot", async () => {
+    const deps = createTestDeps(database());
+    const wake = wakeOf(deps);
+    const owner = await linkedPlayer(deps);
+    const name = addServer(deps, { autostartPolicy: 'ownerOnly', desiredState: 'Running' }).spec.name;
+    await claimFor(deps, name, owner.id);
+    // Not ready yet: a stranger meets the policy.
+    expect((await wake(name, randomMcUuid())).status).toBe(403);
+    deps.clock.advance(deps.cluster.options.startDelayMs);
+    deps.cluster.tick();
+    for (let i = 0; i < 3; i++) {
+      const res = await wake(name, randomMcUuid());
+      expect(res.status).toBe(202);
+      expect(await res.json()).toEqual({ name, desiredState: 'Running', phase: 'Running', ready: true });
+    }
+    expect(await deps.database.db.select().from(serverWakes).where(eq(serverWakes.serverName, name))).toEqual([]);
   });
 
   it('refuses wakes: 404 unknown or system, 409 maintenance_in_progress, 409 start_failed, 503 at_capacity, 503 cluster down', async () => {
