@@ -9,7 +9,7 @@ import { buildRoutes, submissionRoutes } from '../features/builds/index.js';
 import { passkeyRoutes } from '../features/passkeys/index.js';
 import { reauthRoutes } from '../features/reauth/index.js';
 import { externalServerRoutes } from '../features/servers/index.js';
-import { externalLinkingRoutes } from '../features/linking/index.js';
+import { externalLinkingRoutes, profileLinkRoutes } from '../features/linking/index.js';
 import { externalOpLoginRoutes } from '../features/op-login/index.js';
 import { externalMigrationRoutes } from '../features/migration/index.js';
 import { externalWorldRoutes } from '../features/worlds/index.js';
@@ -36,6 +36,7 @@ export function mountExternalRoutes(app: FaceApp): void {
   app.addRoutes(reauthRoutes());
   app.addRoutes(externalWorldRoutes());
   app.addRoutes(settingsRoutes());
+  app.addRoutes(profileLinkRoutes());
 }
 
 /** The external face: the browser panel and the operator console. */
