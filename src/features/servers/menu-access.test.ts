@@ -146,6 +146,37 @@ describe('menu-access and claim for the proxy', () => {
     }
   });
 
+  it("wakes over the Java client's exact request: a ready server 202 ready:true for anyone, an ownerless ownerOnly one 403 forbidden, a retiring one 409 server_retiring", async () => {
+    const stranger = randomMcUuid();
+    const body = `{"mc_uuid":"${stranger}"}`;
+    const ready = addServer(deps, { name: uniqueServerName('r'), autostartPolicy: 'ownerOnly', desiredState: 'Running' }).spec.name;
+    await claimFor(deps, ready, (await createUser(deps)).id);
+    deps.clock.advance(deps.cluster.options.startDelayMs);
+    deps.cluster.tick();
+    const ownerless = addServer(deps, { name: uniqueServerName('o'), autostartPolicy: 'ownerOnly' }).spec.name;
+    const retiring = addServer(deps, { name: uniqueServerName('g'), autostartPolicy: 'public' }).spec.name;
+    const retiree = await createUser(deps);
+    await deps.database.db.insert(serverRetirements).values({ serverName: retiring, requestedAt: deps.clock.now(), requestedBy: retiree.id, delete: false });
+    const conn = await RawConnection.open(server.port);
+    try {
+      const wake = async (name: string) => {
+        await conn.write(javaClientRequest({ method: 'POST', path: `/api/v1/internal/servers/${name}/wake`, port: server.port, token: TOKENS.proxy, body }));
+        return conn.readResponse();
+      };
+      const up = await wake(ready);
+      expect(up.statusLine).toBe('HTTP/1.1 202 Accepted');
+      expect(JSON.parse(up.body)).toEqual({ name: ready, desiredState: 'Running', phase: 'Running', ready: true });
+      const refused = await wake(ownerless);
+      expect(refused.status).toBe(403);
+      expect((JSON.parse(refused.body) as { error: { code: string } }).error.code).toBe('forbidden');
+      const gone = await wake(retiring);
+      expect(gone.status).toBe(409);
+      expect((JSON.parse(gone.body) as { error: { code: string } }).error.code).toBe('server_retiring');
+    } finally {
+      conn.close();
+    }
+  });
+
   it('answers 503 while the cluster cannot be listed', async () => {
     const d = createTestDeps(database());
     d.cluster.setReachable(false);
