@@ -4,7 +4,6 @@ import type { Access } from '../../http/tiers.js';
 import {
   authSources,
   entryPolicy,
-  requireOwner,
   saveAuthSources,
   saveEntryPolicy,
   saveWakePolicy,
@@ -119,20 +118,11 @@ export function internalSettingsRoutes() {
 /** The platform settings pages. External face, admin tier, the owner only. */
 export function settingsRoutes() {
   return createRouter()
-    .openapi(getEntryPolicy, async (c) => {
-      requireOwner(c.var.session);
-      return c.json(await entryPolicy(c.var.deps), 200);
-    })
+    .openapi(getEntryPolicy, async (c) => c.json(await entryPolicy(c.var.deps, c.var.session), 200))
     .openapi(putEntryPolicy, async (c) => c.json(await saveEntryPolicy(c.var.deps, c.var.session, c.req.valid('json'), c.var.requestId), 200))
-    .openapi(getWakePolicy, async (c) => {
-      requireOwner(c.var.session);
-      return c.json(await wakePolicy(c.var.deps), 200);
-    })
+    .openapi(getWakePolicy, async (c) => c.json(await wakePolicy(c.var.deps, c.var.session), 200))
     .openapi(putWakePolicy, async (c) => c.json(await saveWakePolicy(c.var.deps, c.var.session, c.req.valid('json'), c.var.requestId), 200))
-    .openapi(getAuthSources, async (c) => {
-      requireOwner(c.var.session);
-      return c.json(await authSources(c.var.deps), 200);
-    })
+    .openapi(getAuthSources, async (c) => c.json(await authSources(c.var.deps, c.var.session), 200))
     .openapi(putAuthSources, async (c) => c.json(await saveAuthSources(c.var.deps, c.var.session, c.req.valid('json'), c.var.requestId), 200))
     .openapi(testSource, async (c) => c.json(await testAuthSource(c.var.deps, c.var.session, c.req.valid('json')), 200));
 }

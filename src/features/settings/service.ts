@@ -29,7 +29,7 @@ type SettingsDeps = Pick<Deps, 'database' | 'clock' | 'cluster' | 'config' | 'lo
 export const isTargetName = (name: string) => SERVER_NAME_PATTERN.test(name) && !isReservedServerName(name);
 
 /** The platform's own settings are the owner's (as the original: an admin is refused too). */
-export function requireOwner(session: SessionContext): void {
+function requireOwner(session: SessionContext): void {
   if (session.role !== 'owner') throw new DomainError('forbidden', 'Only the owner changes the platform settings.');
 }
 
@@ -44,7 +44,9 @@ async function readOrFail<T>(deps: Pick<Deps, 'log'>, read: () => Promise<T>): P
   }
 }
 
-export function entryPolicy(deps: SettingsDeps): Promise<EntryPolicyView> {
+/** The entry policy in force: for the proxy and the limbo (no session), or for the owner's page. */
+export function entryPolicy(deps: SettingsDeps, session?: SessionContext): Promise<EntryPolicyView> {
+  if (session) requireOwner(session);
   return readOrFail(deps, () => readEntryPolicy(deps.database.db, isTargetName));
 }
 
@@ -69,7 +71,8 @@ export async function saveEntryPolicy(
   return entryPolicy(deps);
 }
 
-export function wakePolicy(deps: SettingsDeps): Promise<WakePolicyView> {
+export function wakePolicy(deps: SettingsDeps, session?: SessionContext): Promise<WakePolicyView> {
+  if (session) requireOwner(session);
   return readOrFail(deps, () => wakePolicyInForce(deps.database.db));
 }
 
@@ -88,7 +91,8 @@ export async function saveWakePolicy(
   return wakePolicy(deps);
 }
 
-export function authSources(deps: SettingsDeps): Promise<AuthSourcesView> {
+export function authSources(deps: SettingsDeps, session?: SessionContext): Promise<AuthSourcesView> {
+  if (session) requireOwner(session);
   return readOrFail(deps, () => readAuthSources(deps.database.db, deps.config.sessionSources));
 }
 
