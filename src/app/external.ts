@@ -9,11 +9,12 @@ import { buildRoutes, submissionRoutes } from '../features/builds/index.js';
 import { passkeyRoutes } from '../features/passkeys/index.js';
 import { reauthRoutes } from '../features/reauth/index.js';
 import { externalServerRoutes } from '../features/servers/index.js';
-import { externalLinkingRoutes } from '../features/linking/index.js';
+import { externalLinkingRoutes, profileLinkRoutes } from '../features/linking/index.js';
 import { externalOpLoginRoutes } from '../features/op-login/index.js';
 import { externalMigrationRoutes } from '../features/migration/index.js';
 import { externalWorldRoutes } from '../features/worlds/index.js';
 import { scheduleRoutes } from '../features/schedules/index.js';
+import { settingsRoutes } from '../features/settings/index.js';
 import { createApp, type FaceApp } from './create-app.js';
 
 /** Routers of the external face; each feature adds its own line. */
@@ -36,6 +37,8 @@ export function mountExternalRoutes(app: FaceApp): void {
   app.addRoutes(reauthRoutes());
   app.addRoutes(externalWorldRoutes());
   app.addRoutes(scheduleRoutes());
+  app.addRoutes(settingsRoutes());
+  app.addRoutes(profileLinkRoutes());
 }
 
 /** The external face: the browser panel and the operator console. */

@@ -9,6 +9,7 @@ import { reclaimRoutes } from '../features/reclaim/index.js';
 import { verifierRoutes } from '../features/verifier/index.js';
 import { internalBuildRoutes } from '../features/builds/index.js';
 import { internalWorldRoutes } from '../features/worlds/index.js';
+import { internalSettingsRoutes } from '../features/settings/index.js';
 import { createApp, type FaceApp } from './create-app.js';
 import { openApiDocument } from './openapi.js';
 import { z } from '@hono/zod-openapi';
@@ -27,6 +28,7 @@ export function mountInternalRoutes(app: FaceApp): void {
   app.addRoutes(internalMigrationRoutes());
   app.addRoutes(reclaimRoutes());
   app.addRoutes(internalWorldRoutes());
+  app.addRoutes(internalSettingsRoutes());
 }
 
 /** The route of one face's OpenAPI document (not part of the documents themselves). */

@@ -101,6 +101,16 @@ export const ERROR_STATUS = {
   schedule_running: 409,
   schedule_limit: 409,
   schedule_stale: 409,
+  server_retiring: 409,
+  bad_host: 400,
+  confirm_mismatch: 400,
+  export_expired: 410,
+  auth_sources_changed: 409,
+  auth_source_tag_locked: 409,
+  auth_source_unavailable: 503,
+  auth_source_unknown: 400,
+  auth_source_lookup_unsupported: 400,
+  minecraft_profile_not_found: 404,
 } as const satisfies Record<ErrorCode, ContentfulStatusCode>;
 
 /** Codes that answer under another code's name: the claim's `not_linked` is a 412, elsewhere a 404. */

@@ -97,7 +97,17 @@ export type ErrorCode =
   | 'bad_id'
   | 'schedule_running'
   | 'schedule_limit'
-  | 'schedule_stale';
+  | 'schedule_stale'
+  | 'server_retiring'
+  | 'bad_host'
+  | 'confirm_mismatch'
+  | 'export_expired'
+  | 'auth_sources_changed'
+  | 'auth_source_tag_locked'
+  | 'auth_source_unavailable'
+  | 'auth_source_unknown'
+  | 'auth_source_lookup_unsupported'
+  | 'minecraft_profile_not_found';
 
 /** Facts a refusal carries for the client beyond its code (the edge writes them as headers). */
 export interface ErrorFacts {

@@ -80,6 +80,54 @@ export class SessionSourceHttp {
     });
   }
 
+  /**
+   * Asks `url` once (`method` GET, or POST with a JSON body) and reports its status, redirects not
+   * followed, with the body read only up to the size limit: for the settings page's test of a
+   * source and its profile look-ups, where the answer's status matters more than a judged profile.
+   */
+  request(url: URL, init: { method?: 'GET' | 'POST'; json?: unknown } = {}): Promise<{ kind: 'answered'; status: number; body: Buffer } | { kind: 'failed'; reason: FailureReason; detail: string }> {
+    const client = url.protocol === 'https:' ? https : http;
+    const agent = url.protocol === 'https:' ? this.#https : this.#http;
+    const payload = init.json === undefined ? undefined : Buffer.from(JSON.stringify(init.json));
+    return new Promise((settle) => {
+      let timedOut = false;
+      let done = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        req.destroy(new Error(`no answer within ${this.timeoutMs} ms`));
+      }, this.timeoutMs);
+      const finish = (answer: { kind: 'answered'; status: number; body: Buffer } | { kind: 'failed'; reason: FailureReason; detail: string }) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        settle(answer);
+      };
+      const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': USER_AGENT };
+      if (payload) {
+        headers['Content-Type'] = 'application/json';
+        headers['Content-Length'] = String(payload.length);
+      }
+      const req = client.request(url, { method: init.method ?? 'GET', agent, headers }, (res) => {
+        const status = res.statusCode ?? 0;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_RESPONSE_BYTES) {
+            finish({ kind: 'failed', reason: 'malformed', detail: `response over ${MAX_RESPONSE_BYTES} bytes` });
+            req.destroy();
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on('error', (err) => finish({ kind: 'failed', reason: timedOut ? 'timeout' : 'transport', detail: err.message }));
+        res.on('end', () => finish({ kind: 'answered', status, body: Buffer.concat(chunks) }));
+      });
+      req.on('error', (err) => finish({ kind: 'failed', reason: timedOut ? 'timeout' : 'transport', detail: err.message }));
+      req.end(payload);
+    });
+  }
+
   /** Drops the kept-alive connections (on shutdown). */
   close(): void {
     this.#http.destroy();

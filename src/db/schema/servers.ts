@@ -46,6 +46,8 @@ export const serverWakeAllowlist = pgTable(
     serverName: text('server_name').notNull(),
     mcUuid: uuid('mc_uuid').notNull(),
     addedAt: at('added_at').notNull(),
+    /** False once the owner took the player's wake right away; the row stays so a join does not give it back. */
+    canWake: boolean('can_wake').notNull().default(true),
   },
   (t) => [primaryKey({ columns: [t.serverName, t.mcUuid] })],
 );

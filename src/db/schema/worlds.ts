@@ -65,7 +65,8 @@ export const worldExports = pgTable(
       .references(() => users.id, { onDelete: 'cascade' }),
     /** backup: the backup's own archive (never deleted with the export); world: made for it. */
     source: text('source', { enum: ['backup', 'world'] }).notNull(),
-    state: text('state', { enum: ['preparing', 'ready', 'failed', 'expired'] }).notNull(),
+    /** `spent` once downloaded (a ticket is good for one download); `preparing` is the old spelling of `pending`. */
+    state: text('state', { enum: ['pending', 'preparing', 'ready', 'failed', 'expired', 'spent'] }).notNull(),
     message: text('message'),
     storageKey: text('storage_key').notNull(),
     filename: text('filename').notNull(),

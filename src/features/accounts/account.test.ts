@@ -22,7 +22,7 @@ describe('account routes', () => {
   const mail = () => `m-${randomUUID()}@example.com`;
 
   describe('GET /api/v1/me', () => {
-    it('describes a player, without an e-mail when the account has none', async () => {
+    it('describes a player, with email "" when the account has none (always present, as the original)', async () => {
       const deps = createTestDeps(database());
       const user = await createUser(deps);
       const s = await signIn(deps, { userId: user.id });
@@ -31,6 +31,7 @@ describe('account routes', () => {
       expect(await res.json()).toEqual({
         user_id: user.id,
         username: user.username,
+        email: '',
         email_verified: false,
         role: 'user',
         is_admin: false,
@@ -71,7 +72,8 @@ describe('account routes', () => {
 
       const del = await app(deps).request(`/api/v1/account/sessions/${first.tokenHash}`, { method: 'DELETE', headers: second.headers });
       expect(del.status).toBe(200);
-      expect(await del.json()).toEqual({ revoked: true });
+      expect(await del.json()).toEqual({ ok: true, signed_out: false });
+      expect(del.headers.get('set-cookie')).toBeNull();
       expect((await app(deps).request('/api/v1/me', { headers: first.headers })).status).toBe(401);
       const audit = await deps.database.db.select().from(auditLog).where(eq(auditLog.target, user.id));
       expect(audit.map((a) => a.action)).toContain('session.revoke');
@@ -79,6 +81,12 @@ describe('account routes', () => {
       const again = await app(deps).request(`/api/v1/account/sessions/${first.tokenHash}`, { method: 'DELETE', headers: second.headers });
       expect(again.status).toBe(404);
       expect((await errorOf(again)).code).toBe('session_not_found');
+      // Revoking the session of the request itself signs out: signed_out, and the cookie is cleared.
+      const own = await app(deps).request(`/api/v1/account/sessions/${second.tokenHash}`, { method: 'DELETE', headers: second.headers });
+      expect(own.status).toBe(200);
+      expect(await own.json()).toEqual({ ok: true, signed_out: true });
+      expect(own.headers.get('set-cookie')).toMatch(/svc_session=;/);
+      expect((await app(deps).request('/api/v1/me', { headers: second.headers })).status).toBe(401);
     });
 
     it("never revokes another user's session (404) and refuses a malformed hash (400)", async () => {

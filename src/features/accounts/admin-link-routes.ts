@@ -5,14 +5,17 @@ import { McUuidSchema, UserIdParam } from './schema.js';
 
 const admin = { tier: 'admin' } as const;
 const AuthSource = z.enum(['primary', 'thirdparty']);
+/** The original panel sends `mojang` by default; a configured source tag is accepted too. */
+const NamedAuthSource = z.string().min(1).max(64).openapi({ example: 'mojang' });
 
 const link = defineRoute(admin, {
   method: 'post',
   path: '/api/v1/users/{id}/links',
   summary: 'Link a game identity to an account by hand (owner only)',
-  request: { params: UserIdParam, ...jsonBody(z.strictObject({ mc_uuid: McUuidSchema, auth_source: AuthSource })) },
+  request: { params: UserIdParam, ...jsonBody(z.strictObject({ mc_uuid: McUuidSchema, auth_source: NamedAuthSource })) },
   responses: {
     200: json(z.object({ ok: z.literal(true), mc_uuid: z.string(), auth_source: AuthSource }), 'linked'),
+    400: errorAnswer('bad_request: auth_source is not primary, thirdparty, mojang or a configured source tag'),
     403: errorAnswer('forbidden: only an owner links identities'),
     404: errorAnswer('no such user'),
     409: errorAnswer('conflict: the identity is linked to an account already'),
@@ -36,8 +39,8 @@ export function adminLinkRoutes() {
   return createRouter()
     .openapi(link, async (c) => {
       const { mc_uuid, auth_source } = c.req.valid('json');
-      await linkIdentity(c.var.deps, c.var.session, c.req.valid('param').id, { mcUuid: mc_uuid, authSource: auth_source }, c.var.requestId);
-      return c.json({ ok: true as const, mc_uuid, auth_source }, 200);
+      const kind = await linkIdentity(c.var.deps, c.var.session, c.req.valid('param').id, { mcUuid: mc_uuid, authSource: auth_source }, c.var.requestId);
+      return c.json({ ok: true as const, mc_uuid, auth_source: kind }, 200);
     })
     .openapi(unlink, async (c) => {
       const { id, mc_uuid } = c.req.valid('param');

@@ -5,6 +5,7 @@ import { linkedAccounts, userQuotas, users, type UserRole } from '../../db/schem
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
+import { primarySource, readAuthSources } from '../settings/store/index.js';
 import { writeAudit } from '../audit/index.js';
 import { getQuota, type Quota } from './directory.js';
 import { isStaffRole } from './roles.js';
@@ -302,22 +303,38 @@ function requireOwner(actor: SessionContext): void {
 
 /** Links a game identity to an account by hand; 409 conflict when it is linked to one already. */
 export async function linkIdentity(
-  deps: AdminDeps,
+  deps: AdminDeps & Pick<Deps, 'config'>,
   actor: SessionContext,
   id: string,
-  link: { mcUuid: string; authSource: 'primary' | 'thirdparty' },
+  link: { mcUuid: string; authSource: string },
   requestId?: string,
-): Promise<void> {
+): Promise<'primary' | 'thirdparty'> {
   requireOwner(actor);
+  const authSource = await linkSourceKind(deps, link.authSource);
   const now = deps.clock.now();
   await unlessTaken(
     deps.database.db.transaction(async (tx) => {
       await liveUserOr404(tx, id);
-      await tx.insert(linkedAccounts).values({ mcUuid: link.mcUuid, userId: id, authSource: link.authSource, verifiedAt: now });
-      await writeAudit(tx, { at: now, actor: actor.userId, action: 'link.add', target: id, detail: { mc_uuid: link.mcUuid, auth_source: link.authSource }, requestId });
+      await tx.insert(linkedAccounts).values({ mcUuid: link.mcUuid, userId: id, authSource, verifiedAt: now });
+      await writeAudit(tx, { at: now, actor: actor.userId, action: 'link.add', target: id, detail: { mc_uuid: link.mcUuid, auth_source: authSource }, requestId });
     }),
     () => new DomainError('conflict', 'This game identity is linked to an account already.'),
   );
+  return authSource;
+}
+
+/**
+ * What kind of link an `auth_source` names: `primary` and the panel's default `mojang` (and the
+ * primary's own tag) are the primary; `thirdparty` and any configured source tag are third-party.
+ */
+async function linkSourceKind(deps: Pick<Deps, 'database' | 'config'>, named: string): Promise<'primary' | 'thirdparty'> {
+  const primary = primarySource(deps.config.sessionSources).name;
+  if (named === 'primary' || named === 'mojang' || named === primary) return 'primary';
+  if (named === 'thirdparty') return 'thirdparty';
+  const view = await readAuthSources(deps.database.db, deps.config.sessionSources);
+  const tags = new Set([...deps.config.sessionSources.map((s) => s.name), ...view.sources.map((s) => s.tag)]);
+  if (tags.has(named)) return 'thirdparty';
+  throw new DomainError('bad_request', `auth_source must be primary, thirdparty, mojang or a configured source tag, not ${named}.`);
 }
 
 /** Unlinks a game identity from an account by hand; 404 when it is not linked to it. */

@@ -1,6 +1,6 @@
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
 import { removeUserPasskeys, revokeAllUserSessions, revokeUserSession, userSessions } from './admin-service.js';
-import { OkSchema, RevokedSchema, SessionListSchema, TokenHashParam, UserIdParam } from './schema.js';
+import { OkSchema, SessionListSchema, TokenHashParam, UserIdParam } from './schema.js';
 
 const admin = { tier: 'admin' } as const;
 
@@ -25,7 +25,7 @@ const revokeOne = defineRoute(admin, {
   path: '/api/v1/users/{id}/sessions/{token_hash}',
   summary: "Revoke one of a user's sessions",
   request: { params: UserIdParam.extend(TokenHashParam.shape) },
-  responses: { 200: json(RevokedSchema, 'revoked'), 404: errorAnswer('session_not_found, or no such user') },
+  responses: { 200: json(OkSchema, 'revoked (the original answers `{ok: true}`)'), 404: errorAnswer('session_not_found, or no such user') },
 });
 
 const removePasskeys = defineRoute(admin, {
@@ -47,7 +47,7 @@ export function adminSessionRoutes() {
     .openapi(revokeOne, async (c) => {
       const { id, token_hash } = c.req.valid('param');
       await revokeUserSession(c.var.deps, c.var.session, id, token_hash, c.var.requestId);
-      return c.json({ revoked: true as const }, 200);
+      return c.json({ ok: true as const }, 200);
     })
     .openapi(removePasskeys, async (c) => {
       await removeUserPasskeys(c.var.deps, c.var.session, c.req.valid('param').id, c.var.requestId);

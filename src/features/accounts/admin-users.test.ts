@@ -109,6 +109,31 @@ describe('admin: the user list, edits, sign-out, passkeys and links', () => {
       expect((await app(deps).request(path, jsonRequest('POST', body, o.headers))).status).toBe(400);
     }
   });
+
+  it("takes the panel's default auth_source mojang as the primary, and a configured source tag as a third-party link", async () => {
+    const deps = createTestDeps(database(), {
+      env: {
+        SESSION_SOURCES: JSON.stringify([
+          { name: 'mojang', url: 'https://sessionserver.example', primary: true },
+          { name: 'littleskin', url: 'https://littleskin.example/sessionserver', prefix: 'LS' },
+        ]),
+      },
+    });
+    const o = await owner(deps);
+    const user = await createUser(deps);
+    const path = `/api/v1/users/${user.id}/links`;
+    const mojang = randomUUID();
+    const res = await app(deps).request(path, jsonRequest('POST', { mc_uuid: mojang, auth_source: 'mojang' }, o.headers));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ok: true, mc_uuid: mojang, auth_source: 'primary' });
+    const tagged = randomUUID();
+    const third = await app(deps).request(path, jsonRequest('POST', { mc_uuid: tagged, auth_source: 'littleskin' }, o.headers));
+    expect(await third.json()).toEqual({ ok: true, mc_uuid: tagged, auth_source: 'thirdparty' });
+    const rows = await deps.database.db.select({ mcUuid: linkedAccounts.mcUuid, authSource: linkedAccounts.authSource }).from(linkedAccounts).where(eq(linkedAccounts.userId, user.id));
+    expect(rows.sort((a, b) => a.mcUuid.localeCompare(b.mcUuid))).toEqual(
+      [{ mcUuid: mojang, authSource: 'primary' }, { mcUuid: tagged, authSource: 'thirdparty' }].sort((a, b) => a.mcUuid.localeCompare(b.mcUuid)),
+    );
+  });
 });
 
 describe('the account itself: revoke-others, an address in setup, a password that must change', () => {

@@ -191,7 +191,7 @@ describe('admin: users, quotas, sessions', () => {
     expect(list.sessions[0]).not.toHaveProperty('current');
     const res = await app(deps).request(`/api/v1/users/${user.id}/sessions/${s1.tokenHash}`, { method: 'DELETE', headers: owner.headers });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ revoked: true });
+    expect(await res.json()).toEqual({ ok: true });
     expect((await app(deps).request('/api/v1/me', { headers: s1.headers })).status).toBe(401);
     expect((await app(deps).request('/api/v1/me', { headers: s2.headers })).status).toBe(200);
     expect((await auditOf(deps, user.id, 'session.revoke'))[0]).toMatchObject({ actor: owner.id, detail: { token_hash: s1.tokenHash } });

@@ -1,7 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { signedInAccount } from './authenticator.js';
-import { EmailSchema, MeSchema, RevokedSchema, SessionListSchema, TokenHashParam } from './schema.js';
+import { EmailSchema, MeSchema, OwnSessionRevokedSchema, SessionListSchema, TokenHashParam } from './schema.js';
+import { clearSessionCookie } from './session-cookie.js';
 import { accountOf, changeEmail, ownSessions, revokeOtherSessions, revokeOwnSession, startEmailVerification, verifyEmail } from './service.js';
 
 const me = defineRoute(
@@ -26,7 +27,10 @@ const revokeOwn = defineRoute(
     path: '/api/v1/account/sessions/{token_hash}',
     summary: 'Revoke one of my sessions',
     request: { params: TokenHashParam },
-    responses: { 200: json(RevokedSchema, 'revoked'), 404: errorAnswer('session_not_found: no such live session of mine') },
+    responses: {
+      200: json(OwnSessionRevokedSchema, 'revoked; `signed_out` when it was the session of this request (its cookie is cleared)'),
+      404: errorAnswer('session_not_found: no such live session of mine'),
+    },
   },
 );
 
@@ -95,8 +99,9 @@ export function accountRoutes() {
     .openapi(me, async (c) => c.json(await accountOf(c.var.deps, c.var.session, signedInAccount(c)), 200))
     .openapi(listSessions, async (c) => c.json({ sessions: await ownSessions(c.var.deps, c.var.session) }, 200))
     .openapi(revokeOwn, async (c) => {
-      await revokeOwnSession(c.var.deps, c.var.session, c.req.valid('param').token_hash, c.var.requestId);
-      return c.json({ revoked: true as const }, 200);
+      const signedOut = await revokeOwnSession(c.var.deps, c.var.session, c.req.valid('param').token_hash, c.var.requestId);
+      if (signedOut) clearSessionCookie(c);
+      return c.json({ ok: true as const, signed_out: signedOut }, 200);
     })
     .openapi(revokeOthers, async (c) => c.json({ revoked: await revokeOtherSessions(c.var.deps, c.var.session, c.var.requestId) }, 200))
     .openapi(setEmail, async (c) => c.json({ email: await changeEmail(c.var.deps, c.var.session, c.req.valid('json').email, c.var.requestId) }, 200))

@@ -67,8 +67,8 @@ export const MeSchema = z
   .object({
     user_id: z.uuid(),
     username: z.string(),
-    /** Absent when the account has no address. */
-    email: z.string().optional(),
+    /** Always present: "" when the account has no address (as the original). */
+    email: z.string(),
     email_verified: z.boolean(),
     role: SignInRoleSchema,
     is_admin: z.boolean(),
@@ -87,6 +87,8 @@ export const UserIdParam = z.object({
 });
 
 export const RevokedSchema = z.object({ revoked: z.literal(true) });
+/** The original's answer to revoking one of my sessions: `signed_out` when it was this one. */
+export const OwnSessionRevokedSchema = z.object({ ok: z.literal(true), signed_out: z.boolean() });
 
 /** A player UUID, dashed or not, any case; normalized to the dashed lower-case form. */
 export const McUuidSchema = z

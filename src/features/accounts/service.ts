@@ -26,7 +26,8 @@ export async function accountOf(deps: AccountDeps, session: SessionContext, read
   return {
     user_id: user.id,
     username: user.username,
-    ...(user.email !== null ? { email: user.email } : {}),
+    // Always present, "" when there is none: the original panel reads it as a string.
+    email: user.email ?? '',
     email_verified: user.emailVerified,
     role: signInRole(user.role),
     is_admin: isStaffRole(user.role),
@@ -42,7 +43,8 @@ export async function ownSessions(deps: AccountDeps, session: SessionContext) {
 }
 
 /** Revokes one live session of the caller's own; 404 session_not_found when it names none. */
-export async function revokeOwnSession(deps: AccountDeps, session: SessionContext, tokenHash: string, requestId?: string): Promise<void> {
+/** Revokes one of the caller's sessions; true when it was the session of this request (signed out). */
+export async function revokeOwnSession(deps: AccountDeps, session: SessionContext, tokenHash: string, requestId?: string): Promise<boolean> {
   const now = deps.clock.now();
   const revoked = await deps.database.db.transaction(async (tx) => {
     if (!(await revokeSession(tx, tokenHash, now, session.userId))) return false;
@@ -50,6 +52,7 @@ export async function revokeOwnSession(deps: AccountDeps, session: SessionContex
     return true;
   });
   if (!revoked) throw new DomainError('session_not_found', 'No such live session of yours.');
+  return tokenHash === session.tokenHash;
 }
 
 /** Signs out everywhere else; how many sessions were revoked. */

@@ -6,3 +6,4 @@ export { externalLinkingRoutes } from './external-routes.js';
 export { identityHousekeepingTask } from './housekeeping.js';
 export { internalLinkingRoutes } from './internal-routes.js';
 export { CodeBody, DateTime, McUuidParam, OpaqueId, PrintableText } from './schema.js';
+export { profileLinkRoutes } from './profile-routes.js';

@@ -21,7 +21,7 @@ const list = defineRoute({ tier: 'app' }, {
 const put = defineRoute({ tier: 'app' }, {
   method: 'put',
   path: '/api/v1/servers/{name}/allowlist/{uuid}',
-  summary: 'Let a player wake the server, or take it back (`can_wake: false` removes the entry)',
+  summary: 'Let a player wake the server, or take it back (`can_wake: false` keeps the entry, so a later join does not give it back)',
   request: {
     params: ServerNameParam.extend({ uuid: McUuidSchema.openapi({ param: { name: 'uuid', in: 'path' } }) }),
     ...jsonBody(z.strictObject({ can_wake: z.boolean() })),
@@ -35,7 +35,7 @@ export function allowlistRoutes() {
     .openapi(list, async (c) => {
       const { name } = c.req.valid('param');
       const rows = await wakeAllowlist(c.var.deps, name, c.var.session);
-      const entries = rows.map((r) => ({ mc_uuid: r.mcUuid, can_wake: true, added_at: r.addedAt.toISOString() }));
+      const entries = rows.map((r) => ({ mc_uuid: r.mcUuid, can_wake: r.canWake, added_at: r.addedAt.toISOString() }));
       return c.json({ server: name, entries }, 200);
     })
     .openapi(put, async (c) => {

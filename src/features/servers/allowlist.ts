@@ -8,8 +8,9 @@ import { requireServer } from './lookup.js';
 import { assertOwnerOrStaff } from './access.js';
 
 /**
- * A server's wake allowlist: the players who may wake it under the `allowlist` autostart policy,
- * kept by its owner or staff.
+ * A server's wake allowlist: the players who may wake it under the `allowlist` autostart policy.
+ * A player lands on it by joining the server once (the original's RecordJoin); its owner or staff
+ * take a player's wake right away or give it back, and the row stays either way.
  */
 
 type AllowlistDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock'>;
@@ -17,6 +18,7 @@ type AllowlistDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock'>;
 export interface AllowlistEntry {
   mcUuid: string;
   addedAt: Date;
+  canWake: boolean;
 }
 
 /** The list, oldest entry first. */
@@ -24,7 +26,7 @@ export async function wakeAllowlist(deps: AllowlistDeps, name: string, session: 
   await requireServer(deps, name);
   await assertOwnerOrStaff(deps, name, session, 'read its allowlist');
   return deps.database.db
-    .select({ mcUuid: serverWakeAllowlist.mcUuid, addedAt: serverWakeAllowlist.addedAt })
+    .select({ mcUuid: serverWakeAllowlist.mcUuid, addedAt: serverWakeAllowlist.addedAt, canWake: serverWakeAllowlist.canWake })
     .from(serverWakeAllowlist)
     .where(eq(serverWakeAllowlist.serverName, name))
     .orderBy(asc(serverWakeAllowlist.addedAt), asc(serverWakeAllowlist.mcUuid));
@@ -34,19 +36,22 @@ export async function wakeAllowlist(deps: AllowlistDeps, name: string, session: 
 export async function setWakeAllowed(deps: AllowlistDeps, name: string, session: SessionContext, mcUuid: string, canWake: boolean): Promise<void> {
   await requireServer(deps, name);
   await assertOwnerOrStaff(deps, name, session, 'change its allowlist');
-  const { db } = deps.database;
-  if (canWake) {
-    await db.insert(serverWakeAllowlist).values({ serverName: name, mcUuid, addedAt: deps.clock.now() }).onConflictDoNothing();
-  } else {
-    await db.delete(serverWakeAllowlist).where(and(eq(serverWakeAllowlist.serverName, name), eq(serverWakeAllowlist.mcUuid, mcUuid)));
-  }
+  await deps.database.db
+    .insert(serverWakeAllowlist)
+    .values({ serverName: name, mcUuid, addedAt: deps.clock.now(), canWake })
+    .onConflictDoUpdate({ target: [serverWakeAllowlist.serverName, serverWakeAllowlist.mcUuid], set: { canWake } });
+}
+
+/** A join puts the player on the list; a player whose wake right was taken away stays without it. */
+export async function addJoinedPlayer(db: Queryable, serverName: string, mcUuid: string, now: Date): Promise<void> {
+  await db.insert(serverWakeAllowlist).values({ serverName, mcUuid, addedAt: now, canWake: true }).onConflictDoNothing();
 }
 
 export async function onWakeAllowlist(db: Queryable, serverName: string, mcUuid: string): Promise<boolean> {
   const [row] = await db
     .select({ mcUuid: serverWakeAllowlist.mcUuid })
     .from(serverWakeAllowlist)
-    .where(and(eq(serverWakeAllowlist.serverName, serverName), eq(serverWakeAllowlist.mcUuid, mcUuid)));
+    .where(and(eq(serverWakeAllowlist.serverName, serverName), eq(serverWakeAllowlist.mcUuid, mcUuid), eq(serverWakeAllowlist.canWake, true)));
   return row !== undefined;
 }
 
@@ -56,13 +61,16 @@ export async function linkedIdentityOnWakeAllowlist(db: Queryable, serverName: s
     .select({ mcUuid: serverWakeAllowlist.mcUuid })
     .from(serverWakeAllowlist)
     .innerJoin(linkedAccounts, eq(linkedAccounts.mcUuid, serverWakeAllowlist.mcUuid))
-    .where(and(eq(serverWakeAllowlist.serverName, serverName), eq(linkedAccounts.userId, userId)))
+    .where(and(eq(serverWakeAllowlist.serverName, serverName), eq(linkedAccounts.userId, userId), eq(serverWakeAllowlist.canWake, true)))
     .limit(1);
   return rows.length > 0;
 }
 
 /** The servers whose allowlist names the player. */
 export async function allowlistedServers(db: Queryable, mcUuid: string): Promise<Set<string>> {
-  const rows = await db.select({ serverName: serverWakeAllowlist.serverName }).from(serverWakeAllowlist).where(eq(serverWakeAllowlist.mcUuid, mcUuid));
+  const rows = await db
+    .select({ serverName: serverWakeAllowlist.serverName })
+    .from(serverWakeAllowlist)
+    .where(and(eq(serverWakeAllowlist.mcUuid, mcUuid), eq(serverWakeAllowlist.canWake, true)));
   return new Set(rows.map((r) => r.serverName));
 }

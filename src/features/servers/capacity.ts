@@ -8,7 +8,7 @@ import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import { serverCacheOf, type CachedServer } from './cache.js';
 import { clusterCall } from './lookup.js';
-import { integerSetting, SERVER_SETTINGS } from './settings.js';
+import { integerSetting, SERVER_SETTINGS, wakePolicyInForce } from './settings.js';
 import { takeWakeSlot } from './wake-slot.js';
 
 /** Serialises every start that needs a node slot, on every replica that shares the database. */
@@ -87,9 +87,9 @@ export async function startWithinCapacity(deps: StartDeps, server: CachedServer,
         throw new DomainError('wake_share_exceeded', `You already keep ${share} server(s) running that you do not own; stop one first.`);
       }
     }
-    const cap = await integerSetting(tx, SERVER_SETTINGS.nodeServerCap);
+    const cap = (await wakePolicyInForce(tx)).maxRunningServers;
     const capacity = await clusterCall(name, () => deps.cluster.capacity());
-    if (capacity.running >= cap * capacity.nodes) {
+    if (cap > 0 && capacity.running >= cap * capacity.nodes) {
       const victim = who.privileged ? await oldestGuestOfUnclaimed(tx, deps) : undefined;
       if (!victim) throw new DomainError('at_capacity', 'Every node runs as many servers as it may; try again later.');
       await clusterCall(victim, () => deps.cluster.setDesiredState(victim, 'Stopped'));

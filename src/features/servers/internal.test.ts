@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FORWARDING_LABEL } from '../../adapters/cluster/types.js';
-import { serverClaims, serverMaintenance, serverWakeAllowlist } from '../../db/schema/servers.js';
+import { eq } from 'drizzle-orm';
+import { serverClaims, serverMaintenance, serverWakeAllowlist, serverWakes } from '../../db/schema/servers.js';
 import { bearer, createTestApps, createTestDeps, errorOf, jsonRequest, TOKENS, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { addServer, addSystemServer, randomMcUuid } from '../../../test/helpers/servers.js';
@@ -69,10 +70,16 @@ describe('internal server routes', () => {
       expect(res.status, host).toBe(200);
       expect(((await res.json()) as ServerInfo).name).toBe(name);
     }
-    for (const host of [`${sub}.other.test`, 'nosuch.felis.test', 'lobby.felis.test', `x${sub}.felis.test`]) {
+    for (const host of ['nosuch.felis.test', 'lobby.felis.test', `x${sub}.felis.test`, 'nosuch']) {
       const res = await byHost(host);
       expect(res.status, host).toBe(404);
       expect((await errorOf(res)).code).toBe('not_found');
+    }
+    // A dotted host outside the root domain is the original's 400 bad_host.
+    for (const host of [`${sub}.other.test`, 'example.com', `${sub}.felis.test.evil.example`]) {
+      const res = await byHost(host);
+      expect(res.status, host).toBe(400);
+      expect((await errorOf(res)).code).toBe('bad_host');
     }
   });
 
@@ -98,13 +105,35 @@ describe('internal server routes', () => {
     const staffWoken = addServer(deps, { autostartPolicy: 'ownerOnly' }).spec.name;
     await claimFor(deps, staffWoken, owner.id);
     expect((await wake(staffWoken, admin.mcUuid)).status).toBe(202);
-    expect((await wake(unclaimedOwnerOnly, stranger.mcUuid)).status).toBe(202);
+    // An ownerless ownerOnly server admits staff alone (the original): it is claimed first, then woken.
+    const ownerless = await wake(unclaimedOwnerOnly, stranger.mcUuid);
+    expect(ownerless.status).toBe(403);
+    expect((await errorOf(ownerless)).code).toBe('forbidden');
+    expect((await wake(unclaimedOwnerOnly, admin.mcUuid)).status).toBe(202);
 
     const allowlist = addServer(deps, { autostartPolicy: 'allowlist' }).spec.name;
     await claimFor(deps, allowlist, owner.id);
     await deps.database.db.insert(serverWakeAllowlist).values({ serverName: allowlist, mcUuid: listed, addedAt: deps.clock.now() });
     expect((await wake(allowlist, stranger.mcUuid)).status).toBe(403);
     expect((await wake(allowlist, listed.replaceAll('-', '').toUpperCase())).status).toBe(202);
+  });
+
+  it("answers a ready server that is meant to run 202 {ready: true} before policy and cooldown (the original), spending no wake slot", async () => {
+    const deps = createTestDeps(database());
+    const wake = wakeOf(deps);
+    const owner = await linkedPlayer(deps);
+    const name = addServer(deps, { autostartPolicy: 'ownerOnly', desiredState: 'Running' }).spec.name;
+    await claimFor(deps, name, owner.id);
+    // Not ready yet: a stranger meets the policy.
+    expect((await wake(name, randomMcUuid())).status).toBe(403);
+    deps.clock.advance(deps.cluster.options.startDelayMs);
+    deps.cluster.tick();
+    for (let i = 0; i < 3; i++) {
+      const res = await wake(name, randomMcUuid());
+      expect(res.status).toBe(202);
+      expect(await res.json()).toEqual({ name, desiredState: 'Running', phase: 'Running', ready: true });
+    }
+    expect(await deps.database.db.select().from(serverWakes).where(eq(serverWakes.serverName, name))).toEqual([]);
   });
 
   it('refuses wakes: 404 unknown or system, 409 maintenance_in_progress, 409 start_failed, 503 at_capacity, 503 cluster down', async () => {

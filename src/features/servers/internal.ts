@@ -30,11 +30,15 @@ const list = defineRoute(PROXY, {
 const byHost = defineRoute(PROXY, {
   method: 'get',
   path: '/api/v1/servers/by-host/{host}',
-  summary: 'The server a connecting hostname names (subdomain.ROOT_DOMAIN or the bare subdomain)',
+  summary: 'The server a connecting hostname names (subdomain.ROOT_DOMAIN or the bare subdomain); 400 bad_host outside the root domain',
   request: {
     params: z.object({ host: z.string().min(1).max(255).openapi({ param: { name: 'host', in: 'path' }, example: 'survival.example.net' }) }),
   },
-  responses: { 200: json(ServerInfoSchema, 'the server'), 404: errorAnswer('no server has this host') },
+  responses: {
+    200: json(ServerInfoSchema, 'the server'),
+    400: errorAnswer('bad_host: a dotted host outside the root domain'),
+    404: errorAnswer('no server has this host'),
+  },
 });
 
 const ready = defineRoute(PROXY, {
@@ -59,10 +63,10 @@ const wake = defineRoute(PROXY, {
   summary: 'Wake a server for a joining player (autostart policy, cooldown, capacity)',
   request: { params: ServerNameParam, ...mcUuidBody },
   responses: {
-    202: json(WakeInternalResponse, 'the server is starting'),
+    202: json(WakeInternalResponse, 'the server is starting, or is ready already (`ready: true`, answered before policy and cooldown)'),
     403: errorAnswer('wrong_caller, the autostart policy refuses this player (forbidden), or wake_share_exceeded'),
     404: errorAnswer('no such server'),
-    409: errorAnswer('maintenance_in_progress, retiring or start_failed'),
+    409: errorAnswer('maintenance_in_progress, server_retiring or start_failed'),
     429: errorAnswer('cooldown: woken moments ago (Retry-After)'),
     503: errorAnswer('at_capacity, or the cluster cannot be reached'),
   },

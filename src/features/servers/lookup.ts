@@ -2,6 +2,7 @@ import { ClusterNotFoundError } from '../../adapters/cluster/types.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import { serverCacheOf, type CachedServer, type ServerCache } from './cache.js';
+import { normalizeHost } from './names.js';
 
 type CacheDeps = Pick<Deps, 'cluster' | 'config'>;
 
@@ -32,14 +33,31 @@ export async function requireServer(deps: CacheDeps, name: string): Promise<Cach
  */
 export function serverByHost(deps: CacheDeps, host: string): CachedServer | Promise<CachedServer> {
   const cache = serverCacheOf(deps);
-  if (cache.synced) return reachableByHost(cache, host);
-  return syncedCache(deps).then((synced) => reachableByHost(synced, host));
+  if (cache.synced) return reachableByHost(cache, host, deps.config.rootDomain);
+  return syncedCache(deps).then((synced) => reachableByHost(synced, host, deps.config.rootDomain));
 }
 
-function reachableByHost(cache: ServerCache, host: string): CachedServer {
+function reachableByHost(cache: ServerCache, host: string, rootDomain: string | undefined): CachedServer {
   const server = cache.byHost(host);
-  if (!server || server.reserved) throw new DomainError('not_found', 'No server has this host.');
+  if (!server || server.reserved) {
+    // Judged only on a miss, so the hot path pays nothing for it.
+    if (outsideRootDomain(host, rootDomain)) throw new DomainError('bad_host', 'The host is not under the root domain.');
+    throw new DomainError('not_found', 'No server has this host.');
+  }
   return server;
+}
+
+/**
+ * A dotted host that is not the root domain or under it (as the original's by-host: 400 bad_host). A
+ * bare label is a subdomain, which the contract lets the proxy send; without a root domain every
+ * host is judged by the cache alone.
+ */
+function outsideRootDomain(host: string, rootDomain: string | undefined): boolean {
+  if (rootDomain === undefined) return false;
+  const h = normalizeHost(host);
+  if (!h.includes('.')) return false;
+  const root = rootDomain.toLowerCase();
+  return h !== root && !h.endsWith(`.${root}`);
 }
 
 /** Runs a cluster call; its failures leave as 404 (vanished) or 503 (unreachable). */

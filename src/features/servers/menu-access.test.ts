@@ -82,8 +82,8 @@ describe('menu-access and claim for the proxy', () => {
         unset: 'owner_only',
         listed: 'wake',
         unlisted: 'allowlist',
-        // An unclaimed ownerOnly server may be woken by anyone, so that it can be tried and claimed.
-        ownerless: 'wake',
+        // An ownerless ownerOnly server admits nobody but staff, as the wake does (the original's owner_only).
+        ownerless: 'owner_only',
         gone: 'retiring',
         broken: 'start_failed',
         brokenStopped: 'wake',
@@ -108,7 +108,13 @@ describe('menu-access and claim for the proxy', () => {
         servers: Record<string, string>;
       }).servers;
     const asStaff = await ask(staffUuid);
-    expect([asStaff[names.theirs], asStaff[names.unlisted], asStaff[names.gone], asStaff[names.broken]]).toEqual(['wake', 'wake', 'retiring', 'start_failed']);
+    expect([asStaff[names.theirs], asStaff[names.unlisted], asStaff[names.ownerless], asStaff[names.gone], asStaff[names.broken]]).toEqual([
+      'wake',
+      'wake',
+      'wake',
+      'retiring',
+      'start_failed',
+    ]);
     const stranger = await ask(randomMcUuid().toUpperCase());
     expect([stranger[names.mine], stranger[names.pub], stranger[names.listed]]).toEqual(['owner_only', 'wake', 'allowlist']);
   });
@@ -135,6 +141,37 @@ describe('menu-access and claim for the proxy', () => {
       await conn.write(javaClientRequest({ method: 'GET', path: `/api/v1/internal/player/menu-access/${player}`, port: server.port, token: TOKENS.proxy }));
       const after = JSON.parse((await conn.readResponse()).body) as { servers: Record<string, string> };
       expect(after.servers[name]).toBe('owner');
+    } finally {
+      conn.close();
+    }
+  });
+
+  it("wakes over the Java client's exact request: a ready server 202 ready:true for anyone, an ownerless ownerOnly one 403 forbidden, a retiring one 409 server_retiring", async () => {
+    const stranger = randomMcUuid();
+    const body = `{"mc_uuid":"${stranger}"}`;
+    const ready = addServer(deps, { name: uniqueServerName('r'), autostartPolicy: 'ownerOnly', desiredState: 'Running' }).spec.name;
+    await claimFor(deps, ready, (await createUser(deps)).id);
+    deps.clock.advance(deps.cluster.options.startDelayMs);
+    deps.cluster.tick();
+    const ownerless = addServer(deps, { name: uniqueServerName('o'), autostartPolicy: 'ownerOnly' }).spec.name;
+    const retiring = addServer(deps, { name: uniqueServerName('g'), autostartPolicy: 'public' }).spec.name;
+    const retiree = await createUser(deps);
+    await deps.database.db.insert(serverRetirements).values({ serverName: retiring, requestedAt: deps.clock.now(), requestedBy: retiree.id, delete: false });
+    const conn = await RawConnection.open(server.port);
+    try {
+      const wake = async (name: string) => {
+        await conn.write(javaClientRequest({ method: 'POST', path: `/api/v1/internal/servers/${name}/wake`, port: server.port, token: TOKENS.proxy, body }));
+        return conn.readResponse();
+      };
+      const up = await wake(ready);
+      expect(up.statusLine).toBe('HTTP/1.1 202 Accepted');
+      expect(JSON.parse(up.body)).toEqual({ name: ready, desiredState: 'Running', phase: 'Running', ready: true });
+      const refused = await wake(ownerless);
+      expect(refused.status).toBe(403);
+      expect((JSON.parse(refused.body) as { error: { code: string } }).error.code).toBe('forbidden');
+      const gone = await wake(retiring);
+      expect(gone.status).toBe(409);
+      expect((JSON.parse(gone.body) as { error: { code: string } }).error.code).toBe('server_retiring');
     } finally {
       conn.close();
     }

@@ -49,8 +49,8 @@ export async function menuAccess(deps: Pick<Deps, 'database' | 'cluster' | 'conf
     else if (linked && owner === linked.id) verdict = 'owner';
     else if ((linked && isStaffRole(linked.role)) || policy === 'public') verdict = 'wake';
     else if (policy === 'allowlist') verdict = allowlisted.has(spec.name) ? 'wake' : 'allowlist';
-    // ownerOnly: an unclaimed server may be woken by anyone, so it can be tried and claimed.
-    else verdict = owner === undefined ? 'wake' : 'owner_only';
+    // ownerOnly (or unset): only its owner, even while it has none (the wake answers 403 then too).
+    else verdict = 'owner_only';
     verdicts[spec.name] = verdict;
   }
   return verdicts;

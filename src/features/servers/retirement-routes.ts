@@ -11,8 +11,16 @@ const request = defineRoute({ tier: 'app' }, {
   method: 'put',
   path: '/api/v1/servers/{name}/retirement',
   summary: 'Retire a server: it is stopped, then released (or deleted with `delete`) by the background sweep',
-  request: { params: ServerNameParam, ...jsonBody(z.strictObject({ confirm: z.literal(true), delete: z.boolean() })) },
-  responses: { 200: json(RetiringSchema, 'retiring'), 403: errorAnswer('not the owner'), 404: errorAnswer('no such server') },
+  request: {
+    params: ServerNameParam,
+    ...jsonBody(z.strictObject({ confirm: z.string().max(255).openapi({ description: "the server's name, typed again" }), delete: z.boolean() })),
+  },
+  responses: {
+    200: json(RetiringSchema, 'retiring'),
+    400: errorAnswer('confirm_mismatch: `confirm` is not the server’s name'),
+    403: errorAnswer('not the owner'),
+    404: errorAnswer('no such server'),
+  },
 });
 
 const cancel = defineRoute({ tier: 'app' }, {
@@ -28,7 +36,8 @@ export function retirementRoutes() {
   return createRouter()
     .openapi(request, async (c) => {
       const { name } = c.req.valid('param');
-      const row = await requestRetirement(c.var.deps, name, c.var.session, c.req.valid('json').delete, c.var.requestId);
+      const body = c.req.valid('json');
+      const row = await requestRetirement(c.var.deps, name, c.var.session, body.delete, c.var.requestId, body.confirm);
       return c.json({ name, retiring: { requested_at: row.requestedAt.toISOString(), delete: row.delete } }, 200);
     })
     .openapi(cancel, async (c) => {

@@ -28,9 +28,9 @@ export async function retiringServers(db: Queryable): Promise<Set<string>> {
   return new Set(rows.map((r) => r.serverName));
 }
 
-/** A retiring server is never started again (409 retiring). */
+/** A retiring server is never started again (409 server_retiring, the original's code). */
 export async function refuseRetiring(db: Queryable, serverName: string): Promise<void> {
-  if (await retirementOf(db, serverName)) throw new DomainError('retiring', `${serverName} is being retired.`);
+  if (await retirementOf(db, serverName)) throw new DomainError('server_retiring', `${serverName} is being retired.`);
 }
 
 /** Asks for a retirement (again: `delete` is updated, the first request's time stays). */
@@ -40,9 +40,12 @@ export async function requestRetirement(
   session: SessionContext,
   remove: boolean,
   requestId: string | undefined,
+  confirm: string,
 ): Promise<Retirement> {
   await requireServer(deps, name);
   await assertOwnerOrStaff(deps, name, session, 'retire it');
+  // The request repeats the server's name, as the original's panel asks the person to type it.
+  if (confirm !== name) throw new DomainError('confirm_mismatch', `Type the server's name, ${name}, to confirm.`);
   const now = deps.clock.now();
   const db = deps.database.db;
   await db.transaction(async (tx) => {

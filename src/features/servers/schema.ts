@@ -3,6 +3,7 @@ import { AUTOSTART_POLICIES, DESIRED_STATES, PHASES } from '../../adapters/clust
 import { McUuidSchema } from '../accounts/index.js';
 import { isQuantity } from '../../adapters/cluster/quantity.js';
 import { SERVER_NAME_PATTERN } from './names.js';
+import { refusedAs } from '../../http/coded-refusal.js';
 
 export const PhaseSchema = z.enum(PHASES).openapi('Phase');
 const AutostartPolicySchema = z.enum(AUTOSTART_POLICIES);
@@ -68,6 +69,14 @@ export const ServerNameParam = z.object({
   name: z
     .string()
     .regex(SERVER_NAME_PATTERN, 'must be a server name')
+    .openapi({ param: { name: 'name', in: 'path' }, example: 'survival' }),
+});
+
+/** The same name where the original names its refusal: 400 `bad_name` rather than `bad_request`. */
+export const CodedServerNameParam = z.object({
+  name: z
+    .string()
+    .refine((v) => SERVER_NAME_PATTERN.test(v), refusedAs('bad_name', 'must be a server name'))
     .openapi({ param: { name: 'name', in: 'path' }, example: 'survival' }),
 });
 

@@ -97,7 +97,16 @@ describe('server administration: edit, wake allowlist, retirement, the panel’s
     expect(await list.json()).toEqual({ server: name, entries: [{ mc_uuid: player, can_wake: true, added_at: deps.clock.now().toISOString() }] });
     expect((await wake()).status).toBe(202);
     expect((await send(deps, 'PUT', `${path}/${player}`, headers, { can_wake: false })).status).toBe(204);
-    expect(await deps.database.db.select().from(serverWakeAllowlist).where(eq(serverWakeAllowlist.serverName, name))).toEqual([]);
+    // The row stays with its wake right taken away (the original), and the allowlist policy follows it.
+    expect(await (await send(deps, 'GET', path, headers)).json()).toEqual({
+      server: name,
+      entries: [{ mc_uuid: player, can_wake: false, added_at: deps.clock.now().toISOString() }],
+    });
+    expect((await wake()).status).toBe(403);
+    // A join does not give the right back: the owner's choice stands.
+    const join = await createTestApps(deps).internal.request(`/api/v1/internal/servers/${name}/join-event`, jsonRequest('POST', { mc_uuid: player }, bearer('proxy')));
+    expect(join.status).toBe(204);
+    expect(await deps.database.db.select({ canWake: serverWakeAllowlist.canWake }).from(serverWakeAllowlist).where(eq(serverWakeAllowlist.serverName, name))).toEqual([{ canWake: false }]);
     // Another player may neither read nor change it; staff may.
     const stranger = (await signIn(deps, { userId: (await createUser(deps)).id })).headers;
     expect((await send(deps, 'GET', path, stranger)).status).toBe(403);
@@ -113,12 +122,16 @@ describe('server administration: edit, wake allowlist, retirement, the panel’s
     const { name, headers } = await ownedServer(deps, { autostartPolicy: 'public', desiredState: 'Running' });
     const path = `/api/v1/servers/${name}/retirement`;
     expect((await send(deps, 'PUT', path, headers, { confirm: false, delete: false })).status).toBe(400);
-    const res = await send(deps, 'PUT', path, headers, { confirm: true, delete: false });
+    // `confirm` repeats the server's name (the original); anything else is 400 confirm_mismatch.
+    const mismatch = await send(deps, 'PUT', path, headers, { confirm: `${name}x`, delete: false });
+    expect(mismatch.status).toBe(400);
+    expect((await errorOf(mismatch)).code).toBe('confirm_mismatch');
+    const res = await send(deps, 'PUT', path, headers, { confirm: name, delete: false });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ name, retiring: { requested_at: deps.clock.now().toISOString(), delete: false } });
     const refused = await createTestApps(deps).internal.request(`/api/v1/internal/servers/${name}/wake`, jsonRequest('POST', { mc_uuid: randomMcUuid() }, bearer('proxy')));
     expect(refused.status).toBe(409);
-    expect((await errorOf(refused)).code).toBe('retiring');
+    expect((await errorOf(refused)).code).toBe('server_retiring');
     // First round: asked to stop. Once stopped, the next round releases it.
     expect(await sweepRetirements(deps)).toEqual([]);
     expect(deps.cluster.server(name)!.spec.desiredState).toBe('Stopped');
@@ -130,9 +143,9 @@ describe('server administration: edit, wake allowlist, retirement, the panel’s
 
     // With delete, the server leaves the cluster; a called-off retirement does nothing.
     const gone = await ownedServer(deps);
-    expect((await send(deps, 'PUT', `/api/v1/servers/${gone.name}/retirement`, gone.headers, { confirm: true, delete: true })).status).toBe(200);
+    expect((await send(deps, 'PUT', `/api/v1/servers/${gone.name}/retirement`, gone.headers, { confirm: gone.name, delete: true })).status).toBe(200);
     const kept = await ownedServer(deps);
-    expect((await send(deps, 'PUT', `/api/v1/servers/${kept.name}/retirement`, kept.headers, { confirm: true, delete: true })).status).toBe(200);
+    expect((await send(deps, 'PUT', `/api/v1/servers/${kept.name}/retirement`, kept.headers, { confirm: kept.name, delete: true })).status).toBe(200);
     expect((await send(deps, 'DELETE', `/api/v1/servers/${kept.name}/retirement`, kept.headers)).status).toBe(204);
     expect(await sweepRetirements(deps)).toContain(gone.name);
     expect(deps.cluster.server(gone.name)).toBeUndefined();
@@ -140,7 +153,7 @@ describe('server administration: edit, wake allowlist, retirement, the panel’s
     expect(await deps.database.db.select().from(serverRetirements).where(eq(serverRetirements.serverName, kept.name))).toEqual([]);
     // Not the owner: 403.
     const stranger = (await signIn(deps, { userId: (await createUser(deps)).id })).headers;
-    expect((await send(deps, 'PUT', `/api/v1/servers/${kept.name}/retirement`, stranger, { confirm: true, delete: false })).status).toBe(403);
+    expect((await send(deps, 'PUT', `/api/v1/servers/${kept.name}/retirement`, stranger, { confirm: kept.name, delete: false })).status).toBe(403);
   });
 });
 

@@ -9,7 +9,7 @@ import type { SessionContext } from '../../http/session.js';
 import { findUserByMcUuid, isStaffRole } from '../accounts/index.js';
 import { LEASE_KEYS, leaseOf } from '../../coordination/index.js';
 import { assertOwnerOrStaff } from './access.js';
-import { linkedIdentityOnWakeAllowlist, onWakeAllowlist } from './allowlist.js';
+import { addJoinedPlayer, linkedIdentityOnWakeAllowlist, onWakeAllowlist } from './allowlist.js';
 import type { CachedServer } from './cache.js';
 import type { ServerInfo } from './schema.js';
 import { ownerOf } from './claims.js';
@@ -26,8 +26,9 @@ export async function inMaintenance(db: Queryable, serverName: string): Promise<
 
 /**
  * The autostart policy for a player joining by domain. `public`: anyone. `ownerOnly` (also when
- * unset): the owner and staff; an unclaimed server may be woken by anyone, so it can be tried and
- * claimed. `allowlist`: the owner, staff and the players on the server's wake allowlist.
+ * unset): the owner and staff only, so an ownerless one admits staff alone (as the original: it is
+ * claimed first, then woken by its new owner). `allowlist`: the owner, staff and the players on the
+ * server's wake allowlist whose wake right was not taken away.
  */
 async function playerMayWake(deps: Pick<Deps, 'database'>, server: CachedServer, mcUuid: string): Promise<boolean> {
   const { db } = deps.database;
@@ -36,7 +37,7 @@ async function playerMayWake(deps: Pick<Deps, 'database'>, server: CachedServer,
   const name = server.resource.spec.name;
   const [owner, player] = await Promise.all([ownerOf(db, name), findUserByMcUuid(db, mcUuid)]);
   if (player && !player.disabled && (player.id === owner || isStaffRole(player.role))) return true;
-  if (policy === 'ownerOnly') return owner === undefined;
+  if (policy === 'ownerOnly') return false;
   return onWakeAllowlist(db, name, mcUuid);
 }
 
@@ -61,6 +62,9 @@ async function wakerOfPlayer(db: Queryable, server: CachedServer, mcUuid: string
 export async function wakeForPlayer(deps: WakeDeps, name: string, mcUuid: string): Promise<ServerResource> {
   const server = await requireServer(deps, name);
   const { spec, status } = server.resource;
+  // Ready and meant to run: nothing to wake, and joining it is open to every player the proxy
+  // admits, so the answer comes before the policy and the cooldown (no slot spent, as the original).
+  if (status.ready && spec.desiredState === 'Running') return server.resource;
   if (!(await playerMayWake(deps, server, mcUuid))) {
     throw new DomainError('forbidden', `${spec.name}'s autostart policy does not let you wake it.`);
   }
@@ -115,7 +119,7 @@ export async function wakeFromPanel(deps: WakeDeps, name: string, session: Sessi
 async function userMayWake(deps: Pick<Deps, 'database'>, server: CachedServer, userId: string, owner: string | undefined) {
   const policy = server.resource.spec.autostartPolicy ?? 'ownerOnly';
   if (policy === 'public') return true;
-  if (policy === 'ownerOnly') return owner === undefined;
+  if (policy === 'ownerOnly') return false;
   return linkedIdentityOnWakeAllowlist(deps.database.db, server.resource.spec.name, userId);
 }
 
@@ -146,12 +150,15 @@ export async function recordReady(deps: Pick<Deps, 'database' | 'clock' | 'clust
     .onConflictDoUpdate({ target: serverActivity.serverName, set: { readyAt: now } });
 }
 
-/** A player joined: the idle timer starts over from now. */
+/** A player joined: the idle timer starts over from now, and the player is on the wake allowlist. */
 export async function recordJoin(deps: Pick<Deps, 'database' | 'clock' | 'cluster' | 'config'>, name: string, mcUuid: string): Promise<void> {
   await requireServer(deps, name);
   const now = deps.clock.now();
-  await deps.database.db
-    .insert(serverActivity)
-    .values({ serverName: name, lastJoinAt: now, lastJoinUuid: mcUuid })
-    .onConflictDoUpdate({ target: serverActivity.serverName, set: { lastJoinAt: now, lastJoinUuid: mcUuid } });
+  await deps.database.db.transaction(async (tx) => {
+    await tx
+      .insert(serverActivity)
+      .values({ serverName: name, lastJoinAt: now, lastJoinUuid: mcUuid })
+      .onConflictDoUpdate({ target: serverActivity.serverName, set: { lastJoinAt: now, lastJoinUuid: mcUuid } });
+    await addJoinedPlayer(tx, name, mcUuid, now);
+  });
 }

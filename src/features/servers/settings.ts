@@ -1,6 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { settings } from '../../db/schema/settings.js';
+import { readStoredWakePolicy, type WakePolicy } from '../settings/store/index.js';
 
 /** Settings of the servers feature, with the defaults of api-extensions. */
 export const SERVER_SETTINGS = {
@@ -40,5 +41,26 @@ export async function writeSetting(db: Queryable, key: string, value: unknown, n
   await db
     .insert(settings)
     .values({ key, value: json, updatedAt: now })
-    .onConflictDoUpdate({ target: settings.key, set: { value: json, updatedAt: now } });
+    .onConflictDoUpdate({ target: settings.key, set: { value: json, updatedAt: now, revision: sql`${settings.revision} + 1` } });
+}
+
+export interface WakePolicyView extends WakePolicy {
+  revision: string;
+  /** True once staff saved a policy; false while the defaults (`node_server_cap`, `wake_cooldown_seconds`) are in force. */
+  managed: boolean;
+}
+
+/**
+ * The wake policy in force, read from the database by the wake path on every replica: the policy
+ * staff saved on the settings page, else the settings' defaults. `maxRunningServers` is the running
+ * cap of a node (api-extensions); 0 is no cap, as the original.
+ */
+export async function wakePolicyInForce(db: Queryable): Promise<WakePolicyView> {
+  const { policy, revision } = await readStoredWakePolicy(db);
+  if (policy) return { ...policy, revision, managed: true };
+  const [maxRunningServers, wakeCooldownSeconds] = await Promise.all([
+    integerSetting(db, SERVER_SETTINGS.nodeServerCap),
+    integerSetting(db, SERVER_SETTINGS.wakeCooldownSeconds),
+  ]);
+  return { maxRunningServers, wakeCooldownSeconds, revision, managed: false };
 }

@@ -2,11 +2,11 @@ import { eq, lte } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { serverWakes } from '../../db/schema/servers.js';
 import { DomainError } from '../../lib/errors.js';
-import { integerSetting, SERVER_SETTINGS } from './settings.js';
+import { wakePolicyInForce } from './settings.js';
 
 /** Counts a wake in the database: at most one per server per cooldown, whichever replica is asked. */
 export async function takeWakeSlot(db: Queryable, now: Date, serverName: string): Promise<void> {
-  const cooldownMs = (await integerSetting(db, SERVER_SETTINGS.wakeCooldownSeconds)) * 1000;
+  const cooldownMs = (await wakePolicyInForce(db)).wakeCooldownSeconds * 1000;
   const taken = await db
     .insert(serverWakes)
     .values({ serverName, lastWakeAt: now })

@@ -345,7 +345,10 @@ describe('GET /session/minecraft/hasJoined', () => {
       const db = new Proxy(real.db, {
         get(target, prop, receiver) {
           if (prop === 'select' && state.broken) {
-            return () => ({ from: () => Promise.reject(new Error('connection terminated')) });
+            // Every read fails, whether awaited at `.from()` (the bar list) or at `.where()` (the session sources).
+            const failed = () => Promise.reject(new Error('connection terminated'));
+            const query = { then: (ok: () => unknown, ko: (err: unknown) => unknown) => failed().then(ok, ko), where: failed };
+            return () => ({ from: () => query });
           }
           return Reflect.get(target, prop, receiver) as unknown;
         },
@@ -456,7 +459,15 @@ describe('GET /session/minecraft/hasJoined', () => {
       const real = database();
       const broken = {
         ...real,
-        db: { select: () => ({ from: () => Promise.reject(new Error('connection terminated')) }) },
+        // Every read fails, whether awaited at `.from()` (the bar list) or at `.where()` (the session sources).
+        db: {
+          select: () => ({
+            from: () => {
+              const failed = () => Promise.reject(new Error('connection terminated'));
+              return { then: (ok: () => unknown, ko: (err: unknown) => unknown) => failed().then(ok, ko), where: failed };
+            },
+          }),
+        },
       } as unknown as DatabaseHandle;
       const primary = await standIn(profile(NOTCH_ID, 'Notch'));
       const { internal, deps } = setup([{ name: 'mojang', at: primary, primary: true }], { db: broken });

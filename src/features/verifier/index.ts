@@ -4,3 +4,5 @@
 export { verifierRoutes } from './routes.js';
 export { createSessionVerifier } from './service.js';
 export type { SessionVerifier } from './service.js';
+export { isLegalUsername, thirdPartyUuid } from './service.js';
+export { parseUuid } from './uuid.js';

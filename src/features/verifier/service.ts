@@ -1,9 +1,15 @@
 import type { FailureReason, SourceResponse } from '../../adapters/session-sources/http.js';
+import type { SessionSourceHttp } from '../../adapters/session-sources/http.js';
 import {
   createHttpSessionSources,
+  httpSessionSource,
   type HasJoinedQuery,
   type SessionSource,
 } from '../../adapters/session-sources/sources.js';
+import type { SessionSourceConfig } from '../../config.js';
+import type { Queryable } from '../../db/client.js';
+import type { Clock } from '../../lib/clock.js';
+import { activeSources, readAuthSources } from '../settings/store/index.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
@@ -62,9 +68,69 @@ export function byteLength(value: string): number {
  * highest-priority source that validates is known: a lower source's early success waits only for
  * the sources above it, and nothing waits for a source below the winner.
  */
+/** The sources a login asks, in priority order; they may change while the service runs. */
+export interface SourceSet {
+  current(): Promise<readonly SessionSource[]> | readonly SessionSource[];
+  /** A change was saved on this replica: read the list again before the next login. */
+  invalidate(): void;
+}
+
+/** How long a replica trusts the list it read: a change saved on another replica is in force within this. */
+export const SOURCES_REFRESH_MS = 5_000;
+
+/**
+ * The session sources as staff keep them on the settings page (the environment's SESSION_SOURCES
+ * until they save a list), read from the database at most once per SOURCES_REFRESH_MS on each
+ * replica, never once per login. Until the first read succeeds only the primary is asked, and a
+ * failed read keeps the last list read: a database outage never brings back a source that was
+ * disabled.
+ */
+export class StoredSources implements SourceSet {
+  #sources: readonly SessionSource[];
+  #revision: string | undefined;
+  #checkedAt = Number.NEGATIVE_INFINITY;
+  #refreshing: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly configured: readonly SessionSourceConfig[],
+    private readonly client: SessionSourceHttp,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {
+    const primary = activeSources(configured, { sources: [], revision: '0', managed: false })[0]!;
+    this.#sources = [httpSessionSource(client, primary)];
+  }
+
+  async current(): Promise<readonly SessionSource[]> {
+    if (this.clock.now().getTime() - this.#checkedAt >= SOURCES_REFRESH_MS) {
+      this.#refreshing ??= this.#refresh().finally(() => (this.#refreshing = undefined));
+      await this.#refreshing;
+    }
+    return this.#sources;
+  }
+
+  invalidate(): void {
+    this.#checkedAt = Number.NEGATIVE_INFINITY;
+  }
+
+  async #refresh(): Promise<void> {
+    try {
+      const view = await readAuthSources(this.db, this.configured);
+      if (view.revision !== this.#revision) {
+        this.#sources = activeSources(this.configured, view).map((source) => httpSessionSource(this.client, source));
+        this.#revision = view.revision;
+      }
+    } catch (err) {
+      this.log.warn({ err }, 'session sources could not be read; the last list read stays in force');
+    }
+    this.#checkedAt = this.clock.now().getTime();
+  }
+}
+
 export class SessionVerifier {
   constructor(
-    private readonly sources: readonly SessionSource[],
+    private readonly sources: SourceSet,
     private readonly names: NameRegistry,
     readonly barList: BarList,
     private readonly metrics: VerifierMetrics,
@@ -86,8 +152,14 @@ export class SessionVerifier {
     }
   }
 
+  /** A change to the sources was saved on this replica. */
+  sourcesChanged(): void {
+    this.sources.invalidate();
+  }
+
   async #decide(query: HasJoinedQuery): Promise<Verdict> {
-    const answers = this.sources.map((source) => this.#ask(source, query));
+    const sources = await this.sources.current();
+    const answers = sources.map((source) => this.#ask(source, query));
     const winner = await firstDecisive(answers);
     if (winner === undefined) {
       const all = await Promise.all(answers);
@@ -205,10 +277,11 @@ function firstDecisive(answers: readonly Promise<Answer>[]): Promise<Answer | un
 export function createSessionVerifier(
   deps: Pick<Deps, 'config' | 'clock' | 'metrics' | 'log' | 'database'>,
 ): SessionVerifier {
-  const { sources, profiles, close } = createHttpSessionSources(
+  const { client, profiles, close } = createHttpSessionSources(
     deps.config.sessionSources,
     deps.config.sessionSourceTimeoutMs,
   );
+  const sources = new StoredSources(deps.database.db, deps.config.sessionSources, client, deps.clock, deps.log);
   const metrics = verifierMetrics(deps.metrics.registry);
   const names = new NameRegistry(profiles, deps.clock, metrics, deps.log);
   const barList = new BarList(deps.database.db, deps.clock, deps.log);

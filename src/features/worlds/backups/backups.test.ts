@@ -257,6 +257,12 @@ describe('backup, restore and job routes', () => {
     const bad = await internal.request(`/api/v1/internal/servers/${name}/backup`, jsonRequest('POST', { os_user: 'rm -rf /' }, bearer('ops')));
     expect(bad.status).toBe(400);
     expect((await errorOf(bad)).code).toBe('bad_name');
+    // A malformed server name is the original's 400 bad_name too.
+    for (const badName of ['Bad_Name', '-x', 'a'.repeat(41)]) {
+      const malformed = await internal.request(`/api/v1/internal/servers/${badName}/backup`, { method: 'POST', headers: bearer('ops') });
+      expect(malformed.status, badName).toBe(400);
+      expect((await errorOf(malformed)).code).toBe('bad_name');
+    }
     const unknownField = await internal.request(`/api/v1/internal/servers/${name}/backup`, jsonRequest('POST', { os_user: 'a', x: 1 }, bearer('ops')));
     expect((await errorOf(unknownField)).code).toBe('bad_request');
     await deps.cluster.setDesiredState(name, 'Running');

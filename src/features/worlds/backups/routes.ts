@@ -1,5 +1,5 @@
 import { createRouter, defineRoute, errorAnswer, json } from '../../../http/route.js';
-import { ServerNameParam } from '../../servers/index.js';
+import { CodedServerNameParam, ServerNameParam } from '../../servers/index.js';
 import {
   BackupDeletedSchema,
   BackupIdParam,
@@ -92,10 +92,10 @@ const breakGlass = defineRoute({ tier: 'service', callers: ['ops'] }, {
   method: 'post',
   path: '/api/v1/internal/servers/{name}/backup',
   summary: 'Break-glass backup of a stopped world, audited to the operator',
-  request: { params: ServerNameParam, body: { required: false, content: { 'application/json': { schema: BreakGlassBody } } } },
+  request: { params: CodedServerNameParam, body: { required: false, content: { 'application/json': { schema: BreakGlassBody } } } },
   responses: {
     202: json(BackupStartedSchema, 'the backup job started'),
-    400: errorAnswer('bad_request, or bad_name: os_user is not a login name'),
+    400: errorAnswer('bad_request, or bad_name: a malformed server name, or os_user is not a login name'),
     404: errorAnswer('no such server'),
     409: errorAnswer('not_stopped or maintenance_in_progress'),
     503: errorAnswer('the cluster, the world volumes or the backup store cannot be reached'),

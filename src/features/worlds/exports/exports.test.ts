@@ -55,7 +55,8 @@ describe('exports', () => {
     const res = await post(external, `/api/v1/servers/${name}/world/export`, owner.headers);
     expect(res.status).toBe(202);
     const ticket = (await res.json()) as { ticket: string; state: string; filename: string };
-    expect(ticket).toMatchObject({ state: 'preparing', filename: expect.stringMatching(new RegExp(`^${name}-.*\\.tar\\.gz$`)) });
+    // The original's states: pending, then ready (or failed).
+    expect(ticket).toMatchObject({ state: 'pending', filename: expect.stringMatching(new RegExp(`^${name}-.*\\.tar\\.gz$`)) });
     await deps.worlds.jobs.idle();
     expect(await (await external.request(`/api/v1/exports/${ticket.ticket}`, { headers: owner.headers })).json()).toEqual({ state: 'ready' });
 
@@ -68,8 +69,17 @@ describe('exports', () => {
     for (const path of [`/api/v1/exports/${ticket.ticket}`, `/api/v1/exports/${ticket.ticket}/download`]) {
       expect((await external.request(path, { headers: admin.headers })).status).toBe(404);
     }
+    // The download spent the ticket: a second one, or its state, is 410 export_expired (the original).
+    for (const path of [`/api/v1/exports/${ticket.ticket}/download`, `/api/v1/exports/${ticket.ticket}`]) {
+      const spent = await external.request(path, { headers: owner.headers });
+      expect(spent.status, path).toBe(410);
+      expect(((await spent.json()) as { error: { code: string } }).error.code).toBe('export_expired');
+    }
+    // A ticket whose time ran out is 410 too.
+    const late = (await (await post(external, `/api/v1/servers/${name}/world/export`, owner.headers)).json()) as { ticket: string };
+    await deps.worlds.jobs.idle();
     deps.clock.advance(25 * 3600 * 1000);
-    expect((await external.request(`/api/v1/exports/${ticket.ticket}`, { headers: owner.headers })).status).toBe(404);
+    expect((await external.request(`/api/v1/exports/${late.ticket}`, { headers: owner.headers })).status).toBe(410);
   });
 
   it('exports a backup and a single file; refuses a running world', async () => {

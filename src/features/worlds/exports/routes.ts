@@ -3,7 +3,7 @@ import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json } from '../../../http/route.js';
 import { ServerNameParam } from '../../servers/index.js';
 import { BackupOfServer, DownloadQuery, StateSchema, TicketParam, TicketSchema } from './schema.js';
-import { exportBackup, exportWorld, openExport, ownExport } from './service.js';
+import { exportBackup, exportStateOf, exportWorld, openExport, ownExport, type ExportRow } from './service.js';
 
 const exportErrors = {
   403: errorAnswer('not the owner or staff'),
@@ -38,7 +38,11 @@ const exportState = defineRoute({ tier: 'app' }, {
   path: '/api/v1/exports/{ticket}',
   summary: 'Where an export stands',
   request: { params: TicketParam },
-  responses: { 200: json(StateSchema, 'its state'), 404: errorAnswer('no such export of yours') },
+  responses: {
+    200: json(StateSchema, 'its state'),
+    404: errorAnswer('no such export of yours'),
+    410: errorAnswer('export_expired: downloaded already, or its time ran out'),
+  },
 });
 const exportDownload = defineRoute(
   { tier: 'app' },
@@ -51,13 +55,14 @@ const exportDownload = defineRoute(
       200: { description: 'the archive or file', content: { 'application/octet-stream': { schema: z.string().openapi({ format: 'binary' }) } } },
       404: errorAnswer('no such export of yours'),
       409: errorAnswer('not ready yet'),
+      410: errorAnswer('export_expired: downloaded already (a ticket is good for one download), or its time ran out'),
       503: errorAnswer('the backup store cannot be reached'),
     },
   },
   { streamed: true },
 );
 
-const ticketOf = (row: { ticket: string; state: string; filename: string }) => ({ ticket: row.ticket, state: row.state, filename: row.filename });
+const ticketOf = (row: ExportRow) => ({ ticket: row.ticket, state: exportStateOf(row), filename: row.filename });
 
 /** Exports and downloads of the external face. */
 export function externalExportRoutes() {
@@ -76,7 +81,7 @@ export function externalExportRoutes() {
     })
     .openapi(exportState, async (c) => {
       const row = await ownExport(c.var.deps, c.req.valid('param').ticket, c.var.session.userId);
-      return c.json({ state: row.state, ...(row.message ? { message: row.message } : {}) }, 200);
+      return c.json({ state: exportStateOf(row), ...(row.message ? { message: row.message } : {}) }, 200);
     })
     .openapi(exportDownload, async (c) => {
       const { row, body } = await openExport(c.var.deps, c.req.valid('param').ticket, c.var.session.userId);

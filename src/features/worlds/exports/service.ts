@@ -64,7 +64,7 @@ export async function exportWorld(deps: JobDeps, input: { serverName: string; ca
     serverName,
     requestedBy: caller.userId,
     source: 'world',
-    state: 'preparing',
+    state: 'pending',
     storageKey: `exports/${ticket}`,
     filename: isFile ? name : `${name}-${stamp(deps.clock.now())}.tar.gz`,
     contentType: isFile ? 'application/octet-stream' : 'application/gzip',
@@ -93,21 +93,44 @@ export async function settleExport(deps: SettleDeps, plan: WorldJobPlan, outcome
   throw stepFailed(outcome);
 }
 
-/** The caller's own export: anyone else's ticket is 404, as if it did not exist. */
+/** The state a client sees: the original's `pending`, `ready` or `failed` (the panel takes any other as final). */
+export function exportStateOf(row: Pick<ExportRow, 'state'>): 'pending' | 'ready' | 'failed' {
+  return row.state === 'ready' || row.state === 'failed' ? row.state : 'pending';
+}
+
+/**
+ * The caller's own live export: anyone else's ticket is 404, as if it did not exist; one of the
+ * caller's that was downloaded or ran out of time is 410 `export_expired` (the original's).
+ */
 export async function ownExport(deps: Pick<Deps, 'database' | 'clock'>, ticket: string, userId: string): Promise<ExportRow> {
   const [row] = await deps.database.db.select().from(worldExports).where(and(eq(worldExports.ticket, ticket), eq(worldExports.requestedBy, userId)));
-  if (!row || row.state === 'expired' || row.expiresAt <= deps.clock.now()) throw new DomainError('not_found', 'No such export.');
+  if (!row) throw new DomainError('not_found', 'No such export.');
+  if (row.state === 'expired' || row.state === 'spent' || row.expiresAt <= deps.clock.now()) {
+    throw new DomainError('export_expired', 'This export was downloaded already or its time ran out.');
+  }
   return row;
 }
 
-/** The caller's ready export and its bytes from the store (409 before it is ready, 503 when the store fails). */
+/**
+ * The caller's ready export and its bytes from the store (409 before it is ready, 503 when the store
+ * fails). The download spends the ticket in one statement, so of two downloads at once on any
+ * replicas only one gets the bytes; a store that cannot be read gives the ticket back.
+ */
 export async function openExport(deps: Pick<Deps, 'database' | 'clock' | 'worlds' | 'log'>, ticket: string, userId: string): Promise<{ row: ExportRow; body: Readable }> {
   const row = await ownExport(deps, ticket, userId);
-  if (row.state !== 'ready') throw new DomainError('conflict', `The export is ${row.state}.`);
+  if (row.state !== 'ready') throw new DomainError('conflict', `The export is ${exportStateOf(row)}.`);
+  const db = deps.database.db;
+  const spent = await db
+    .update(worldExports)
+    .set({ state: 'spent' })
+    .where(and(eq(worldExports.ticket, ticket), eq(worldExports.state, 'ready')))
+    .returning({ ticket: worldExports.ticket });
+  if (spent.length === 0) throw new DomainError('export_expired', 'This export was downloaded already.');
   try {
     return { row, body: await deps.worlds.store.get(row.storageKey) };
   } catch (err) {
     deps.log.warn({ err, ticket: row.ticket }, 'export unreadable from the backup store');
+    await db.update(worldExports).set({ state: 'ready' }).where(eq(worldExports.ticket, ticket));
     throw new DomainError('unavailable', 'The backup store cannot be reached.');
   }
 }

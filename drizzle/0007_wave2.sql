@@ -36,6 +36,8 @@ CREATE TABLE "server_schedules" (
 	"created_at" timestamp with time zone NOT NULL
 );
 --> statement-breakpoint
+ALTER TABLE "settings" ADD COLUMN "revision" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE "server_wake_allowlist" ADD COLUMN "can_wake" boolean DEFAULT true NOT NULL;--> statement-breakpoint
 ALTER TABLE "world_backups" ADD COLUMN "retention" text;--> statement-breakpoint
 ALTER TABLE "server_schedules" ADD CONSTRAINT "server_schedules_owner_id_users_id_fk" FOREIGN KEY ("owner_id") REFERENCES "public"."users"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "server_restarts_active_idx" ON "server_restarts" USING btree ("server_name") WHERE state in ('stopping', 'starting');--> statement-breakpoint
