@@ -16,3 +16,5 @@ export * from './passkeys.js';
 export * from './worlds.js';
 export * from './world-files.js';
 export * from './coordination.js';
+export * from './notifications.js';
+export * from './usage.js';
