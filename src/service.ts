@@ -21,6 +21,7 @@ import { setupOnStart } from './features/auth/index.js';
 import { clusterBuildTasks, DirectoryContextStore, SimulatedBuildRunner } from './features/builds/index.js';
 import { LogHubs } from './features/console/index.js';
 import { fleetTasks, startFleetMetrics } from './features/fleet/index.js';
+import { webhookDeliveryTask } from './features/notifications/index.js';
 import { identityHousekeepingTask } from './features/linking/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory, passkeyHousekeepingTask } from './features/passkeys/index.js';
@@ -158,7 +159,7 @@ function serviceTasks(deps: Deps): BackgroundTask[] {
   if (cluster.builds) tasks.push(...clusterBuildTasks(deps, cluster.builds));
   // The world jobs under way are waited for after the loops that start them have stopped.
   tasks.push(task('world_jobs', () => undefined, () => deps.worlds.jobs.idle()), ...worldsTasks(deps, replica));
-  tasks.push(...fleetTasks(deps, replica));
+  tasks.push(...fleetTasks(deps, replica), webhookDeliveryTask(deps, replica));
   return tasks;
 }
 

@@ -14,6 +14,7 @@ import { externalOpLoginRoutes } from '../features/op-login/index.js';
 import { externalMigrationRoutes } from '../features/migration/index.js';
 import { externalWorldRoutes } from '../features/worlds/index.js';
 import { activityRoutes } from '../features/activity/index.js';
+import { webhookRoutes } from '../features/notifications/index.js';
 import { createApp, type FaceApp } from './create-app.js';
 
 /** Routers of the external face; each feature adds its own line. */
@@ -36,6 +37,7 @@ export function mountExternalRoutes(app: FaceApp): void {
   app.addRoutes(reauthRoutes());
   app.addRoutes(externalWorldRoutes());
   app.addRoutes(activityRoutes());
+  app.addRoutes(webhookRoutes());
 }
 
 /** The external face: the browser panel and the operator console. */

@@ -6,6 +6,7 @@ import type { BackgroundTask } from '../../coordination/index.js';
 import type { Deps } from '../../deps.js';
 import { figuresOf, fleetFiguresTask } from './figures.js';
 import { fleetMetricsOf, registerFleetMetrics } from './metrics.js';
+import { serverEventsTask } from './server-events.js';
 
 export { countScheduleRun, fleetMetricsOf, SCHEDULE_OUTCOMES, type FleetMetrics, type ScheduleOutcome } from './metrics.js';
 
@@ -19,7 +20,12 @@ export function refreshFleetFigures(deps: Pick<Deps, 'database' | 'clock' | 'met
   return figuresOf(deps.metrics.registry).refresh(deps, fleetMetricsOf(deps.metrics.registry));
 }
 
-/** The fleet's background work: each replica refreshes the figures its /metrics shows. */
+/**
+ * The fleet's background work: each replica refreshes the figures its /metrics shows, and raises
+ * the webhook events of the server transitions its cache sees (kept once by their key).
+ */
 export function fleetTasks(deps: Deps, replica: string): BackgroundTask[] {
-  return [fleetFiguresTask(deps, replica, () => fleetMetricsOf(deps.metrics.registry))];
+  return [fleetFiguresTask(deps, replica, () => fleetMetricsOf(deps.metrics.registry)), serverEventsTask(deps)];
 }
+
+export { serverEventsTask } from './server-events.js';
