@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, lt, lte } from 'drizzle-orm';
+import { and, asc, eq, inArray, lt, lte, or } from 'drizzle-orm';
 import { Leadership, type BackgroundTask } from '../../coordination/index.js';
 import { webhookDeliveries, webhookEndpoints } from '../../db/schema/notifications.js';
 import type { Deps } from '../../deps.js';
@@ -30,7 +30,14 @@ export async function deliverDue(deps: OutboxDeps): Promise<number> {
     .select({ delivery: webhookDeliveries, endpoint: webhookEndpoints })
     .from(webhookDeliveries)
     .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
-    .where(and(eq(webhookDeliveries.status, 'pending'), lte(webhookDeliveries.nextAttemptAt, now)))
+    // A disabled endpoint's deliveries wait until it is enabled again; a test is sent regardless.
+    .where(
+      and(
+        eq(webhookDeliveries.status, 'pending'),
+        lte(webhookDeliveries.nextAttemptAt, now),
+        or(eq(webhookEndpoints.enabled, true), eq(webhookDeliveries.eventType, 'webhook.test')),
+      ),
+    )
     .orderBy(asc(webhookDeliveries.nextAttemptAt))
     .limit(ROUND_BATCH);
   const forbidden = forbiddenNetworks(deps.config.webhookForbiddenNetworks);
@@ -38,7 +45,6 @@ export async function deliverDue(deps: OutboxDeps): Promise<number> {
   const worker = async () => {
     for (let next = queue.shift(); next; next = queue.shift()) {
       const { delivery, endpoint } = next;
-      if (!endpoint.enabled) continue;
       const attempt = await sendOnce(
         { id: delivery.id, url: endpoint.url, secret: endpoint.secret, format: endpoint.format, eventType: delivery.eventType, payload: delivery.payload },
         now,

@@ -188,9 +188,9 @@ describe('webhooks: delivery through the outbox to a real receiver', () => {
     data: { n },
   });
 
-  it('queues a test without waiting for the endpoint, then delivers it signed, with its delivery id', async () => {
+  it('queues a test without waiting for the endpoint, then delivers it signed, with its delivery id (even while disabled)', async () => {
     await clear();
-    const hook = await endpoint({});
+    const hook = await endpoint({ enabled: false });
     receiver.answer = () => 'hang';
     const res = await asStaff(`${BASE}/${hook.id}/test`, { method: 'POST' });
     expect(res.status).toBe(202);
