@@ -15,6 +15,7 @@ import { externalMigrationRoutes } from '../features/migration/index.js';
 import { externalWorldRoutes } from '../features/worlds/index.js';
 import { activityRoutes } from '../features/activity/index.js';
 import { webhookRoutes } from '../features/notifications/index.js';
+import { usageRoutes } from '../features/fleet/index.js';
 import { createApp, type FaceApp } from './create-app.js';
 
 /** Routers of the external face; each feature adds its own line. */
@@ -38,6 +39,7 @@ export function mountExternalRoutes(app: FaceApp): void {
   app.addRoutes(externalWorldRoutes());
   app.addRoutes(activityRoutes());
   app.addRoutes(webhookRoutes());
+  app.addRoutes(usageRoutes());
 }
 
 /** The external face: the browser panel and the operator console. */

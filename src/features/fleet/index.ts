@@ -1,12 +1,14 @@
 /**
  * The front door of the fleet feature: the game-level metrics (`felis_*` over the server cache and
- * the database's figures), their refresh task, and the hook the schedules feature counts runs by.
+ * the database's figures), their refresh task, the hook the schedules feature counts runs by, the
+ * webhook events of server transitions, and each server's usage history (sampled each minute).
  */
 import type { BackgroundTask } from '../../coordination/index.js';
 import type { Deps } from '../../deps.js';
 import { figuresOf, fleetFiguresTask } from './figures.js';
 import { fleetMetricsOf, registerFleetMetrics } from './metrics.js';
 import { serverEventsTask } from './server-events.js';
+import { usageSamplingTask } from './usage.js';
 
 export { countScheduleRun, fleetMetricsOf, SCHEDULE_OUTCOMES, type FleetMetrics, type ScheduleOutcome } from './metrics.js';
 
@@ -25,7 +27,10 @@ export function refreshFleetFigures(deps: Pick<Deps, 'database' | 'clock' | 'met
  * the webhook events of the server transitions its cache sees (kept once by their key).
  */
 export function fleetTasks(deps: Deps, replica: string): BackgroundTask[] {
-  return [fleetFiguresTask(deps, replica, () => fleetMetricsOf(deps.metrics.registry)), serverEventsTask(deps)];
+  return [fleetFiguresTask(deps, replica, () => fleetMetricsOf(deps.metrics.registry)), serverEventsTask(deps), usageSamplingTask(deps, replica)];
 }
+
+export { usageRoutes } from './routes.js';
+export { sampleUsage } from './usage.js';
 
 export { serverEventsTask } from './server-events.js';
