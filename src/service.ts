@@ -17,6 +17,7 @@ import { Leadership, TaskList, type BackgroundTask } from './coordination/index.
 import { openDatabase, type DatabaseHandle } from './db/client.js';
 import type { Deps } from './deps.js';
 import { accountHousekeepingTask, createSessionAuthenticator, withPasswordChangeGate } from './features/accounts/index.js';
+import { changeRecorder } from './features/audit/index.js';
 import { setupOnStart } from './features/auth/index.js';
 import { clusterBuildTasks, DirectoryContextStore, SimulatedBuildRunner } from './features/builds/index.js';
 import { LogHubs } from './features/console/index.js';
@@ -69,6 +70,7 @@ export function assembleDeps(parts: DepsParts): Deps {
     sessions: withPasswordChangeGate(createSessionAuthenticator()),
     serverCounts: countServersByOwner,
     passkeys: passkeyDirectory,
+    recordChange: changeRecorder({ database: parts.database, clock, log: parts.log }),
     shutdown: new AbortController().signal,
     replica: replicaName(parts.config),
     contextStore: new DirectoryContextStore(join(parts.config.dataDir, 'contexts')),

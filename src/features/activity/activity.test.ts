@@ -1,5 +1,5 @@
-import { beforeAll, describe, expect, it } from 'vitest';
-import { createTestApps, createTestDeps, errorOf, type TestDeps } from '../../../test/helpers/app.js';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { createTestApps, createTestDeps, errorOf, jsonRequest, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { addServer, uniqueServerName } from '../../../test/helpers/servers.js';
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
@@ -106,6 +106,34 @@ describe('activity: GET /audit for staff, a server\'s activity for its owner', (
   it('keeps GET /audit from a player: 403 forbidden', async () => {
     const res = await apps.external.request('/api/v1/audit', { headers: (await signIn(deps, { userId: owner.id, host: 'console.felis.test' })).headers });
     expect(res.status).toBe(403);
+  });
+});
+
+describe('activity: every signed-in request that changes something is audited', () => {
+  const database = useTestDatabase();
+
+  it('records actor, request id, route and target of a change, and nothing for a refused or reading request', async () => {
+    const deps = createTestDeps(database());
+    const apps = createTestApps(deps);
+    const staff = await createUser(deps, { role: 'owner' });
+    const { headers } = await signIn(deps, { userId: staff.id });
+    const created = await apps.external.request('/api/v1/settings/webhooks', jsonRequest('POST', { name: 'a', url: 'https://hooks.example.com/a' }, headers));
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    const patched = await apps.external.request(`/api/v1/settings/webhooks/${id}`, jsonRequest('PATCH', { enabled: false }, headers));
+    expect(patched.status).toBe(200);
+    const refused = await apps.external.request('/api/v1/settings/webhooks', jsonRequest('POST', { name: 'b', url: 'ftp://x' }, headers));
+    expect(refused.status).toBe(400);
+    await apps.external.request('/api/v1/settings/webhooks', { headers });
+
+    const read = async () => {
+      const res = await apps.external.request(`/api/v1/audit?actor=${staff.id}`, { headers });
+      return ((await res.json()) as Page).entries.filter((e) => /^(POST|PUT|PATCH|DELETE) /.test(e.action));
+    };
+    await vi.waitFor(async () => expect(await read()).toHaveLength(2));
+    const [patch, post] = await read();
+    expect(post).toMatchObject({ action: 'POST /api/v1/settings/webhooks', target: null, request_id: created.headers.get('x-request-id') });
+    expect(patch).toMatchObject({ action: 'PATCH /api/v1/settings/webhooks/:id', target: id, request_id: patched.headers.get('x-request-id') });
   });
 });
 
