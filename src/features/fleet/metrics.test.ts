@@ -203,10 +203,10 @@ describe('fleet metrics', () => {
   it('counts schedule runs by outcome through the hook the schedules feature calls', async () => {
     expect(await valueOf(registry, 'felis_schedule_runs_total', { outcome: 'failed' })).toBe(0);
     countScheduleRun(deps, 'failed');
-    countScheduleRun(deps, 'succeeded');
-    countScheduleRun(deps, 'succeeded');
+    countScheduleRun(deps, 'ok');
+    countScheduleRun(deps, 'ok');
     expect(await valueOf(registry, 'felis_schedule_runs_total', { outcome: 'failed' })).toBe(1);
-    expect(await valueOf(registry, 'felis_schedule_runs_total', { outcome: 'succeeded' })).toBe(2);
+    expect(await valueOf(registry, 'felis_schedule_runs_total', { outcome: 'ok' })).toBe(2);
   });
 
   it('names no server when METRICS_SERVER_SERIES is 0, but keeps the fleet totals', async () => {

@@ -28,8 +28,8 @@ export interface FleetMetrics {
 
 export const WAKE_BUCKETS = [5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300, 600];
 export const BACKUP_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200];
-/** The outcomes a schedule run is counted by (issue 27's runs call `countScheduleRun`). */
-export const SCHEDULE_OUTCOMES = ['succeeded', 'failed', 'skipped'] as const;
+/** The outcomes a schedule run is counted by: the schedules feature's own results (`finish` in its engine calls `countScheduleRun`). */
+export const SCHEDULE_OUTCOMES = ['ok', 'skipped', 'failed'] as const;
 export type ScheduleOutcome = (typeof SCHEDULE_OUTCOMES)[number];
 
 const byRegistry = new WeakMap<Registry, FleetMetrics>();
