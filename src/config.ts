@@ -145,6 +145,25 @@ const envSchema = z.object({
   /** How often the schedule round runs, and how late a due run may still start (later: recorded as missed). */
   SCHEDULE_TICK_SECONDS: z.coerce.number().int().min(1).max(300).default(60),
   SCHEDULE_MISS_GRACE_MINUTES: z.coerce.number().int().min(1).max(24 * 60).default(10),
+  /** At most this many servers get per-server metric series (players, newest backup); 0: none. */
+  METRICS_SERVER_SERIES: z.coerce.number().int().min(0).max(10_000).default(200),
+  /** How often each replica reads the fleet's figures kept in the database (backups, builds, reports) for /metrics. */
+  METRICS_REFRESH_SECONDS: z.coerce.number().int().min(5).max(3600).default(30),
+  /** Networks a webhook endpoint may not point at (CIDRs, comma-separated; `none` for none). */
+  WEBHOOK_FORBIDDEN_NETWORKS: z
+    .string()
+    .default('127.0.0.0/8,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,169.254.0.0/16,100.64.0.0/10,0.0.0.0/8,::1/128,fc00::/7,fe80::/10')
+    .transform((v, ctx) => {
+      if (v.trim() === 'none') return [];
+      const cidrs = v.split(',').map((p) => p.trim()).filter(Boolean);
+      for (const cidr of cidrs) {
+        if (!z.cidrv4().safeParse(cidr).success && !z.cidrv6().safeParse(cidr).success) {
+          ctx.addIssue({ code: 'custom', message: `${cidr} is not a CIDR` });
+          return z.NEVER;
+        }
+      }
+      return cidrs;
+    }),
 });
 
 /** Every variable the service reads at start-up (the README's configuration table lists each). */
@@ -231,6 +250,9 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     worldJobImage: env.WORLD_JOB_IMAGE,
     worldJobStoreSecret: env.WORLD_JOB_STORE_SECRET,
     worldJobDeadlineSeconds: env.WORLD_JOB_DEADLINE_SECONDS,
+    metricsServerSeries: env.METRICS_SERVER_SERIES,
+    metricsRefreshSeconds: env.METRICS_REFRESH_SECONDS,
+    webhookForbiddenNetworks: env.WEBHOOK_FORBIDDEN_NETWORKS,
   };
 }
 

@@ -9,6 +9,7 @@ import type { BuildRunner, ContextStore } from './features/builds/index.js';
 import type { SessionVerifier } from './features/verifier/index.js';
 import type { WorldsRuntime } from './features/worlds/index.js';
 import type { Metrics } from './http/metrics.js';
+import type { RequestChange } from './http/env.js';
 import type { SessionAuthenticator } from './http/session.js';
 import type { Clock } from './lib/clock.js';
 import type { Logger } from './lib/logger.js';
@@ -61,6 +62,8 @@ export interface Deps {
   consoleLogs: LogHubs;
   /** World archives (the backup store), world folders and the world jobs of this process. */
   worlds: WorldsRuntime;
+  /** Records each signed-in state-changing request in the audit log (features/audit's changeRecorder). */
+  recordChange?: (change: RequestChange) => void;
   /** This process's name as a lease holder (src/coordination): unique per replica and per life. */
   replica: string;
   /** Aborted when the process begins to shut down: long-lived streams end on it. */

@@ -17,9 +17,12 @@ import { Leadership, TaskList, type BackgroundTask } from './coordination/index.
 import { openDatabase, type DatabaseHandle } from './db/client.js';
 import type { Deps } from './deps.js';
 import { accountHousekeepingTask, createSessionAuthenticator, withPasswordChangeGate } from './features/accounts/index.js';
+import { changeRecorder } from './features/audit/index.js';
 import { setupOnStart } from './features/auth/index.js';
 import { clusterBuildTasks, DirectoryContextStore, SimulatedBuildRunner } from './features/builds/index.js';
 import { LogHubs } from './features/console/index.js';
+import { fleetTasks, startFleetMetrics } from './features/fleet/index.js';
+import { webhookDeliveryTask } from './features/notifications/index.js';
 import { identityHousekeepingTask } from './features/linking/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory, passkeyHousekeepingTask } from './features/passkeys/index.js';
@@ -61,13 +64,14 @@ export function assembleDeps(parts: DepsParts): Deps {
   const clock = parts.clock ?? systemClock;
   const cluster: ClusterAdapter = parts.cluster ?? new SimulatedCluster({ clock });
   const metrics = parts.metrics ?? createMetrics();
-  return {
+  const deps: Deps = {
     random: cryptoRandom,
     registry: createRegistry(parts.config),
     mail: createMail(parts.config, parts.log),
     sessions: withPasswordChangeGate(createSessionAuthenticator()),
     serverCounts: countServersByOwner,
     passkeys: passkeyDirectory,
+    recordChange: changeRecorder({ database: parts.database, clock, log: parts.log }),
     shutdown: new AbortController().signal,
     replica: replicaName(parts.config),
     contextStore: new DirectoryContextStore(join(parts.config.dataDir, 'contexts')),
@@ -86,6 +90,9 @@ export function assembleDeps(parts: DepsParts): Deps {
     sessionVerifier: parts.sessionVerifier ?? createSessionVerifier({ ...parts, clock, metrics }),
     worlds: parts.worlds ?? createWorldsRuntime(parts.config, cluster, { log: parts.log, signal: parts.shutdown, clock }),
   };
+  // The game-level collectors exist from the start, whoever assembles the deps (service, tests, benches).
+  startFleetMetrics(deps);
+  return deps;
 }
 
 export interface RunningService {
@@ -157,6 +164,7 @@ function serviceTasks(deps: Deps): BackgroundTask[] {
   if (cluster.builds) tasks.push(...clusterBuildTasks(deps, cluster.builds));
   // The world jobs under way are waited for after the loops that start them have stopped.
   tasks.push(task('world_jobs', () => undefined, () => deps.worlds.jobs.idle()), ...worldsTasks(deps, replica));
+  tasks.push(...fleetTasks(deps, replica), webhookDeliveryTask(deps, replica));
   return tasks;
 }
 

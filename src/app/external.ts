@@ -15,6 +15,9 @@ import { externalMigrationRoutes } from '../features/migration/index.js';
 import { externalWorldRoutes } from '../features/worlds/index.js';
 import { scheduleRoutes } from '../features/schedules/index.js';
 import { settingsRoutes } from '../features/settings/index.js';
+import { activityRoutes } from '../features/activity/index.js';
+import { webhookRoutes } from '../features/notifications/index.js';
+import { usageRoutes } from '../features/fleet/index.js';
 import { createApp, type FaceApp } from './create-app.js';
 
 /** Routers of the external face; each feature adds its own line. */
@@ -39,6 +42,9 @@ export function mountExternalRoutes(app: FaceApp): void {
   app.addRoutes(scheduleRoutes());
   app.addRoutes(settingsRoutes());
   app.addRoutes(profileLinkRoutes());
+  app.addRoutes(activityRoutes());
+  app.addRoutes(webhookRoutes());
+  app.addRoutes(usageRoutes());
 }
 
 /** The external face: the browser panel and the operator console. */

@@ -20,6 +20,23 @@ export interface AppDeps {
   metrics: Metrics;
   /** Provided by the accounts feature; without it the app and admin tiers refuse everyone. */
   sessions?: SessionAuthenticator;
+  /**
+   * Records a signed-in request that changed something (an unsafe method answered below 400):
+   * provided by the audit feature, so every state-changing route leaves a row with its actor,
+   * request id and target. Absent: not recorded.
+   */
+  recordChange?: (change: RequestChange) => void;
+}
+
+/** A state-changing request as the front door saw it. */
+export interface RequestChange {
+  userId: string;
+  method: string;
+  /** The route's pattern as Hono writes it (`/api/v1/servers/:name/wake`). */
+  route: string;
+  params: Record<string, string>;
+  status: number;
+  requestId: string;
 }
 
 /**

@@ -19,6 +19,8 @@ import { answerHeaderWriterOf, ensureSecurityHeaders, presetSecurityHeaders, via
 import { accessCheck } from './tiers.js';
 
 type Answer = Response | Promise<Response>;
+
+const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 type Step = (c: Context<AppEnv>) => Answer;
 
 export interface FrontDoorOptions {
@@ -83,6 +85,7 @@ class FrontDoor {
 
   finish(c: Context<AppEnv>, res: Response, started: number, requestId: string, tls: boolean, ensureHeaders: boolean): Response {
     if (ensureHeaders) ensureSecurityHeaders(res, requestId, tls);
+    if (res.status < 400 && this.deps.recordChange && UNSAFE_METHODS.has(c.req.method)) this.recordChange(c, res.status, requestId);
     if (this.streamed && res.body !== null && res.status < 300) return this.followStream(c, res, started, requestId);
     const seconds = (performance.now() - started) / 1000;
     this.seriesOf(c.req.method, res.status).observe(seconds);
@@ -126,6 +129,13 @@ class FrontDoor {
       },
     });
     return new Response(counted, { status: res.status, statusText: res.statusText, headers: res.headers });
+  }
+
+  /** A signed-in request that changed something: handed to the audit (which writes it without delaying the answer). */
+  private recordChange(c: Context<AppEnv>, status: number, requestId: string): void {
+    const session = c.get('session');
+    if (!session) return;
+    this.deps.recordChange!({ userId: session.userId, method: c.req.method, route: this.route, params: c.req.param() as Record<string, string>, status, requestId });
   }
 
   private lineOf(c: Context<AppEnv>, status: number, seconds: number, requestId: string): RequestLine {

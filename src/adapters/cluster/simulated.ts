@@ -11,6 +11,7 @@ import {
   type DesiredState,
   type PodLogLine,
   type PodLogOptions,
+  type PodUsage,
   type ServerList,
   type ServerResource,
   type ServerSpec,
@@ -228,6 +229,30 @@ export class SimulatedCluster implements ClusterAdapter {
   async rconEndpoint(name: string): Promise<RconEndpoint> {
     this.#check();
     return this.pods.rconEndpoint(name, this.#get(name).status.phase === 'Running');
+  }
+
+  /**
+   * Plausible figures for the usage history of `npm start`: a pod that runs uses a base that
+   * depends on its name, more with each player online, and a slow swing over the hour; a pod that
+   * starts uses little, a stopped server runs no pod. The same clock gives the same figures.
+   */
+  async podUsage(): Promise<Map<string, PodUsage>> {
+    this.#check();
+    const now = this.#now();
+    const usage = new Map<string, PodUsage>();
+    for (const [name, server] of this.#servers) {
+      const { phase, playersOnline } = server.status;
+      if (phase !== 'Running' && phase !== 'Starting' && phase !== 'Stopping') continue;
+      let seed = 0;
+      for (const ch of name) seed = (seed * 31 + ch.charCodeAt(0)) % 997;
+      const swing = Math.sin((now / 3600_000) * 2 * Math.PI + seed) * 0.15 + 1;
+      const running = phase === 'Running';
+      usage.set(name, {
+        cpuMilli: Math.round((running ? 120 + (seed % 80) + 90 * playersOnline : 600) * swing),
+        memoryMib: Math.round((running ? 1400 + (seed % 400) + 45 * playersOnline : 900) * swing),
+      });
+    }
+    return usage;
   }
 
   /** None: the model realises desired state by itself, at each tick. */

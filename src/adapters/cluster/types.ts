@@ -210,5 +210,16 @@ export interface ClusterAdapter {
    * the world volumes are folders of this process (the simulated cluster).
    */
   worldJobs?(settings: WorldJobSettings): ClusterWorldJobs;
+  /**
+   * What each server's pod uses now (the metrics API on Kubernetes; a model on the simulated
+   * cluster), by server name. Undefined where the cluster has no metrics API.
+   */
+  podUsage?(): Promise<Map<string, PodUsage> | undefined>;
+}
+
+/** A server pod's CPU (millicores) and memory (MiB), as the metrics API last sampled them. */
+export interface PodUsage {
+  cpuMilli: number;
+  memoryMib: number;
 }
 

@@ -17,3 +17,5 @@ export * from './worlds.js';
 export * from './world-files.js';
 export * from './coordination.js';
 export * from './schedules.js';
+export * from './notifications.js';
+export * from './usage.js';

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/client.js';
 import { auditLog } from '../../db/schema/audit.js';
+import type { RequestChange } from '../../http/env.js';
 
 export interface AuditEntry {
   at: Date;
@@ -22,4 +23,33 @@ export async function writeAudit(db: Queryable, entry: AuditEntry): Promise<void
     detail: entry.detail ?? null,
     requestId: entry.requestId ?? null,
   });
+}
+
+/** What the change recorder needs: the database, the clock that stamps the row, a log for a lost row. */
+export interface RecorderDeps {
+  database: { db: Queryable };
+  clock: { now(): Date };
+  log: { warn(obj: object, msg: string): void };
+}
+
+/**
+ * The front door's record of every signed-in request that changed something: one row with the
+ * actor, the request id, the route (`POST /api/v1/servers/:name/wake` as the action, the pattern the metrics label too) and its
+ * target (the route's `name` or `id`, else its first parameter). Written beside the answer, never
+ * delaying it; a row that cannot be written is a warning in the log (the change already happened).
+ * Features still write their own rows, with the detail of what changed, in their transaction.
+ */
+export function changeRecorder(deps: RecorderDeps): (change: RequestChange) => void {
+  return (change) => {
+    const params = change.params;
+    const target = params.name ?? params.id ?? Object.values(params)[0] ?? null;
+    writeAudit(deps.database.db, {
+      at: deps.clock.now(),
+      actor: change.userId,
+      action: `${change.method} ${change.route}`,
+      target,
+      detail: { status: change.status, ...(Object.keys(params).length > 0 ? { params } : {}) },
+      requestId: change.requestId,
+    }).catch((err: unknown) => deps.log.warn({ err, request_id: change.requestId, action: `${change.method} ${change.route}` }, 'audit row of a request not written'));
+  };
 }

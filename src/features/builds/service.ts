@@ -17,6 +17,7 @@ import { blockedReason, evaluateScan, ScanReportError, type ScanSummary } from '
 import { readScanPolicy } from './scan-policy.js';
 import { canMove, isTerminal, sourcesOf } from './states.js';
 import { isUuid } from '../../lib/uuid.js';
+import { raiseEvent } from '../notifications/index.js';
 
 type BuildRow = typeof builds.$inferSelect;
 export type BuildDeps = Pick<Deps, 'database' | 'clock' | 'log' | 'buildRunner' | 'contextStore'>;
@@ -217,7 +218,18 @@ export async function recordScan(
     .onConflictDoNothing()
     .returning({ buildId: buildScans.buildId });
   if (!inserted) throw new DomainError('conflict', 'This build was already scanned.');
-  if (summary.blocked) await moveBuild(deps, id, 'failed', { error: blockedReason(summary)! });
+  if (summary.blocked) {
+    const reason = blockedReason(summary)!;
+    await moveBuild(deps, id, 'failed', { error: reason });
+    await raiseEvent(db, {
+      type: 'build.blocked',
+      at: deps.clock.now(),
+      key: `build.blocked:${id}`,
+      summary: `The scan gate blocked the build of ${build.imageRef}: ${reason}`,
+      subject: { kind: 'build', id },
+      data: { image_ref: build.imageRef, blocking_counts: summary.blocking_counts },
+    });
+  }
   return summary;
 }
 

@@ -7,6 +7,7 @@ import { LocalBackupStore } from '../../adapters/backup-store/local.js';
 import { RconPool } from '../../adapters/rcon/pool.js';
 import { LEASE_KEYS, releaseLease, takeLease } from '../../coordination/index.js';
 import { auditLog } from '../../db/schema/audit.js';
+import { webhookDeliveries, webhookEndpoints } from '../../db/schema/notifications.js';
 import { serverSchedules } from '../../db/schema/schedules.js';
 import { serverRestarts } from '../../db/schema/servers.js';
 import { worldBackups } from '../../db/schema/worlds.js';
@@ -15,6 +16,7 @@ import { useTestDatabase } from '../../../test/helpers/database.js';
 import { startRconPeer, type RconPeer } from '../../../test/helpers/rcon-peer.js';
 import { addServer } from '../../../test/helpers/servers.js';
 import { claimFor, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
+import { fleetMetricsOf } from '../fleet/index.js';
 import { advanceRestarts, syncedCache } from '../servers/index.js';
 import { beginRun, claimRun, CLAIMED_STALE_MS, STEP_WAIT_MS, tickSchedules, type ScheduleRow } from './engine.js';
 import { nextRun } from './next-run.js';
@@ -132,6 +134,36 @@ describe('the schedule runner', () => {
       nextRunAt: new Date('2026-06-02T13:00:00.000Z'),
     });
     expect(peer.game.received.filter((c) => c === 'say lost')).toEqual([]);
+  });
+
+  it('raises schedule.failed for the webhooks and counts each ended run by its outcome', async () => {
+    const { deps, name, schedule, row } = await setUp();
+    const now = deps.clock.now();
+    await deps.database.db.insert(webhookEndpoints).values({
+      name: 'ops',
+      url: 'https://hooks.example.com/x',
+      secret: 'whsec_test',
+      format: 'json',
+      events: ['schedule.failed'],
+      enabled: true,
+      createdBy: 'test',
+      createdAt: now,
+      updatedAt: now,
+    });
+    const runs = async (outcome: string) => (await fleetMetricsOf(deps.metrics.registry)!.scheduleRuns.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
+    const before = { failed: await runs('failed'), skipped: await runs('skipped') };
+    await run(deps, name);
+    const lost = await schedule({ action: 'command', command: 'say lost', minute_of_day: 13 * 60, weekdays: 0x7f, timezone: 'UTC' });
+    deps.clock.set(new Date(lost.nextRunAt!.getTime() + 1_000));
+    await claimRun(deps, await row(lost.id), 'replica-a', lost.nextRunAt!);
+    deps.clock.advance(CLAIMED_STALE_MS + 1_000);
+    await tickSchedules(deps, 'replica-b');
+    expect((await row(lost.id)).lastResult).toBe('failed');
+    const queued = await deps.database.db.select().from(webhookDeliveries);
+    expect(queued.map((d) => d.eventType)).toEqual(['schedule.failed']);
+    expect(queued[0]!.payload).toMatchObject({ subject: { kind: 'schedule', id: String(lost.id) }, data: { server: name, action: 'command' } });
+    expect(await runs('failed')).toBe(before.failed + 1);
+    expect(await runs('skipped')).toBe(before.skipped);
   });
 
   it('carries on a backup whose replica died while the server was stopping: one backup, the server started again', async () => {

@@ -5,6 +5,8 @@ import { worldJobs } from '../../db/schema/worlds.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import { writeAudit } from '../audit/index.js';
+import { countScheduleRun } from '../fleet/index.js';
+import { raiseEvent } from '../notifications/index.js';
 import { rconCommand } from '../console/index.js';
 import { beginRestart, inMaintenance, ownerOf, restartOf, serverCacheOf, startWithinCapacity, type CachedServer } from '../servers/index.js';
 import { pruneScheduledBackups, startBackup } from '../worlds/index.js';
@@ -32,7 +34,7 @@ import { warningLine } from './rules.js';
 
 export type ScheduleRow = typeof serverSchedules.$inferSelect;
 export type RunState = (typeof RUN_STATES)[number];
-export type EngineDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'rcon' | 'worlds' | 'random' | 'replica'>;
+export type EngineDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'rcon' | 'worlds' | 'random' | 'replica' | 'metrics'>;
 
 /** How long a run may sit in its first step before it is taken for one whose replica died. */
 export const CLAIMED_STALE_MS = 2 * 60_000;
@@ -84,25 +86,41 @@ async function advance(deps: EngineDeps, row: ScheduleRow, from: RunState, to: R
   return moved;
 }
 
-/** Ends a run at step `from` with its outcome, and leaves one `schedule.run` audit row. */
+/**
+ * Ends a run at step `from` with its outcome, and leaves one `schedule.run` audit row; a failed
+ * run also raises `schedule.failed` for the webhooks, in the same transaction. The run is counted
+ * in `felis_schedule_runs_total` by the replica that ended it.
+ */
 async function finish(deps: EngineDeps, row: ScheduleRow, from: RunState, result: 'ok' | 'skipped' | 'failed', detail = ''): Promise<void> {
   const cut = detail.length > MAX_DETAIL ? `${detail.slice(0, MAX_DETAIL - 1)}…` : detail;
-  await deps.database.db.transaction(async (tx) => {
-    const ended = await tx
+  const at = deps.clock.now();
+  const ended = await deps.database.db.transaction(async (tx) => {
+    const moved = await tx
       .update(serverSchedules)
       .set({ runState: null, runHolder: null, runStepAt: null, runRef: null, runResume: false, lastResult: result, lastDetail: cut })
       .where(and(withId(row.id), eq(serverSchedules.runState, from)))
       .returning({ id: serverSchedules.id });
-    if (ended.length === 0) return;
+    if (moved.length === 0) return false;
     await writeAudit(tx, {
-      at: deps.clock.now(),
+      at,
       actor: SCHEDULER,
       action: 'schedule.run',
       target: row.serverName,
       detail: { schedule: row.id, action: row.action, result, ...(cut ? { detail: cut } : {}) },
       requestId: null,
     });
+    if (result === 'failed') {
+      await raiseEvent(tx, {
+        type: 'schedule.failed',
+        at,
+        summary: `The ${row.action} schedule${row.label ? ` "${row.label}"` : ''} of ${row.serverName} failed${cut ? `: ${cut}` : ''}`,
+        subject: { kind: 'schedule', id: String(row.id) },
+        data: { server: row.serverName, schedule: row.id, action: row.action, detail: cut },
+      });
+    }
+    return true;
   });
+  if (ended) countScheduleRun(deps, result);
 }
 
 const reason = (err: unknown) => (err instanceof Error ? err.message : String(err));

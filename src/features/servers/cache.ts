@@ -15,6 +15,9 @@ export interface CachedServer {
 
 const RELIST_DELAY_MS = 1_000;
 
+/** A change the cache took in: the resource before (undefined: new) and after (undefined: deleted). */
+export type ServerChangeListener = (before: ServerResource | undefined, after: ServerResource | undefined) => void;
+
 /**
  * The server resources as the cluster's watch last reported them: the proxy's hot calls are answered
  * from here, never by a cluster round trip. List once, then watch from the list's version; when the
@@ -32,6 +35,7 @@ export class ServerCache {
   #synced = false;
   #relisting = false;
   readonly #desiredStateListeners = new Set<(name: string) => void>();
+  readonly #changeListeners = new Set<ServerChangeListener>();
 
   constructor(cluster: ClusterAdapter, rootDomain: string | undefined) {
     this.#cluster = cluster;
@@ -72,6 +76,17 @@ export class ServerCache {
     return () => this.#desiredStateListeners.delete(listener);
   }
 
+  /**
+   * Calls `listener` with a server's resource before and after each change the cache takes in
+   * (undefined before: new; undefined after: deleted), from the watch and from a re-list alike:
+   * metrics and notifications see transitions (a start that failed, a wake that became ready)
+   * without a query. Returns the function that stops the calls.
+   */
+  onChange(listener: ServerChangeListener): () => void {
+    this.#changeListeners.add(listener);
+    return () => this.#changeListeners.delete(listener);
+  }
+
   get(name: string): CachedServer | undefined {
     return this.#byName.get(name);
   }
@@ -92,9 +107,14 @@ export class ServerCache {
   async #sync(): Promise<void> {
     this.#watch?.stop();
     const list = await this.#cluster.listServers();
+    const before = this.#changeListeners.size > 0 ? new Map(this.#byName) : undefined;
     this.#byName.clear();
     this.#byHost.clear();
     for (const resource of list.servers) this.#put(resource);
+    if (before) {
+      for (const resource of list.servers) this.#changed(before.get(resource.spec.name)?.resource, resource);
+      for (const [name, old] of before) if (!this.#byName.has(name)) this.#changed(old.resource, undefined);
+    }
     this.#watch = this.#cluster.watchServers(
       list.resourceVersion,
       (event) => this.#apply(event),
@@ -116,11 +136,29 @@ export class ServerCache {
   }
 
   #apply(event: ServerWatchEvent): void {
-    if (event.type === 'DELETED') return this.#remove(event.name);
-    const before = this.#byName.get(event.server.spec.name)?.resource.spec.desiredState;
+    if (event.type === 'DELETED') {
+      const old = this.#byName.get(event.name)?.resource;
+      this.#remove(event.name);
+      if (old) this.#changed(old, undefined);
+      return;
+    }
+    const previous = this.#byName.get(event.server.spec.name)?.resource;
+    const before = previous?.spec.desiredState;
     this.#put(event.server);
+    this.#changed(previous, event.server);
     if (before === event.server.spec.desiredState) return;
     for (const listener of this.#desiredStateListeners) listener(event.server.spec.name);
+  }
+
+  #changed(before: ServerResource | undefined, after: ServerResource | undefined): void {
+    if (before === after) return;
+    for (const listener of this.#changeListeners) {
+      try {
+        listener(before, after);
+      } catch {
+        // A listener's failure must not break the cache that the proxy's lookups read.
+      }
+    }
   }
 
   #put(resource: ServerResource): void {

@@ -2,7 +2,7 @@
  * The front door of the servers feature: what the rest of the service may use of it.
  */
 export { serverCacheOf } from './cache.js';
-export type { CachedServer } from './cache.js';
+export type { CachedServer, ServerChangeListener } from './cache.js';
 export { countServersByOwner, ownerOf } from './claims.js';
 export { externalServerRoutes } from './external.js';
 export { internalServerRoutes } from './internal.js';

@@ -29,6 +29,7 @@ import {
   type DesiredState,
   type PodLogLine,
   type PodLogOptions,
+  type PodUsage,
   type ServerList,
   type ServerResource,
   type ServerSpec,
@@ -45,6 +46,7 @@ import {
   MINECRAFT_SERVER_KIND,
   isSystem,
   rconSecretName,
+  SERVER_LABEL,
   toMinecraftServer,
   toServerResource,
   toSpecPatch,
@@ -54,7 +56,8 @@ import {
   type MinecraftServerStatus,
 } from './resource.js';
 import { resumableWatch, type WatchEventType } from './watch.js';
-import { RCON_PORT, SERVER_CONTAINER } from './workloads.js';
+import { MANAGED_SELECTOR, RCON_PORT, SERVER_CONTAINER } from './workloads.js';
+import { quantityBytes } from '../quantity.js';
 import { KubernetesWorldFileOps } from './world-files.js';
 import { KubernetesWorldJobRunner } from './world-jobs.js';
 
@@ -325,6 +328,39 @@ export class KubernetesCluster implements ClusterAdapter {
     if (server.status?.phase === 'Running' && server.status.ready !== true) await this.patchServerStatus(name, { ready: true });
   }
 
+  /**
+   * The server pods' usage from the metrics API (metrics.k8s.io, served by metrics-server): summed
+   * over each pod's containers. Undefined when the cluster serves no metrics API (404).
+   */
+  async podUsage(): Promise<Map<string, PodUsage> | undefined> {
+    let list: { items?: Array<{ metadata?: { labels?: Record<string, string> }; containers?: Array<{ usage?: Record<string, string> }> }> };
+    try {
+      list = (await this.#custom.listNamespacedCustomObject({
+        group: 'metrics.k8s.io',
+        version: 'v1beta1',
+        namespace: this.namespace,
+        plural: 'pods',
+        labelSelector: MANAGED_SELECTOR,
+      })) as typeof list;
+    } catch (err) {
+      if ((err as { code?: number }).code === 404) return undefined;
+      throw err;
+    }
+    const usage = new Map<string, PodUsage>();
+    for (const pod of list.items ?? []) {
+      const server = pod.metadata?.labels?.[SERVER_LABEL];
+      if (!server) continue;
+      let cpu = 0;
+      let memory = 0;
+      for (const container of pod.containers ?? []) {
+        cpu += usageCpuMilli(container.usage?.cpu ?? '0');
+        memory += (quantityBytes(container.usage?.memory ?? '0') ?? 0) / 1024 ** 2;
+      }
+      usage.set(server, { cpuMilli: Math.round(cpu), memoryMib: Math.round(memory) });
+    }
+    return usage;
+  }
+
   async capacity(): Promise<ClusterCapacity> {
     const [{ items }, nodes] = await Promise.all([
       this.listServerObjects(),
@@ -551,4 +587,12 @@ async function orUndefined<T>(read: Promise<T>): Promise<T | undefined> {
 
 function ignoreNotFound(err: unknown): void {
   if (!isNotFound(err)) throw err;
+}
+
+/** Millicores of a metrics-API CPU figure: nanocores (`n`), microcores (`u`), millicores (`m`) or cores. */
+export function usageCpuMilli(value: string): number {
+  const match = /^([0-9]+(?:\.[0-9]+)?)(n|u|m)?$/.exec(value);
+  if (!match) return 0;
+  const n = Number(match[1]);
+  return match[2] === 'n' ? n / 1e6 : match[2] === 'u' ? n / 1e3 : match[2] === 'm' ? n : n * 1000;
 }

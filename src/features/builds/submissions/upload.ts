@@ -7,6 +7,7 @@ import { findSubmission, requireStore, type SubmissionDeps } from './service.js'
 import type { SubmissionView } from './schema.js';
 import { readUploadLimits, type UploadLimits } from './settings.js';
 import { toSubmissionView } from './views.js';
+import { raiseEvent } from '../../notifications/index.js';
 
 /** How long a part may hold the upload before another may start (a dead writer's claim lapses). */
 const CLAIM_MS = 10 * 60 * 1000;
@@ -148,6 +149,14 @@ async function recordContext(deps: SubmissionDeps, id: string, stored: { sha256:
     .where(and(eq(submissions.id, id), eq(submissions.status, 'pending_review')))
     .returning();
   if (!row) throw new DomainError('conflict', 'The submission was reviewed or withdrawn meanwhile.');
+  await raiseEvent(deps.database.db, {
+    type: 'submission.pending_review',
+    at: deps.clock.now(),
+    key: `submission.pending_review:${id}:${stored.sha256}`,
+    summary: `The modpack "${row.displayName}" is uploaded and waits for review.`,
+    subject: { kind: 'submission', id },
+    data: { display_name: row.displayName, submitted_by: row.submittedBy, context_bytes: stored.size },
+  });
   return toSubmissionView(row);
 }
 

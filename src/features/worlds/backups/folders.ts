@@ -35,7 +35,7 @@ export async function backUpFolder(
  * marks the backup corrupt.
  */
 export async function restoreFolder(
-  deps: Pick<Deps, 'database' | 'worlds' | 'log'>,
+  deps: Pick<Deps, 'database' | 'worlds' | 'log' | 'clock'>,
   backup: BackupRow,
   folder: string,
   jobId: string,

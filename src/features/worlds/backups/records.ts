@@ -6,6 +6,7 @@ import type { Deps } from '../../../deps.js';
 import { newId, stepFailed, JobFailure } from '../jobs/index.js';
 import { readWorldTimes } from '../settings/index.js';
 import { hashStream } from '../volumes/index.js';
+import { raiseEvent } from '../../notifications/index.js';
 
 export type BackupRow = typeof worldBackups.$inferSelect;
 export type BackupReason = BackupRow['reason'];
@@ -57,14 +58,31 @@ export async function recordArchive(deps: Pick<Deps, 'database' | 'clock' | 'log
     })
     .where(eq(worldBackups.id, backupId))
     .returning();
-  if (!facts.verified) deps.log.error({ backup_id: backupId, server: row?.serverName }, 'backup read-back does not match its sha-256: marked corrupt');
+  if (!facts.verified) {
+    deps.log.error({ backup_id: backupId, server: row?.serverName }, 'backup read-back does not match its sha-256: marked corrupt');
+    if (row) await raiseBackupEvent(deps, 'backup.corrupt', row, 'its read-back does not match its sha-256');
+  }
   return row!;
 }
 
 /** A backup that could not be taken: `failed`, and whatever reached the store is deleted. */
-export async function failBackup(deps: Pick<Deps, 'database' | 'worlds'>, backupId: string): Promise<void> {
+export async function failBackup(deps: Pick<Deps, 'database' | 'worlds' | 'clock'>, backupId: string): Promise<void> {
   const [row] = await deps.database.db.update(worldBackups).set({ status: 'failed' }).where(eq(worldBackups.id, backupId)).returning();
-  if (row) await deps.worlds.store.delete(row.storageKey).catch(() => undefined);
+  if (!row) return;
+  await raiseBackupEvent(deps, 'backup.failed', row, 'the backup could not be taken');
+  await deps.worlds.store.delete(row.storageKey).catch(() => undefined);
+}
+
+/** A failed or corrupt backup, for the webhooks (one event per backup and kind). */
+async function raiseBackupEvent(deps: Pick<Deps, 'database' | 'clock'>, type: 'backup.failed' | 'backup.corrupt', row: Pick<BackupRow, 'id' | 'serverName' | 'reason'>, why: string): Promise<void> {
+  await raiseEvent(deps.database.db, {
+    type,
+    at: deps.clock.now(),
+    key: `${type}:${row.id}`,
+    summary: `A backup of ${row.serverName} ${type === 'backup.failed' ? 'failed' : 'is corrupt'}: ${why}.`,
+    subject: { kind: 'backup', id: row.id },
+    data: { server: row.serverName, reason: row.reason },
+  });
 }
 
 /**
@@ -95,12 +113,14 @@ export async function verifyBackup(deps: Pick<Deps, 'database' | 'clock' | 'worl
   const set = matches ? { verifiedAt: deps.clock.now() } : { corrupt: true };
   if (!matches) deps.log.error({ backup_id: backup.id, server: backup.serverName }, 'backup read-back does not match its sha-256: marked corrupt');
   const [row] = await deps.database.db.update(worldBackups).set(set).where(eq(worldBackups.id, backup.id)).returning();
+  if (!matches) await raiseBackupEvent(deps, 'backup.corrupt', backup, 'a later read-back does not match its sha-256');
   return row!;
 }
 
-export async function markCorrupt(deps: Pick<Deps, 'database' | 'log'>, backup: Pick<BackupRow, 'id' | 'serverName'>, why: string): Promise<void> {
+export async function markCorrupt(deps: Pick<Deps, 'database' | 'log' | 'clock'>, backup: Pick<BackupRow, 'id' | 'serverName' | 'reason'>, why: string): Promise<void> {
   await deps.database.db.update(worldBackups).set({ corrupt: true }).where(eq(worldBackups.id, backup.id));
   deps.log.error({ backup_id: backup.id, server: backup.serverName }, why);
+  await raiseBackupEvent(deps, 'backup.corrupt', backup, why);
 }
 
 export async function findBackup(deps: Pick<Deps, 'database'>, id: string): Promise<BackupRow | undefined> {
