@@ -111,17 +111,25 @@ export interface HoldDeps {
 export interface HeldLease {
   readonly key: string;
   readonly holder: string;
+  /**
+   * Lets go of the lease. Never rejects: a release the database refuses (it is down) is retried
+   * in the background until it is recorded or the lease has lapsed by itself, so the work the
+   * holder did is never reported as failed for the sake of its lock.
+   */
   release(): Promise<void>;
   /** Stops renewing without releasing (the work was handed to whoever sees it end). */
   abandon(): void;
 }
+
+/** How often a release that the database refused is tried again. */
+export const RELEASE_RETRY_MS = 500;
 
 /**
  * Keeps a lease that was just taken alive: renewed every `renewMs` of real time (the holder's
  * process is alive or it is not), until release. A renewal that finds the lease taken over, or
  * that fails, is logged; the holder learns of it from its own next step.
  */
-export function holdLease(deps: HoldDeps, claim: Pick<LeaseClaim, 'key' | 'holder' | 'ttlMs'>, renewMs: number): HeldLease {
+export function holdLease(deps: HoldDeps, claim: Pick<LeaseClaim, 'key' | 'holder' | 'ttlMs'>, renewMs: number, retryMs = RELEASE_RETRY_MS): HeldLease {
   const { key, holder, ttlMs } = claim;
   const timer = setInterval(() => {
     renewLease(deps.db, deps.clock.now(), key, holder, ttlMs).then(
@@ -131,6 +139,20 @@ export function holdLease(deps: HoldDeps, claim: Pick<LeaseClaim, 'key' | 'holde
   }, renewMs);
   timer.unref();
   let released: Promise<void> | undefined;
+  const releaseLater = (firstErr: unknown) => {
+    deps.log.warn({ err: firstErr, lease: key, holder }, 'lease release failed: retrying until the database records it');
+    // After a lease's length without a renewal it has lapsed: anyone may take it, nothing to undo.
+    const giveUpAt = Date.now() + ttlMs;
+    const retry = () => {
+      releaseLease(deps.db, key, holder).then(
+        () => deps.log.warn({ lease: key, holder }, 'lease released after a failed release'),
+        () => {
+          if (Date.now() < giveUpAt) setTimeout(retry, retryMs).unref();
+        },
+      );
+    };
+    setTimeout(retry, retryMs).unref();
+  };
   return {
     key,
     holder,
@@ -138,7 +160,7 @@ export function holdLease(deps: HoldDeps, claim: Pick<LeaseClaim, 'key' | 'holde
     release: () =>
       (released ??= (async () => {
         clearInterval(timer);
-        await releaseLease(deps.db, key, holder);
+        await releaseLease(deps.db, key, holder).catch(releaseLater);
       })()),
   };
 }
