@@ -1,10 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatedCluster } from '../../src/adapters/cluster/simulated.js';
+import { eq } from 'drizzle-orm';
 import { LEASE_KEYS, leaseOf } from '../../src/coordination/index.js';
+import { worldJobs } from '../../src/db/schema/worlds.js';
 import type { TestDeps } from '../helpers/app.js';
 import { addServer } from '../helpers/servers.js';
 import { startTestService } from '../helpers/service.js';
@@ -103,5 +105,52 @@ describe('a PostgreSQL outage during a world file write (issue 30, item 1)', () 
     }, 10_000);
     const next = await send(port, 'PUT', `/api/v1/servers/${name}/file?path=after.txt`, headers, JSON.stringify({ content: Buffer.from('after').toString('base64'), create_only: true }));
     expect(next.status, next.body).toBe(200);
+  }, 60_000);
+
+  it('records a restore that finished while the database was away as succeeded once it is back (item 2)', async () => {
+    const deps = service.deps as unknown as TestDeps;
+    const owner = await worldMember(deps);
+    const { name } = addServer({ ...deps, cluster: service.deps.cluster as SimulatedCluster } as TestDeps).spec;
+    await claimFor(deps, name, owner.id);
+    const folder = await service.deps.worlds.folders!.folder(name);
+    writeFileSync(join(folder, 'server.properties'), 'motd=backed up\n');
+    const headers = { ...owner.headers, Host: service.deps.config.panelHost! };
+    const port = service.external.port;
+    expect((await send(port, 'POST', `/api/v1/servers/${name}/backup`, headers)).status).toBe(202);
+    await service.deps.worlds.jobs.idle();
+    writeFileSync(join(folder, 'server.properties'), 'motd=changed since\n');
+
+    // The restore's step waits in the store's read until the database has gone away.
+    const store = service.deps.worlds.store;
+    let reading!: () => void;
+    const readStarted = new Promise<void>((resolve) => (reading = resolve));
+    let go!: () => void;
+    const gate = new Promise<void>((resolve) => (go = resolve));
+    service.deps.worlds.store = Object.assign(Object.create(store) as typeof store, {
+      get: async (key: string) => {
+        reading();
+        await gate;
+        return store.get(key);
+      },
+    });
+    try {
+      const started = await send(port, 'POST', `/api/v1/servers/${name}/restore-backup`, headers, JSON.stringify({ safety_snapshot: false }));
+      expect(started.status, started.body).toBe(202);
+      await readStarted;
+      await pg.stop();
+      go();
+      // The world is replaced while nothing can be recorded.
+      await eventually(async () => expect(readFileSync(join(folder, 'server.properties'), 'utf8')).toBe('motd=backed up\n'), 10_000);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await pg.start();
+      await service.deps.worlds.jobs.idle();
+    } finally {
+      service.deps.worlds.store = store;
+    }
+    await eventually(async () => {
+      const jobs = await service.deps.database.db.select().from(worldJobs).where(eq(worldJobs.serverName, name));
+      expect(jobs.find((j) => j.kind === 'restore')).toMatchObject({ state: 'succeeded', message: null });
+    }, 10_000);
+    await eventually(async () => expect(await leaseOf(service.deps.database.db, LEASE_KEYS.world(name))).toBeUndefined(), 10_000);
   }, 60_000);
 });
