@@ -113,8 +113,11 @@ function createCluster(config: Config, log: Logger, options: StartOptions): Clus
       log,
     });
   }
-  const cluster = new SimulatedCluster({ clock: systemClock });
-  for (const spec of SIMULATED_SYSTEM_SERVERS) cluster.addServer(spec);
+  // On the embedded database in DATA_DIR, the servers a user made are kept beside it across
+  // restarts; a throw-away (`memory:`) database or a PostgreSQL one gets a throw-away cluster.
+  const embeddedOnDisk = !config.databaseUrl?.startsWith('postgres') && config.databaseUrl !== 'memory:';
+  const cluster = new SimulatedCluster({ clock: systemClock, ...(embeddedOnDisk ? { stateFile: join(config.dataDir, 'simulated-cluster.json') } : {}) });
+  for (const spec of SIMULATED_SYSTEM_SERVERS) if (!cluster.server(spec.name)) cluster.addServer(spec);
   cluster.startTicking();
   return cluster;
 }
