@@ -31,7 +31,7 @@ import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { cryptoRandom } from './lib/random.js';
 import { serve, type Listening } from './runtime/serve.js';
-import { databaseFailure, listenFailure } from './startup-failure.js';
+import { databaseFailure, databaseNotUpYet, listenFailure } from './startup-failure.js';
 
 /**
  * The composition root: the one place that builds the dependencies from the configuration, makes
@@ -160,6 +160,39 @@ function serviceTasks(deps: Deps): BackgroundTask[] {
   return tasks;
 }
 
+/** How often a service that started before its database tries to migrate it again. */
+const DATABASE_WAIT_RETRY_MS = 2_000;
+
+/**
+ * A service that started before its database: migrates it as soon as it answers, then lets the
+ * routes through (the guard's hold) and starts what needs the database. Stops trying on shutdown.
+ */
+async function waitForDatabase(
+  o: { database: DatabaseHandle; config: Config; log: Logger; signal: AbortSignal },
+  then: () => Promise<unknown>,
+): Promise<void> {
+  while (!o.signal.aborted) {
+    await new Promise((resolve) => setTimeout(resolve, DATABASE_WAIT_RETRY_MS).unref());
+    if (o.signal.aborted) return;
+    try {
+      await migrateWithSafetyDump({ database: o.database, config: o.config, clock: systemClock }, o.log);
+    } catch (err) {
+      if (databaseNotUpYet(err, o.config)) continue;
+      o.log.error({ err: databaseFailure(err, o.config) }, 'the database answers but cannot be migrated: still answering 503');
+      continue;
+    }
+    o.database.guard.release();
+    o.log.info({ dependency: 'database' }, 'database answers: serving');
+    try {
+      const hint = await then();
+      if (hint && process.stderr.isTTY) process.stderr.write(`${hint}\n`);
+    } catch (err) {
+      o.log.error({ err }, 'starting what needs the database failed');
+    }
+    return;
+  }
+}
+
 /**
  * Wires the dependencies from the configuration and serves both faces. A failure on the way (the
  * database, a port) stops whatever had started, closes the database and rejects, with a
@@ -176,12 +209,20 @@ export async function startService(config: Config, log: Logger = createLogger(co
     info: (...args: Parameters<Logger['info']>) => serving && log.info(...args),
   } as Pick<Logger, 'warn' | 'info'>;
   let database: DatabaseHandle | undefined;
+  // A PostgreSQL that is not up yet is waited out (503 meanwhile), not a failed start: on
+  // Kubernetes an exit would be a crash loop for as long as the database is away.
+  let waitingForDatabase = false;
   try {
     database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, log: guardLog, migrate: false });
     await migrateWithSafetyDump({ database, config, clock: systemClock }, log);
   } catch (err) {
-    await database?.close().catch(() => {});
-    throw databaseFailure(err, config);
+    if (!database || !databaseNotUpYet(err, config)) {
+      await database?.close().catch(() => {});
+      throw databaseFailure(err, config);
+    }
+    waitingForDatabase = true;
+    database.guard.hold('the database has not answered since start-up');
+    log.warn({ dependency: 'database', reason: databaseFailure(err, config).message }, 'database unreachable at start-up: answering 503 until it answers');
   }
   const db = database;
   // What has started so far: `stop` and a failed start both stop it, in this one order.
@@ -211,9 +252,17 @@ export async function startService(config: Config, log: Logger = createLogger(co
       log.warn('mail goes to this log (no SMTP_URL): sign-in codes are written here; set SMTP_URL, or MAIL_TRANSPORT=none to refuse mail');
     }
     if (deps.worlds.unavailable) log.error({ cluster: cluster.kind }, deps.worlds.unavailable);
-    await startServersFeature(deps);
     tasks = new TaskList(log).add(...serviceTasks(deps));
-    tasks.start();
+    const started = deps;
+    const taskList = tasks;
+    /** What needs the database: the servers feature's start, the background tasks, the owner token. */
+    const startOnDatabase = async (externalPort: number) => {
+      await startServersFeature(started);
+      taskList.start();
+      return setupOnStart(started, { externalPort });
+    };
+    if (!waitingForDatabase) await startServersFeature(deps);
+    if (!waitingForDatabase) tasks.start();
     const apps = createApps(deps);
     const listen = (face: 'internal' | 'external') =>
       serve({ fetch: apps[face].fetch, port: face === 'internal' ? config.internalPort : config.externalPort, host: config.host, log }).catch((err: unknown) => {
@@ -227,7 +276,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
       'listening',
     );
     // Only now, on a service that answers, is an owner token minted and shown.
-    const setupHint = await setupOnStart(deps, { externalPort: external.port });
+    const setupHint = waitingForDatabase ? undefined : await setupOnStart(deps, { externalPort: external.port });
+    if (waitingForDatabase) void waitForDatabase({ database: db, config, log, signal: shutdown.signal }, () => startOnDatabase(external!.port));
     let stopping: Promise<void> | undefined;
     return {
       deps,
