@@ -13,13 +13,13 @@ import { StaticRegistry } from './adapters/registry/static.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
 import { createApps } from './app/index.js';
 import type { Config } from './config.js';
-import { Leadership, TaskList, type BackgroundTask } from './coordination/index.js';
+import { Leadership, releasePreviousLives, TaskList, type BackgroundTask, type PreviousLives } from './coordination/index.js';
 import { openDatabase, type DatabaseHandle } from './db/client.js';
 import type { Deps } from './deps.js';
 import { accountHousekeepingTask, createSessionAuthenticator, withPasswordChangeGate } from './features/accounts/index.js';
 import { setupOnStart } from './features/auth/index.js';
 import { clusterBuildTasks, DirectoryContextStore, SimulatedBuildRunner } from './features/builds/index.js';
-import { LogHubs } from './features/console/index.js';
+import { LogHubs, releasePreviousStreamSlots } from './features/console/index.js';
 import { identityHousekeepingTask } from './features/linking/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory, passkeyHousekeepingTask } from './features/passkeys/index.js';
@@ -160,6 +160,34 @@ function serviceTasks(deps: Deps): BackgroundTask[] {
   return tasks;
 }
 
+/**
+ * Releases at once what this replica's previous life left when it died (SIGKILL, a crash): its
+ * leases (loop rounds, leadership, the world locks of its in-process jobs), its console stream
+ * slots, and the partial archives of its killed writes. Which leases are a previous life's: on
+ * the embedded database every one (one process opens it at a time); on PostgreSQL those of
+ * replicas with this pod's name (POD_NAME), none without one (two processes may share a host).
+ */
+async function forgetPreviousLives(deps: Deps, startedAt: Date): Promise<void> {
+  const current = deps.replica;
+  const lives: PreviousLives | undefined =
+    deps.database.kind === 'pglite'
+      ? { all: true, current }
+      : deps.config.podName
+        ? { prefix: `${deps.config.podName}/`, current, taken: deps.worlds.folders !== undefined }
+        : undefined;
+  try {
+    if (lives) {
+      const leases = await releasePreviousLives(deps.database.db, lives);
+      const slots = await releasePreviousStreamSlots(deps, lives);
+      if (leases.length > 0 || slots > 0) deps.log.info({ leases, stream_slots: slots }, 'released what a previous life of this replica held');
+    }
+    const partials = (await deps.worlds.store.sweepPartials?.(startedAt)) ?? 0;
+    if (partials > 0) deps.log.info({ partials }, 'removed the partial archives of killed writes');
+  } catch (err) {
+    deps.log.warn({ err }, 'could not release what a previous life held; it lapses by itself');
+  }
+}
+
 /** How often a service that started before its database tries to migrate it again. */
 const DATABASE_WAIT_RETRY_MS = 2_000;
 
@@ -201,6 +229,7 @@ async function waitForDatabase(
  */
 export async function startService(config: Config, log: Logger = createLogger(config.logLevel), options: StartOptions = {}): Promise<RunningService> {
   const shutdown = new AbortController();
+  const startedAt = systemClock.now();
   // Until both faces listen, a database that does not answer is a failed start (one line from
   // main.ts), not the running service's "answering 503" episode.
   let serving = false;
@@ -257,10 +286,12 @@ export async function startService(config: Config, log: Logger = createLogger(co
     const taskList = tasks;
     /** What needs the database: the servers feature's start, the background tasks, the owner token. */
     const startOnDatabase = async (externalPort: number) => {
+      await forgetPreviousLives(started, startedAt);
       await startServersFeature(started);
       taskList.start();
       return setupOnStart(started, { externalPort });
     };
+    if (!waitingForDatabase) await forgetPreviousLives(deps, startedAt);
     if (!waitingForDatabase) await startServersFeature(deps);
     if (!waitingForDatabase) tasks.start();
     const apps = createApps(deps);

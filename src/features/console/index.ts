@@ -4,4 +4,4 @@
 export { LogHubs } from './log-hub.js';
 export { consoleRoutes } from './routes.js';
 export { consoleStreamRoutes } from './stream-route.js';
-export { takeStreamSlot } from './stream-slots.js';
+export { releasePreviousStreamSlots, takeStreamSlot } from './stream-slots.js';
