@@ -296,7 +296,18 @@ export async function startService(config: Config, log: Logger = createLogger(co
     if (!waitingForDatabase) tasks.start();
     const apps = createApps(deps);
     const listen = (face: 'internal' | 'external') =>
-      serve({ fetch: apps[face].fetch, port: face === 'internal' ? config.internalPort : config.externalPort, host: config.host, log }).catch((err: unknown) => {
+      serve({
+        fetch: apps[face].fetch,
+        port: face === 'internal' ? config.internalPort : config.externalPort,
+        host: config.host,
+        log,
+        headersTimeoutMs: config.httpHeadersTimeoutMs,
+        // The external face is capped, the internal one not: probes and the proxy still get a
+        // descriptor while the external face is flooded.
+        ...(face === 'external'
+          ? { maxConnections: config.httpMaxConnections, maxConnectionsPerAddress: config.clientIpHeader ? 0 : config.httpMaxConnectionsPerAddress }
+          : {}),
+      }).catch((err: unknown) => {
         throw listenFailure(err, face, config);
       });
     internal = await listen('internal');
