@@ -1,5 +1,5 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import { users } from '../../db/schema/accounts.js';
+import { sessions, users } from '../../db/schema/accounts.js';
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
@@ -9,6 +9,8 @@ import { writeAudit } from '../audit/index.js';
 import { refusePlayerOnConsole, requireLocalAuth, type SignedIn } from '../doors/index.js';
 import { throttledHashing } from './hash-limit.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, passwordBytes, PASSWORD_MAX_BYTES, PASSWORD_MIN_BYTES, verifyPassword } from './password.js';
+
+const NOBODY = '00000000-0000-0000-0000-000000000000';
 
 /** Local password sign-in. Every failure of the name or the password is the same 401. */
 export async function passwordSignIn(
@@ -24,8 +26,16 @@ export async function passwordSignIn(
     .from(users)
     .where(and(sql`lower(${users.username}) = ${name}`, isNull(users.deletedAt)))
     .limit(1);
+  // A known client: the account signed in from this address before (its sessions keep the address).
+  // Asked for an unknown name too (of nobody), so that the answer takes the same time.
+  const signedInHere = await db
+    .select({ one: sql`1` })
+    .from(sessions)
+    .where(and(eq(sessions.userId, user?.id ?? NOBODY), eq(sessions.clientIp, client.clientIp)))
+    .limit(1);
+  const known = user !== undefined && client.clientIp !== '' && signedInHere.length > 0;
   // Unknown users and users without a password are checked against a dummy hash: same time.
-  const matches = await throttledHashing(deps, { account: `name:${name}`, clientIp: client.clientIp }, () =>
+  const matches = await throttledHashing(deps, { account: `name:${name}`, clientIp: client.clientIp, known }, () =>
     verifyPassword(input.password, user?.passwordHash ?? DUMMY_PASSWORD_HASH),
   );
   if (!user || !user.passwordHash || !matches) throw new DomainError('invalid_credentials', 'Wrong username or password.');

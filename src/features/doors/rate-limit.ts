@@ -49,6 +49,12 @@ export async function takeToken(
   return { allowed: false, retryAfter: Math.max(1, Math.ceil(missing / perSecond)) };
 }
 
+/** Returns a token taken for an attempt that was not made (refused by something else), up to `burst`. */
+export async function giveTokenBack(db: Queryable, key: string, burst = DOOR_BURST): Promise<void> {
+  const b = rateLimitBuckets;
+  await db.update(b).set({ tokens: sql`least(${burst}::float8, ${b.tokens} + 1)` }).where(sql`${b.key} = ${key}`);
+}
+
 /** The bucket of one client address, shared by every public door (api-extensions, limits). */
 export const doorBucketKey = (address: string): string => `door:${addressKey(address)}`;
 
