@@ -38,8 +38,22 @@ describe('the password hashing gate under a flood of strangers (issue 30, item 9
     expect((await fromHome).userId).toBe(user.id);
     await Promise.all(strangers);
 
-    // The nineteen refusals did not use up the account's allowance (a burst of 10): Alex signs in again and again.
-    for (let i = 0; i < 5; i++) {
+    // A live session cookie of the same account is a known client too, from a new address.
+    const session = await passwordSignIn(deps, { username: 'alex', password: 'correct horse battery' }, { host: 'panel.felis.test', clientIp: home });
+    let reopen!: () => void;
+    const heldAgain = new Promise<void>((resolve) => (reopen = resolve));
+    const strangersAgain = Array.from({ length: HASH_LIMITS.running + HASH_LIMITS.waiting }, () => gate.run(() => heldAgain));
+    const stranger = await passwordSignIn(deps, { username: 'alex', password: 'correct horse battery' }, { host: 'panel.felis.test', clientIp: '192.0.2.50' }).catch((err: { code?: string }) => err.code);
+    expect(stranger).toBe('rate_limited');
+    const withCookie = passwordSignIn(deps, { username: 'alex', password: 'correct horse battery' }, { host: 'panel.felis.test', clientIp: '192.0.2.51' }, session.token);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(gate.load.queued).toBe(HASH_LIMITS.waiting + 1);
+    reopen();
+    expect((await withCookie).userId).toBe(user.id);
+    await Promise.all(strangersAgain);
+
+    // The refusals did not use up the account's allowance (a burst of 10): Alex signs in again and again.
+    for (let i = 0; i < 3; i++) {
       const again = await passwordSignIn(deps, { username: 'alex', password: 'correct horse battery' }, { host: 'panel.felis.test', clientIp: `203.0.113.${100 + i}` });
       expect(again.userId).toBe(user.id);
     }

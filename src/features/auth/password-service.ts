@@ -1,4 +1,4 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import { sessions, users } from '../../db/schema/accounts.js';
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
@@ -17,6 +17,8 @@ export async function passwordSignIn(
   deps: Pick<Deps, 'config' | 'database' | 'clock' | 'random'>,
   input: { username: string; password: string },
   client: SignInClient,
+  /** The session cookie the request carried, if any: a live session of the same account is a known client. */
+  sessionToken?: string,
 ): Promise<SignedIn & { mustChangePassword: boolean }> {
   requireLocalAuth(deps.config);
   const db = deps.database.db;
@@ -26,14 +28,19 @@ export async function passwordSignIn(
     .from(users)
     .where(and(sql`lower(${users.username}) = ${name}`, isNull(users.deletedAt)))
     .limit(1);
-  // A known client: the account signed in from this address before (its sessions keep the address).
-  // Asked for an unknown name too (of nobody), so that the answer takes the same time.
+  // A known client: the account signed in from this address before (its sessions keep the
+  // address), or the request carries a live session of the same account. Asked for an unknown
+  // name too (of nobody), so that the answer takes the same time.
+  const now = deps.clock.now();
+  const liveCookie = sessionToken
+    ? and(eq(sessions.tokenHash, sha256Hex(sessionToken)), isNull(sessions.revokedAt), gt(sessions.expiresAt, now))
+    : undefined;
   const signedInHere = await db
     .select({ one: sql`1` })
     .from(sessions)
-    .where(and(eq(sessions.userId, user?.id ?? NOBODY), eq(sessions.clientIp, client.clientIp)))
+    .where(and(eq(sessions.userId, user?.id ?? NOBODY), or(client.clientIp === '' ? sql`false` : eq(sessions.clientIp, client.clientIp), liveCookie ?? sql`false`)))
     .limit(1);
-  const known = user !== undefined && client.clientIp !== '' && signedInHere.length > 0;
+  const known = user !== undefined && signedInHere.length > 0;
   // Unknown users and users without a password are checked against a dummy hash: same time.
   const matches = await throttledHashing(deps, { account: `name:${name}`, clientIp: client.clientIp, known }, () =>
     verifyPassword(input.password, user?.passwordHash ?? DUMMY_PASSWORD_HASH),
