@@ -80,7 +80,9 @@ CREATE TABLE "server_usage" (
 --> statement-breakpoint
 ALTER TABLE "settings" ADD COLUMN "revision" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "server_wake_allowlist" ADD COLUMN "can_wake" boolean DEFAULT true NOT NULL;--> statement-breakpoint
+ALTER TABLE "event_streams" ADD COLUMN "replica" text;--> statement-breakpoint
 ALTER TABLE "world_backups" ADD COLUMN "retention" text;--> statement-breakpoint
+ALTER TABLE "leases" ADD COLUMN "replica" text;--> statement-breakpoint
 ALTER TABLE "server_schedules" ADD CONSTRAINT "server_schedules_owner_id_users_id_fk" FOREIGN KEY ("owner_id") REFERENCES "public"."users"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "webhook_deliveries_endpoint_id_webhook_endpoints_id_fk" FOREIGN KEY ("endpoint_id") REFERENCES "public"."webhook_endpoints"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "server_restarts_active_idx" ON "server_restarts" USING btree ("server_name") WHERE state in ('stopping', 'starting');--> statement-breakpoint

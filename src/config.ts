@@ -107,6 +107,11 @@ const envSchema = z.object({
       .transform((v) => v.toLowerCase())
       .optional(),
   ),
+  /** The head of a request must arrive within this (the contract's 30 s body rule, for headers). */
+  HTTP_HEADERS_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(300).default(30),
+  /** Connections the external face keeps open at once, and from one peer address (0: no cap). */
+  HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(0).max(1_000_000).default(768),
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).max(1_000_000).default(64),
   LOCAL_AUTH: z.enum(['on', 'off']).default('on'),
   /** Every public e-mail code request is answered this long after it arrived, known address or not (0: off). */
   EMAIL_DOOR_ANSWER_MS: z.coerce.number().int().min(0).max(30_000).default(1000),
@@ -224,6 +229,9 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     sessionSources: env.SESSION_SOURCES,
     sessionSourceTimeoutMs: env.SESSION_SOURCE_TIMEOUT_MS,
     clientIpHeader: env.CLIENT_IP_HEADER,
+    httpHeadersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_SECONDS * 1000,
+    httpMaxConnections: env.HTTP_MAX_CONNECTIONS,
+    httpMaxConnectionsPerAddress: env.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
     localAuth: env.LOCAL_AUTH === 'on',
     emailDoorAnswerMs: env.EMAIL_DOOR_ANSWER_MS,
     webauthnRpId: env.WEBAUTHN_RP_ID,

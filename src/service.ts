@@ -13,14 +13,14 @@ import { StaticRegistry } from './adapters/registry/static.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
 import { createApps } from './app/index.js';
 import type { Config } from './config.js';
-import { Leadership, TaskList, type BackgroundTask } from './coordination/index.js';
+import { Leadership, releasePreviousLives, TaskList, type BackgroundTask, type PreviousLives } from './coordination/index.js';
 import { openDatabase, type DatabaseHandle } from './db/client.js';
 import type { Deps } from './deps.js';
 import { accountHousekeepingTask, createSessionAuthenticator, withPasswordChangeGate } from './features/accounts/index.js';
 import { changeRecorder } from './features/audit/index.js';
 import { setupOnStart } from './features/auth/index.js';
 import { clusterBuildTasks, DirectoryContextStore, SimulatedBuildRunner } from './features/builds/index.js';
-import { LogHubs } from './features/console/index.js';
+import { LogHubs, releasePreviousStreamSlots } from './features/console/index.js';
 import { fleetTasks, startFleetMetrics } from './features/fleet/index.js';
 import { webhookDeliveryTask } from './features/notifications/index.js';
 import { identityHousekeepingTask } from './features/linking/index.js';
@@ -35,7 +35,7 @@ import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { cryptoRandom } from './lib/random.js';
 import { serve, type Listening } from './runtime/serve.js';
-import { databaseFailure, listenFailure } from './startup-failure.js';
+import { databaseFailure, databaseNotUpYet, listenFailure } from './startup-failure.js';
 
 /**
  * The composition root: the one place that builds the dependencies from the configuration, makes
@@ -121,8 +121,11 @@ function createCluster(config: Config, log: Logger, options: StartOptions): Clus
       log,
     });
   }
-  const cluster = new SimulatedCluster({ clock: systemClock });
-  for (const spec of SIMULATED_SYSTEM_SERVERS) cluster.addServer(spec);
+  // On the embedded database in DATA_DIR, the servers a user made are kept beside it across
+  // restarts; a throw-away (`memory:`) database or a PostgreSQL one gets a throw-away cluster.
+  const embeddedOnDisk = !config.databaseUrl?.startsWith('postgres') && config.databaseUrl !== 'memory:';
+  const cluster = new SimulatedCluster({ clock: systemClock, ...(embeddedOnDisk ? { stateFile: join(config.dataDir, 'simulated-cluster.json') } : {}) });
+  for (const spec of SIMULATED_SYSTEM_SERVERS) if (!cluster.server(spec.name)) cluster.addServer(spec);
   cluster.startTicking();
   return cluster;
 }
@@ -169,6 +172,67 @@ function serviceTasks(deps: Deps): BackgroundTask[] {
 }
 
 /**
+ * Releases at once what this replica's previous life left when it died (SIGKILL, a crash): its
+ * leases (loop rounds, leadership, the world locks of its in-process jobs), its console stream
+ * slots, and the partial archives of its killed writes. Which leases are a previous life's: on
+ * the embedded database every one (one process opens it at a time); on PostgreSQL those of
+ * replicas with this pod's name (POD_NAME), none without one (two processes may share a host).
+ */
+async function forgetPreviousLives(deps: Deps, startedAt: Date): Promise<void> {
+  const current = deps.replica;
+  const lives: PreviousLives | undefined =
+    deps.database.kind === 'pglite'
+      ? { all: true, current }
+      : deps.config.podName
+        ? { prefix: `${deps.config.podName}/`, current, taken: deps.worlds.folders !== undefined }
+        : undefined;
+  try {
+    if (lives) {
+      const leases = await releasePreviousLives(deps.database.db, lives);
+      const slots = await releasePreviousStreamSlots(deps, lives);
+      if (leases.length > 0 || slots > 0) deps.log.info({ leases, stream_slots: slots }, 'released what a previous life of this replica held');
+    }
+    const partials = (await deps.worlds.store.sweepPartials?.(startedAt)) ?? 0;
+    if (partials > 0) deps.log.info({ partials }, 'removed the partial archives of killed writes');
+  } catch (err) {
+    deps.log.warn({ err }, 'could not release what a previous life held; it lapses by itself');
+  }
+}
+
+/** How often a service that started before its database tries to migrate it again. */
+const DATABASE_WAIT_RETRY_MS = 2_000;
+
+/**
+ * A service that started before its database: migrates it as soon as it answers, then lets the
+ * routes through (the guard's hold) and starts what needs the database. Stops trying on shutdown.
+ */
+async function waitForDatabase(
+  o: { database: DatabaseHandle; config: Config; log: Logger; signal: AbortSignal },
+  then: () => Promise<unknown>,
+): Promise<void> {
+  while (!o.signal.aborted) {
+    await new Promise((resolve) => setTimeout(resolve, DATABASE_WAIT_RETRY_MS).unref());
+    if (o.signal.aborted) return;
+    try {
+      await migrateWithSafetyDump({ database: o.database, config: o.config, clock: systemClock }, o.log);
+    } catch (err) {
+      if (databaseNotUpYet(err, o.config)) continue;
+      o.log.error({ err: databaseFailure(err, o.config) }, 'the database answers but cannot be migrated: still answering 503');
+      continue;
+    }
+    o.database.guard.release();
+    o.log.info({ dependency: 'database' }, 'database answers: serving');
+    try {
+      const hint = await then();
+      if (hint && process.stderr.isTTY) process.stderr.write(`${hint}\n`);
+    } catch (err) {
+      o.log.error({ err }, 'starting what needs the database failed');
+    }
+    return;
+  }
+}
+
+/**
  * Wires the dependencies from the configuration and serves both faces. A failure on the way (the
  * database, a port) stops whatever had started, closes the database and rejects, with a
  * StartupError naming what to change when it is known (src/startup-failure.ts): nothing is left
@@ -176,6 +240,7 @@ function serviceTasks(deps: Deps): BackgroundTask[] {
  */
 export async function startService(config: Config, log: Logger = createLogger(config.logLevel), options: StartOptions = {}): Promise<RunningService> {
   const shutdown = new AbortController();
+  const startedAt = systemClock.now();
   // Until both faces listen, a database that does not answer is a failed start (one line from
   // main.ts), not the running service's "answering 503" episode.
   let serving = false;
@@ -184,12 +249,20 @@ export async function startService(config: Config, log: Logger = createLogger(co
     info: (...args: Parameters<Logger['info']>) => serving && log.info(...args),
   } as Pick<Logger, 'warn' | 'info'>;
   let database: DatabaseHandle | undefined;
+  // A PostgreSQL that is not up yet is waited out (503 meanwhile), not a failed start: on
+  // Kubernetes an exit would be a crash loop for as long as the database is away.
+  let waitingForDatabase = false;
   try {
     database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, log: guardLog, migrate: false });
     await migrateWithSafetyDump({ database, config, clock: systemClock }, log);
   } catch (err) {
-    await database?.close().catch(() => {});
-    throw databaseFailure(err, config);
+    if (!database || !databaseNotUpYet(err, config)) {
+      await database?.close().catch(() => {});
+      throw databaseFailure(err, config);
+    }
+    waitingForDatabase = true;
+    database.guard.hold('the database has not answered since start-up');
+    log.warn({ dependency: 'database', reason: databaseFailure(err, config).message }, 'database unreachable at start-up: answering 503 until it answers');
   }
   const db = database;
   // What has started so far: `stop` and a failed start both stop it, in this one order.
@@ -219,12 +292,33 @@ export async function startService(config: Config, log: Logger = createLogger(co
       log.warn('mail goes to this log (no SMTP_URL): sign-in codes are written here; set SMTP_URL, or MAIL_TRANSPORT=none to refuse mail');
     }
     if (deps.worlds.unavailable) log.error({ cluster: cluster.kind }, deps.worlds.unavailable);
-    await startServersFeature(deps);
     tasks = new TaskList(log).add(...serviceTasks(deps));
-    tasks.start();
+    const started = deps;
+    const taskList = tasks;
+    /** What needs the database: the servers feature's start, the background tasks, the owner token. */
+    const startOnDatabase = async (externalPort: number) => {
+      await forgetPreviousLives(started, startedAt);
+      await startServersFeature(started);
+      taskList.start();
+      return setupOnStart(started, { externalPort });
+    };
+    if (!waitingForDatabase) await forgetPreviousLives(deps, startedAt);
+    if (!waitingForDatabase) await startServersFeature(deps);
+    if (!waitingForDatabase) tasks.start();
     const apps = createApps(deps);
     const listen = (face: 'internal' | 'external') =>
-      serve({ fetch: apps[face].fetch, port: face === 'internal' ? config.internalPort : config.externalPort, host: config.host, log }).catch((err: unknown) => {
+      serve({
+        fetch: apps[face].fetch,
+        port: face === 'internal' ? config.internalPort : config.externalPort,
+        host: config.host,
+        log,
+        headersTimeoutMs: config.httpHeadersTimeoutMs,
+        // The external face is capped, the internal one not: probes and the proxy still get a
+        // descriptor while the external face is flooded.
+        ...(face === 'external'
+          ? { maxConnections: config.httpMaxConnections, maxConnectionsPerAddress: config.clientIpHeader ? 0 : config.httpMaxConnectionsPerAddress }
+          : {}),
+      }).catch((err: unknown) => {
         throw listenFailure(err, face, config);
       });
     internal = await listen('internal');
@@ -235,7 +329,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
       'listening',
     );
     // Only now, on a service that answers, is an owner token minted and shown.
-    const setupHint = await setupOnStart(deps, { externalPort: external.port });
+    const setupHint = waitingForDatabase ? undefined : await setupOnStart(deps, { externalPort: external.port });
+    if (waitingForDatabase) void waitForDatabase({ database: db, config, log, signal: shutdown.signal }, () => startOnDatabase(external!.port));
     let stopping: Promise<void> | undefined;
     return {
       deps,

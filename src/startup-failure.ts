@@ -100,6 +100,28 @@ export function databaseFailure(err: unknown, config: Pick<Config, 'databaseUrl'
   return err instanceof Error ? err : new Error(String(err));
 }
 
+// A PostgreSQL that is not up yet (down, starting, unreachable for now), as opposed to one that
+// refuses us (a user, a password, a missing database, a host that does not exist).
+const NOT_UP_YET = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
+  'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED',
+  '53300', '57P01', '57P02', '57P03',
+]);
+
+/**
+ * Whether a failure to open or migrate PostgreSQL at start-up is an outage that the service waits
+ * out (serving 503 meanwhile) rather than a configuration to correct. The embedded database never
+ * is: its failures are the folder's.
+ */
+export function databaseNotUpYet(err: unknown, config: Pick<Config, 'databaseUrl'>): boolean {
+  if (!config.databaseUrl?.startsWith('postgres')) return false;
+  for (let at = err, depth = 0; at instanceof Error && depth < 8; at = at.cause, depth++) {
+    const code = codeOf(at);
+    if (code && (NOT_UP_YET.has(code) || code.startsWith('08'))) return true;
+  }
+  return false;
+}
+
 /**
  * The one line main.ts prints for a failure at start-up: a fixable one as it is, a configuration
  * error on one line, anything else as its message, with the stack only at LOG_LEVEL debug or trace.

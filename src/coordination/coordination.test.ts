@@ -1,9 +1,11 @@
+import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { leases } from '../db/schema/coordination.js';
 import { useTestDatabase } from '../../test/helpers/database.js';
 import { createLogger } from '../lib/logger.js';
 import { ManualClock } from '../lib/clock.js';
 import { backgroundLoop, Leadership, runOnOneReplica, TaskList, type BackgroundTask, type LoopDeps } from './loops.js';
-import { holdLease, LEASE_KEYS, leaseOf, leasePrefix, releaseLease, renewLease, sweepLapsedLeases, takeLease } from './leases.js';
+import { holdLease, LEASE_KEYS, leaseOf, leasePrefix, releaseLease, releasePreviousLives, renewLease, sweepLapsedLeases, takeLease } from './leases.js';
 
 const log = createLogger('silent');
 let serial = 0;
@@ -33,6 +35,28 @@ describe('leases', () => {
     expect(await leaseOf(db, key)).toMatchObject({ holder: 'late' });
     await releaseLease(db, key, 'late');
     expect(await leaseOf(db, key)).toBeUndefined();
+  });
+
+  it("releases a previous life's leases at start-up: its own, those it took for jobs when asked, never another pod's (issue 30, item 6)", async () => {
+    const { db } = database();
+    const now = new Date('2026-06-01T12:00:00.000Z');
+    const pod = unique('pod');
+    const [loop, leader, lock, jobLock, other, current] = ['loop', 'leader', 'lock', 'job', 'other', 'current'].map((k) => LEASE_KEYS.loop(unique(k)));
+    const claim = (key: string, holder: string, replica?: string) => takeLease(db, now, { key: key!, holder, purpose: 'p', ttlMs: 60_000, ...(replica ? { replica } : {}) });
+    await claim(loop!, `${pod}/dead`);
+    await claim(leader!, `${pod}/dead`);
+    await claim(lock!, unique('job-id'), `${pod}/dead`);
+    // A cluster Job renewing its own lock (keepLock) clears the replica: it outlives the pod's life.
+    await claim(jobLock!, 'job-7', `${pod}/dead`);
+    expect(await takeLease(db, now, { key: jobLock!, holder: 'job-7', purpose: 'p', ttlMs: 60_000 }, { orOwn: true })).toBe(true);
+    await claim(other!, `${pod}x/alive`);
+    await claim(current!, `${pod}/alive`);
+
+    const withoutTaken = await releasePreviousLives(db, { prefix: `${pod}/`, current: `${pod}/alive` });
+    expect(withoutTaken.sort()).toEqual([loop!, leader!].sort());
+    expect(await releasePreviousLives(db, { prefix: `${pod}/`, current: `${pod}/alive`, taken: true })).toEqual([lock!]);
+    for (const key of [jobLock!, other!, current!]) expect(await leaseOf(db, key)).toBeDefined();
+    await Promise.all([jobLock!, other!, current!].map((key) => db.delete(leases).where(eq(leases.key, key))));
   });
 
   it('renews without ever shortening, and sweeps only lapsed leases of one kind', async () => {

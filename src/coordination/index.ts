@@ -10,6 +10,7 @@ export {
   leasePrefix,
   leaseOf,
   releaseLease,
+  releasePreviousLives,
   renewLease,
   sweepLapsedLeases,
   takeLease,
@@ -17,6 +18,7 @@ export {
   type HoldDeps,
   type LeaseClaim,
   type LeaseRow,
+  type PreviousLives,
 } from './leases.js';
 export {
   backgroundLoop,

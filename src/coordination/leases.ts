@@ -1,4 +1,4 @@
-import { and, eq, like, lte, or } from 'drizzle-orm';
+import { and, eq, isNull, like, lte, ne, or } from 'drizzle-orm';
 import type { Queryable } from '../db/client.js';
 import { escapeLike } from '../db/like.js';
 import { leases } from '../db/schema/coordination.js';
@@ -31,6 +31,8 @@ export interface LeaseClaim {
   purpose: string;
   /** The lease reaches this far past `now`. */
   ttlMs: number;
+  /** The replica taking it for `holder` (a world lock's job), when the holder is not the replica. */
+  replica?: string;
 }
 
 export interface TakeOptions {
@@ -45,10 +47,12 @@ export async function takeLease(db: Queryable, now: Date, claim: LeaseClaim, opt
   const lapsed = lte(leases.leaseUntil, now);
   const rows = await db
     .insert(leases)
-    .values({ key: claim.key, holder: claim.holder, purpose: claim.purpose, acquiredAt: now, leaseUntil })
+    .values({ key: claim.key, holder: claim.holder, purpose: claim.purpose, acquiredAt: now, leaseUntil, replica: claim.replica ?? null })
     .onConflictDoUpdate({
       target: leases.key,
-      set: options.orOwn ? { holder: claim.holder, purpose: claim.purpose, leaseUntil } : { holder: claim.holder, purpose: claim.purpose, acquiredAt: now, leaseUntil },
+      set: options.orOwn
+        ? { holder: claim.holder, purpose: claim.purpose, leaseUntil, replica: claim.replica ?? null }
+        : { holder: claim.holder, purpose: claim.purpose, acquiredAt: now, leaseUntil, replica: claim.replica ?? null },
       setWhere: options.orOwn ? or(eq(leases.holder, claim.holder), lapsed) : lapsed,
     })
     .returning({ holder: leases.holder });
@@ -101,6 +105,31 @@ export async function sweepLapsedLeases(db: Queryable, now: Date, prefix: string
   return rows.map((row) => row.key);
 }
 
+/** What a start-up may release of its previous lives' leases: see `releasePreviousLives`. */
+export type PreviousLives =
+  /** Every lease but this replica's (the embedded database: one process opens it at a time). */
+  | { all: true; current: string }
+  /**
+   * The leases held by a replica named `<prefix>…` other than `current` (same pod name), and with
+   * `taken`, those it took for others (world locks of in-process jobs; a cluster Job's lock is
+   * its own and is left to lapse).
+   */
+  | { all?: false; prefix: string; current: string; taken?: boolean };
+
+/**
+ * At start-up, releases what this replica's previous life held (it died without releasing): its
+ * loops' rounds, its leadership and the world locks it took, at once rather than at their lapse.
+ * Resolves the keys released.
+ */
+export async function releasePreviousLives(db: Queryable, lives: PreviousLives): Promise<string[]> {
+  const notCurrent = and(ne(leases.holder, lives.current), or(isNull(leases.replica), ne(leases.replica, lives.current)));
+  const where = lives.all
+    ? notCurrent
+    : and(notCurrent, or(like(leases.holder, `${escapeLike(lives.prefix)}%`), lives.taken ? like(leases.replica, `${escapeLike(lives.prefix)}%`) : undefined));
+  const rows = await db.delete(leases).where(where).returning({ key: leases.key });
+  return rows.map((row) => row.key);
+}
+
 export interface HoldDeps {
   db: Queryable;
   clock: Clock;
@@ -111,17 +140,25 @@ export interface HoldDeps {
 export interface HeldLease {
   readonly key: string;
   readonly holder: string;
+  /**
+   * Lets go of the lease. Never rejects: a release the database refuses (it is down) is retried
+   * in the background until it is recorded or the lease has lapsed by itself, so the work the
+   * holder did is never reported as failed for the sake of its lock.
+   */
   release(): Promise<void>;
   /** Stops renewing without releasing (the work was handed to whoever sees it end). */
   abandon(): void;
 }
+
+/** How often a release that the database refused is tried again. */
+export const RELEASE_RETRY_MS = 500;
 
 /**
  * Keeps a lease that was just taken alive: renewed every `renewMs` of real time (the holder's
  * process is alive or it is not), until release. A renewal that finds the lease taken over, or
  * that fails, is logged; the holder learns of it from its own next step.
  */
-export function holdLease(deps: HoldDeps, claim: Pick<LeaseClaim, 'key' | 'holder' | 'ttlMs'>, renewMs: number): HeldLease {
+export function holdLease(deps: HoldDeps, claim: Pick<LeaseClaim, 'key' | 'holder' | 'ttlMs'>, renewMs: number, retryMs = RELEASE_RETRY_MS): HeldLease {
   const { key, holder, ttlMs } = claim;
   const timer = setInterval(() => {
     renewLease(deps.db, deps.clock.now(), key, holder, ttlMs).then(
@@ -131,6 +168,20 @@ export function holdLease(deps: HoldDeps, claim: Pick<LeaseClaim, 'key' | 'holde
   }, renewMs);
   timer.unref();
   let released: Promise<void> | undefined;
+  const releaseLater = (firstErr: unknown) => {
+    deps.log.warn({ err: firstErr, lease: key, holder }, 'lease release failed: retrying until the database records it');
+    // After a lease's length without a renewal it has lapsed: anyone may take it, nothing to undo.
+    const giveUpAt = Date.now() + ttlMs;
+    const retry = () => {
+      releaseLease(deps.db, key, holder).then(
+        () => deps.log.warn({ lease: key, holder }, 'lease released after a failed release'),
+        () => {
+          if (Date.now() < giveUpAt) setTimeout(retry, retryMs).unref();
+        },
+      );
+    };
+    setTimeout(retry, retryMs).unref();
+  };
   return {
     key,
     holder,
@@ -138,7 +189,7 @@ export function holdLease(deps: HoldDeps, claim: Pick<LeaseClaim, 'key' | 'holde
     release: () =>
       (released ??= (async () => {
         clearInterval(timer);
-        await releaseLease(deps.db, key, holder);
+        await releaseLease(deps.db, key, holder).catch(releaseLater);
       })()),
   };
 }

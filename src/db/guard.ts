@@ -58,6 +58,8 @@ const TIMED_OUT = Symbol('timed out');
  */
 export class DatabaseGuard {
   #down = false;
+  /** Why statements are refused although the database may answer (it is not migrated yet). */
+  #held: string | undefined;
   #probing: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -70,12 +72,25 @@ export class DatabaseGuard {
   }
 
   get down(): boolean {
-    return this.#down;
+    return this.#down || this.#held !== undefined;
+  }
+
+  /**
+   * Refuses every statement (503) until `release()`, whether or not the database answers: a
+   * service that started before its database has not migrated it yet.
+   */
+  hold(reason: string): void {
+    this.#held = reason;
+  }
+
+  release(): void {
+    this.#held = undefined;
   }
 
   /** Runs `work` within `deadlineMs` (none when 0); `cancel` is called when the deadline passes first. */
   async run<T>(work: () => PromiseLike<T>, deadlineMs: number, cancel?: () => void): Promise<T> {
     if (this.#down) throw new DependencyUnavailable('database', 'the database does not answer', 2);
+    if (this.#held !== undefined) throw new DependencyUnavailable('database', this.#held, 2);
     const pending = Promise.resolve().then(work);
     let timer: NodeJS.Timeout | undefined;
     try {

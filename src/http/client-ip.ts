@@ -18,9 +18,30 @@ export function clientIp<E extends AppEnv>(c: Context<E>): string {
   return peer ? normalizeIp(peer) : '';
 }
 
-/** `::ffff:1.2.3.4` → `1.2.3.4`; brackets and zone ids removed. */
+/**
+ * One spelling per address, so that a limit keyed on it is one bucket whatever form the header
+ * carried: the WHATWG URL host parser reads IPv4 in every form it accepts (`203.000.113.007`, the
+ * integer `3405803783`, with a `:port`) and writes IPv6 canonically (`[2001:0DB8::0001]:443` →
+ * `2001:db8::1`); an IPv4-mapped IPv6 address, dotted or hex (`::ffff:cb00:7107`), is its IPv4
+ * address; a zone id is dropped. Anything else comes back trimmed and lower-cased (not an IP).
+ */
 export function normalizeIp(ip: string): string {
-  let v = ip.trim().replace(/^\[|\]$/g, '').replace(/%.*$/, '').toLowerCase();
-  if (v.startsWith('::ffff:') && v.includes('.')) v = v.slice(7);
-  return v;
+  const v = ip.trim().replace(/%[^\]]*/, '').toLowerCase();
+  // Only what an address (with brackets, a port, a hex or an integer part) is spelled with: no
+  // user, path or name reaches the URL parser.
+  if (!/^[0-9a-fx.:[\]]+$/.test(v)) return v;
+  const host = v.startsWith('[') || v.split(':').length <= 2 ? v : `[${v}]`;
+  let parsed: string;
+  try {
+    parsed = new URL(`http://${host}/`).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return v;
+  }
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(parsed);
+  if (mapped) {
+    const hi = parseInt(mapped[1]!, 16);
+    const lo = parseInt(mapped[2]!, 16);
+    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  }
+  return parsed;
 }

@@ -3,7 +3,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { every } from 'hono/combine';
 import type { ZodObject, ZodType } from 'zod';
 import { RouteLog, type RequestLine } from './access-log.js';
-import { checkDeclaredJsonBody, declaresBody, isJsonMediaType, limitJsonBody } from './body.js';
+import { checkDeclaredJsonBody, declaresBody, isJsonMediaType, limitJsonBody, refuseDeepJson } from './body.js';
 import { codedIssueOf } from './coded-refusal.js';
 import { isCrossSite } from './cross-site.js';
 import type { AppDeps, AppEnv, Face } from './env.js';
@@ -273,8 +273,10 @@ async function readJsonBody(c: Context<AppEnv>, { schema, required }: JsonBody):
   if (isJsonMediaType(contentType)) {
     try {
       await limitJsonBody(c, async () => {
+        const text = await c.req.text();
+        refuseDeepJson(text);
         try {
-          value = await c.req.json();
+          value = JSON.parse(text);
         } catch {
           throw new DomainError('bad_request', 'Malformed JSON in request body');
         }

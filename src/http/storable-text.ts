@@ -15,17 +15,29 @@ const UNSTORABLE = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\
  * of its own: a body nested thousands deep must not overflow the call stack (a 500).
  */
 export function assertStorableText(target: string, value: unknown): void {
-  const pending: Array<{ value: unknown; path: string }> = [{ value, path: '' }];
+  // Each item knows its parent and key; the dotted path is only spelled for a refusal (building
+  // it for every value cost time and memory in the square of the nesting).
+  interface Item {
+    value: unknown;
+    parent?: Item;
+    key?: string | number;
+  }
+  const pathOf = (item: Item): string => {
+    const keys: Array<string | number> = [];
+    for (let at: Item | undefined = item; at?.key !== undefined; at = at.parent) keys.push(at.key);
+    return keys.reverse().reduce<string>((path, key) => join(path, key), '');
+  };
+  const pending: Item[] = [{ value }];
   for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
     const current = item.value;
     if (typeof current === 'string') {
-      if (!isStorableText(current)) refuse(target, item.path);
+      if (!isStorableText(current)) refuse(target, pathOf(item));
     } else if (Array.isArray(current)) {
-      for (let i = 0; i < current.length; i++) pending.push({ value: current[i], path: join(item.path, i) });
+      for (let i = 0; i < current.length; i++) pending.push({ value: current[i], parent: item, key: i });
     } else if (typeof current === 'object' && current !== null) {
       for (const key of Object.keys(current)) {
-        if (!isStorableText(key)) refuse(target, item.path);
-        pending.push({ value: (current as Record<string, unknown>)[key], path: join(item.path, key) });
+        if (!isStorableText(key)) refuse(target, pathOf(item));
+        pending.push({ value: (current as Record<string, unknown>)[key], parent: item, key });
       }
     }
   }

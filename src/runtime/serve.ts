@@ -21,6 +21,10 @@ export interface ServeOptions {
   bodyRate?: BodyRateRule;
   /** Node's `headersTimeout` (the head must arrive within it, else 408); Node's default otherwise. */
   headersTimeoutMs?: number;
+  /** Connections held at once (Node's `maxConnections`: more are closed at once); none when absent or 0. */
+  maxConnections?: number;
+  /** Connections held at once from one peer address; more are closed at once. None when absent or 0. */
+  maxConnectionsPerAddress?: number;
 }
 
 export const isBun = typeof process.versions.bun === 'string';
@@ -38,7 +42,12 @@ function serveNode(options: ServeOptions): Promise<Listening> {
       ServerResponse: AnswerResponse,
       // A missing Host is the adapter's 400 with the envelope (below-app.ts), not Node's bare one.
       requireHostHeader: false,
-      ...(options.headersTimeoutMs === undefined ? {} : { headersTimeout: options.headersTimeoutMs, requestTimeout: options.headersTimeoutMs * 2, connectionsCheckingInterval: Math.ceil(options.headersTimeoutMs / 4) }),
+      // The whole request is not bounded here (an upload may take minutes): its body is held to
+      // the body-rate rule (body-rate.ts). The check runs often enough that a slow head is cut
+      // within a quarter of its time-out, not Node's 30 s interval later.
+      ...(options.headersTimeoutMs === undefined
+        ? {}
+        : { headersTimeout: options.headersTimeoutMs, requestTimeout: 0, connectionsCheckingInterval: Math.max(100, Math.ceil(options.headersTimeoutMs / 4)) }),
     },
     // This server speaks HTTP/1.1 only, so the adapter's bindings are always node:http's.
     getRequestListener(options.fetch as (request: Request, env: HttpBindings | Http2Bindings) => Response | Promise<Response>, {
@@ -49,6 +58,8 @@ function serveNode(options: ServeOptions): Promise<Listening> {
   answerExpectations(server, options.log);
   guardBodyRate(server, options.bodyRate ?? CONTRACT_BODY_RATE, options.log);
   const connections = trackConnections(server);
+  if (options.maxConnections) server.maxConnections = options.maxConnections;
+  if (options.maxConnectionsPerAddress) capPerAddress(server, options.maxConnectionsPerAddress, options.log);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -100,6 +111,31 @@ function trackConnections(server: Server): { drain(): void } {
       server.closeIdleConnections();
     },
   };
+}
+
+/**
+ * Closes a connection at once when its peer address already holds `max`: one client opening
+ * sockets by the thousand (slow heads, idle keep-alives) cannot take every descriptor of the
+ * process. One warning per address while it is over.
+ */
+function capPerAddress(server: Server, max: number, log: Pick<Logger, 'warn'>): void {
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const count = open.get(address) ?? 0;
+    if (count >= max) {
+      if (count === max) log.warn({ address, max }, 'connections from one address over the cap: closing new ones');
+      open.set(address, max + 1);
+      socket.destroy();
+      return;
+    }
+    open.set(address, count + 1);
+    socket.once('close', () => {
+      const left = Math.min(open.get(address) ?? 1, max) - 1;
+      if (left <= 0) open.delete(address);
+      else open.set(address, left);
+    });
+  });
 }
 
 interface BunServer {

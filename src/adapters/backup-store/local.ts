@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -44,6 +44,27 @@ export class LocalBackupStore implements BackupStore {
 
   async delete(key: string): Promise<void> {
     await rm(this.#path(key), { force: true });
+  }
+
+  /**
+   * Removes the partial objects (`<key>.partial-<pid>-<ms>`) not written to since `before`: a
+   * writer killed mid-archive leaves one (a living writer keeps touching its own). Resolves how many.
+   */
+  async sweepPartials(before: Date): Promise<number> {
+    let removed = 0;
+    const entries = await readdir(this.root, { recursive: true, withFileTypes: true }).catch((err: unknown) => {
+      if (isErrno(err, 'ENOENT')) return [];
+      throw err;
+    });
+    for (const entry of entries) {
+      if (!entry.isFile() || !/\.partial-\d+-\d+$/.test(entry.name)) continue;
+      const path = join(entry.parentPath, entry.name);
+      const { mtimeMs } = await stat(path).catch(() => ({ mtimeMs: Infinity }));
+      if (mtimeMs >= before.getTime()) continue;
+      await rm(path, { force: true });
+      removed += 1;
+    }
+    return removed;
   }
 
   async ping(): Promise<void> {

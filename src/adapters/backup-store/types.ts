@@ -14,6 +14,8 @@ export interface BackupStore {
   delete(key: string): Promise<void>;
   /** Resolves when the store answers. */
   ping(): Promise<void>;
+  /** Removes what writers killed mid-write left, untouched since `before` (a store that keeps none has none). */
+  sweepPartials?(before: Date): Promise<number>;
 }
 
 /** The store has no room for the object (a full disk, a refused quota). */

@@ -1,3 +1,5 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { systemClock, type Clock } from '../../lib/clock.js';
 import type { RconEndpoint } from '../rcon/client.js';
 import { SimulatedPods } from './simulated-pods.js';
@@ -31,6 +33,12 @@ export interface SimulatedClusterOptions {
   defaultIdleStopSeconds?: number;
   defaultPlayersMax?: number;
   nodes?: number;
+  /**
+   * A file that keeps the servers' specs across restarts (the embedded default's stand-in for
+   * the cluster's own store): read at construction, written at every change of a spec. Phases
+   * are not kept: a server whose desired state is Running starts again.
+   */
+  stateFile?: string;
 }
 
 interface SimServer {
@@ -54,7 +62,8 @@ const clone = <T>(value: T): T => structuredClone(value);
 export class SimulatedCluster implements ClusterAdapter {
   readonly kind = 'simulated' as const;
   readonly clock: Clock;
-  readonly options: Required<Omit<SimulatedClusterOptions, 'clock'>>;
+  readonly options: Required<Omit<SimulatedClusterOptions, 'clock' | 'stateFile'>>;
+  readonly #stateFile: string | undefined;
   #down = false;
   #version = 0;
   #servers = new Map<string, SimServer>();
@@ -75,6 +84,31 @@ export class SimulatedCluster implements ClusterAdapter {
       nodes: options.nodes ?? 1,
     };
     this.pods = new SimulatedPods(this.clock);
+    this.#stateFile = options.stateFile;
+    for (const spec of this.#load()) this.addServer(spec);
+  }
+
+  /** The specs the state file kept, if any. */
+  #load(): ServerSpec[] {
+    if (!this.#stateFile) return [];
+    let text: string;
+    try {
+      text = readFileSync(this.#stateFile, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    const kept = JSON.parse(text) as { servers?: ServerSpec[] };
+    return Array.isArray(kept.servers) ? kept.servers : [];
+  }
+
+  /** Writes every spec to the state file (a whole new file renamed into place). */
+  #save(): void {
+    if (!this.#stateFile) return;
+    mkdirSync(dirname(this.#stateFile), { recursive: true });
+    const partial = `${this.#stateFile}.partial`;
+    writeFileSync(partial, JSON.stringify({ servers: [...this.#servers.values()].map((s) => s.spec) }));
+    renameSync(partial, this.#stateFile);
   }
 
   /** Makes the cluster unreachable (tests of the 503 paths). */
@@ -148,6 +182,7 @@ export class SimulatedCluster implements ClusterAdapter {
       hangs: false,
     };
     this.#servers.set(spec.name, server);
+    this.#save();
     if (server.spec.desiredState === 'Running') this.#enter(server, 'Starting');
     return this.#emit('ADDED', server);
   }
@@ -156,6 +191,7 @@ export class SimulatedCluster implements ClusterAdapter {
     this.#check();
     const server = this.#get(name);
     server.spec.desiredState = state;
+    this.#save();
     if (state === 'Running' && (server.status.phase === 'Stopped' || server.status.phase === 'Stopping')) {
       server.status.autoRestarts = 0;
       this.#enter(server, 'Starting');
@@ -169,6 +205,7 @@ export class SimulatedCluster implements ClusterAdapter {
     this.#check();
     const server = this.#get(name);
     server.spec = { ...server.spec, ...clone(patch) };
+    this.#save();
     if (patch.idleStopSeconds !== undefined && server.spec.labels[SYSTEM_LABEL] !== 'true') {
       server.status.idleStopSeconds = patch.idleStopSeconds;
     }
@@ -321,11 +358,13 @@ export class SimulatedCluster implements ClusterAdapter {
     const server = this.#get(name);
     if (value === undefined) delete server.spec.labels[key];
     else server.spec.labels[key] = value;
+    this.#save();
     this.#emit('MODIFIED', server);
   }
 
   deleteServer(name: string): void {
     if (!this.#servers.delete(name)) throw new ClusterNotFoundError(`server ${name} not found`);
+    this.#save();
     this.pods.phaseChanged(name, 'Unknown', 0);
     const resourceVersion = String(++this.#version);
     for (const watcher of this.#watchers) watcher({ type: 'DELETED', name, resourceVersion });

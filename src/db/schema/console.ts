@@ -20,6 +20,8 @@ export const eventStreams = pgTable(
     target: text('target').notNull(),
     openedAt: at('opened_at').notNull(),
     expiresAt: at('expires_at').notNull(),
+    /** The replica serving the stream, so that its next life can free the slot at start-up. */
+    replica: text('replica'),
   },
   (t) => [index('event_streams_user_idx').on(t.userId, t.expiresAt)],
 );

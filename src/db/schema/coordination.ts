@@ -12,4 +12,9 @@ export const leases = pgTable('leases', {
   purpose: text('purpose').notNull(),
   acquiredAt: timestamp('acquired_at', { withTimezone: true, mode: 'date' }).notNull(),
   leaseUntil: timestamp('lease_until', { withTimezone: true, mode: 'date' }).notNull(),
+  /**
+   * The replica (process) that took it when the holder is not the replica itself (a world lock
+   * held for a job or a file write), so that its next life can release it at start-up.
+   */
+  replica: text('replica'),
 });

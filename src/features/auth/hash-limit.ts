@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
-import { addressKey, rateLimited, takeToken } from '../doors/index.js';
+import { addressKey, giveTokenBack, rateLimited, takeToken } from '../doors/index.js';
 
 /**
  * Password hashing (scrypt, 128 MiB and a few hundred milliseconds of CPU a run) is the one job a
@@ -16,36 +16,50 @@ export const HASH_LIMITS = {
   address: { burst: 20, perSecond: 20 / 60 },
   running: 2,
   waiting: 6,
+  /** Known clients (an address the account signed in from before) wait in a lane of their own, served first. */
+  knownWaiting: 6,
 } as const;
 
-/** At most `running` jobs at once and `waiting` queued; a job past that is refused at once. */
+/** The gate refused a job because it is full (not a limit of the caller's own). */
+export class GateBusy extends DomainError {
+  constructor() {
+    super('rate_limited', 'The server is busy checking passwords; try again shortly.', { retryAfterSeconds: 1 });
+  }
+}
+
+/**
+ * At most `running` jobs at once and `waiting` queued; a job past that is refused at once. Jobs
+ * of known clients queue in a lane of their own (`knownWaiting` places) and are served first, so
+ * strangers filling the gate cannot starve them.
+ */
 export class WorkGate {
   private active = 0;
   private readonly queue: Array<() => void> = [];
+  private readonly knownQueue: Array<() => void> = [];
 
   constructor(
     readonly running: number,
     readonly waiting: number,
+    readonly knownWaiting = waiting,
   ) {}
 
   get load(): { active: number; queued: number } {
-    return { active: this.active, queued: this.queue.length };
+    return { active: this.active, queued: this.queue.length + this.knownQueue.length };
   }
 
-  async run<T>(job: () => Promise<T>): Promise<T> {
+  async run<T>(job: () => Promise<T>, options: { known?: boolean } = {}): Promise<T> {
     if (this.active >= this.running) {
-      if (this.queue.length >= this.waiting) {
-        throw new DomainError('rate_limited', 'The server is busy checking passwords; try again shortly.', { retryAfterSeconds: 1 });
-      }
-      await new Promise<void>((resolve) => this.queue.push(resolve));
+      const queue = options.known ? this.knownQueue : this.queue;
+      if (queue.length >= (options.known ? this.knownWaiting : this.waiting)) throw new GateBusy();
+      await new Promise<void>((resolve) => queue.push(resolve));
     } else {
       this.active += 1;
     }
     try {
       return await job();
     } finally {
-      // The slot passes straight to the next waiter, so `active` never overshoots.
-      const next = this.queue.shift();
+      // The slot passes straight to the next waiter (a known client's first), so `active` never overshoots.
+      const next = this.knownQueue.shift() ?? this.queue.shift();
       if (next) next();
       else this.active -= 1;
     }
@@ -58,7 +72,7 @@ const gates = new WeakMap<object, WorkGate>();
 export function hashGateOf(deps: Pick<Deps, 'database'>): WorkGate {
   let gate = gates.get(deps.database);
   if (!gate) {
-    gate = new WorkGate(HASH_LIMITS.running, HASH_LIMITS.waiting);
+    gate = new WorkGate(HASH_LIMITS.running, HASH_LIMITS.waiting, HASH_LIMITS.knownWaiting);
     gates.set(deps.database, gate);
   }
   return gate;
@@ -66,19 +80,31 @@ export function hashGateOf(deps: Pick<Deps, 'database'>): WorkGate {
 
 /**
  * Counts one password hash against the account (`account` is a stable key: a user id, or the
- * lower-cased username typed at login) and the caller's address, then runs `job` through the gate.
+ * lower-cased username typed at login) and the caller's address, then runs `job` through the gate
+ * (`known`: in the lane of known clients). A refusal of the busy gate gives both tokens back: it
+ * is not the caller's attempt, and must not use up the account's own allowance.
  */
 export async function throttledHashing<T>(
   deps: Pick<Deps, 'database' | 'clock'>,
-  by: { account: string; clientIp: string },
+  by: { account: string; clientIp: string; known?: boolean },
   job: () => Promise<T>,
 ): Promise<T> {
   const db = deps.database.db;
   const now = deps.clock.now();
   const { account: perAccount, address: perAddress } = HASH_LIMITS;
-  const byAccount = await takeToken(db, `hash:account:${by.account}`, now, perAccount.burst, perAccount.perSecond);
+  const accountKey = `hash:account:${by.account}`;
+  const addressKeyed = `hash:address:${addressKey(by.clientIp)}`;
+  const byAccount = await takeToken(db, accountKey, now, perAccount.burst, perAccount.perSecond);
   if (!byAccount.allowed) throw rateLimited(byAccount, 'Too many password attempts for this account; try again later.');
-  const byAddress = await takeToken(db, `hash:address:${addressKey(by.clientIp)}`, now, perAddress.burst, perAddress.perSecond);
-  if (!byAddress.allowed) throw rateLimited(byAddress, 'Too many password attempts from your address; try again later.');
-  return hashGateOf(deps).run(job);
+  const byAddress = await takeToken(db, addressKeyed, now, perAddress.burst, perAddress.perSecond);
+  if (!byAddress.allowed) {
+    await giveTokenBack(db, accountKey, perAccount.burst);
+    throw rateLimited(byAddress, 'Too many password attempts from your address; try again later.');
+  }
+  try {
+    return await hashGateOf(deps).run(job, { known: by.known });
+  } catch (err) {
+    if (err instanceof GateBusy) await Promise.all([giveTokenBack(db, accountKey, perAccount.burst), giveTokenBack(db, addressKeyed, perAddress.burst)]);
+    throw err;
+  }
 }

@@ -52,7 +52,7 @@ const changePasswordRoute = defineRoute(
 export function passwordRoutes() {
   return createRouter()
     .openapi(login, async (c) => {
-      const signedIn = await passwordSignIn(c.var.deps, c.req.valid('json'), signInClient(c));
+      const signedIn = await passwordSignIn(c.var.deps, c.req.valid('json'), signInClient(c), sessionToken(c));
       setSessionCookie(c, signedIn.token);
       return c.json({ user_id: signedIn.userId, role: signInRole(signedIn.role), must_change_password: signedIn.mustChangePassword }, 200);
     })

@@ -1,5 +1,5 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
-import { users } from '../../db/schema/accounts.js';
+import { and, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import { sessions, users } from '../../db/schema/accounts.js';
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
@@ -10,11 +10,15 @@ import { refusePlayerOnConsole, requireLocalAuth, type SignedIn } from '../doors
 import { throttledHashing } from './hash-limit.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, passwordBytes, PASSWORD_MAX_BYTES, PASSWORD_MIN_BYTES, verifyPassword } from './password.js';
 
+const NOBODY = '00000000-0000-0000-0000-000000000000';
+
 /** Local password sign-in. Every failure of the name or the password is the same 401. */
 export async function passwordSignIn(
   deps: Pick<Deps, 'config' | 'database' | 'clock' | 'random'>,
   input: { username: string; password: string },
   client: SignInClient,
+  /** The session cookie the request carried, if any: a live session of the same account is a known client. */
+  sessionToken?: string,
 ): Promise<SignedIn & { mustChangePassword: boolean }> {
   requireLocalAuth(deps.config);
   const db = deps.database.db;
@@ -24,8 +28,21 @@ export async function passwordSignIn(
     .from(users)
     .where(and(sql`lower(${users.username}) = ${name}`, isNull(users.deletedAt)))
     .limit(1);
+  // A known client: the account signed in from this address before (its sessions keep the
+  // address), or the request carries a live session of the same account. Asked for an unknown
+  // name too (of nobody), so that the answer takes the same time.
+  const now = deps.clock.now();
+  const liveCookie = sessionToken
+    ? and(eq(sessions.tokenHash, sha256Hex(sessionToken)), isNull(sessions.revokedAt), gt(sessions.expiresAt, now))
+    : undefined;
+  const signedInHere = await db
+    .select({ one: sql`1` })
+    .from(sessions)
+    .where(and(eq(sessions.userId, user?.id ?? NOBODY), or(client.clientIp === '' ? sql`false` : eq(sessions.clientIp, client.clientIp), liveCookie ?? sql`false`)))
+    .limit(1);
+  const known = user !== undefined && signedInHere.length > 0;
   // Unknown users and users without a password are checked against a dummy hash: same time.
-  const matches = await throttledHashing(deps, { account: `name:${name}`, clientIp: client.clientIp }, () =>
+  const matches = await throttledHashing(deps, { account: `name:${name}`, clientIp: client.clientIp, known }, () =>
     verifyPassword(input.password, user?.passwordHash ?? DUMMY_PASSWORD_HASH),
   );
   if (!user || !user.passwordHash || !matches) throw new DomainError('invalid_credentials', 'Wrong username or password.');

@@ -4,6 +4,6 @@
 export { LogHubs } from './log-hub.js';
 export { consoleRoutes } from './routes.js';
 export { consoleStreamRoutes } from './stream-route.js';
-export { takeStreamSlot } from './stream-slots.js';
+export { releasePreviousStreamSlots, takeStreamSlot } from './stream-slots.js';
 export { normaliseCommand } from './charset.js';
 export { rconCommand } from './service.js';

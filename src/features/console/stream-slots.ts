@@ -1,4 +1,5 @@
-import { and, count, eq, gt, lte } from 'drizzle-orm';
+import { and, count, eq, gt, like, lte, ne, or, isNull } from 'drizzle-orm';
+import { escapeLike } from '../../db/like.js';
 import { users } from '../../db/schema/accounts.js';
 import { eventStreams } from '../../db/schema/console.js';
 import type { Deps } from '../../deps.js';
@@ -7,7 +8,7 @@ import { DomainError } from '../../lib/errors.js';
 /** Event streams one account may hold open at once, on all replicas together. */
 export const STREAMS_PER_ACCOUNT = 8;
 
-type SlotDeps = Pick<Deps, 'database' | 'clock'>;
+type SlotDeps = Pick<Deps, 'database' | 'clock'> & Partial<Pick<Deps, 'replica'>>;
 
 export interface StreamSlot {
   /** Extends the lease (at each access re-check). */
@@ -33,7 +34,7 @@ export async function takeStreamSlot(deps: SlotDeps, userId: string, kind: strin
     }
     const [row] = await tx
       .insert(eventStreams)
-      .values({ userId, kind, target, openedAt: now, expiresAt: new Date(now.getTime() + leaseMs) })
+      .values({ userId, kind, target, openedAt: now, expiresAt: new Date(now.getTime() + leaseMs), replica: deps.replica ?? null })
       .returning({ id: eventStreams.id });
     return row!.id;
   });
@@ -45,4 +46,16 @@ export async function takeStreamSlot(deps: SlotDeps, userId: string, kind: strin
       await db.delete(eventStreams).where(eq(eventStreams.id, id));
     },
   };
+}
+
+/**
+ * At start-up, frees the stream slots this replica's previous life left (it died with its streams
+ * open): every slot but this replica's on the embedded database, or those of replicas named
+ * `<prefix>…` other than `current`. Resolves how many.
+ */
+export async function releasePreviousStreamSlots(deps: Pick<Deps, 'database'>, lives: { all: true; current: string } | { all?: false; prefix: string; current: string }): Promise<number> {
+  const notCurrent = or(isNull(eventStreams.replica), ne(eventStreams.replica, lives.current));
+  const where = lives.all ? notCurrent : and(notCurrent, like(eventStreams.replica, `${escapeLike(lives.prefix)}%`));
+  const rows = await deps.database.db.delete(eventStreams).where(where).returning({ id: eventStreams.id });
+  return rows.length;
 }

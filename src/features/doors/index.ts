@@ -6,5 +6,5 @@
  */
 export { addressKey } from './address.js';
 export { refusePlayerOnConsole, requireLocalAuth } from './guards.js';
-export { doorLimit, rateLimited, takeToken } from './rate-limit.js';
+export { codeAttemptLimit, doorLimit, giveTokenBack, rateLimited, takeToken } from './rate-limit.js';
 export { SignedInSchema, limited, type SignedIn } from './schema.js';

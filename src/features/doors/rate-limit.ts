@@ -49,6 +49,12 @@ export async function takeToken(
   return { allowed: false, retryAfter: Math.max(1, Math.ceil(missing / perSecond)) };
 }
 
+/** Returns a token taken for an attempt that was not made (refused by something else), up to `burst`. */
+export async function giveTokenBack(db: Queryable, key: string, burst = DOOR_BURST): Promise<void> {
+  const b = rateLimitBuckets;
+  await db.update(b).set({ tokens: sql`least(${burst}::float8, ${b.tokens} + 1)` }).where(sql`${b.key} = ${key}`);
+}
+
 /** The bucket of one client address, shared by every public door (api-extensions, limits). */
 export const doorBucketKey = (address: string): string => `door:${addressKey(address)}`;
 
@@ -69,6 +75,33 @@ export function doorLimit(door: string) {
     if (!verdict.allowed) {
       deps.log.info({ door, request_id: c.var.requestId }, 'door limit reached');
       throw rateLimited(verdict);
+    }
+    await next();
+  });
+}
+
+/** Signed-in code doors (a link code, a migration code): 10 attempts an account, then one a minute. */
+export const CODE_ATTEMPT_BURST = 10;
+export const CODE_ATTEMPT_REFILL_PER_SECOND = 1 / 60;
+
+/**
+ * The attempt limit of a code door behind a session (the app tier): counted in the database per
+ * account (`code:<door>:<user>`), so that guessing from many addresses or replicas earns nothing,
+ * and per address in the bucket every public door shares. A refused attempt is not tried at all,
+ * a right code included. Runs after the session check and before the body is validated.
+ */
+export function codeAttemptLimit(door: string) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const { deps } = c.var;
+    const now = deps.clock.now();
+    const userId = (c.var as { session?: { userId: string } }).session?.userId;
+    const byAccount = userId
+      ? await takeToken(deps.database.db, `code:${door}:${userId}`, now, CODE_ATTEMPT_BURST, CODE_ATTEMPT_REFILL_PER_SECOND)
+      : { allowed: true, retryAfter: 0 };
+    const verdict = byAccount.allowed ? await takeToken(deps.database.db, doorBucketKey(clientIp(c)), now) : byAccount;
+    if (!verdict.allowed) {
+      deps.log.info({ door, request_id: c.var.requestId }, 'code attempt limit reached');
+      throw rateLimited(verdict, 'Too many codes tried; wait and try again.');
     }
     await next();
   });

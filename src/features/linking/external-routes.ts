@@ -1,6 +1,6 @@
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { setSessionCookie, signInClient } from '../accounts/index.js';
-import { doorLimit, limited } from '../doors/index.js';
+import { codeAttemptLimit, doorLimit, limited } from '../doors/index.js';
 import { bindSignIn } from './bind.js';
 import { BoundResponse, CodeBody, LinkStartResponse, LinkVerifiedResponse } from './schema.js';
 import { hasLink, verifyLinkCode } from './service.js';
@@ -38,12 +38,14 @@ const linkVerify = defineRoute(
     method: 'post',
     path: '/api/v1/account/link/verify',
     summary: 'Link the Minecraft account a code from the game names',
+    middleware: [codeAttemptLimit('link')],
     request: jsonBody(CodeBody),
     responses: {
       200: json(LinkVerifiedResponse, 'linked'),
       400: errorAnswer('invalid_code: unknown, expired or used code; bad_request'),
       403: errorAnswer('reauth_required: the account has a passkey or a verified address and no proof of the last 5 minutes'),
       409: errorAnswer('already_linked: another account holds this Minecraft account'),
+      ...limited,
     },
   },
 );

@@ -272,6 +272,31 @@ describe('web link start and verify', () => {
     expect(own.status).toBe(200);
   });
 
+  it('throttles wrong link codes per account with 429 and Retry-After; another account keeps its own attempts (issue 30, item 13)', async () => {
+    const deps = createTestDeps(database());
+    const { external } = createTestApps(deps);
+    const guesser = await signIn(deps, { userId: (await createUser(deps)).id });
+    const statuses: number[] = [];
+    let refused: Response | undefined;
+    for (let i = 0; i < 60; i++) {
+      const res = await external.request('/api/v1/account/link/verify', jsonRequest('POST', { code: 'ABCDEFGH' }, guesser.headers));
+      statuses.push(res.status);
+      if (res.status === 429) refused ??= res;
+    }
+    expect(statuses.filter((s) => s === 400).length).toBeLessThanOrEqual(10);
+    expect(statuses.slice(-40).every((s) => s === 429)).toBe(true);
+    expect((await errorOf(refused!)).code).toBe('rate_limited');
+    expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(0);
+    // A right code from the guesser is refused too while the limit holds: guessing earns nothing.
+    const minted = await mintCode(deps, randomMcUuid());
+    expect((await external.request('/api/v1/account/link/verify', jsonRequest('POST', { code: minted.code }, guesser.headers))).status).toBe(429);
+    // Someone else links at once, and the guesser again once the allowance refills.
+    const other = await signIn(deps, { userId: (await createUser(deps)).id });
+    expect((await external.request('/api/v1/account/link/verify', jsonRequest('POST', { code: minted.code }, other.headers))).status).toBe(200);
+    deps.clock.advance(10 * 60_000);
+    expect((await external.request('/api/v1/account/link/verify', jsonRequest('POST', { code: 'ABCDEFGH' }, guesser.headers))).status).toBe(400);
+  });
+
   it('answers 400 invalid_code for a wrong code', async () => {
     const deps = createTestDeps(database());
     const s = await signIn(deps, { userId: (await createUser(deps)).id });

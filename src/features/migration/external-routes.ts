@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { CodeBody, DateTime } from '../linking/index.js';
+import { codeAttemptLimit, limited } from '../doors/index.js';
 import { AssertionSchema, WebAuthnOptionsSchema } from '../passkeys/index.js';
 import { beginPasskeyConfirm, confirmWithCode, confirmWithPasskey, sendConfirmCode } from './confirm.js';
 import { issueMigrationCode, migrationStatus, redeemMigration } from './service.js';
@@ -99,10 +100,12 @@ const redeem = defineRoute(APP, {
   method: 'post',
   path: '/api/v1/account/migrate/redeem',
   summary: 'As the named target, take over the source account’s servers',
+  middleware: [codeAttemptLimit('migrate')],
   request: jsonBody(CodeBody),
   responses: {
     200: json(z.object({ migrated: z.literal(true), servers_moved: z.number().int(), servers: z.array(z.string()) }), 'servers moved'),
     400: errorAnswer('invalid_code; bad_request'),
+    ...limited,
   },
 });
 

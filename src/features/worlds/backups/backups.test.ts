@@ -204,6 +204,40 @@ describe('backup, restore and job routes', () => {
     expect(readFileSync(join(folder, 'server.properties'), 'utf8')).toBe('motd=first\n');
   });
 
+  it('marks a backup corrupt the moment its archive fails to unpack at restore, and takes no second snapshot (issue 30, item 5)', async () => {
+    const { deps, external, store } = setUp();
+    const owner = await worldMember(deps);
+    const { name, folder } = await ownedWorld(deps, owner.id);
+    await post(external, `/api/v1/servers/${name}/backup`, owner.headers);
+    await deps.worlds.jobs.idle();
+    const [backup] = await deps.database.db.select().from(worldBackups).where(eq(worldBackups.serverName, name));
+    writeFileSync(join(folder, 'server.properties'), 'motd=since\n');
+
+    // Damaged in the store after its last read-back: inflating it fails (Z_DATA_ERROR) before the hash can be compared.
+    const path = join(store.root, backup!.storageKey);
+    const bytes = readFileSync(path);
+    for (let i = 20; i < bytes.length - 8; i += 7) bytes[i] = bytes[i]! ^ 0xa5;
+    writeFileSync(path, bytes);
+
+    const first = await post(external, `/api/v1/servers/${name}/restore-backup`, owner.headers, { backup_id: backup!.id });
+    expect(first.status).toBe(202);
+    await deps.worlds.jobs.idle();
+    const [after] = await deps.database.db.select().from(worldBackups).where(eq(worldBackups.id, backup!.id));
+    expect(after!.corrupt).toBe(true);
+    const jobs = (await (await external.request(`/api/v1/servers/${name}/jobs`, { headers: owner.headers })).json()) as {
+      jobs: { kind: string; state: string; message: string | null }[];
+    };
+    expect(jobs.jobs.find((j) => j.kind === 'restore')).toMatchObject({ state: 'failed', message: expect.stringMatching(/^backup_corrupt: /) });
+    expect(readFileSync(join(folder, 'server.properties'), 'utf8')).toBe('motd=since\n');
+
+    const again = await post(external, `/api/v1/servers/${name}/restore-backup`, owner.headers, { backup_id: backup!.id });
+    expect(again.status).toBe(409);
+    expect((await errorOf(again)).code).toBe('backup_corrupt');
+    await deps.worlds.jobs.idle();
+    const snapshots = await deps.database.db.select().from(worldBackups).where(and(eq(worldBackups.serverName, name), eq(worldBackups.reason, 'pre_restore')));
+    expect(snapshots).toHaveLength(1);
+  });
+
   it('pages with a total, scopes users to their former worlds, deletes and sweeps expired backups', async () => {
     const { deps, external } = setUp();
     const owner = await worldMember(deps);

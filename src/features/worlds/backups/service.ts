@@ -16,6 +16,7 @@ import {
   runnerOf,
   startWorldJob,
   stepFailed,
+  untilRecorded,
   type Caller,
   type JobDeps,
   type JobOutcome,
@@ -49,7 +50,8 @@ export async function startBackup(deps: JobDeps, serverName: string, requestedBy
     const formerOwner = await ownerOf(deps.database.db, serverName);
     const row = await createBackupRow(deps, { serverName, reason, formerOwner });
     const plan: WorldJobPlan = { jobId, serverName, kind: 'backup', step: { op: 'backup', key: row.storageKey }, backupId: row.id };
-    return settleBackup(deps, plan, await runner.run(plan));
+    const outcome = await runner.run(plan);
+      return untilRecorded(deps, plan.jobId, () => settleBackup(deps, plan, outcome));
   });
 }
 
@@ -153,7 +155,8 @@ export async function startRestore(
         backupId: backup.id,
         ...(snapshot ? { snapshot } : {}),
       };
-      return settleRestore(deps, plan, await runner.run(plan));
+      const outcome = await runner.run(plan);
+      return untilRecorded(deps, plan.jobId, () => settleRestore(deps, plan, outcome));
     },
   );
   return { ...started, backup };

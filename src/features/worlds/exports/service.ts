@@ -5,7 +5,7 @@ import { worldExports } from '../../../db/schema/worlds.js';
 import type { Deps } from '../../../deps.js';
 import { DomainError } from '../../../lib/errors.js';
 import { readableBackup } from '../backups/index.js';
-import { newId, requireWorld, runnerOf, startWorldJob, stepFailed, type Caller, type JobDeps, type JobOutcome, type SettleDeps } from '../jobs/index.js';
+import { newId, requireWorld, runnerOf, startWorldJob, stepFailed, untilRecorded, type Caller, type JobDeps, type JobOutcome, type SettleDeps } from '../jobs/index.js';
 import { readWorldTimes } from '../settings/index.js';
 import { downloadTarget } from '../volumes/index.js';
 
@@ -72,7 +72,8 @@ export async function exportWorld(deps: JobDeps, input: { serverName: string; ca
   const job = { serverName, kind: 'export', lockKind: 'export', requestedBy: caller.userId, busy: () => runner.busy(serverName) } as const;
   await startWorldJob(deps, job, async (jobId) => {
     const plan: WorldJobPlan = { jobId, serverName, kind: 'export', step: { op: 'export', key: row.storageKey, path }, exportTicket: ticket };
-    return settleExport(deps, plan, await runner.run(plan));
+    const outcome = await runner.run(plan);
+      return untilRecorded(deps, plan.jobId, () => settleExport(deps, plan, outcome));
   }).catch(async (err: unknown) => {
     await deps.database.db.delete(worldExports).where(eq(worldExports.ticket, ticket));
     throw err;

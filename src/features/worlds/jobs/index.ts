@@ -8,5 +8,5 @@ export type { Caller } from './access.js';
 export { heldFresh, holdWorld, keepLock, lockHolderKind, releaseLock, sweepLapsedLocks } from './lock.js';
 export { failOrphanedJobs, finishJob, newId, recordJob } from './records.js';
 export { externalJobRoutes } from './routes.js';
-export { JobFailure, runnerOf, startWorldJob, stepFailed } from './service.js';
+export { JobFailure, runnerOf, startWorldJob, stepFailed, untilRecorded } from './service.js';
 export type { JobDeps, JobOutcome, SettleDeps } from './service.js';

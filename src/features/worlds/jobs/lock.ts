@@ -24,13 +24,13 @@ const LOCK_RENEW_MS = 15_000;
 
 export type LockKind = 'backup' | 'restore' | 'unzip' | 'file_write' | 'upload' | 'export' | 'reclaim';
 
-type LockDeps = Pick<Deps, 'database' | 'clock' | 'log'>;
+type LockDeps = Pick<Deps, 'database' | 'clock' | 'log'> & Partial<Pick<Deps, 'replica'>>;
 
 const key = LEASE_KEYS.world;
 
 /** Takes the world's lock for `holder`, or takes over one whose lease lapsed (its holder died). */
-async function tryLock(db: Queryable, now: Date, serverName: string, holder: string, kind: LockKind): Promise<boolean> {
-  return takeLease(db, now, { key: key(serverName), holder, purpose: kind, ttlMs: LOCK_LEASE_MS });
+async function tryLock(db: Queryable, now: Date, serverName: string, holder: string, kind: LockKind, replica?: string): Promise<boolean> {
+  return takeLease(db, now, { key: key(serverName), holder, purpose: kind, ttlMs: LOCK_LEASE_MS, ...(replica ? { replica } : {}) });
 }
 
 /**
@@ -86,7 +86,7 @@ export async function holdWorld(
   options: { queueBehind?: LockKind } = {},
 ): Promise<HeldLock> {
   const { db } = deps.database;
-  for (let tries = 0; !(await tryLock(db, deps.clock.now(), serverName, holder, kind)); tries++) {
+  for (let tries = 0; !(await tryLock(db, deps.clock.now(), serverName, holder, kind, deps.replica)); tries++) {
     const holderKind = await lockHolderKind(db, serverName);
     // No holder now: it let go between the two reads, so the world is free to try again.
     const released = holderKind === undefined;

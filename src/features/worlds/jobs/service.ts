@@ -3,15 +3,16 @@ import { JobHandedOver, type StepFailure, type StepOutcome, type WorldJobInClust
 import type { Deps } from '../../../deps.js';
 import { isErrno } from '../../../lib/errno.js';
 import { DomainError } from '../../../lib/errors.js';
+import { findUnavailable } from '../../../lib/unavailable.js';
 import type { Logger } from '../../../lib/logger.js';
 import { runVolumeStep, type WorldFolders } from '../volumes/index.js';
 import { requireStopped, requireWorld, type Caller } from './access.js';
 import { holdWorld, maintenanceError, type LockKind } from './lock.js';
 import { finishJob, jobsOf, newId, recordJob, type JobKind, type JobRow } from './records.js';
 
-export type JobDeps = Pick<Deps, 'database' | 'clock' | 'random' | 'worlds' | 'log' | 'cluster' | 'config'>;
+export type JobDeps = Pick<Deps, 'database' | 'clock' | 'random' | 'worlds' | 'log' | 'cluster' | 'config'> & Partial<Pick<Deps, 'shutdown'>>;
 /** What recording a step's outcome needs: whichever replica does it, from the job's plan alone. */
-export type SettleDeps = Pick<Deps, 'database' | 'clock' | 'worlds' | 'log'>;
+export type SettleDeps = Pick<Deps, 'database' | 'clock' | 'worlds' | 'log'> & Partial<Pick<Deps, 'shutdown'>>;
 
 export interface JobOutcome {
   message?: string;
@@ -25,6 +26,28 @@ export class JobFailure extends Error {
 
 /** The failure a step reported, as the job's message: its code first. */
 export const stepFailed = (outcome: StepFailure) => new JobFailure(`${outcome.code}: ${outcome.message}`);
+
+/** The first and the longest pause between two tries of recording a job's outcome. */
+const RECORD_RETRY_FIRST_MS = 250;
+const RECORD_RETRY_MAX_MS = 5_000;
+
+/**
+ * Records what a job did, again and again while the database is away, until it is recorded: a
+ * restore that replaced the world must not be reported failed because its last update fell into
+ * an outage. Gives up only when the service stops (the job row is then judged by the next life).
+ * Meanwhile the job's lock is still renewed, so no replica takes the job for an orphan.
+ */
+export async function untilRecorded<T>(deps: Pick<Deps, 'log'> & Partial<Pick<Deps, 'shutdown'>>, jobId: string, record: () => Promise<T>): Promise<T> {
+  for (let pause = RECORD_RETRY_FIRST_MS, tries = 1; ; pause = Math.min(pause * 2, RECORD_RETRY_MAX_MS), tries++) {
+    try {
+      return await record();
+    } catch (err) {
+      if (!findUnavailable(err) || deps.shutdown?.aborted) throw err;
+      if (tries === 1) deps.log.warn({ err, job: jobId }, 'a world job\'s outcome could not be recorded: retrying until the database answers');
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
 
 /** The simulated cluster's volumes are local folders: the step runs in this process. */
 class InProcessJobRunner implements WorldJobRunner {
@@ -99,7 +122,7 @@ export async function startWorldJob(
     let handedOver = false;
     try {
       const outcome = (await run(jobId)) ?? {};
-      await finishJob(deps, jobId, { state: 'succeeded', ...outcome });
+      await untilRecorded(deps, jobId, () => finishJob(deps, jobId, { state: 'succeeded', ...outcome }));
     } catch (err) {
       if (err instanceof JobHandedOver) {
         // The Job runs on; whichever replica sees it end settles it and frees the world.
@@ -109,7 +132,7 @@ export async function startWorldJob(
         return;
       }
       if (!(err instanceof JobFailure)) deps.log.error({ err, server: job.serverName, job: jobId, kind: job.kind }, 'world job failed');
-      await finishJob(deps, jobId, { state: 'failed', message: jobMessage(err) }).catch((e: unknown) =>
+      await untilRecorded(deps, jobId, () => finishJob(deps, jobId, { state: 'failed', message: jobMessage(err) })).catch((e: unknown) =>
         deps.log.error({ err: e, job: jobId }, 'could not record a failed world job'),
       );
     } finally {

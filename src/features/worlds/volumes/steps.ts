@@ -76,6 +76,12 @@ export async function swapInRestoredWorld(folder: string, tag: string, fill: (st
 /** A restore's archive does not hash to what the service recorded. */
 class ArchiveMismatch extends Error {}
 
+/** A gzip (node:zlib `Z_…`) or tar (`TAR_…`) error: the bytes read are not a readable archive. */
+function archiveUnreadable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && (code.startsWith('Z_') || code.startsWith('TAR_'));
+}
+
 /** Archives a folder into the store and reads it back: the facts the service records. */
 async function archiveTo(store: BackupStore, folder: string, key: string): Promise<ArchiveFacts> {
   const archive = archiveWorld(folder);
@@ -95,7 +101,16 @@ async function archiveTo(store: BackupStore, folder: string, key: string): Promi
 
 async function restoreFrom(store: BackupStore, folder: string, key: string, sha256: string, tag: string, signal?: AbortSignal): Promise<void> {
   await swapInRestoredWorld(folder, tag, async (staging) => {
-    const unpacked = await unpackWorld(await store.get(key), staging, signal);
+    const source = await store.get(key);
+    let unpacked: { sha256: string };
+    try {
+      unpacked = await unpackWorld(source, staging, signal);
+    } catch (err) {
+      // The archive's own bytes failed (gzip or tar cannot read them): it is corrupt for good,
+      // whatever its hash says; a store, a disk or an abort failing is not the archive's fault.
+      if (archiveUnreadable(err)) throw new ArchiveMismatch(`the archive cannot be unpacked (${(err as { code: string }).code})`);
+      throw err;
+    }
     if (unpacked.sha256 !== sha256) throw new ArchiveMismatch('the archive does not match its sha-256');
   });
 }

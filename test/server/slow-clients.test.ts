@@ -1,0 +1,62 @@
+import { connect, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService } from '../helpers/service.js';
+
+/** A socket that sends the start of a request head and then nothing; resolves when it is open. */
+function slowHead(port: number): Promise<Socket & { closedAt?: number; answer: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1') as Socket & { closedAt?: number; answer: string };
+    socket.answer = '';
+    socket.on('data', (d: Buffer) => (socket.answer += d.toString()));
+    socket.on('close', () => (socket.closedAt = performance.now()));
+    socket.on('error', () => {});
+    socket.once('connect', () => {
+      socket.write('GET /healthz HTTP/1.1\r\nHost: panel.felis.test\r\nX-Slow: ');
+      resolve(socket);
+    });
+    socket.once('error', reject);
+  });
+}
+
+async function probe(port: number): Promise<{ status: number; ms: number }> {
+  const started = performance.now();
+  const res = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(5000) });
+  await res.arrayBuffer();
+  return { status: res.status, ms: performance.now() - started };
+}
+
+describe('slow heads and connection floods (issue 30, item 10)', () => {
+  let service: Awaited<ReturnType<typeof startTestService>>;
+  const sockets: Socket[] = [];
+
+  beforeAll(async () => {
+    service = await startTestService({ HTTP_HEADERS_TIMEOUT_SECONDS: '1', HTTP_MAX_CONNECTIONS: '40', HTTP_MAX_CONNECTIONS_PER_ADDRESS: '10' });
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await service?.stop();
+  });
+
+  it('cuts a slow head within its time-out, closes one address past its cap, and the internal face keeps answering', async () => {
+    const external = service.external.port;
+    const opened = performance.now();
+    const flood = await Promise.all(Array.from({ length: 30 }, () => slowHead(external)));
+    sockets.push(...flood);
+    // What the other clients saw meanwhile: the probes on the internal face.
+    const probes = await Promise.all(Array.from({ length: 10 }, () => probe(service.internal.port)));
+    console.log(`internal /healthz during the flood: ${probes.map((p) => `${p.status} in ${p.ms.toFixed(0)} ms`).join(', ')}`);
+    for (const p of probes) expect(p.status).toBe(200);
+
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const closed = flood.filter((s) => s.closedAt !== undefined);
+    // Past the per-address cap: closed at once; within it: cut by the head's time-out (1 s, checked every 250 ms).
+    expect(closed).toHaveLength(30);
+    const cutAfter = flood.filter((s) => s.answer.includes('408')).map((s) => s.closedAt! - opened);
+    expect(cutAfter.length).toBe(10);
+    for (const ms of cutAfter) expect(ms).toBeLessThan(2_500);
+    console.log(`slow heads: ${30 - cutAfter.length} closed at the cap, ${cutAfter.length} answered 408 after ${Math.max(...cutAfter).toFixed(0)} ms at most`);
+    // The external face answers again once the flood is gone.
+    expect((await probe(external)).status).toBe(200);
+  }, 30_000);
+});
