@@ -2,7 +2,15 @@
 # Felis control plane: `docker build -t felis .`, then
 # `docker run -p 8080:8080 -p 8081:8081 -e SERVICE_TOKEN_PROXY=… felis`.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 24 LTS, the same major as the `node` devDependency that runs the scripts and the tests.
+# Pinned by tag only: no registry was reachable where this was written, so no digest could be
+# verified. Pin it on a machine that reaches Docker Hub with
+#   docker buildx imagetools inspect node:24.21.0-bookworm-slim --format '{{json .Manifest.Digest}}'
+# and build with --build-arg NODE_IMAGE=node:24.21.0-bookworm-slim@sha256:<that digest>.
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
+# pg_dump refuses a server of a newer major than itself: set this to your PostgreSQL's major
+# (14 to 18; PGDG's client of that major is installed, older servers are dumped by newer clients).
+ARG PG_MAJOR=17
 
 # 1. Compile the TypeScript sources to dist/ with the full (dev) dependency set.
 FROM ${NODE_IMAGE} AS build
@@ -22,14 +30,29 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 # 3. The runtime: node on the built output. drizzle/ sits beside dist/ (the migrator looks for it
 # from dist/db upwards) and is applied at start-up.
 FROM ${NODE_IMAGE} AS runtime
+ARG NODE_IMAGE
+ARG PG_MAJOR
+ARG VERSION=4.1.0
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="felis-control-plane" \
+      org.opencontainers.image.description="Felis control plane: runs Minecraft servers as Kubernetes workloads" \
+      org.opencontainers.image.source="https://github.com/FelisMC/Felis" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.base.name="${NODE_IMAGE}"
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     EXTERNAL_PORT=8080 \
     INTERNAL_PORT=8081 \
     DATA_DIR=/var/lib/felis
 WORKDIR /app
-# pg_dump and pg_restore for the database backup commands (dist/cli/db-backup.js, db-restore.js).
-RUN apt-get update && apt-get install -y --no-install-recommends postgresql-client \
+# pg_dump and pg_restore of PG_MAJOR for the database backup commands (dist/cli/db-backup.js,
+# db-restore.js), from the PostgreSQL project's apt repository (Debian 12's own client is 15's).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends ca-certificates postgresql-common \
+    && /usr/share/postgresql-common/pgdg/apt.postgresql.org.sh -y \
+    && apt-get install -y --no-install-recommends "postgresql-client-${PG_MAJOR}" \
+    && pg_dump --version | grep -q " ${PG_MAJOR}\." \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

@@ -130,7 +130,8 @@ describe('deploy/ manifests', () => {
       emptySince: 't',
       retryAt: 't',
       idleStopSeconds: 60,
-      conditions: [{ type: 'Ready', status: 'True', reason: 'r', message: 'm', lastTransitionTime: 't' }],
+      conditions: [{ type: 'Ready', status: 'True', reason: 'r', message: 'm', lastTransitionTime: 't', observedGeneration: 1 }],
+      observedGeneration: 1,
     };
     const spec = { ...object.spec, heap: '3G', startTimeoutSeconds: 60, readinessTimeoutSeconds: 5, retired: false };
     expect(undeclared(schema, { spec, status })).toEqual([]);

@@ -56,3 +56,58 @@ export function useApiNamespace(prefix = 'felis'): () => { kubeConfig: KubeConfi
     return { kubeConfig, namespace };
   };
 }
+
+/**
+ * deploy/rbac.yaml for a test namespace: the ServiceAccount, Role and RoleBinding moved into it,
+ * the cluster-wide pieces renamed after it (so files sharing the server do not collide), each
+ * subject pointed at the namespace's `felis` account. `edit` may change the Role's rules (a test
+ * that takes a verb away).
+ */
+export async function applyServiceRbac(
+  kubeConfig: KubeConfig,
+  namespace: string,
+  edit: (rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>) => typeof rules = (rules) => rules,
+): Promise<void> {
+  const api = KubernetesObjectApi.makeApiClient(kubeConfig);
+  for (const document of parseAllDocuments(readFileSync(new URL('../../deploy/rbac.yaml', import.meta.url), 'utf8'))) {
+    const object = document.toJS() as KubernetesObject & {
+      rules?: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>;
+      subjects?: Array<{ namespace?: string }>;
+      roleRef?: { kind: string; name: string };
+    };
+    if (!object?.kind) continue;
+    const clusterWide = object.kind.startsWith('Cluster');
+    object.metadata = clusterWide ? { ...object.metadata, name: `${object.metadata!.name}-${namespace}` } : { ...object.metadata, namespace };
+    if (object.kind === 'Role' && object.rules) object.rules = edit(object.rules);
+    for (const subject of object.subjects ?? []) subject.namespace = namespace;
+    if (object.roleRef?.kind === 'ClusterRole') object.roleRef.name = `${object.roleRef.name}-${namespace}`;
+    try {
+      await api.create(object);
+    } catch (err) {
+      if ((err as { code?: number }).code !== 409) throw err;
+      const current = await api.read(object as KubernetesObject & { metadata: { name: string } });
+      await api.replace({ ...object, metadata: { ...object.metadata, resourceVersion: current.metadata?.resourceVersion } });
+    }
+  }
+}
+
+/**
+ * A kubeconfig that is the service's own ServiceAccount (`felis` in `namespace`), with a token
+ * from the TokenRequest API: what the pod's projected token gives the service in a cluster.
+ */
+export async function serviceAccountKubeConfig(admin: KubeConfig, namespace: string): Promise<KubeConfig> {
+  const { status } = await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
+    name: 'felis',
+    namespace,
+    body: { spec: { audiences: ['https://kubernetes.default.svc.cluster.local'], expirationSeconds: 3600 } },
+  });
+  const cluster = admin.getCurrentCluster()!;
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [cluster],
+    users: [{ name: 'felis', token: status!.token }],
+    contexts: [{ name: 'felis', cluster: cluster.name, user: 'felis' }],
+    currentContext: 'felis',
+  });
+  return kubeConfig;
+}

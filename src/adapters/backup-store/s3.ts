@@ -1,14 +1,11 @@
 import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
   S3Client,
   S3ServiceException,
-  UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
 import { Readable } from 'node:stream';
 import { BackupNotFoundError, BackupStoreFullError, checkKey, type BackupStore } from './types.js';
 
@@ -28,28 +25,6 @@ export interface S3BackupStoreOptions {
 const MIN_PART = 5 * 1024 * 1024;
 const FULL_CODES = new Set(['EntityTooLarge', 'QuotaExceeded', 'InsufficientStorage', 'XMinioStorageFull']);
 
-/** Collects a stream into parts of `size` bytes (the last one shorter), holding one part at a time. */
-async function* partsOf(body: Readable, size: number): AsyncGenerator<Buffer> {
-  let chunks: Buffer[] = [];
-  let held = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    let rest = chunk;
-    while (held + rest.length >= size) {
-      const take = size - held;
-      chunks.push(rest.subarray(0, take));
-      yield Buffer.concat(chunks, size);
-      chunks = [];
-      held = 0;
-      rest = rest.subarray(take);
-    }
-    if (rest.length > 0) {
-      chunks.push(rest);
-      held += rest.length;
-    }
-  }
-  if (held > 0 || chunks.length > 0) yield Buffer.concat(chunks, held);
-}
-
 function storeError(err: unknown): Error {
   if (err instanceof S3ServiceException && (FULL_CODES.has(err.name) || err.$metadata.httpStatusCode === 507)) {
     return new BackupStoreFullError('the backup store is full', { cause: err });
@@ -58,9 +33,8 @@ function storeError(err: unknown): Error {
 }
 
 /**
- * S3-compatible object storage. A put is a multipart upload whatever the size, so an archive of
- * unknown length streams through in fixed parts and memory stays flat; a failed put is aborted so
- * no parts are left behind.
+ * S3-compatible object storage. A put streams an archive of unknown length through lib-storage's
+ * Upload in fixed parts, so memory stays flat; a failed put is aborted so no parts are left behind.
  */
 export class S3BackupStore implements BackupStore {
   readonly kind = 's3' as const;
@@ -85,35 +59,30 @@ export class S3BackupStore implements BackupStore {
   }
 
   async put(key: string, body: Readable): Promise<{ size: number }> {
-    const Key = this.#key(key);
-    const Bucket = this.#bucket;
-    let uploadId: string | undefined;
+    let size = 0;
+    const counted = Readable.from(
+      (async function* () {
+        for await (const chunk of body as AsyncIterable<Buffer>) {
+          size += chunk.length;
+          yield chunk;
+        }
+      })(),
+      { objectMode: false },
+    );
+    // lib-storage's Upload: a multipart upload in parts of partBytes, one part in flight (the only
+    // bytes held), aborted on failure so no parts are left behind; a body under one part is a plain put.
+    const upload = new Upload({
+      client: this.#client,
+      params: { Bucket: this.#bucket, Key: this.#key(key), Body: counted },
+      partSize: this.#partBytes,
+      queueSize: 1,
+      leavePartsOnError: false,
+    });
     try {
-      const created = await this.#client.send(new CreateMultipartUploadCommand({ Bucket, Key }));
-      uploadId = created.UploadId;
-      const parts: { ETag: string | undefined; PartNumber: number }[] = [];
-      let size = 0;
-      for await (const part of partsOf(body, this.#partBytes)) {
-        const PartNumber = parts.length + 1;
-        const sent = await this.#client.send(
-          new UploadPartCommand({ Bucket, Key, UploadId: uploadId, PartNumber, Body: part, ContentLength: part.length }),
-        );
-        parts.push({ ETag: sent.ETag, PartNumber });
-        size += part.length;
-      }
-      if (parts.length === 0) {
-        const sent = await this.#client.send(
-          new UploadPartCommand({ Bucket, Key, UploadId: uploadId, PartNumber: 1, Body: Buffer.alloc(0), ContentLength: 0 }),
-        );
-        parts.push({ ETag: sent.ETag, PartNumber: 1 });
-      }
-      await this.#client.send(new CompleteMultipartUploadCommand({ Bucket, Key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+      await upload.done();
       return { size };
     } catch (err) {
       body.destroy();
-      if (uploadId) {
-        await this.#client.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId: uploadId })).catch(() => undefined);
-      }
       throw storeError(err);
     }
   }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import semver from 'semver';
 import type { ContextContents } from './context-scan.js';
 
 /**
@@ -19,7 +20,11 @@ interface KnownVulnerability {
   affected: (version: string) => boolean;
 }
 
-const below = (limit: string) => (version: string) => compareVersions(version, limit) < 0;
+/** A jar's version below `limit`, by semver precedence (`2.14` and `2.0-beta9` coerced to the semver they name). */
+const below = (limit: string) => (version: string) => {
+  const coerced = semver.coerce(version, { includePrerelease: true });
+  return coerced !== null && semver.lt(coerced, limit);
+};
 
 const KNOWN: KnownVulnerability[] = [
   {
@@ -46,7 +51,7 @@ const KNOWN: KnownVulnerability[] = [
     id: 'CVE-2022-1471',
     severity: 'HIGH',
     title: 'SnakeYaml: Constructor Deserialization Remote Code Execution',
-    affected: below('2.0'),
+    affected: below('2.0.0'),
   },
 ];
 
@@ -55,16 +60,6 @@ const SECRET_RULES = [
   { id: 'private-key', category: 'AsymmetricPrivateKey', severity: 'HIGH', title: 'Asymmetric Private Key', pattern: /-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY-----/ },
   { id: 'github-pat', category: 'GitHub', severity: 'CRITICAL', title: 'GitHub Personal Access Token', pattern: /\bghp_[0-9a-zA-Z]{36}\b/ },
 ];
-
-function compareVersions(a: string, b: string): number {
-  const pa = a.split(/[.-]/).map((p) => Number.parseInt(p, 10) || 0);
-  const pb = b.split(/[.-]/).map((p) => Number.parseInt(p, 10) || 0);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
 
 const jarVersion = (path: string) => /-(\d[\w.]*)\.jar$/.exec(path)?.[1];
 const jarName = (path: string) => (path.split('/').pop() ?? path).replace(/(-\d[\w.]*)?\.jar$/, '');

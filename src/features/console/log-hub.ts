@@ -1,4 +1,4 @@
-import type { ClusterAdapter, PodLogLine } from '../../adapters/cluster/types.js';
+import { ClusterNoPodError, type ClusterAdapter, type PodLogLine } from '../../adapters/cluster/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { STREAM_TIMINGS, type StreamTimings } from './sse.js';
@@ -31,6 +31,7 @@ export class LogHub {
   readonly #upstream = new AbortController();
   readonly ready: Promise<void>;
   #ended = false;
+  #failed = false;
 
   constructor(
     private readonly name: string,
@@ -48,6 +49,15 @@ export class LogHub {
 
   get ended(): boolean {
     return this.#ended;
+  }
+
+  /**
+   * The pod's log could not be read for a reason other than "no running pod" (the API server
+   * answered 500, RBAC refused pods/log, the cluster is unreachable): a cluster fault, not a
+   * stopped server.
+   */
+  get failed(): boolean {
+    return this.#failed;
   }
 
   /** Adds a viewer after `ready`: its history first (a resume, or the tail), then every new line. */
@@ -97,7 +107,14 @@ export class LogHub {
         for (const viewer of this.#viewers) if (line.time.getTime() >= viewer.fromMs) viewer.deliver(line);
       }
     } catch (err) {
-      if (!signal.aborted) this.deps.log.info({ server: this.name, err: (err as Error).message }, 'console log stream ended');
+      if (signal.aborted) return;
+      if (err instanceof ClusterNoPodError) {
+        this.deps.log.info({ server: this.name, err: err.message }, 'console log stream ended');
+      } else {
+        this.#failed = true;
+        const code = (err as { code?: unknown }).code;
+        this.deps.log.warn({ server: this.name, err: (err as Error).message, ...(typeof code === 'number' ? { status: code } : {}) }, 'console log unreadable');
+      }
     } finally {
       markReady();
       this.#finish();

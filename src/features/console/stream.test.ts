@@ -214,6 +214,23 @@ describe('GET /servers/{name}/console', () => {
     expect(again.status).toBe(200);
     for (const reader of [...readers, again.reader!]) await reader.cancel();
   });
+
+  it('answers 503 with a warn line, not 409 not_running, when the cluster refuses the pod log (500, or 403 from RBAC)', async () => {
+    for (const status of [500, 403]) {
+      const { deps } = streamDeps();
+      const name = await runningServer(deps);
+      const { owner } = await consoleCast(deps, name);
+      // What the client's Log raises for a refused pods/log request: an error carrying the status code.
+      deps.cluster.podLogs = () =>
+        (async function* () {
+          throw Object.assign(new Error(`HTTP-Code: ${status} Message: Error occurred in log request`), { code: status });
+        })();
+      expect(await open(deps, name, owner.headers)).toMatchObject({ status: 503, error: 'unavailable' });
+      const lines = deps.captured.lines();
+      expect(lines.find((l) => l.msg === 'console log unreadable')).toMatchObject({ level: 'warn', server: name, status });
+      expect(lines.some((l) => l.msg === 'console log stream ended')).toBe(false);
+    }
+  });
 });
 
 describeTierMatrix(database, 'app', [{ method: 'get', path: '/api/v1/servers/survival/console' }]);

@@ -55,6 +55,7 @@ export async function openConsoleStream(deps: StreamDeps, request: ConsoleStream
   if (hub.ended || request.signal.aborted) {
     hub.closeIfIdle();
     await slot.release();
+    if (hub.failed) throw new DomainError('unavailable', `${name}'s log cannot be read from the cluster now; try again in a moment.`);
     throw new DomainError('not_running', `${name} runs no pod to read.`);
   }
   const recheck: Recheck = async () => {

@@ -3,29 +3,24 @@ import { join } from 'node:path';
 import type { UpdateComponentRecord } from '../../db/schema/operations.js';
 import type { RegistryAdapter } from '../../adapters/registry/types.js';
 import { parseImageRef } from '../../adapters/registry/types.js';
+import semver from 'semver';
 
-/** `1.4.2` against `1.10.0`: numeric parts compared in order; a pre-release sorts before its release. */
+/**
+ * `1.4.2` against `1.10.0`, by semver's precedence (a pre-release sorts before its release);
+ * a loose version (`v4.1`, `1.21`) is coerced to the semver it names.
+ */
 export function compareVersions(a: string, b: string): number {
-  const parse = (v: string) => {
-    const [core = '', pre] = v.replace(/^v/, '').split('-', 2);
-    return { parts: core.split('.').map((p) => Number.parseInt(p, 10) || 0), pre };
-  };
-  const x = parse(a);
-  const y = parse(b);
-  for (let i = 0; i < Math.max(x.parts.length, y.parts.length); i++) {
-    const d = (x.parts[i] ?? 0) - (y.parts[i] ?? 0);
-    if (d !== 0) return Math.sign(d);
-  }
-  if (x.pre === y.pre) return 0;
-  if (x.pre === undefined) return 1;
-  if (y.pre === undefined) return -1;
-  return x.pre < y.pre ? -1 : 1;
+  return semver.compare(asSemver(a), asSemver(b));
+}
+
+function asSemver(version: string): semver.SemVer {
+  return semver.parse(version, { loose: true }) ?? semver.coerce(version, { includePrerelease: true }) ?? new semver.SemVer('0.0.0');
 }
 
 /**
- * A dependency whose range stays on one minor line (`~1.4.0`) or one version (`1.4.0`) is held
- * there on purpose (the Kubernetes client's 2.x needs Node 22): it is reported `pinned`, never
- * offered as an update.
+ * A dependency whose range stays on one minor line (`~5.9`) or one version (`1.4.0`) is held
+ * there on purpose (TypeScript stays on 5.x until its native 7.x is weighed): it is reported
+ * `pinned`, never offered as an update.
  */
 export function isPinnedRange(range: string): boolean {
   return range.startsWith('~') || /^\d+\.\d+\.\d+$/.test(range);

@@ -3,7 +3,7 @@ import {
   generateRegistrationOptions,
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
-  type AuthenticatorTransportFuture,
+  type AuthenticatorTransport,
 } from '@simplewebauthn/server';
 import { decodeBase64urlIgnorePadding, encodeBase64urlNoPadding } from '@oslojs/encoding';
 import type { Queryable } from '../../db/client.js';
@@ -25,7 +25,10 @@ export function userHandleOf(userId: string): Uint8Array<ArrayBuffer> {
 export type WebAuthnOptions = Record<string, unknown> & { challenge: string };
 
 const challengeOf = (random: RandomSource) => Uint8Array.from(random.bytes(32));
-const descriptorOf = (c: CredentialRow) => ({ id: c.credentialId, transports: c.transports as AuthenticatorTransportFuture[] });
+const descriptorOf = (c: CredentialRow) => ({ id: c.credentialId, transports: c.transports as AuthenticatorTransport[] });
+
+/** COSE algorithm ids a passkey may use: EdDSA (-8), ES256 (-7), RS256 (-257). */
+const SUPPORTED_ALGORITHMS = [-8, -7, -257];
 
 /** Creation options for a new passkey of the account; its existing ones are excluded. */
 export async function registrationOptions(
@@ -46,6 +49,9 @@ export async function registrationOptions(
     excludeCredentials: existing.map(descriptorOf),
     // A resident key lets the passkey sign in with no address typed (the discoverable door).
     authenticatorSelection: { residentKey: 'preferred', userVerification: 'required' },
+    // EdDSA, ES256, RS256, as before @simplewebauthn 14: its default puts ML-DSA-44 first where
+    // the runtime has it (Node 24), whose signatures outgrow the assertion schema's limit.
+    supportedAlgorithmIDs: SUPPORTED_ALGORITHMS,
   })) as unknown as WebAuthnOptions;
 }
 
@@ -88,6 +94,7 @@ export async function verifyAttestation(
       expectedOrigin: rp.origins,
       expectedRPID: rp.id,
       requireUserVerification: true,
+      supportedAlgorithmIDs: SUPPORTED_ALGORITHMS,
     });
     if (!result.verified) return void onFailure('not verified');
     const info = result.registrationInfo;

@@ -14,6 +14,7 @@ import {
   type V1PodTemplateSpec,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
+import { hostname } from 'node:os';
 import { systemClock, type Clock } from '../../../lib/clock.js';
 import type { Logger } from '../../../lib/logger.js';
 import { cryptoRandom, type RandomSource } from '../../../lib/random.js';
@@ -397,6 +398,36 @@ export class KubernetesCluster implements ClusterAdapter {
 
   tasks(deps: ClusterTaskDeps): ClusterTask[] {
     return [lifecycleTask(this, this.#clock, deps)];
+  }
+
+  /**
+   * A core/v1 Event on a server (`kubectl describe mcs`, `kubectl get events`): what the
+   * controller did. Its times are metav1.Time (whole seconds); the MicroTime eventTime is left out.
+   */
+  async recordServerEvent(server: MinecraftServer, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    const now = new Date(Math.floor(this.#clock.now().getTime() / 1000) * 1000);
+    await this.#core.createNamespacedEvent({
+      namespace: this.namespace,
+      body: {
+        metadata: { generateName: `${server.metadata.name}.`, namespace: this.namespace },
+        involvedObject: {
+          apiVersion: `${this.crd.group}/${this.crd.version}`,
+          kind: MINECRAFT_SERVER_KIND,
+          name: server.metadata.name,
+          namespace: this.namespace,
+          uid: server.metadata.uid,
+        },
+        type,
+        reason,
+        message,
+        count: 1,
+        firstTimestamp: now,
+        lastTimestamp: now,
+        source: { component: 'felis-lifecycle-controller' },
+        reportingComponent: 'felis.dev/lifecycle-controller',
+        reportingInstance: hostname(),
+      },
+    });
   }
 
   // ---- workloads (the controller's) ----

@@ -202,6 +202,7 @@ export class LifecycleController {
     // Stopped, Stopping, Unknown, or Failed with budget left: a fresh start, on the spec as it is now.
     if (set) await this.#rollTemplate(server, set);
     if (set?.spec?.replicas !== 1) await cluster.scaleStatefulSet(name, 1);
+    await this.#event(server, 'Normal', 'Starting', `scaled ${name} to 1 to start it`);
     await this.#patch(server, {
       phase: 'Starting',
       ready: false,
@@ -243,6 +244,7 @@ export class LifecycleController {
     if (pod && podRunning(pod)) {
       const probe = await this.#probe(server);
       if (probe.reachable) {
+        await this.#event(server, 'Normal', 'Ready', 'RCON answered: the server is running');
         return this.#patch(server, {
           phase: 'Running',
           ready: true,
@@ -263,6 +265,7 @@ export class LifecycleController {
     const restarts = status.autoRestarts ?? 0;
     if (restarts >= maxAutoRestarts) return this.#giveUp(server, set, 'StartTimedOut', `not ready after ${restarts + 1} attempts`);
     this.#o.log.info({ server: name, attempt: restarts + 1 }, 'start timed out; the pod is recreated after a back-off');
+    await this.#event(server, 'Warning', 'StartTimedOut', `not ready in time (attempt ${restarts + 1}); the pod is recreated after a back-off`);
     await this.#patch(server, {
       autoRestarts: restarts + 1,
       retryAt: new Date(now.getTime() + restartBackoffMs * 2 ** restarts).toISOString(),
@@ -286,6 +289,7 @@ export class LifecycleController {
     if (probe.stopped) {
       await this.#o.cluster.patchServerSpec(server.metadata.name, { desiredState: 'Stopped' });
       await this.#o.cluster.scaleStatefulSet(server.metadata.name, 0);
+      await this.#event(server, 'Normal', 'IdleStopped', 'empty for its idle period: stopped');
       return this.#patch(server, { phase: 'Stopping', ready: false, conditions: this.#condition(status, 'Ready', 'False', 'IdleStopped') });
     }
     const players = playersStatus(probe.players, status);
@@ -362,6 +366,7 @@ export class LifecycleController {
     if (set && set.spec?.replicas !== 0) await this.#o.cluster.scaleStatefulSet(server.metadata.name, 0);
     this.#o.log.warn({ server: server.metadata.name, reason, message }, 'start gave up');
     this.#gaveUp?.inc({ reason });
+    await this.#event(server, 'Warning', 'StartGaveUp', `${reason}: ${message}`);
     await this.#patch(server, {
       phase: 'Failed',
       ready: false,
@@ -380,6 +385,7 @@ export class LifecycleController {
     if (set) await cluster.deleteStatefulSet(name);
     await cluster.deleteService(name);
     if (status.conditions?.some((c) => c.type === 'Retired' && c.status === 'True') && status.phase === 'Stopped') return;
+    await this.#event(server, 'Normal', 'Retired', 'retired: its StatefulSet and Service are gone, its world volume is kept');
     await this.#patch(server, {
       phase: 'Stopped',
       ready: false,
@@ -403,9 +409,22 @@ export class LifecycleController {
     return [...others, { type, status: value, reason, ...(message ? { message } : {}), lastTransitionTime }];
   }
 
+  /** Writes the status, saying which generation of the spec it answers (and each condition with it). */
   async #patch(server: MinecraftServer, patch: StatusPatch): Promise<void> {
-    const updated = await this.#o.cluster.patchServerStatus(server.metadata.name, patch);
+    const generation = server.metadata.generation;
+    const stamped: StatusPatch =
+      generation === undefined
+        ? patch
+        : { ...patch, observedGeneration: generation, ...(patch.conditions ? { conditions: patch.conditions.map((c) => ({ ...c, observedGeneration: generation })) } : {}) };
+    const updated = await this.#o.cluster.patchServerStatus(server.metadata.name, stamped);
     server.status = updated.status;
+  }
+
+  /** A core Event on the server for what the controller did (`kubectl describe mcs <name>`); never fails a pass. */
+  async #event(server: MinecraftServer, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    await this.#o.cluster.recordServerEvent(server, type, reason, message).catch((err: unknown) => {
+      this.#o.log.debug({ err, server: server.metadata.name, reason }, 'lifecycle event not recorded');
+    });
   }
 
   #now(): Date {

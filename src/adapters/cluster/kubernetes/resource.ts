@@ -57,6 +57,8 @@ export interface Condition {
   reason?: string;
   message?: string;
   lastTransitionTime: string;
+  /** The server's metadata.generation this condition was set from. */
+  observedGeneration?: number;
 }
 
 export interface MinecraftServerStatus {
@@ -76,6 +78,8 @@ export interface MinecraftServerStatus {
   retryAt?: string;
   idleStopSeconds?: number;
   conditions?: Condition[];
+  /** The metadata.generation of the spec the controller last acted on. */
+  observedGeneration?: number;
 }
 
 export interface MinecraftServer {
@@ -87,6 +91,8 @@ export interface MinecraftServer {
     labels?: Record<string, string>;
     resourceVersion?: string;
     uid?: string;
+    /** Bumped by the API server on every spec change; status.observedGeneration says which one the controller acted on. */
+    generation?: number;
     [key: string]: unknown;
   };
   spec: MinecraftServerSpec;
