@@ -1,3 +1,4 @@
+import { nodeTasksRecovery } from './features/nodes/index.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -113,7 +114,8 @@ function createCluster(config: Config, log: Logger, options: StartOptions): Clus
       log,
     });
   }
-  const cluster = new SimulatedCluster({ clock: systemClock });
+  // Three game nodes and one awaiting approval, so a local run shows node control and moves.
+  const cluster = new SimulatedCluster({ clock: systemClock, nodes: 3, pendingNodes: 1 });
   for (const spec of SIMULATED_SYSTEM_SERVERS) cluster.addServer(spec);
   cluster.startTicking();
   return cluster;
@@ -140,6 +142,7 @@ function serviceTasks(deps: Deps): BackgroundTask[] {
     passkeyHousekeepingTask(deps, replica),
     identityHousekeepingTask(deps, replica),
     retirementSweepTask(deps, replica),
+    nodeTasksRecovery(deps),
   ];
   // Only the replica that leads the control plane acts on the cluster.
   const leadership = new Leadership({ db: deps.database.db, clock: deps.clock, replica }, { name: 'controller' });

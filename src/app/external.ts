@@ -13,6 +13,7 @@ import { externalLinkingRoutes } from '../features/linking/index.js';
 import { externalOpLoginRoutes } from '../features/op-login/index.js';
 import { externalMigrationRoutes } from '../features/migration/index.js';
 import { externalWorldRoutes } from '../features/worlds/index.js';
+import { nodeRoutes } from '../features/nodes/index.js';
 import { createApp, type FaceApp } from './create-app.js';
 
 /** Routers of the external face; each feature adds its own line. */
@@ -34,6 +35,7 @@ export function mountExternalRoutes(app: FaceApp): void {
   app.addRoutes(passkeyRoutes());
   app.addRoutes(reauthRoutes());
   app.addRoutes(externalWorldRoutes());
+  app.addRoutes(nodeRoutes());
 }
 
 /** The external face: the browser panel and the operator console. */

@@ -16,3 +16,4 @@ export * from './passkeys.js';
 export * from './worlds.js';
 export * from './world-files.js';
 export * from './coordination.js';
+export * from './nodes.js';

@@ -10,5 +10,7 @@ export { requireServer, syncedCache } from './lookup.js';
 export { isOwnerOrStaff } from './access.js';
 export { retirementSweepTask } from './retirement-sweep.js';
 export { McUuidBody, McUuidSchema, ServerNameParam } from './schema.js';
-export { integerSetting } from './settings.js';
+export { integerSetting, SERVER_SETTINGS } from './settings.js';
+export { holdsSlot } from './capacity.js';
+export { clusterCall } from './lookup.js';
 export { SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './startup.js';
