@@ -3,7 +3,8 @@ import { ClusterNotFoundError, type ServerResource, type ServerWatch } from './t
 
 /** The simulated cluster's nodes: `sim-node-1…` approved game nodes, then any not yet approved. */
 export class SimulatedNodes implements ClusterNodes {
-  readonly sharedVolumes = false;
+  /** The simulated worlds are folders of this process, which every simulated node reaches: a move changes only the placement. */
+  readonly sharedVolumes = true;
   #version = 0;
   #nodes = new Map<string, NodeResource>();
   #watchers = new Set<(event: NodeWatchEvent) => void>();

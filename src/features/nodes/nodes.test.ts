@@ -62,7 +62,7 @@ describe('nodes and node control on the simulated cluster', () => {
     const res = await get('/api/v1/nodes');
     expect(res.status).toBe(200);
     const body = (await res.json()) as { sharedVolumes: boolean; nodes: Array<Record<string, unknown>> };
-    expect(body.sharedVolumes).toBe(false);
+    expect(body.sharedVolumes).toBe(true);
     expect(body.nodes.map((n) => n.name)).toEqual(['sim-node-1', 'sim-node-2', 'sim-node-3', 'sim-node-4']);
     expect(body.nodes[0]).toMatchObject({
       ready: true,
@@ -213,14 +213,105 @@ describe('nodes and node control on the simulated cluster', () => {
     expect((await post(`${TASKS}/${ID}/retry`)).status).toBe(404);
   });
 
+  describe('moving a server to another node', () => {
+    const MOVES = (name: string) => `/api/v1/servers/${name}/migrations`;
+
+    async function stoppedOn(name: string, node: string) {
+      running(name, node);
+      await deps.cluster.setDesiredState(name, 'Stopped');
+      deps.clock.advance(1_000);
+      cluster.tick();
+    }
+
+    it('moves the placement of a stopped server under its world lock, step by step', async () => {
+      await stoppedOn('mover', 'sim-node-1');
+      const res = await post(MOVES('mover'), { targetNode: 'sim-node-2' });
+      expect(res.status).toBe(202);
+      const move = (await res.json()) as Record<string, unknown>;
+      expect(move).toMatchObject({ server: 'mover', state: 'succeeded', stage: 'succeeded', sourceNode: 'sim-node-1', targetNode: 'sim-node-2', switched: true, attempt: 0 });
+      expect(cluster.server('mover')?.spec.node).toBe('sim-node-2');
+      expect(await (await get(MOVES('mover'))).json()).toEqual(move);
+      expect(await deps.database.db.select().from(auditLog).where(eq(auditLog.action, 'server.migrate'))).toHaveLength(1);
+      // The next start runs on the target.
+      await deps.cluster.setDesiredState('mover', 'Running');
+      expect(cluster.server('mover')?.status.node).toBe('sim-node-2');
+    });
+
+    it('a move that fails at its switch leaves the server whole on its source, and a retry finishes it', async () => {
+      await stoppedOn('flaky', 'sim-node-1');
+      cluster.nodes.placeServer = async () => {
+        throw new Error('the cluster refused the write');
+      };
+      const failed = (await (await post(MOVES('flaky'), { targetNode: 'sim-node-3' })).json()) as { id: string };
+      expect(failed).toMatchObject({ state: 'failed', stage: 'switching', switched: false, attempt: 0 });
+      expect(cluster.server('flaky')?.spec.node).toBe('sim-node-1');
+      // An unfinished move holds the server's moves: another target waits until this one is retried.
+      const other = await post(MOVES('flaky'), { targetNode: 'sim-node-2' });
+      expect(other.status).toBe(409);
+      expect((await errorOf(other)).code).toBe('migration_busy');
+
+      delete (cluster.nodes as { placeServer?: unknown }).placeServer;
+      const retried = await post(`${MOVES('flaky')}/${failed.id}/retry`);
+      expect(retried.status).toBe(202);
+      expect(await retried.json()).toMatchObject({ id: failed.id, state: 'succeeded', switched: true, attempt: 1 });
+      expect(cluster.server('flaky')?.spec.node).toBe('sim-node-3');
+      const again = await post(`${MOVES('flaky')}/${failed.id}/retry`);
+      expect(again.status).toBe(409);
+      expect((await errorOf(again)).code).toBe('migration_busy');
+    });
+
+    it('refuses a running server, a busy world, a bad target and a node task in progress', async () => {
+      running('busy', 'sim-node-1');
+      const notStopped = await post(MOVES('busy'), { targetNode: 'sim-node-2' });
+      expect(notStopped.status).toBe(409);
+      expect((await errorOf(notStopped)).code).toBe('migration_busy');
+
+      await stoppedOn('target', 'sim-node-1');
+      for (const targetNode of ['sim-node-1', 'sim-node-4', 'no-such-node']) {
+        const res = await post(MOVES('target'), { targetNode });
+        expect(res.status, targetNode).toBe(400);
+        expect((await errorOf(res)).code, targetNode).toBe('bad_node');
+      }
+      expect((await post(MOVES('target'), { targetNode: 'Bad_Name' })).status).toBe(400);
+      expect((await post(MOVES('target'), { targetNode: 'sim-node-2', extra: 1 })).status).toBe(400);
+      expect((await post(MOVES('nobody'), { targetNode: 'sim-node-2' })).status).toBe(404);
+      expect((await get(MOVES('target'))).status).toBe(404);
+
+      const { holdWorld } = await import('../worlds/index.js');
+      const lock = await holdWorld(deps, 'target', 'a-backup', 'backup');
+      const held = (await (await post(MOVES('target'), { targetNode: 'sim-node-2' })).json()) as { id: string; state: string; error?: string };
+      expect(held.state).toBe('failed');
+      expect(cluster.server('target')?.spec.node).toBe('sim-node-1');
+      await lock.release();
+      expect(await (await post(`${MOVES('target')}/${held.id}/retry`)).json()).toMatchObject({ state: 'succeeded', attempt: 1 });
+
+      await deps.database.db.insert(nodeTasks).values({ id: ID, action: 'cordon', node: 'sim-node-3', request: request('cordon', 'sim-node-3'), actor: ownerId, state: 'running', stage: 'preflight', startedAt: deps.clock.now() });
+      await stoppedOn('later', 'sim-node-1');
+      const guarded = await post(MOVES('later'), { targetNode: 'sim-node-2' });
+      expect(guarded.status).toBe(409);
+      expect((await errorOf(guarded)).code).toBe('node_operation_busy');
+    });
+
+    it('is staff only', async () => {
+      await stoppedOn('mine', 'sim-node-1');
+      const player = (await signIn(deps, { userId: (await createUser(deps)).id })).headers;
+      expect((await post(MOVES('mine'), { targetNode: 'sim-node-2' }, player)).status).toBe(403);
+      expect((await get(MOVES('mine'), player)).status).toBe(403);
+    });
+  });
+
   describeTierMatrix(database, 'admin', [
     { method: 'get', path: '/api/v1/nodes' },
     { method: 'get', path: '/api/v1/settings/node-control' },
     { method: 'post', path: TASKS, body: request('cordon', 'sim-node-1') },
     { method: 'get', path: `${TASKS}/${ID}` },
     { method: 'post', path: `${TASKS}/${ID}/retry` },
+    { method: 'get', path: '/api/v1/servers/alpha/migrations' },
+    { method: 'post', path: '/api/v1/servers/alpha/migrations', body: { targetNode: 'sim-node-2' } },
+    { method: 'post', path: `/api/v1/servers/alpha/migrations/${ID}/retry` },
   ]);
   describeBadBodies(database, [
+    { method: 'POST', path: '/api/v1/servers/alpha/migrations', headers: async (d) => (await signIn(d, { userId: (await createUser(d, { role: 'owner' })).id })).headers },
     { method: 'POST', path: TASKS, headers: async (d) => (await signIn(d, { userId: (await createUser(d, { role: 'owner' })).id })).headers },
   ]);
 });

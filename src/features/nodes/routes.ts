@@ -1,5 +1,8 @@
+import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { NodeControlSchema, NodesSchema, NodeTaskRequest, NodeTaskSchema, TaskIdParam } from './schema.js';
+import { ServerNameParam } from '../servers/index.js';
+import { beginMove, latestMove, retryMove } from './moves.js';
+import { MigrationSchema, NodeControlSchema, NodeName, NodesSchema, NodeTaskRequest, NodeTaskSchema, TaskIdParam } from './schema.js';
 import { listNodes, nodeControl, nodeTask, requireOwner, retryNodeTask, startNodeTask } from './service.js';
 
 const ADMIN = { tier: 'admin' } as const;
@@ -64,6 +67,44 @@ const retry = defineRoute(ADMIN, {
   },
 });
 
+const MoveIdParam = ServerNameParam.extend({ id: z.string().regex(/^[a-f0-9]{32}$/, 'must be a migration id') });
+
+const migration = defineRoute(ADMIN, {
+  method: 'get',
+  path: '/api/v1/servers/{name}/migrations',
+  summary: "The server's last move to another node (staff)",
+  request: { params: ServerNameParam, query: z.strictObject({ id: z.string().regex(/^[a-f0-9]{32}$/).optional() }) },
+  responses: { 200: json(MigrationSchema, 'the move'), 404: errorAnswer('not_found') },
+});
+
+const migrate = defineRoute(ADMIN, {
+  method: 'post',
+  path: '/api/v1/servers/{name}/migrations',
+  summary: "Move a stopped server's world to another node (staff); the world lock is held throughout",
+  request: { params: ServerNameParam, ...jsonBody(z.strictObject({ targetNode: NodeName })) },
+  responses: {
+    202: json(MigrationSchema, 'the move, succeeded or failed at its step'),
+    400: errorAnswer('bad_request or bad_node'),
+    404: errorAnswer('not_found'),
+    409: errorAnswer('migration_busy (not stopped, or another move unfinished), node_operation_busy or maintenance_in_progress'),
+    503: errorAnswer('distributed_unavailable or unavailable'),
+  },
+});
+
+const migrateRetry = defineRoute(ADMIN, {
+  method: 'post',
+  path: '/api/v1/servers/{name}/migrations/{id}/retry',
+  summary: 'Retry a failed move from the step it failed at (staff)',
+  request: { params: MoveIdParam },
+  responses: {
+    202: json(MigrationSchema, 'the move, with its attempt counted'),
+    400: errorAnswer('bad_node'),
+    404: errorAnswer('not_found'),
+    409: errorAnswer('migration_busy (only a failed move is retried) or node_operation_busy'),
+    503: errorAnswer('distributed_unavailable or unavailable'),
+  },
+});
+
 export function nodeRoutes() {
   return createRouter()
     .openapi(nodes, async (c) => c.json(await listNodes(c.var.deps), 200))
@@ -82,5 +123,13 @@ export function nodeRoutes() {
     .openapi(retry, async (c) => {
       requireOwner(c.var.session);
       return c.json(await retryNodeTask(c.var.deps, c.var.session, c.req.valid('param').id, c.var.requestId), 202);
+    })
+    .openapi(migration, async (c) => c.json(await latestMove(c.var.deps, c.req.valid('param').name, c.req.valid('query').id), 200))
+    .openapi(migrate, async (c) =>
+      c.json(await beginMove(c.var.deps, c.var.session, c.req.valid('param').name, c.req.valid('json').targetNode, c.var.requestId), 202),
+    )
+    .openapi(migrateRetry, async (c) => {
+      const { name, id } = c.req.valid('param');
+      return c.json(await retryMove(c.var.deps, c.var.session, name, id, c.var.requestId), 202);
     });
 }

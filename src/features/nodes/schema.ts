@@ -68,3 +68,19 @@ export const NodeSchema = z
   })
   .openapi('Node');
 export const NodesSchema = z.object({ nodes: z.array(NodeSchema), sharedVolumes: z.boolean() }).openapi('Nodes');
+
+export const MigrationSchema = z
+  .object({
+    id: z.string(),
+    server: z.string(),
+    state: z.enum(TASK_STATES),
+    stage: z.string(),
+    sourceNode: z.string(),
+    targetNode: z.string(),
+    switched: z.boolean(),
+    attempt: z.number().int(),
+    started: z.string(),
+    updated: z.string(),
+    error: z.string().optional(),
+  })
+  .openapi('Migration');

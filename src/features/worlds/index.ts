@@ -9,3 +9,4 @@ export { externalWorldRoutes, internalWorldRoutes } from './routes.js';
 export { createWorldsRuntime } from './runtime.js';
 export type { WorldsRuntime } from './runtime.js';
 export { runFilesCommand, runVolumeStep } from './volumes/index.js';
+export { holdWorld, requireStopped } from './jobs/index.js';
