@@ -110,6 +110,7 @@ function createCluster(config: Config, log: Logger, options: StartOptions): Clus
       namespace: config.kubeNamespace,
       crd: { ...DEFAULT_CRD, group: config.kubeCrdGroup },
       gameNodeSelector: config.kubeGameNodeSelector,
+      sharedWorldVolumes: config.kubeSharedWorldVolumes,
       clock: systemClock,
       log,
     });

@@ -64,6 +64,10 @@ async function requireTarget(deps: MoveDeps, target: string): Promise<void> {
 
 /** A move's preconditions: the server stopped (409 migration_busy, as the original) and the target usable. */
 async function admit(deps: MoveDeps, server: string, target: string): Promise<void> {
+  if (!clusterNodes(deps).sharedVolumes) {
+    // The copy of a node-local volume (archive, verify, a claim on the target, restore) is not built yet.
+    throw new DomainError('distributed_unavailable', 'This cluster keeps worlds on node-local volumes; moving one to another node is not available yet (KUBE_SHARED_WORLD_VOLUMES).');
+  }
   await refuseDuringNodeTask(deps);
   await requireTarget(deps, target);
   try {

@@ -292,6 +292,15 @@ describe('nodes and node control on the simulated cluster', () => {
       expect((await errorOf(guarded)).code).toBe('node_operation_busy');
     });
 
+    it('answers 503 distributed_unavailable where the worlds are node-local volumes (their copy is not built)', async () => {
+      await stoppedOn('local', 'sim-node-1');
+      Object.defineProperty(cluster.nodes, 'sharedVolumes', { value: false });
+      const res = await post(MOVES('local'), { targetNode: 'sim-node-2' });
+      expect(res.status).toBe(503);
+      expect((await errorOf(res)).code).toBe('distributed_unavailable');
+      expect(cluster.server('local')?.spec.node).toBe('sim-node-1');
+    });
+
     it('is staff only', async () => {
       await stoppedOn('mine', 'sim-node-1');
       const player = (await signIn(deps, { userId: (await createUser(deps)).id })).headers;
