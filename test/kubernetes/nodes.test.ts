@@ -1,7 +1,8 @@
 import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { describe, expect, it, vi } from 'vitest';
 import { KubernetesCluster } from '../../src/adapters/cluster/kubernetes/adapter.js';
-import { SERVER_LABEL } from '../../src/adapters/cluster/kubernetes/resource.js';
+import { DEFAULT_CRD, SERVER_LABEL, toMinecraftServer } from '../../src/adapters/cluster/kubernetes/resource.js';
+import { statefulSetFor } from '../../src/adapters/cluster/kubernetes/workloads.js';
 import { ClusterForbiddenError, GAME_NODE_LABEL } from '../../src/adapters/cluster/nodes.js';
 import { NodeCache } from '../../src/features/nodes/cache.js';
 import { ManualClock } from '../../src/lib/clock.js';
@@ -20,6 +21,15 @@ function impersonating(admin: KubeConfig, user: string): KubeConfig {
   });
   return kc;
 }
+
+describe('a pinned server\'s workload', () => {
+  it('selects its node by hostname, and an unpinned one any node', () => {
+    const object = toMinecraftServer({ name: 'pinned', subdomain: 'pinned', labels: {} }, DEFAULT_CRD, 'felis');
+    expect(statefulSetFor(object, DEFAULT_CRD).spec?.template.spec?.nodeSelector).toBeUndefined();
+    object.spec.nodeName = 'worker-2';
+    expect(statefulSetFor(object, DEFAULT_CRD).spec?.template.spec?.nodeSelector).toEqual({ 'kubernetes.io/hostname': 'worker-2' });
+  });
+});
 
 describe.skipIf(!realApiServer())('nodes on a real API server', () => {
   const api = useApiNamespace('felis-nodes');
