@@ -78,6 +78,35 @@ CREATE TABLE "server_usage" (
 	CONSTRAINT "server_usage_server_name_resolution_at_pk" PRIMARY KEY("server_name","resolution","at")
 );
 --> statement-breakpoint
+CREATE TABLE "node_tasks" (
+	"id" text PRIMARY KEY NOT NULL,
+	"action" text NOT NULL,
+	"node" text NOT NULL,
+	"request" jsonb NOT NULL,
+	"actor" text NOT NULL,
+	"state" text NOT NULL,
+	"stage" text NOT NULL,
+	"started_at" timestamp with time zone NOT NULL,
+	"finished_at" timestamp with time zone,
+	"error" text,
+	"log" text DEFAULT '' NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "server_moves" (
+	"id" text PRIMARY KEY NOT NULL,
+	"server" text NOT NULL,
+	"state" text NOT NULL,
+	"stage" text NOT NULL,
+	"source_node" text NOT NULL,
+	"target_node" text NOT NULL,
+	"switched" boolean DEFAULT false NOT NULL,
+	"attempt" integer DEFAULT 0 NOT NULL,
+	"actor" text NOT NULL,
+	"started_at" timestamp with time zone NOT NULL,
+	"updated_at" timestamp with time zone NOT NULL,
+	"error" text
+);
+--> statement-breakpoint
 ALTER TABLE "settings" ADD COLUMN "revision" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "server_wake_allowlist" ADD COLUMN "can_wake" boolean DEFAULT true NOT NULL;--> statement-breakpoint
 ALTER TABLE "event_streams" ADD COLUMN "replica" text;--> statement-breakpoint
@@ -90,4 +119,8 @@ CREATE INDEX "server_schedules_server_idx" ON "server_schedules" USING btree ("s
 CREATE INDEX "server_schedules_next_idx" ON "server_schedules" USING btree ("next_run_at");--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_due_idx" ON "webhook_deliveries" USING btree ("status","next_attempt_at");--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_endpoint_idx" ON "webhook_deliveries" USING btree ("endpoint_id","created_at");--> statement-breakpoint
+CREATE UNIQUE INDEX "node_tasks_one_running" ON "node_tasks" USING btree ("state") WHERE "node_tasks"."state" = 'running';--> statement-breakpoint
+CREATE INDEX "node_tasks_node_started" ON "node_tasks" USING btree ("node","started_at");--> statement-breakpoint
+CREATE UNIQUE INDEX "server_moves_one_open" ON "server_moves" USING btree ("server") WHERE "server_moves"."state" <> 'succeeded';--> statement-breakpoint
+CREATE INDEX "server_moves_server_started" ON "server_moves" USING btree ("server","started_at");--> statement-breakpoint
 CREATE INDEX "audit_log_actor_idx" ON "audit_log" USING btree ("actor","at");

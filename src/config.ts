@@ -92,6 +92,7 @@ const envSchema = z.object({
   CLUSTER: z.enum(['simulated', 'kubernetes']).default('simulated'),
   KUBE_NAMESPACE: z.string().regex(/^[a-z0-9-]{1,63}$/).default('felis'),
   KUBE_CRD_GROUP: z.string().regex(/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/, 'must be a DNS subdomain').default('felis.dev'),
+  KUBE_SHARED_WORLD_VOLUMES: z.enum(['on', 'off']).default('off'),
   KUBE_GAME_NODE_SELECTOR: optionalString.pipe(z.string().regex(/^[A-Za-z0-9._/-]+(=[A-Za-z0-9._-]*)?(,[A-Za-z0-9._/-]+(=[A-Za-z0-9._-]*)?)*$/, 'must be a label selector (k=v,…)').optional()),
   POD_NAME: optionalString.pipe(z.string().regex(/^[a-z0-9.-]{1,253}$/).optional()),
   SMTP_URL: optionalString.pipe(z.url({ protocol: /^smtps?$/ }).optional()),
@@ -216,6 +217,8 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     kubeNamespace: env.KUBE_NAMESPACE,
     kubeCrdGroup: env.KUBE_CRD_GROUP,
     kubeGameNodeSelector: env.KUBE_GAME_NODE_SELECTOR,
+    /** The world volumes are network storage every node mounts: a server's move changes only its placement. */
+    kubeSharedWorldVolumes: env.KUBE_SHARED_WORLD_VOLUMES === 'on',
     /** This replica's name in the controller's Lease (the Downward API's pod name; the host name otherwise). */
     podName: env.POD_NAME,
     smtpUrl: env.SMTP_URL,

@@ -23,6 +23,7 @@ import { clusterBuildTasks, DirectoryContextStore, SimulatedBuildRunner } from '
 import { LogHubs, releasePreviousStreamSlots } from './features/console/index.js';
 import { fleetTasks, startFleetMetrics } from './features/fleet/index.js';
 import { webhookDeliveryTask } from './features/notifications/index.js';
+import { nodeTasksRecovery } from './features/nodes/index.js';
 import { identityHousekeepingTask } from './features/linking/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory, passkeyHousekeepingTask } from './features/passkeys/index.js';
@@ -117,14 +118,16 @@ function createCluster(config: Config, log: Logger, options: StartOptions): Clus
       namespace: config.kubeNamespace,
       crd: { ...DEFAULT_CRD, group: config.kubeCrdGroup },
       gameNodeSelector: config.kubeGameNodeSelector,
+      sharedWorldVolumes: config.kubeSharedWorldVolumes,
       clock: systemClock,
       log,
     });
   }
   // On the embedded database in DATA_DIR, the servers a user made are kept beside it across
   // restarts; a throw-away (`memory:`) database or a PostgreSQL one gets a throw-away cluster.
+  // Three game nodes and one awaiting approval, so a local run shows node control and moves.
   const embeddedOnDisk = !config.databaseUrl?.startsWith('postgres') && config.databaseUrl !== 'memory:';
-  const cluster = new SimulatedCluster({ clock: systemClock, ...(embeddedOnDisk ? { stateFile: join(config.dataDir, 'simulated-cluster.json') } : {}) });
+  const cluster = new SimulatedCluster({ clock: systemClock, nodes: 3, pendingNodes: 1, ...(embeddedOnDisk ? { stateFile: join(config.dataDir, 'simulated-cluster.json') } : {}) });
   for (const spec of SIMULATED_SYSTEM_SERVERS) if (!cluster.server(spec.name)) cluster.addServer(spec);
   cluster.startTicking();
   return cluster;
@@ -153,6 +156,7 @@ function serviceTasks(deps: Deps): BackgroundTask[] {
     retirementSweepTask(deps, replica),
     restartsTask(deps, replica),
     schedulesTask(deps, replica),
+    nodeTasksRecovery(deps),
   ];
   // Only the replica that leads the control plane acts on the cluster.
   const leadership = new Leadership({ db: deps.database.db, clock: deps.clock, replica }, { name: 'controller' });

@@ -18,6 +18,7 @@ import { settingsRoutes } from '../features/settings/index.js';
 import { activityRoutes } from '../features/activity/index.js';
 import { webhookRoutes } from '../features/notifications/index.js';
 import { usageRoutes } from '../features/fleet/index.js';
+import { nodeRoutes } from '../features/nodes/index.js';
 import { createApp, type FaceApp } from './create-app.js';
 
 /** Routers of the external face; each feature adds its own line. */
@@ -45,6 +46,7 @@ export function mountExternalRoutes(app: FaceApp): void {
   app.addRoutes(activityRoutes());
   app.addRoutes(webhookRoutes());
   app.addRoutes(usageRoutes());
+  app.addRoutes(nodeRoutes());
 }
 
 /** The external face: the browser panel and the operator console. */

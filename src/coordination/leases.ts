@@ -19,6 +19,8 @@ export const LEASE_KEYS = {
   loop: (name: string) => `loop:${name}`,
   /** The leadership of the control plane's controller (loops.ts `Leadership`). */
   leader: (name: string) => `leader:${name}`,
+  /** A running node-control task, held by the replica that advances it (src/features/nodes). */
+  nodeTask: (id: string) => `node-task:${id}`,
 } as const;
 
 /** The prefix every key of one kind starts with (for a sweep of that kind). */

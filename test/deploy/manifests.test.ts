@@ -103,7 +103,10 @@ describe('deploy/ manifests', () => {
         if (rule.resources.includes('secrets')) expect(rule.verbs.sort()).toEqual(['create', 'get']);
       }
     }
-    expect(find('ClusterRole').rules).toEqual([{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list'] }]);
+    expect(find('ClusterRole').rules).toEqual([{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] }]);
+    // Node control is opt-in, and writes nodes only by patching them (a label, a cordon).
+    const nodeControl = load(join(DEPLOY, 'node-control'));
+    expect(nodeControl.find((d) => d.kind === 'ClusterRole')!.rules).toEqual([{ apiGroups: [''], resources: ['nodes'], verbs: ['patch'] }]);
   });
 
   it('declare in the CRD every field the adapter and the controller write (nothing is pruned)', () => {

@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { systemClock, type Clock } from '../../lib/clock.js';
 import type { RconEndpoint } from '../rcon/client.js';
+import { SimulatedNodes } from './simulated-nodes.js';
 import { SimulatedPods } from './simulated-pods.js';
 import {
   ClusterConflictError,
@@ -32,7 +33,10 @@ export interface SimulatedClusterOptions {
   maxAutoRestarts?: number;
   defaultIdleStopSeconds?: number;
   defaultPlayersMax?: number;
+  /** Approved game nodes (`sim-node-1…`). */
   nodes?: number;
+  /** Nodes not yet approved as game nodes, after the approved ones. */
+  pendingNodes?: number;
   /**
    * A file that keeps the servers' specs across restarts (the embedded default's stand-in for
    * the cluster's own store): read at construction, written at every change of a spec. Phases
@@ -71,6 +75,8 @@ export class SimulatedCluster implements ClusterAdapter {
   #timer: NodeJS.Timeout | undefined;
   /** Pod logs and RCON of the servers (simulated-pods.ts). */
   readonly pods: SimulatedPods;
+  /** The nodes, and where each server's world lives (simulated-nodes.ts). */
+  readonly nodes: SimulatedNodes;
 
   constructor(options: SimulatedClusterOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -82,8 +88,16 @@ export class SimulatedCluster implements ClusterAdapter {
       defaultIdleStopSeconds: options.defaultIdleStopSeconds ?? 900,
       defaultPlayersMax: options.defaultPlayersMax ?? 20,
       nodes: options.nodes ?? 1,
+      pendingNodes: options.pendingNodes ?? 0,
     };
     this.pods = new SimulatedPods(this.clock);
+    this.nodes = new SimulatedNodes(this.options.nodes, this.options.pendingNodes, () => this.#check(), (server, node) => {
+      const sim = this.#get(server);
+      if (node === undefined) delete sim.spec.node;
+      else sim.spec.node = node;
+      this.#save();
+      return this.#emit('MODIFIED', sim);
+    }, (node) => [...this.#servers.values()].filter((s) => s.status.node === node).map((s) => s.spec.name));
     this.#stateFile = options.stateFile;
     for (const spec of this.#load()) this.addServer(spec);
   }
@@ -255,7 +269,7 @@ export class SimulatedCluster implements ClusterAdapter {
       if (s.spec.labels[SYSTEM_LABEL] === 'true') continue;
       if (s.spec.desiredState === 'Running' || s.status.phase !== 'Stopped') running += 1;
     }
-    return { running, nodes: this.options.nodes };
+    return { running, nodes: this.nodes.usable().length };
   }
 
   podLogs(name: string, options: PodLogOptions): AsyncIterable<PodLogLine> {
@@ -304,6 +318,8 @@ export class SimulatedCluster implements ClusterAdapter {
       const age = now - server.phaseSince;
       const { phase } = server.status;
       if (phase === 'Starting') {
+        // A pod pinned to a cordoned or missing node stays pending, as the scheduler would keep it.
+        if (!this.#placeable(server)) continue;
         if (!server.hangs && age >= this.options.startDelayMs) {
           this.#enter(server, 'Running');
           server.status.ready = true;
@@ -376,8 +392,26 @@ export class SimulatedCluster implements ClusterAdapter {
     return server && this.#resource(server);
   }
 
+  /** A first start binds the world to the emptiest usable node (a node-local volume); later starts follow it. */
+  #place(server: SimServer): void {
+    if (server.spec.node === undefined) {
+      const load = (node: string) => [...this.#servers.values()].filter((s) => s.spec.node === node).length;
+      const [emptiest] = this.nodes.usable().sort((a, b) => load(a.name) - load(b.name) || a.name.localeCompare(b.name));
+      if (emptiest) server.spec.node = emptiest.name;
+    }
+    if (server.spec.node !== undefined) server.status.node = server.spec.node;
+  }
+
+  #placeable(server: SimServer): boolean {
+    if (server.spec.node === undefined) return true;
+    const node = this.nodes.node(server.spec.node);
+    return node !== undefined && node.ready && !node.unschedulable;
+  }
+
   #enter(server: SimServer, phase: ServerResource['status']['phase']): void {
     server.status.phase = phase;
+    if (phase === 'Starting' && server.spec.labels[SYSTEM_LABEL] !== 'true') this.#place(server);
+    if (phase === 'Stopped') delete server.status.node;
     server.phaseSince = this.#now();
     if (phase !== 'Running') {
       server.status.ready = false;

@@ -2,6 +2,7 @@ import type { Registry } from 'prom-client';
 import type { Logger } from '../../lib/logger.js';
 import type { RconEndpoint } from '../rcon/client.js';
 import type { BuildJobs } from './build-jobs.js';
+import type { ClusterNodes } from './nodes.js';
 import type { ClusterWorldJobs, WorldJobSettings } from './world-jobs.js';
 
 /**
@@ -41,6 +42,8 @@ export interface ServerSpec {
   /** Seconds a server may sit empty before idle auto-stop; 0 never idles out. */
   idleStopSeconds?: number;
   labels: Record<string, string>;
+  /** The node the server's world volume and pod are pinned to (nodes.ts); anywhere when unset. */
+  node?: string;
 }
 
 /**
@@ -70,6 +73,8 @@ export interface ServerStatus {
   idleStopSeconds: number;
   endpointMode?: string;
   endpointAddress?: string;
+  /** The node its pod runs on, while it has one. */
+  node?: string;
 }
 
 export interface ServerResource {
@@ -215,6 +220,8 @@ export interface ClusterAdapter {
    * cluster), by server name. Undefined where the cluster has no metrics API.
    */
   podUsage?(): Promise<Map<string, PodUsage> | undefined>;
+  /** The cluster's nodes and the servers' placement on them (nodes.ts). */
+  readonly nodes?: ClusterNodes;
 }
 
 /** A server pod's CPU (millicores) and memory (MiB), as the metrics API last sampled them. */

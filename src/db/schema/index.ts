@@ -19,3 +19,4 @@ export * from './coordination.js';
 export * from './schedules.js';
 export * from './notifications.js';
 export * from './usage.js';
+export * from './nodes.js';

@@ -30,7 +30,7 @@ const wake = defineRoute({ tier: 'app' }, {
     202: json(DesiredStateResponse('Running').openapi('WakeResult'), 'the server is starting'),
     403: errorAnswer('not allowed to wake it, or wake_share_exceeded (the fair share of the node)'),
     404: errorAnswer('no such server'),
-    409: errorAnswer('maintenance_in_progress, server_retiring, or start_failed for a non-owner'),
+    409: errorAnswer('maintenance_in_progress, node_operation_busy (its node is under maintenance), server_retiring, or start_failed for a non-owner'),
     429: errorAnswer('cooldown: woken moments ago (Retry-After)'),
     503: errorAnswer('at_capacity, or the cluster cannot be reached'),
   },

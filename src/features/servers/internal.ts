@@ -66,7 +66,7 @@ const wake = defineRoute(PROXY, {
     202: json(WakeInternalResponse, 'the server is starting, or is ready already (`ready: true`, answered before policy and cooldown)'),
     403: errorAnswer('wrong_caller, the autostart policy refuses this player (forbidden), or wake_share_exceeded'),
     404: errorAnswer('no such server'),
-    409: errorAnswer('maintenance_in_progress, server_retiring or start_failed'),
+    409: errorAnswer('maintenance_in_progress, node_operation_busy (its node is under maintenance), server_retiring or start_failed'),
     429: errorAnswer('cooldown: woken moments ago (Retry-After)'),
     503: errorAnswer('at_capacity, or the cluster cannot be reached'),
   },

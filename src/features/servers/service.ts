@@ -17,6 +17,7 @@ import { clusterCall, requireServer } from './lookup.js';
 import { startWithinCapacity, type Waker } from './capacity.js';
 import { refuseRetiring } from './retirement.js';
 import { takeWakeSlot } from './wake-slot.js';
+import { refuseOnNodeInMaintenance } from './node-guard.js';
 
 /** Whether the server is under maintenance: marked so, or its world held by a job (its world lease). */
 export async function inMaintenance(db: Queryable, serverName: string): Promise<boolean> {
@@ -43,6 +44,7 @@ async function playerMayWake(deps: Pick<Deps, 'database'>, server: CachedServer,
 
 async function refuseInMaintenance(deps: Pick<Deps, 'database'>, server: CachedServer): Promise<void> {
   const name = server.resource.spec.name;
+  await refuseOnNodeInMaintenance(deps.database.db, server);
   if (await inMaintenance(deps.database.db, name)) {
     throw new DomainError('maintenance_in_progress', `${name}'s world is held by a restore, backup or file write.`);
   }

@@ -12,3 +12,4 @@ export { runFilesCommand, runVolumeStep } from './volumes/index.js';
 export { pruneScheduledBackups, startBackup } from './backups/index.js';
 export { lockHolderKind } from './jobs/index.js';
 export type { JobDeps } from './jobs/index.js';
+export { holdWorld, requireStopped } from './jobs/index.js';

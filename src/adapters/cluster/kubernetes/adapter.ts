@@ -61,6 +61,7 @@ import { MANAGED_SELECTOR, RCON_PORT, SERVER_CONTAINER } from './workloads.js';
 import { quantityBytes } from '../quantity.js';
 import { KubernetesWorldFileOps } from './world-files.js';
 import { KubernetesWorldJobRunner } from './world-jobs.js';
+import { KubernetesNodes } from './nodes.js';
 
 const CONFLICT_RETRIES = 5;
 
@@ -76,6 +77,8 @@ export interface KubernetesClusterOptions {
   /** Where RCON is reached; the server's Service in the namespace by default. */
   rconAddress?: (name: string, namespace: string) => { host: string; port: number };
   watchBackoffMs?: { initial: number; max: number };
+  /** The world volumes are network storage that every node mounts (nodes.ts `sharedVolumes`). */
+  sharedWorldVolumes?: boolean;
 }
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -108,6 +111,7 @@ export class KubernetesCluster implements ClusterAdapter {
   readonly namespace: string;
   readonly crd: CrdCoordinates;
   readonly builds: KubernetesBuildJobs;
+  readonly nodes: KubernetesNodes;
   readonly #custom: CustomObjectsApi;
   readonly #core: CoreV1Api;
   readonly #apps: AppsV1Api;
@@ -131,6 +135,13 @@ export class KubernetesCluster implements ClusterAdapter {
     this.#random = options.random ?? cryptoRandom;
     this.#log = options.log;
     this.builds = new KubernetesBuildJobs(this, buildJobOptionsFor(this.namespace));
+    this.nodes = new KubernetesNodes({
+      kubeConfig: this.kubeConfig,
+      namespace: this.namespace,
+      patchServerSpec: (name, spec) => this.patchServerSpec(name, spec as Partial<MinecraftServerSpec>),
+      sharedVolumes: options.sharedWorldVolumes,
+      log: options.log,
+    });
   }
 
   get #crdParams() {

@@ -49,6 +49,8 @@ export interface MinecraftServerSpec {
   idle?: { stopSeconds?: number };
   /** A retired server keeps its world volume but runs nothing and is never woken again. */
   retired?: boolean;
+  /** The node the pod (and so a node-local world volume) is pinned to (nodes.ts). */
+  nodeName?: string;
 }
 
 export interface Condition {
@@ -131,6 +133,7 @@ export function toServerResource(object: MinecraftServer): ServerResource {
   const policy = oneOf(AUTOSTART_POLICIES, spec.autostartPolicy);
   if (policy) serverSpec.autostartPolicy = policy;
   if (spec.idle?.stopSeconds !== undefined) serverSpec.idleStopSeconds = spec.idle.stopSeconds;
+  if (spec.nodeName) serverSpec.node = spec.nodeName;
   const phase = oneOf(PHASES, status.phase) ?? (spec.desiredState === 'Running' ? 'Unknown' : 'Stopped');
   const resource: ServerResource = {
     spec: serverSpec,

@@ -99,6 +99,7 @@ function podTemplateFor(server: MinecraftServer): V1PodTemplateSpec {
       terminationGracePeriodSeconds: 60,
       enableServiceLinks: false,
       automountServiceAccountToken: false,
+      ...(spec.nodeName ? { nodeSelector: { 'kubernetes.io/hostname': spec.nodeName } } : {}),
       securityContext: { runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, runAsNonRoot: true },
       containers: [
         {

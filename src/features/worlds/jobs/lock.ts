@@ -22,7 +22,7 @@ export const LOCK_LEASE_MS = 60_000;
 /** How often a living holder renews (real time: the holder's process is alive or it is not). */
 const LOCK_RENEW_MS = 15_000;
 
-export type LockKind = 'backup' | 'restore' | 'unzip' | 'file_write' | 'upload' | 'export' | 'reclaim';
+export type LockKind = 'backup' | 'restore' | 'unzip' | 'file_write' | 'upload' | 'export' | 'reclaim' | 'migration';
 
 type LockDeps = Pick<Deps, 'database' | 'clock' | 'log'> & Partial<Pick<Deps, 'replica'>>;
 
