@@ -6,6 +6,7 @@ import { describeBadBodies, describeTierMatrix } from '../../../test/helpers/tie
 import { SimulatedCluster } from '../../adapters/cluster/simulated.js';
 import { auditLog } from '../../db/schema/audit.js';
 import { nodeTasks } from '../../db/schema/nodes.js';
+import { webhookDeliveries, webhookEndpoints } from '../../db/schema/notifications.js';
 import { eq } from 'drizzle-orm';
 import { runNodeTask } from './runner.js';
 
@@ -121,6 +122,34 @@ describe('nodes and node control on the simulated cluster', () => {
 
     const audit = await deps.database.db.select().from(auditLog).where(eq(auditLog.target, task.id));
     expect(audit.map((a) => a.action)).toEqual(['platform.node.drain']);
+  });
+
+  it('raises node.maintenance_started when a node is taken out and node.maintenance_ended when it returns, once each', async () => {
+    await deps.database.db.delete(webhookDeliveries);
+    await deps.database.db.delete(webhookEndpoints);
+    const now = deps.clock.now();
+    await deps.database.db.insert(webhookEndpoints).values({
+      name: 'ops',
+      url: 'https://hooks.example.com/x',
+      secret: 'whsec_test',
+      format: 'json',
+      events: ['node.maintenance_started', 'node.maintenance_ended'],
+      enabled: true,
+      createdBy: 'test',
+      createdAt: now,
+      updatedAt: now,
+    });
+    const drain = (await (await post(TASKS, request('drain', 'sim-node-2'))).json()) as { id: string };
+    await settle(drain.id);
+    // A second replica resuming the same task raises nothing new.
+    await runNodeTask({ ...deps, replica: 'felis-other' }, drain.id);
+    const back = (await (await post(TASKS, request('return', 'sim-node-2'))).json()) as { id: string };
+    await settle(back.id);
+    const queued = await deps.database.db.select().from(webhookDeliveries);
+    expect(queued.map((d) => [d.eventType, (d.payload as { subject: { id: string } }).subject.id]).sort()).toEqual([
+      ['node.maintenance_ended', 'sim-node-2'],
+      ['node.maintenance_started', 'sim-node-2'],
+    ]);
   });
 
   it('approve labels a pending node as a game node; remove takes it away once no world is on it', async () => {

@@ -2,6 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import { backgroundLoop, holdLease, LEASE_KEYS, releaseLease, takeLease, type BackgroundTask } from '../../coordination/index.js';
 import { nodeTasks } from '../../db/schema/nodes.js';
 import type { Deps } from '../../deps.js';
+import { raiseEvent, type FleetEvent } from '../notifications/index.js';
 import { clusterCall, syncedCache } from '../servers/index.js';
 import type { NodeTaskRequest } from './schema.js';
 
@@ -43,6 +44,10 @@ export async function runNodeTask(deps: RunDeps, id: string): Promise<void> {
     const request = row.request as NodeTaskRequest;
     const deadline = row.startedAt.getTime() + TASK_DEADLINE_MS;
     let outcome: { state: 'succeeded' | 'failed'; error?: string };
+    // Taking a node out starts its maintenance for the webhooks (once, also when another replica resumes the task).
+    if (request.action !== 'approve' && request.action !== 'return') {
+      await raiseEvent(db, maintenanceEvent(deps, id, request, 'node.maintenance_started'));
+    }
     try {
       await execute(deps, id, request, deadline);
       outcome = { state: 'succeeded' };
@@ -50,14 +55,30 @@ export async function runNodeTask(deps: RunDeps, id: string): Promise<void> {
       outcome = { state: 'failed', error: err instanceof Error ? err.message : String(err) };
       deps.log.warn({ err, task: id, action: request.action, node: request.name }, 'node task failed');
     }
-    await db
-      .update(nodeTasks)
-      .set({ state: outcome.state, error: outcome.error ?? null, finishedAt: deps.clock.now(), stage: outcome.state === 'succeeded' ? 'done' : sql`${nodeTasks.stage}` })
-      .where(eq(nodeTasks.id, id));
+    await db.transaction(async (tx) => {
+      await tx
+        .update(nodeTasks)
+        .set({ state: outcome.state, error: outcome.error ?? null, finishedAt: deps.clock.now(), stage: outcome.state === 'succeeded' ? 'done' : sql`${nodeTasks.stage}` })
+        .where(eq(nodeTasks.id, id));
+      if (request.action === 'return' && outcome.state === 'succeeded') await raiseEvent(tx, maintenanceEvent(deps, id, request, 'node.maintenance_ended'));
+    });
   } finally {
     held.abandon();
     await releaseLease(db, key, deps.replica);
   }
+}
+
+/** A node's maintenance as a webhook event, keyed by its task so that a resumed task raises it once. */
+function maintenanceEvent(deps: RunDeps, id: string, request: NodeTaskRequest, type: 'node.maintenance_started' | 'node.maintenance_ended'): FleetEvent {
+  const started = type === 'node.maintenance_started';
+  return {
+    type,
+    at: deps.clock.now(),
+    summary: started ? `Node ${request.name} is being taken out for maintenance (${request.action})` : `Node ${request.name} is back in service`,
+    subject: { kind: 'node', id: request.name },
+    data: { node: request.name, action: request.action, task: id },
+    key: `node-task:${id}:${started ? 'started' : 'ended'}`,
+  };
 }
 
 async function note(deps: RunDeps, id: string, line: string): Promise<void> {

@@ -4,8 +4,8 @@ import type { Queryable } from '../../db/client.js';
 import { webhookDeliveries, webhookEndpoints } from '../../db/schema/notifications.js';
 
 /**
- * The events a webhook endpoint may subscribe to. `schedule.failed` is raised by the schedules
- * feature and `node.maintenance_*` by the nodes feature when they land: they call `raiseEvent`.
+ * The events a webhook endpoint may subscribe to. Features raise them with `raiseEvent`:
+ * `schedule.failed` the schedules feature, `node.maintenance_*` the nodes feature's task runner.
  */
 export const EVENT_TYPES = [
   'server.start_failed',
