@@ -131,7 +131,10 @@ describe('activity: every signed-in request that changes something is audited', 
       return ((await res.json()) as Page).entries.filter((e) => /^(POST|PUT|PATCH|DELETE) /.test(e.action));
     };
     await vi.waitFor(async () => expect(await read()).toHaveLength(2));
-    const [patch, post] = await read();
+    // The two rows are written beside their answers, so either may land first: find each by its route.
+    const rows = await read();
+    const post = rows.find((e) => e.action.startsWith('POST '));
+    const patch = rows.find((e) => e.action.startsWith('PATCH '));
     expect(post).toMatchObject({ action: 'POST /api/v1/settings/webhooks', target: null, request_id: created.headers.get('x-request-id') });
     expect(patch).toMatchObject({ action: 'PATCH /api/v1/settings/webhooks/:id', target: id, request_id: patched.headers.get('x-request-id') });
   });
