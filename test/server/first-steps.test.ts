@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, createWriteStream, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { startService } from '../../src/service.js';
@@ -42,6 +42,8 @@ describe("the README's first steps", () => {
     const logFile = createWriteStream(join(dir, 'felis.log'));
     const service = await startService(config, createLogger('info', logFile));
     try {
+      // A person reads the token off the log before pasting the block: wait until the log file has it.
+      await vi.waitFor(() => expect(readFileSync(join(dir, 'felis.log'), 'utf8')).toContain('"setup_token"'), { timeout: 10_000 });
       const script = block.replaceAll(':8080/', `:${port}/`);
       // stderr into a file, as a terminal would take it: curl opens /dev/stderr, which a pipe to
       // this process (a socket) would refuse.
