@@ -127,7 +127,7 @@ function createCluster(config: Config, log: Logger, options: StartOptions): Clus
   // restarts; a throw-away (`memory:`) database or a PostgreSQL one gets a throw-away cluster.
   // Three game nodes and one awaiting approval, so a local run shows node control and moves.
   const embeddedOnDisk = !config.databaseUrl?.startsWith('postgres') && config.databaseUrl !== 'memory:';
-  const cluster = new SimulatedCluster({ clock: systemClock, nodes: 3, pendingNodes: 1, ...(embeddedOnDisk ? { stateFile: join(config.dataDir, 'simulated-cluster.json') } : {}) });
+  const cluster = new SimulatedCluster({ clock: systemClock, nodes: 3, pendingNodes: 1, nodeLocalVolumes: true, ...(embeddedOnDisk ? { stateFile: join(config.dataDir, 'simulated-cluster.json') } : {}) });
   for (const spec of SIMULATED_SYSTEM_SERVERS) if (!cluster.server(spec.name)) cluster.addServer(spec);
   cluster.startTicking();
   return cluster;

@@ -1,4 +1,5 @@
 import { LABEL_DOMAIN, type ServerResource, type ServerWatch } from './types.js';
+import type { NodeLocalVolumes } from './world-volumes.js';
 
 /**
  * The cluster's nodes as the control plane sees them, and the placement of a server on one. Shaped
@@ -60,4 +61,6 @@ export interface ClusterNodes {
   serversRunningOn(node: string): Promise<string[]>;
   /** Every node reaches every world volume (network storage): a move changes only the placement. */
   readonly sharedVolumes: boolean;
+  /** Where worlds are node-local volumes (not sharedVolumes): the volumes a move copies a world between. */
+  readonly volumes?: NodeLocalVolumes;
 }

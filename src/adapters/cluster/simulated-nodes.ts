@@ -1,10 +1,16 @@
 import { ClusterForbiddenError, GAME_NODE_LABEL, type ClusterNodes, type NodeList, type NodeResource, type NodeWatchEvent } from './nodes.js';
 import { ClusterNotFoundError, type ServerResource, type ServerWatch } from './types.js';
+import type { NodeLocalVolumes } from './world-volumes.js';
 
 /** The simulated cluster's nodes: `sim-node-1…` approved game nodes, then any not yet approved. */
 export class SimulatedNodes implements ClusterNodes {
-  /** The simulated worlds are folders of this process, which every simulated node reaches: a move changes only the placement. */
-  readonly sharedVolumes = true;
+  /**
+   * The simulated worlds are folders of this process, which every simulated node could reach; with
+   * `sharedVolumes` false each folder stands for a node-local volume, and a move copies the world
+   * into a new volume on the target node (`volumes`) as it would on a cluster of local disks.
+   */
+  readonly sharedVolumes: boolean;
+  readonly volumes?: NodeLocalVolumes;
   #version = 0;
   #nodes = new Map<string, NodeResource>();
   #watchers = new Set<(event: NodeWatchEvent) => void>();
@@ -20,7 +26,10 @@ export class SimulatedNodes implements ClusterNodes {
     check: () => void,
     place: (server: string, node: string | undefined) => ServerResource,
     running: (node: string) => string[],
+    volumes?: NodeLocalVolumes,
   ) {
+    this.sharedVolumes = volumes === undefined;
+    if (volumes) this.volumes = volumes;
     this.#check = check;
     this.#place = place;
     this.#running = running;

@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../../lib/clock.js';
 import type { RconEndpoint } from '../rcon/client.js';
 import { SimulatedNodes } from './simulated-nodes.js';
 import { SimulatedPods } from './simulated-pods.js';
+import { defaultWorldClaim, type NodeLocalVolumes } from './world-volumes.js';
 import {
   ClusterConflictError,
   ClusterNotFoundError,
@@ -38,6 +39,12 @@ export interface SimulatedClusterOptions {
   /** Nodes not yet approved as game nodes, after the approved ones. */
   pendingNodes?: number;
   /**
+   * Each world folder stands for a volume on one node (as local disks), and a server move copies
+   * the world into a new volume on the target node; false (default): every node reaches every
+   * world, and a move changes only the placement.
+   */
+  nodeLocalVolumes?: boolean;
+  /**
    * A file that keeps the servers' specs across restarts (the embedded default's stand-in for
    * the cluster's own store): read at construction, written at every change of a spec. Phases
    * are not kept: a server whose desired state is Running starts again.
@@ -66,7 +73,7 @@ const clone = <T>(value: T): T => structuredClone(value);
 export class SimulatedCluster implements ClusterAdapter {
   readonly kind = 'simulated' as const;
   readonly clock: Clock;
-  readonly options: Required<Omit<SimulatedClusterOptions, 'clock' | 'stateFile'>>;
+  readonly options: Required<Omit<SimulatedClusterOptions, 'clock' | 'stateFile' | 'nodeLocalVolumes'>>;
   readonly #stateFile: string | undefined;
   #down = false;
   #version = 0;
@@ -97,9 +104,42 @@ export class SimulatedCluster implements ClusterAdapter {
       else sim.spec.node = node;
       this.#save();
       return this.#emit('MODIFIED', sim);
-    }, (node) => [...this.#servers.values()].filter((s) => s.status.node === node).map((s) => s.spec.name));
+    }, (node) => [...this.#servers.values()].filter((s) => s.status.node === node).map((s) => s.spec.name),
+    options.nodeLocalVolumes ? this.#nodeLocalVolumes() : undefined);
     this.#stateFile = options.stateFile;
     for (const spec of this.#load()) this.addServer(spec);
+  }
+
+  /**
+   * The simulated node-local volumes: a server's volume is its spec's `worldVolume` (else the
+   * claim template's name) on its node; a move's claim is recorded with its node, and the switch
+   * writes both into the spec. The bytes are the world folders' (simulated-worlds.ts).
+   */
+  #nodeLocalVolumes(): NodeLocalVolumes {
+    const claims = new Map<string, string>();
+    return {
+      current: async (server) => {
+        this.#check();
+        const { spec } = this.#get(server);
+        return { claim: spec.worldVolume ?? defaultWorldClaim(server), ...(spec.node ? { node: spec.node } : {}) };
+      },
+      create: async (server, claim, node) => {
+        this.#check();
+        this.#get(server);
+        if (!this.nodes.node(node)) throw new ClusterNotFoundError(`node ${node} not found`);
+        const bound = claims.get(claim);
+        if (bound !== undefined && bound !== node) throw new Error(`claim ${claim} is bound to ${bound}, not ${node}`);
+        claims.set(claim, node);
+      },
+      switchTo: async (server, volume) => {
+        this.#check();
+        const sim = this.#get(server);
+        sim.spec.node = volume.node;
+        sim.spec.worldVolume = volume.claim;
+        this.#save();
+        return this.#emit('MODIFIED', sim);
+      },
+    };
   }
 
   /** The specs the state file kept, if any. */

@@ -44,6 +44,8 @@ export interface ServerSpec {
   labels: Record<string, string>;
   /** The node the server's world volume and pod are pinned to (nodes.ts); anywhere when unset. */
   node?: string;
+  /** The world volume a move made for the server (world-volumes.ts); unset: the StatefulSet's own claim. */
+  worldVolume?: string;
 }
 
 /**

@@ -58,6 +58,11 @@ export const worldJobPlanSchema = z.strictObject({
   /** A restore's `pre_restore` snapshot: its backup row and its own job row. */
   snapshot: z.strictObject({ backupId: z.uuid(), jobId: z.uuid() }).optional(),
   exportTicket: z.uuid().optional(),
+  /**
+   * The volume the step runs on and the node it is bound to, when not the server's current one (a
+   * move's restore into the volume made on the target node). A Job is pinned to `node`.
+   */
+  volume: z.strictObject({ claim: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/), node: z.string().max(253).optional() }).optional(),
 });
 export type WorldJobPlan = z.infer<typeof worldJobPlanSchema>;
 
@@ -70,8 +75,8 @@ export interface WorldJobRunner {
   busy(serverName: string): Promise<boolean>;
   /** Whether the server has a world volume at all. */
   exists(serverName: string): Promise<boolean>;
-  /** Gives the volume back (idle reclaim, after a verified archive). */
-  release(serverName: string): Promise<void>;
+  /** Gives the volume back (idle reclaim, after a verified archive), or the named one (a move's old volume). Idempotent. */
+  release(serverName: string, claim?: string): Promise<void>;
   /**
    * The world jobs that can outlive the process that started them (a cluster's Jobs), whoever
    * started them, so that any replica can keep their worlds locked and settle them.

@@ -51,6 +51,12 @@ export const serverMoves = pgTable(
     startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull(),
     error: text('error'),
+    /** Node-local volumes: the claim the world was on when the attempt began (released after the switch). */
+    sourceVolume: text('source_volume'),
+    /** Node-local volumes: the claim made for the world on the target node. */
+    targetVolume: text('target_volume'),
+    /** Node-local volumes: the verified archive of this attempt (a world_backups row, reason pre_restore). */
+    backupId: text('backup_id'),
   },
   (t) => [uniqueIndex('server_moves_one_open').on(t.server).where(sql`${t.state} <> 'succeeded'`), index('server_moves_server_started').on(t.server, t.startedAt)],
 );

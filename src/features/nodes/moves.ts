@@ -6,11 +6,12 @@ import { DomainError } from '../../lib/errors.js';
 import { uniqueViolation } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
 import { requireServer } from '../servers/index.js';
-import { holdWorld, requireStopped } from '../worlds/index.js';
+import { moveClaimName, type NodeLocalVolumes } from '../../adapters/cluster/world-volumes.js';
+import { archiveForMove, heldFresh, holdWorld, releaseForMove, requireStopped, restoreForMove, type JobDeps } from '../worlds/index.js';
 import { nodeCacheOf } from './cache.js';
 import { clusterNodes } from './service.js';
 
-type MoveDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'random'>;
+type MoveDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'random'> & JobDeps;
 type MoveRow = typeof serverMoves.$inferSelect;
 
 export function toMoveView(row: MoveRow) {
@@ -64,9 +65,9 @@ async function requireTarget(deps: MoveDeps, target: string): Promise<void> {
 
 /** A move's preconditions: the server stopped (409 migration_busy, as the original) and the target usable. */
 async function admit(deps: MoveDeps, server: string, target: string): Promise<void> {
-  if (!clusterNodes(deps).sharedVolumes) {
-    // The copy of a node-local volume (archive, verify, a claim on the target, restore) is not built yet.
-    throw new DomainError('distributed_unavailable', 'This cluster keeps worlds on node-local volumes; moving one to another node is not available yet (KUBE_SHARED_WORLD_VOLUMES).');
+  const nodes = clusterNodes(deps);
+  if (!nodes.sharedVolumes && !nodes.volumes) {
+    throw new DomainError('distributed_unavailable', 'This cluster keeps worlds on node-local volumes it cannot make on another node.');
   }
   await refuseDuringNodeTask(deps);
   await requireTarget(deps, target);
@@ -79,42 +80,128 @@ async function admit(deps: MoveDeps, server: string, target: string): Promise<vo
 }
 
 /**
- * Runs the move's steps under the world's lock (no backup, restore, file write or wake in between):
- * `switching` moves the placement, the one step that commits; until it has, a failure leaves the
- * server whole on its source node, and a retry starts again from here. On this cluster every node
- * reaches the world volumes (sharedVolumes), so the placement is all that moves.
+ * The steps of a move, in order; `stage` is the step reached. Where every node reaches the world
+ * volumes (sharedVolumes) only the placement moves: stopped → switching → releasing → succeeded.
+ * On node-local volumes the world is copied first: archived from the source volume into the backup
+ * store and read back (archiving), a claim made on the target node (creating), the archive
+ * restored into it and checked against its sha-256 (restoring); then the switch, the one step that
+ * commits, and the old volume released.
  */
-async function advance(deps: MoveDeps, row: MoveRow): Promise<MoveRow> {
+export const MOVE_STAGES = ['stopped', 'archiving', 'creating', 'restoring', 'switching', 'releasing', 'succeeded'] as const;
+export type MoveStage = (typeof MOVE_STAGES)[number];
+
+/**
+ * The process stops running a move where it is (the service shutting down): nothing more is
+ * recorded, the world lock is left to lapse, and the move, still `running`, is retried once its
+ * lock has lapsed, as a move whose process died is.
+ */
+export class MoveInterrupted extends Error {
+  override name = 'MoveInterrupted';
+}
+
+/** Called after each step's work, before the next is recorded (tests stop a move there). */
+export type MoveCheckpoint = (stage: MoveStage) => void | Promise<void>;
+
+/** The world lock of a move's attempt: one holder per attempt, so an attempt that died cannot renew a retry's lock. */
+const lockHolder = (row: Pick<MoveRow, 'id' | 'attempt'>) => `${row.id}:${row.attempt}`;
+
+/**
+ * Runs the move's steps under the world's lock (no backup, restore, file write or wake in between).
+ * Until the switch, a failure leaves the server whole on its source (its spec, its volume, its
+ * world untouched), and a retry starts again from the archive, since the world may have changed
+ * while it was not locked; after the switch, a retry only releases the old volume.
+ */
+async function advance(deps: MoveDeps, row: MoveRow, checkpoint?: MoveCheckpoint): Promise<MoveRow> {
   const db = deps.database.db;
+  let current = row;
   const set = async (fields: Partial<MoveRow>) => {
     const [updated] = await db.update(serverMoves).set({ ...fields, updatedAt: deps.clock.now() }).where(eq(serverMoves.id, row.id)).returning();
-    return updated!;
+    return (current = updated!);
   };
   let lock;
+  let interrupted = false;
   try {
-    lock = await holdWorld(deps, row.server, row.id, 'migration');
+    lock = await holdWorld(deps, row.server, lockHolder(row), 'migration');
   } catch (err) {
     return set({ state: 'failed', error: err instanceof Error ? err.message : String(err) });
   }
+  const nodes = clusterNodes(deps);
+  const volumes = nodes.sharedVolumes ? undefined : nodes.volumes;
+  const note = (type: 'Normal' | 'Warning', reason: string, message: string) => volumes?.note?.(row.server, type, reason, message);
+  const step = async (stage: MoveStage, work: () => Promise<Partial<MoveRow> | void>) => {
+    if (deps.shutdown?.aborted) throw new MoveInterrupted('the service is stopping');
+    await set({ stage });
+    const fields = await work();
+    if (fields) await set(fields);
+    await checkpoint?.(stage);
+  };
   try {
-    const nodes = clusterNodes(deps);
-    if (!nodes.sharedVolumes) {
-      throw new Error('this cluster keeps worlds on node-local volumes, and copying one to another node is not available here');
+    if (!current.switched) {
+      await step('stopped', () => requireStopped(deps, row.server));
+      if (volumes) await copyWorld(deps, volumes, current, step, note);
+      await step('switching', async () => {
+        if (volumes) await volumes.switchTo(row.server, { claim: current.targetVolume!, node: row.targetNode });
+        else await nodes.placeServer(row.server, row.targetNode);
+        return { switched: true };
+      });
+      await note('Normal', 'MoveSwitched', `the server now runs on ${row.targetNode}${volumes ? ` from volume ${current.targetVolume}` : ''}`);
     }
-    await requireStopped(deps, row.server);
-    await set({ stage: 'switching' });
-    await nodes.placeServer(row.server, row.targetNode);
-    await set({ switched: true, stage: 'releasing' });
+    await step('releasing', async () => {
+      const old = current.sourceVolume;
+      if (volumes && old && old !== current.targetVolume) await releaseForMove(deps, row.server, old);
+    });
+    await note('Normal', 'MoveSucceeded', `moved from ${row.sourceNode || 'no node'} to ${row.targetNode}`);
     return await set({ state: 'succeeded', stage: 'succeeded', error: null });
   } catch (err) {
-    deps.log.warn({ err, server: row.server, move: row.id }, 'server move failed; the server stays on its source node');
+    if (err instanceof MoveInterrupted) {
+      interrupted = true;
+      lock.abandon();
+      deps.log.warn({ server: row.server, move: row.id, stage: current.stage }, 'server move interrupted; it is retried once its world lock lapses');
+      return current;
+    }
+    const where = current.switched ? 'it runs from its target node; a retry releases the old volume' : 'the server stays whole on its source node';
+    deps.log.warn({ err, server: row.server, move: row.id, stage: current.stage }, `server move failed; ${where}`);
+    await note('Warning', 'MoveFailed', `the move to ${row.targetNode} failed at ${current.stage}; ${where}`);
     return set({ state: 'failed', error: err instanceof Error ? err.message : String(err) });
   } finally {
-    await lock.release().catch((err: unknown) => deps.log.warn({ err, move: row.id }, 'world lock release failed'));
+    if (!interrupted) await lock.release().catch((err: unknown) => deps.log.warn({ err, move: row.id }, 'world lock release failed'));
   }
 }
 
-export async function beginMove(deps: MoveDeps, session: SessionContext, server: string, target: string, requestId: string | undefined) {
+/**
+ * The copy of a world between node-local volumes: archived and read back whole, a claim on the
+ * target node, restored and checked against the archive's sha-256. The source volume is only read.
+ */
+async function copyWorld(
+  deps: MoveDeps,
+  volumes: NodeLocalVolumes,
+  row: MoveRow,
+  step: (stage: MoveStage, work: () => Promise<Partial<MoveRow> | void>) => Promise<void>,
+  note: (type: 'Normal' | 'Warning', reason: string, message: string) => Promise<void> | undefined,
+): Promise<void> {
+  const target = row.targetVolume ?? moveClaimName(row.server, row.id);
+  let backupId = '';
+  await step('archiving', async () => {
+    const source = await volumes.current(row.server);
+    if (source.claim === target) throw new Error(`the world is on ${target} already`);
+    const archive = await archiveForMove(deps, row.server);
+    backupId = archive.backupId;
+    await note('Normal', 'MoveArchived', `the world on ${source.claim} is archived and read back (sha-256 ${archive.sha256.slice(0, 12)}…)`);
+    return { sourceVolume: source.claim, targetVolume: target, backupId };
+  });
+  await step('creating', () => volumes.create(row.server, target, row.targetNode));
+  await step('restoring', async () => {
+    await restoreForMove(deps, row.server, backupId, { claim: target, node: row.targetNode });
+    await note('Normal', 'MoveRestored', `the archive is restored into ${target} on ${row.targetNode} and matches its sha-256`);
+  });
+}
+
+export interface MoveOptions {
+  /** Called after each step (tests interrupt or fail a move there). */
+  checkpoint?: MoveCheckpoint;
+}
+
+export async function beginMove(deps: MoveDeps, session: SessionContext, server: string, target: string, requestId: string | undefined, options: MoveOptions = {}) {
   const cached = await requireServer(deps, server);
   const db = deps.database.db;
   const [open] = await db.select().from(serverMoves).where(and(eq(serverMoves.server, server), ne(serverMoves.state, 'succeeded'))).limit(1);
@@ -141,7 +228,20 @@ export async function beginMove(deps: MoveDeps, session: SessionContext, server:
     if (uniqueViolation(err) !== undefined) throw new DomainError('migration_busy', `${server} has an unfinished move.`);
     throw err;
   }
-  return toMoveView(await advance(deps, row));
+  return toMoveView(await run(deps, row, options.checkpoint));
+}
+
+/**
+ * A move on shared volumes is one quick step, answered when done; a copy between node-local
+ * volumes runs on in the background (tracked with the world jobs, so a shutdown waits for it),
+ * and the answer is the move as it starts: GET …/migrations follows its stage.
+ */
+async function run(deps: MoveDeps, row: MoveRow, checkpoint?: MoveCheckpoint): Promise<MoveRow> {
+  if (clusterNodes(deps).sharedVolumes) return advance(deps, row, checkpoint);
+  const done = advance(deps, row, checkpoint);
+  deps.worlds.jobs.track(done);
+  void done.catch((err: unknown) => deps.log.error({ err, move: row.id, server: row.server }, 'server move could not record its outcome'));
+  return row;
 }
 
 export async function latestMove(deps: MoveDeps, server: string, id: string | undefined) {
@@ -156,19 +256,28 @@ export async function latestMove(deps: MoveDeps, server: string, id: string | un
   return toMoveView(row);
 }
 
-export async function retryMove(deps: MoveDeps, session: SessionContext, server: string, id: string, requestId: string | undefined) {
+/**
+ * A move whose process died (or stopped) mid-step: still `running`, but its attempt's world lock
+ * has lapsed, so nothing runs it. It is retried as a failed one is.
+ */
+async function abandoned(deps: MoveDeps, row: MoveRow): Promise<boolean> {
+  return row.state === 'running' && !(await heldFresh(deps.database.db, deps.clock.now(), row.server, lockHolder(row)));
+}
+
+export async function retryMove(deps: MoveDeps, session: SessionContext, server: string, id: string, requestId: string | undefined, options: MoveOptions = {}) {
   await requireServer(deps, server);
   const db = deps.database.db;
   const [row] = await db.select().from(serverMoves).where(and(eq(serverMoves.server, server), eq(serverMoves.id, id)));
   if (!row) throw new DomainError('not_found', 'migration not found');
-  if (row.state !== 'failed') throw new DomainError('migration_busy', 'only a failed migration is retried');
-  await admit(deps, server, row.targetNode);
+  if (row.state !== 'failed' && !(await abandoned(deps, row))) throw new DomainError('migration_busy', 'only a failed migration is retried');
+  // Once switched, the server runs from its target: only the old volume is left to release.
+  if (!row.switched) await admit(deps, server, row.targetNode);
   const [again] = await db
     .update(serverMoves)
     .set({ state: 'running', error: null, attempt: row.attempt + 1, updatedAt: deps.clock.now() })
-    .where(and(eq(serverMoves.id, id), eq(serverMoves.state, 'failed')))
+    .where(and(eq(serverMoves.id, id), eq(serverMoves.state, row.state), eq(serverMoves.attempt, row.attempt)))
     .returning();
   if (!again) throw new DomainError('migration_busy', 'the migration is being retried already');
   await writeAudit(db, { at: deps.clock.now(), actor: session.userId, action: 'server.migrate.retry', target: server, detail: { id, attempt: again.attempt }, requestId: requestId ?? null });
-  return toMoveView(await advance(deps, again));
+  return toMoveView(await run(deps, again, options.checkpoint));
 }

@@ -3,7 +3,7 @@ import type { StepOutcome, WorldJobInCluster, WorldJobPlan, WorldJobRunner } fro
 import { worldJobs } from '../../db/schema/worlds.js';
 import { settleBackup, settleRestore } from './backups/index.js';
 import { settleExport } from './exports/index.js';
-import { finishJob, heldFresh, JobFailure, keepLock, releaseLock, type JobOutcome, type SettleDeps } from './jobs/index.js';
+import { finishJob, heldFresh, JobFailure, keepLock, lockHolderKind, releaseLock, type JobOutcome, type SettleDeps } from './jobs/index.js';
 import { settleReclaim } from './reclaim/index.js';
 
 /** Records what a world job's step reported, by the job's kind, from its plan alone. */
@@ -39,6 +39,9 @@ export async function tendWorldJobs(deps: SettleDeps, runner: Pick<WorldJobRunne
     const { plan } = job;
     const now = deps.clock.now();
     try {
+      // A server move's Job (no job row of its own) is the move's: it waits for it and settles it,
+      // and a move that died is retried whole (src/features/nodes/moves.ts).
+      if ((await lockHolderKind(db, plan.serverName)) === 'migration') continue;
       if (!job.ended) {
         if (!(await keepLock(db, now, plan.serverName, plan.jobId, plan.kind))) {
           deps.log.error({ server: plan.serverName, job: plan.jobId }, 'a world job runs but another holder has its world lock');

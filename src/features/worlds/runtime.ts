@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { createBackupStore } from '../../adapters/backup-store/index.js';
 import type { BackupStore } from '../../adapters/backup-store/types.js';
 import { SimulatedWorldFolders } from '../../adapters/cluster/simulated-worlds.js';
-import type { ClusterAdapter } from '../../adapters/cluster/types.js';
+import { ClusterNotFoundError, type ClusterAdapter } from '../../adapters/cluster/types.js';
 import type { WorldFileOps } from '../../adapters/cluster/world-files.js';
 import type { WorldJobRunner } from '../../adapters/cluster/world-jobs.js';
 import type { Config } from '../../config.js';
@@ -46,9 +46,22 @@ export interface WorldsRuntime {
 export const KUBERNETES_NEEDS_S3 =
   'World backups, restores and exports on Kubernetes need an S3 backup store (BACKUP_S3_BUCKET and the other BACKUP_S3_* settings): a Job cannot reach this service\'s local disk.';
 
+/** A simulated cluster with node-local volumes: a moved world is the folder of its move's claim. */
+function volumeResolver(cluster: Partial<Pick<ClusterAdapter, 'nodes'>>) {
+  const volumes = cluster.nodes?.volumes;
+  return volumes && (async (serverName: string) => {
+    try {
+      return (await volumes.current(serverName)).claim;
+    } catch (err) {
+      if (err instanceof ClusterNotFoundError) return undefined; // no server (yet): the default folder
+      throw err;
+    }
+  });
+}
+
 export function createWorldsRuntime(
   config: Config,
-  cluster: Pick<ClusterAdapter, 'worldJobs'>,
+  cluster: Pick<ClusterAdapter, 'worldJobs'> & Partial<Pick<ClusterAdapter, 'nodes'>>,
   options: { log: Logger; signal?: AbortSignal; clock?: Clock },
 ): WorldsRuntime {
   const store = createBackupStore(config);
@@ -62,7 +75,7 @@ export function createWorldsRuntime(
   });
   const runtime: WorldsRuntime = {
     store,
-    folders: clusterJobs ? undefined : new SimulatedWorldFolders(join(config.dataDir, 'worlds')),
+    folders: clusterJobs ? undefined : new SimulatedWorldFolders(join(config.dataDir, 'worlds'), volumeResolver(cluster)),
     jobs: new JobTracker(),
   };
   if (clusterJobs) {

@@ -62,6 +62,8 @@ import { quantityBytes } from '../quantity.js';
 import { KubernetesWorldFileOps } from './world-files.js';
 import { KubernetesWorldJobRunner } from './world-jobs.js';
 import { KubernetesNodes } from './nodes.js';
+import { KubernetesWorldVolumes, worldVolumeOf } from './world-volumes.js';
+import { defaultWorldClaim, type WorldVolumeRef } from '../world-volumes.js';
 
 const CONFLICT_RETRIES = 5;
 
@@ -140,6 +142,14 @@ export class KubernetesCluster implements ClusterAdapter {
       namespace: this.namespace,
       patchServerSpec: (name, spec) => this.patchServerSpec(name, spec as Partial<MinecraftServerSpec>),
       sharedVolumes: options.sharedWorldVolumes,
+      volumes: new KubernetesWorldVolumes({
+        kubeConfig: this.kubeConfig,
+        namespace: this.namespace,
+        getServerObject: (name) => this.getServerObject(name),
+        patchServerSpec: (name, spec) => this.patchServerSpec(name, spec as Partial<MinecraftServerSpec>),
+        recordServerEvent: (server, type, reason, message) => this.recordServerEvent(server, type, reason, message),
+        log: options.log,
+      }),
       log: options.log,
     });
   }
@@ -530,6 +540,16 @@ export class KubernetesCluster implements ClusterAdapter {
 
   getPersistentVolumeClaim(name: string): Promise<V1PersistentVolumeClaim | undefined> {
     return orUndefined(this.#core.readNamespacedPersistentVolumeClaim({ name, namespace: this.namespace }));
+  }
+
+  /** The claim holding the server's world now (a moved world's, else the claim template's; world-volumes.ts). */
+  async volumeOf(serverName: string): Promise<WorldVolumeRef> {
+    try {
+      return worldVolumeOf(await this.getServerObject(serverName));
+    } catch (err) {
+      if (err instanceof ClusterNotFoundError) return { claim: defaultWorldClaim(serverName) };
+      throw err;
+    }
   }
 
   /** Gives a world volume back (idle reclaim, once its archive verified). */

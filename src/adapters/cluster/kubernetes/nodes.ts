@@ -2,6 +2,7 @@ import { ApiException, AuthorizationV1Api, CoreV1Api, PatchStrategy, setHeaderOp
 import type { Logger } from '../../../lib/logger.js';
 import { ClusterForbiddenError, GAME_NODE_LABEL, type ClusterNodes, type NodeList, type NodeResource, type NodeWatchEvent } from '../nodes.js';
 import { ClusterNotFoundError, type ServerResource, type ServerWatch } from '../types.js';
+import type { NodeLocalVolumes } from '../world-volumes.js';
 import { SERVER_LABEL, toServerResource, type MinecraftServer, type MinecraftServerSpec } from './resource.js';
 import { resumableWatch } from './watch.js';
 
@@ -39,6 +40,8 @@ export interface KubernetesNodesOptions {
   patchServerSpec(name: string, spec: Partial<MinecraftServerSpec> | Record<string, unknown>): Promise<MinecraftServer>;
   /** Worlds on network storage that every node mounts: a move changes only the placement. */
   sharedVolumes?: boolean;
+  /** Where worlds are node-local: the volumes a move copies a world between (world-volumes.ts). */
+  volumes?: NodeLocalVolumes;
   log?: Logger;
 }
 
@@ -49,6 +52,7 @@ export interface KubernetesNodesOptions {
  */
 export class KubernetesNodes implements ClusterNodes {
   readonly sharedVolumes: boolean;
+  readonly volumes?: NodeLocalVolumes;
   readonly #core: CoreV1Api;
   readonly #authz: AuthorizationV1Api;
   readonly #options: KubernetesNodesOptions;
@@ -56,6 +60,7 @@ export class KubernetesNodes implements ClusterNodes {
   constructor(options: KubernetesNodesOptions) {
     this.#options = options;
     this.sharedVolumes = options.sharedVolumes ?? false;
+    if (!this.sharedVolumes && options.volumes) this.volumes = options.volumes;
     this.#core = options.kubeConfig.makeApiClient(CoreV1Api);
     this.#authz = options.kubeConfig.makeApiClient(AuthorizationV1Api);
   }

@@ -51,6 +51,8 @@ export interface MinecraftServerSpec {
   retired?: boolean;
   /** The node the pod (and so a node-local world volume) is pinned to (nodes.ts). */
   nodeName?: string;
+  /** The claim that holds the world after a move to another node (world-volumes.ts); unset: the claim template's. */
+  worldClaim?: string;
 }
 
 export interface Condition {
@@ -134,6 +136,7 @@ export function toServerResource(object: MinecraftServer): ServerResource {
   if (policy) serverSpec.autostartPolicy = policy;
   if (spec.idle?.stopSeconds !== undefined) serverSpec.idleStopSeconds = spec.idle.stopSeconds;
   if (spec.nodeName) serverSpec.node = spec.nodeName;
+  if (spec.worldClaim) serverSpec.worldVolume = spec.worldClaim;
   const phase = oneOf(PHASES, status.phase) ?? (spec.desiredState === 'Running' ? 'Unknown' : 'Stopped');
   const resource: ServerResource = {
     spec: serverSpec,

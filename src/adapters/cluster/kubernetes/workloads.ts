@@ -77,12 +77,18 @@ export function statefulSetFor(server: MinecraftServer, crd: CrdCoordinates): V1
       selector: { matchLabels: { [SERVER_LABEL]: name } },
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' },
       template,
-      volumeClaimTemplates: [
-        {
-          metadata: { name: 'world', labels },
-          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: spec.storage ?? DEFAULT_SERVER_RESOURCES.storage } } },
-        },
-      ],
+      // A moved world is the claim its move made on the target node (world-volumes.ts), mounted
+      // by the pod template; until a move, the claim template's own.
+      ...(spec.worldClaim
+        ? {}
+        : {
+            volumeClaimTemplates: [
+              {
+                metadata: { name: 'world', labels },
+                spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: spec.storage ?? DEFAULT_SERVER_RESOURCES.storage } } },
+              },
+            ],
+          }),
     },
   };
 }
@@ -101,6 +107,7 @@ function podTemplateFor(server: MinecraftServer): V1PodTemplateSpec {
       automountServiceAccountToken: false,
       ...(spec.nodeName ? { nodeSelector: { 'kubernetes.io/hostname': spec.nodeName } } : {}),
       securityContext: { runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, runAsNonRoot: true },
+      ...(spec.worldClaim ? { volumes: [{ name: 'world', persistentVolumeClaim: { claimName: spec.worldClaim } }] } : {}),
       containers: [
         {
           name: SERVER_CONTAINER,

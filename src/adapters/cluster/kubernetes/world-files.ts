@@ -7,7 +7,8 @@ import type { Logger } from '../../../lib/logger.js';
 import { LABEL_DOMAIN, type PodLogLine, type PodLogOptions } from '../types.js';
 import { CLIENT_CODES, contentEnv, fileOpArgs, JOB_WRITE_MAX_BYTES, readsOnly, resultOf, type FileOp } from '../world-file-protocol.js';
 import { worldPathSegments, type FileDone, type FileRead, type FileRenamed, type FileWritten, type FolderListing, type WorldFileOps, type WriteOptions } from '../world-files.js';
-import { endOf, WORLD_CONTAINER_SECURITY, WORLD_MOUNT, WORLD_POD, WORLD_SERVER_LABEL, worldClaimName } from './world-jobs.js';
+import type { WorldVolumeRef } from '../world-volumes.js';
+import { currentVolume, endOf, pinnedTo, WORLD_CONTAINER_SECURITY, WORLD_MOUNT, WORLD_POD, WORLD_SERVER_LABEL, worldClaimName } from './world-jobs.js';
 
 /** The part of the Kubernetes adapter file Jobs use. */
 export interface FileJobClient {
@@ -16,6 +17,8 @@ export interface FileJobClient {
   deleteJob(name: string): Promise<void>;
   listPods(labelSelector: string): Promise<V1Pod[]>;
   containerLog(pod: string, container: string, options: PodLogOptions): AsyncIterable<PodLogLine>;
+  /** The claim holding the server's world now (world-volumes.ts); absent: the claim template's. */
+  volumeOf?(serverName: string): Promise<WorldVolumeRef>;
 }
 
 export const FILES_OP_LABEL = `${LABEL_DOMAIN}/files-op`;
@@ -46,7 +49,14 @@ export interface FileJobOptions {
  * a write in its environment, no Secret and no service account token, as uid 1000 (the game
  * server's user) with a short deadline and small limits.
  */
-export function fileJobManifest(server: string, opId: string, op: FileOp, content: Uint8Array | undefined, options: FileJobOptions): V1Job {
+export function fileJobManifest(
+  server: string,
+  opId: string,
+  op: FileOp,
+  content: Uint8Array | undefined,
+  options: FileJobOptions,
+  volume: WorldVolumeRef = { claim: worldClaimName(server) },
+): V1Job {
   const readOnly = readsOnly(op.op);
   const labels = { 'app.kubernetes.io/part-of': 'felis', [FILES_OP_LABEL]: opId, [FILES_MODE_LABEL]: op.op, [WORLD_SERVER_LABEL]: server };
   return {
@@ -63,7 +73,8 @@ export function fileJobManifest(server: string, opId: string, op: FileOp, conten
         metadata: { labels },
         spec: {
           ...WORLD_POD,
-          volumes: [{ name: 'world', persistentVolumeClaim: { claimName: worldClaimName(server), readOnly } }],
+          ...pinnedTo(volume.node),
+          volumes: [{ name: 'world', persistentVolumeClaim: { claimName: volume.claim, readOnly } }],
           containers: [
             {
               name: FILES_CONTAINER,
@@ -166,7 +177,7 @@ export class KubernetesWorldFileOps implements WorldFileOps {
     const opId = (this.options.newId ?? randomUUID)();
     const name = filesJobName(server, opId);
     try {
-      await client.createJob(fileJobManifest(server, opId, op, content, this.options));
+      await client.createJob(fileJobManifest(server, opId, op, content, this.options, await currentVolume(client, server)));
     } catch (err) {
       log.error({ err, server, job: name, op: op.op }, 'the cluster refused a world file job');
       throw unavailable('the cluster refused the job');

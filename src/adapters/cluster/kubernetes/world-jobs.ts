@@ -12,6 +12,7 @@ import {
   type WorldJobPlan,
   type WorldJobRunner,
 } from '../world-jobs.js';
+import { defaultWorldClaim, type WorldVolumeRef } from '../world-volumes.js';
 
 /** The part of the Kubernetes adapter world jobs use. */
 export interface WorldJobClient {
@@ -22,6 +23,8 @@ export interface WorldJobClient {
   listPods(labelSelector: string): Promise<V1Pod[]>;
   getPersistentVolumeClaim(name: string): Promise<V1PersistentVolumeClaim | undefined>;
   deletePersistentVolumeClaim(name: string): Promise<void>;
+  /** The claim holding the server's world now and its node (world-volumes.ts); absent: the claim template's. */
+  volumeOf?(serverName: string): Promise<WorldVolumeRef>;
 }
 
 const WORLD_JOB_LABEL = `${LABEL_DOMAIN}/world-job`;
@@ -37,7 +40,15 @@ export const WORLD_MOUNT = '/data';
  */
 export const worldJobName = (serverName: string) => `felis-world-${serverName}`;
 /** The claim of the StatefulSet's `world` template for pod 0 (lifecycle/workloads.ts). */
-export const worldClaimName = (serverName: string) => `world-${serverName}-0`;
+export const worldClaimName = defaultWorldClaim;
+
+/** The server's volume now: the one a move recorded on it, else the claim template's. */
+export async function currentVolume(client: Pick<WorldJobClient, 'volumeOf'>, serverName: string): Promise<WorldVolumeRef> {
+  return client.volumeOf ? client.volumeOf(serverName) : { claim: worldClaimName(serverName) };
+}
+
+/** A pod on a node-local volume runs where the volume is bound. */
+export const pinnedTo = (node: string | undefined) => (node ? { nodeSelector: { 'kubernetes.io/hostname': node } } : {});
 
 export interface WorldJobOptions {
   namespace: string;
@@ -100,8 +111,9 @@ export function worldJobManifest(plan: WorldJobPlan, options: WorldJobOptions): 
         metadata: { labels },
         spec: {
           ...WORLD_POD,
+          ...pinnedTo(plan.volume?.node),
           volumes: [
-            { name: 'world', persistentVolumeClaim: { claimName: worldClaimName(plan.serverName) } },
+            { name: 'world', persistentVolumeClaim: { claimName: plan.volume?.claim ?? worldClaimName(plan.serverName) } },
             { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
           ],
           containers: [
@@ -192,6 +204,8 @@ export class KubernetesWorldJobRunner implements WorldJobRunner {
     const { client, log } = this.#options;
     const name = worldJobName(plan.serverName);
     try {
+      // A step without a volume of its own runs on the server's current one (a moved world's claim).
+      if (!plan.volume) plan = { ...plan, volume: await currentVolume(client, plan.serverName) };
       await client.createJob(worldJobManifest(plan, this.#options));
     } catch (err) {
       if (err instanceof ClusterConflictError) return failure('maintenance_in_progress', 'another job still holds the world volume');
@@ -241,11 +255,12 @@ export class KubernetesWorldJobRunner implements WorldJobRunner {
   }
 
   async exists(serverName: string): Promise<boolean> {
-    return (await this.#options.client.getPersistentVolumeClaim(worldClaimName(serverName))) !== undefined;
+    const { claim } = await currentVolume(this.#options.client, serverName);
+    return (await this.#options.client.getPersistentVolumeClaim(claim)) !== undefined;
   }
 
-  release(serverName: string): Promise<void> {
-    return this.#options.client.deletePersistentVolumeClaim(worldClaimName(serverName));
+  async release(serverName: string, claim?: string): Promise<void> {
+    await this.#options.client.deletePersistentVolumeClaim(claim ?? (await currentVolume(this.#options.client, serverName)).claim);
   }
 
   /** The world Jobs in the namespace that carry a valid plan, whichever replica started them. */

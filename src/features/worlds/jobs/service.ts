@@ -60,7 +60,7 @@ class InProcessJobRunner implements WorldJobRunner {
   ) {}
 
   async run(plan: WorldJobPlan): Promise<StepOutcome> {
-    const folder = await this.folders.folder(plan.serverName);
+    const folder = await this.folders.folder(plan.serverName, plan.volume?.claim);
     return runVolumeStep(this.store(), folder, plan.step, {
       tag: plan.jobId,
       onError: (err) => this.log.error({ err, server: plan.serverName, job: plan.jobId, kind: plan.kind }, 'world job step failed'),
@@ -75,8 +75,8 @@ class InProcessJobRunner implements WorldJobRunner {
     return this.folders.exists(serverName);
   }
 
-  release(serverName: string): Promise<void> {
-    return this.folders.release(serverName);
+  release(serverName: string, claim?: string): Promise<void> {
+    return this.folders.release(serverName, claim);
   }
 
   async listJobs(): Promise<WorldJobInCluster[]> {

@@ -11,9 +11,10 @@ import { recoverWorldFolder } from './steps.js';
 
 /** Where a server's world can be reached as a local folder (the simulated cluster's volumes). */
 export interface WorldFolders {
-  folder(serverName: string): Promise<string>;
+  /** The server's world now, or its volume `claim` (a move's target volume). */
+  folder(serverName: string, claim?: string): Promise<string>;
   exists(serverName: string): Promise<boolean>;
-  release(serverName: string): Promise<void>;
+  release(serverName: string, claim?: string): Promise<void>;
 }
 
 /** The world folders this process can reach, or 503 (worlds on cluster volumes are reached by jobs). */
