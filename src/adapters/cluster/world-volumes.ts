@@ -31,6 +31,12 @@ export interface NodeLocalVolumes {
    * pinned to `volume.node`. Idempotent; the old volume stays until the runner releases it.
    */
   switchTo(serverName: string, volume: Required<WorldVolumeRef>): Promise<ServerResource>;
+  /**
+   * Makes sure nothing the cluster keeps for the server still mounts another volume than `claim`
+   * (Kubernetes: a StatefulSet made from the old claim template is deleted, to be made again from
+   * the switched spec). Idempotent; switchTo tries it too, without failing the switch.
+   */
+  settle?(serverName: string, claim: string): Promise<void>;
   /** Records a move's step where the cluster keeps such things (a core Event on the server); never fails. */
   note?(serverName: string, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
 }

@@ -3,7 +3,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join, relative } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createTestApps, createTestDeps, errorOf, jsonRequest, type TestDeps } from '../../../test/helpers/app.js';
+import { createTestApps, createTestDeps, errorOf, jsonRequest, TEST_ENV, type TestDeps } from '../../../test/helpers/app.js';
+import { loadConfig } from '../../config.js';
+import { createWorldsRuntime } from '../worlds/index.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { testWorlds, useTempDir } from '../../../test/helpers/worlds.js';
@@ -231,6 +233,17 @@ describe('moving a world between node-local volumes (simulated cluster)', () => 
     await expect(retryMove(deps, session, name, move.id, undefined)).resolves.toMatchObject({ attempt: 1 });
     expect(await settled(move.id)).toMatchObject({ state: 'succeeded' });
     await expectOnTarget(name, move.id, folder, before);
+  });
+
+  it("the service's own worlds runtime (npm start) follows a moved world to the folder of its new volume", async () => {
+    const dataDir = tempDir();
+    const runtime = createWorldsRuntime(loadConfig({ ...TEST_ENV, DATA_DIR: dataDir } as NodeJS.ProcessEnv), cluster, { log: deps.log });
+    cluster.addServer({ name: 'followed', subdomain: 'followed', labels: {}, desiredState: 'Stopped', node: 'sim-node-1' });
+    expect(await runtime.folders!.folder('followed')).toBe(join(dataDir, 'worlds', 'followed'));
+    await cluster.nodes.volumes!.create('followed', 'world-followed-0a1b2c3d', 'sim-node-2');
+    await cluster.nodes.volumes!.switchTo('followed', { claim: 'world-followed-0a1b2c3d', node: 'sim-node-2' });
+    expect(await runtime.folders!.folder('followed')).toBe(join(dataDir, 'worlds', '.volumes', 'world-followed-0a1b2c3d'));
+    expect(await runtime.folders!.folder('no-such-server')).toBe(join(dataDir, 'worlds', 'no-such-server'));
   });
 
   it('only a failed or abandoned move is retried', async () => {

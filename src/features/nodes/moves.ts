@@ -148,6 +148,7 @@ async function advance(deps: MoveDeps, row: MoveRow, checkpoint?: MoveCheckpoint
     }
     await step('releasing', async () => {
       const old = current.sourceVolume;
+      if (volumes && current.targetVolume) await volumes.settle?.(row.server, current.targetVolume);
       if (volumes && old && old !== current.targetVolume) await releaseForMove(deps, row.server, old);
     });
     await note('Normal', 'MoveSucceeded', `moved from ${row.sourceNode || 'no node'} to ${row.targetNode}`);

@@ -83,7 +83,7 @@ const migrate = defineRoute(ADMIN, {
   summary: "Move a stopped server's world to another node (staff); the world lock is held throughout",
   request: { params: ServerNameParam, ...jsonBody(z.strictObject({ targetNode: NodeName })) },
   responses: {
-    202: json(MigrationSchema, 'the move, succeeded or failed at its step'),
+    202: json(MigrationSchema, 'the move: where volumes are shared, succeeded or failed at its step; on node-local volumes, running (its copy goes on: GET follows its stage)'),
     400: errorAnswer('bad_request or bad_node'),
     404: errorAnswer('not_found'),
     409: errorAnswer('migration_busy (not stopped, or another move unfinished), node_operation_busy or maintenance_in_progress'),
@@ -94,13 +94,13 @@ const migrate = defineRoute(ADMIN, {
 const migrateRetry = defineRoute(ADMIN, {
   method: 'post',
   path: '/api/v1/servers/{name}/migrations/{id}/retry',
-  summary: 'Retry a failed move from the step it failed at (staff)',
+  summary: 'Retry a failed move, or one whose runner died (its world lock lapsed): before its switch from the archive again, after it only the release (staff)',
   request: { params: MoveIdParam },
   responses: {
     202: json(MigrationSchema, 'the move, with its attempt counted'),
     400: errorAnswer('bad_node'),
     404: errorAnswer('not_found'),
-    409: errorAnswer('migration_busy (only a failed move is retried) or node_operation_busy'),
+    409: errorAnswer('migration_busy (only a failed or abandoned move is retried) or node_operation_busy'),
     503: errorAnswer('distributed_unavailable or unavailable'),
   },
 });

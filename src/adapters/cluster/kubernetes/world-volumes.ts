@@ -103,9 +103,16 @@ export class KubernetesWorldVolumes implements NodeLocalVolumes {
   }
 
   async switchTo(serverName: string, volume: Required<WorldVolumeRef>): Promise<ServerResource> {
+    // The patch is the commit; the stale StatefulSet goes now if it can, else when the move settles.
     const patched = await this.#o.patchServerSpec(serverName, { nodeName: volume.node, worldClaim: volume.claim });
-    await this.#dropStaleStatefulSet(serverName, volume.claim);
+    await this.settle(serverName, volume.claim).catch((err: unknown) =>
+      this.#o.log?.warn({ err, server: serverName }, 'server move: the old StatefulSet could not be deleted yet; the move settles it before releasing the old claim'),
+    );
     return toServerResource(patched);
+  }
+
+  settle(serverName: string, claim: string): Promise<void> {
+    return this.#dropStaleStatefulSet(serverName, claim);
   }
 
   /**
