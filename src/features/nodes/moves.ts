@@ -6,6 +6,7 @@ import { DomainError } from '../../lib/errors.js';
 import { uniqueViolation } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
 import { requireServer } from '../servers/index.js';
+import { JobHandedOver } from '../../adapters/cluster/world-jobs.js';
 import { moveClaimName, type NodeLocalVolumes } from '../../adapters/cluster/world-volumes.js';
 import { archiveForMove, heldFresh, holdWorld, releaseForMove, requireStopped, restoreForMove, type JobDeps } from '../worlds/index.js';
 import { nodeCacheOf } from './cache.js';
@@ -154,7 +155,9 @@ async function advance(deps: MoveDeps, row: MoveRow, checkpoint?: MoveCheckpoint
     await note('Normal', 'MoveSucceeded', `moved from ${row.sourceNode || 'no node'} to ${row.targetNode}`);
     return await set({ state: 'succeeded', stage: 'succeeded', error: null });
   } catch (err) {
-    if (err instanceof MoveInterrupted) {
+    // A step whose Job runs on while this process stops (JobHandedOver) is a stop too: the retry,
+    // once the lock lapses, finds the Job gone or refuses while it still holds the volume.
+    if (err instanceof MoveInterrupted || err instanceof JobHandedOver) {
       interrupted = true;
       lock.abandon();
       deps.log.warn({ server: row.server, move: row.id, stage: current.stage }, 'server move interrupted; it is retried once its world lock lapses');
