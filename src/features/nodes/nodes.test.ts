@@ -321,7 +321,7 @@ describe('nodes and node control on the simulated cluster', () => {
       expect((await errorOf(guarded)).code).toBe('node_operation_busy');
     });
 
-    it('answers 503 distributed_unavailable where the worlds are node-local volumes (their copy is not built)', async () => {
+    it('answers 503 distributed_unavailable where the worlds are node-local volumes the cluster cannot make on another node', async () => {
       await stoppedOn('local', 'sim-node-1');
       Object.defineProperty(cluster.nodes, 'sharedVolumes', { value: false });
       const res = await post(MOVES('local'), { targetNode: 'sim-node-2' });
