@@ -13,5 +13,5 @@ export { pruneScheduledBackups, startBackup } from './backups/index.js';
 export { lockHolderKind } from './jobs/index.js';
 export type { JobDeps } from './jobs/index.js';
 export { holdWorld, requireStopped } from './jobs/index.js';
-export { archiveForMove, releaseForMove, restoreForMove } from './backups/move.js';
+export { archiveForMove, releaseForMove, restoreForMove } from './backups/index.js';
 export { heldFresh } from './jobs/index.js';

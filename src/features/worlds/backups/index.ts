@@ -7,3 +7,4 @@ export type { BackupRow } from './records.js';
 export { externalBackupRoutes, internalBackupRoutes } from './routes.js';
 export { readableBackup, settleBackup, settleRestore, startBackup } from './service.js';
 export { pruneScheduledBackups, retentionPlan, RETENTION_TIERS, type KeepCounts, type RetentionTier } from './retention.js';
+export { archiveForMove, releaseForMove, restoreForMove } from './move.js';
