@@ -8,7 +8,7 @@ const admin = { tier: 'admin' } as const;
 const getQuotaRoute = defineRoute(admin, {
   method: 'get',
   path: '/api/v1/users/{id}/quotas',
-  summary: "A user's quota (null: unlimited)",
+  summary: "A user's quota (null: unlimited); an account staff never gave one has the platform's defaults (default_max_servers, …)",
   request: { params: UserIdParam },
   responses: { 200: json(QuotaViewSchema, 'quota'), 404: errorAnswer('no such user') },
 });

@@ -156,12 +156,12 @@ describe('admin: users, quotas, sessions', () => {
     expect(reuse.status).toBe(201);
   });
 
-  it('reads and replaces quotas (null and absent mean unlimited)', async () => {
+  it('reads and replaces quotas (the defaults until set; null and absent mean unlimited)', async () => {
     const deps = createTestDeps(database());
     const owner = await staff(deps);
     const user = await createUser(deps);
     const empty = await app(deps).request(`/api/v1/users/${user.id}/quotas`, { headers: owner.headers });
-    expect(await empty.json()).toEqual({ user_id: user.id, max_servers: null, max_cpu_milli: null, max_memory_mb: null, max_storage_gb: null });
+    expect(await empty.json()).toEqual({ user_id: user.id, max_servers: 3, max_cpu_milli: null, max_memory_mb: null, max_storage_gb: null });
     const put = await app(deps).request(
       `/api/v1/users/${user.id}/quotas`,
       jsonRequest('PUT', { max_servers: 3, max_cpu_milli: 2000, max_memory_mb: null }, owner.headers),

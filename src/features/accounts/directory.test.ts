@@ -5,6 +5,7 @@ import { createTestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { createUser, linkAccount } from '../../../test/helpers/sessions.js';
 import { userQuotas, users } from '../../db/schema/accounts.js';
+import { writeSetting } from '../servers/settings.js';
 import { displayIdentities, findUserByMcUuid, getQuota } from './directory.js';
 
 describe('accounts directory', () => {
@@ -23,16 +24,24 @@ describe('accounts directory', () => {
     expect(await findUserByMcUuid(db, mcUuid)).toBeUndefined();
   });
 
-  it('reports a quota of nulls when none is set, and the stored limits otherwise', async () => {
+  it('reports the platform defaults when staff set no quota (three servers), and the stored limits otherwise', async () => {
     const deps = createTestDeps(database());
     const user = await createUser(deps);
     expect(await getQuota(deps.database.db, user.id)).toEqual({
       user_id: user.id,
-      max_servers: null,
+      max_servers: 3,
       max_cpu_milli: null,
       max_memory_mb: null,
       max_storage_gb: null,
     });
+    // The defaults are settings: a whole number, or null for unlimited; anything else is not taken.
+    await writeSetting(deps.database.db, 'default_max_servers', null, deps.clock.now());
+    await writeSetting(deps.database.db, 'default_max_memory_mb', 8192, deps.clock.now());
+    await writeSetting(deps.database.db, 'default_max_cpu_milli', 'lots', deps.clock.now());
+    expect(await getQuota(deps.database.db, user.id)).toMatchObject({ max_servers: null, max_cpu_milli: null, max_memory_mb: 8192 });
+    await writeSetting(deps.database.db, 'default_max_servers', 3, deps.clock.now());
+    await writeSetting(deps.database.db, 'default_max_memory_mb', null, deps.clock.now());
+    await writeSetting(deps.database.db, 'default_max_cpu_milli', null, deps.clock.now());
     await deps.database.db.insert(userQuotas).values({ userId: user.id, maxServers: 2, maxMemoryMb: 4096 });
     expect(await getQuota(deps.database.db, user.id)).toEqual({
       user_id: user.id,

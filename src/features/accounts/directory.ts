@@ -1,6 +1,7 @@
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { linkedAccounts, userQuotas, users, type UserRole } from '../../db/schema/accounts.js';
+import { readQuotaDefaults } from '../settings/store/index.js';
 
 /**
  * The accounts feature's exported lookups for other features (servers, linking, …). They never
@@ -34,15 +35,19 @@ export interface Quota {
   max_storage_gb: number | null;
 }
 
-/** A user's quota; every limit is null (unlimited) when none was set. */
+/**
+ * A user's quota: the limits staff set (null: unlimited), or, for an account staff never gave one,
+ * the platform's defaults (`default_max_servers`, …; settings/store), so a new account is bounded.
+ */
 export async function getQuota(db: Queryable, userId: string): Promise<Quota> {
   const [row] = await db.select().from(userQuotas).where(eq(userQuotas.userId, userId)).limit(1);
+  if (!row) return { user_id: userId, ...(await readQuotaDefaults(db)) };
   return {
     user_id: userId,
-    max_servers: row?.maxServers ?? null,
-    max_cpu_milli: row?.maxCpuMilli ?? null,
-    max_memory_mb: row?.maxMemoryMb ?? null,
-    max_storage_gb: row?.maxStorageGb ?? null,
+    max_servers: row.maxServers,
+    max_cpu_milli: row.maxCpuMilli,
+    max_memory_mb: row.maxMemoryMb,
+    max_storage_gb: row.maxStorageGb,
   };
 }
 

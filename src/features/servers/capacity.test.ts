@@ -5,8 +5,10 @@ import { bearer, createTestApps, createTestDeps, errorOf, jsonRequest, type Test
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { addServer, randomMcUuid } from '../../../test/helpers/servers.js';
 import { createUser, linkAccount, signIn } from '../../../test/helpers/sessions.js';
+import { claimFor } from '../../../test/helpers/worlds.js';
 import { openPostgres, type DatabaseHandle } from '../../db/client.js';
 import { auditLog } from '../../db/schema/audit.js';
+import { userQuotas } from '../../db/schema/accounts.js';
 import { serverClaims } from '../../db/schema/servers.js';
 import { writeSetting } from './settings.js';
 
@@ -101,4 +103,71 @@ describe('node capacity and the fair share', () => {
     expect(full.status).toBe(503);
     expect((await errorOf(full)).code).toBe('at_capacity');
   });
+
+  /**
+   * The attack of issue 30 item 3: one linked player claims every unowned server the proxy offers
+   * (22) and wakes each; then another player wakes their own server.
+   */
+  async function attack(deps: TestDeps) {
+    const { internal } = createTestApps(deps);
+    const attacker = await createUser(deps);
+    const attackerUuid = randomMcUuid();
+    await linkAccount(deps, { userId: attacker.id, mcUuid: attackerUuid });
+    const victim = await createUser(deps);
+    const theirs = addServer(deps).spec.name;
+    await claimFor(deps, theirs, victim.id);
+    const names = Array.from({ length: 22 }, () => addServer(deps).spec.name);
+    return {
+      attacker,
+      retry: (index: number) => wake(deps, names[index]!, attackerUuid),
+      run: async () => {
+        const claims: number[] = [];
+        for (const name of names) {
+          claims.push((await internal.request(`/api/v1/internal/servers/${name}/claim`, jsonRequest('POST', { mc_uuid: attackerUuid }, bearer('proxy')))).status);
+        }
+        const wakes: Array<{ status: number; code?: string }> = [];
+        for (const name of names) {
+          const res = await wake(deps, name, attackerUuid);
+          wakes.push({ status: res.status, ...(res.status >= 400 ? { code: (await errorOf(res)).code } : {}) });
+        }
+        const res = await createTestApps(deps).external.request(`/api/v1/servers/${theirs}/wake`, { method: 'POST', headers: (await signIn(deps, { userId: victim.id })).headers });
+        const other = { status: res.status, ...(res.status >= 400 ? { code: (await errorOf(res)).code } : {}) };
+        const count = (list: number[], status: number) => list.filter((s) => s === status).length;
+        console.log(
+          `attack: ${count(claims, 200)} of 22 claims, ${count(wakes.map((w) => w.status), 202)} wakes started (refusals: ${[...new Set(wakes.filter((w) => w.code).map((w) => w.code))].join(', ') || 'none'}); the other player's own server: ${other.status}${other.code ? ` ${other.code}` : ''}`,
+        );
+        return { claims, wakes, other };
+      },
+    };
+  }
+
+  it('bounds a new account by the default quota, so one player cannot claim and wake the whole node (item 3)', async () => {
+    const deps = createTestDeps(database());
+    await setCap(deps, 8);
+    const { run } = await attack(deps);
+    const { claims, wakes, other } = await run();
+    expect(claims.filter((s) => s === 200)).toHaveLength(3);
+    expect(claims.filter((s) => s === 403)).toHaveLength(19);
+    expect(wakes.filter((w) => w.status === 202)).toHaveLength(2);
+    expect(other).toEqual({ status: 202 });
+    expect((await deps.cluster.capacity()).running).toBe(3);
+  });
+
+  it('keeps the rest of the node for the others when staff lifted the attacker\'s quota: the running share (item 3)', async () => {
+    const deps = createTestDeps(database());
+    await setCap(deps, 8);
+    const { attacker, run, retry } = await attack(deps);
+    await deps.database.db.insert(userQuotas).values({ userId: attacker.id, maxServers: null });
+    const { claims, wakes, other } = await run();
+    expect(claims.filter((s) => s === 200)).toHaveLength(22);
+    // 25 % of 8 slots: two of the attacker's servers run, every further wake is refused by the share.
+    expect(wakes.filter((w) => w.status === 202)).toHaveLength(2);
+    expect(wakes.filter((w) => w.status === 403).map((w) => w.code)).toEqual(Array(20).fill('wake_share_exceeded'));
+    expect(other).toEqual({ status: 202 });
+
+    // The share is a setting: at 100 % the attacker's next server starts again.
+    await writeSetting(deps.database.db, 'running_share_percent', 100, deps.clock.now());
+    expect((await retry(5)).status).toBe(202);
+  });
 });
+

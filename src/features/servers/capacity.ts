@@ -1,9 +1,11 @@
 import { lockForTransaction } from '../../coordination/index.js';
-import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, ne } from 'drizzle-orm';
 import type { ServerResource } from '../../adapters/cluster/types.js';
 import type { Queryable } from '../../db/client.js';
 import { writeAudit } from '../audit/index.js';
-import { serverClaims, serverGuestWakes } from '../../db/schema/servers.js';
+import { users } from '../../db/schema/accounts.js';
+import { serverClaims, serverGuestWakes, serverWakes } from '../../db/schema/servers.js';
+import { isStaffRole } from '../accounts/index.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import { serverCacheOf, type CachedServer } from './cache.js';
@@ -65,9 +67,41 @@ async function oldestGuestOfUnclaimed(tx: Queryable, deps: StartDeps): Promise<s
 }
 
 /**
+ * The owner's share of the running slots: the servers of one account (staff's excepted: theirs are
+ * the platform's) may hold at most `running_share_percent` of `slots`, at least one, so one
+ * player who claims and wakes server after server leaves the rest of the node to the others. Counted
+ * like the guest share: the owner's servers that hold a slot in this replica's cache, or whose start
+ * is too recent for the cache to have seen (the wake rows every replica writes).
+ */
+async function refuseOverRunningShare(tx: Queryable, deps: StartDeps, name: string, slots: number, now: Date): Promise<void> {
+  const [owner] = await tx
+    .select({ id: users.id, role: users.role })
+    .from(serverClaims)
+    .innerJoin(users, eq(users.id, serverClaims.userId))
+    .where(eq(serverClaims.serverName, name));
+  if (!owner || isStaffRole(owner.role)) return;
+  const percent = Math.min(100, await integerSetting(tx, SERVER_SETTINGS.runningSharePercent));
+  const share = Math.max(1, Math.floor((slots * percent) / 100));
+  if (share >= slots) return;
+  const rows = await tx
+    .select({ serverName: serverClaims.serverName, wokenAt: serverWakes.lastWakeAt })
+    .from(serverClaims)
+    .leftJoin(serverWakes, eq(serverWakes.serverName, serverClaims.serverName))
+    .where(and(eq(serverClaims.userId, owner.id), ne(serverClaims.serverName, name)));
+  const holders = slotHolders(deps);
+  const running = rows.filter((r) => holders.has(r.serverName) || (r.wokenAt !== null && r.wokenAt.getTime() > now.getTime() - FRESH_START_MS)).length;
+  if (running >= share) {
+    throw new DomainError(
+      'wake_share_exceeded',
+      `This account's servers already hold ${running} of the node's running slots, its share of ${slots}; stop one of them first.`,
+    );
+  }
+}
+
+/**
  * Starts a server within the node's capacity. A server that already holds a slot is only marked
  * Running. Otherwise, under one advisory lock (so that concurrent wakes on any replica are counted
- * one after another against the cluster's own count): the player's fair share, the cap, the wake
+ * one after another against the cluster's own count): the player's fair share, the owner's running share, the cap, the wake
  * cooldown, then the start itself. At the cap, the owner (or staff) stops the oldest guest-started
  * unclaimed server to make room; anyone else gets 503 at_capacity.
  */
@@ -89,6 +123,7 @@ export async function startWithinCapacity(deps: StartDeps, server: CachedServer,
     }
     const cap = (await wakePolicyInForce(tx)).maxRunningServers;
     const capacity = await clusterCall(name, () => deps.cluster.capacity());
+    if (cap > 0) await refuseOverRunningShare(tx, deps, name, cap * capacity.nodes, now);
     if (cap > 0 && capacity.running >= cap * capacity.nodes) {
       const victim = who.privileged ? await oldestGuestOfUnclaimed(tx, deps) : undefined;
       if (!victim) throw new DomainError('at_capacity', 'Every node runs as many servers as it may; try again later.');

@@ -28,7 +28,7 @@ const wake = defineRoute({ tier: 'app' }, {
   request: { params: ServerNameParam },
   responses: {
     202: json(DesiredStateResponse('Running').openapi('WakeResult'), 'the server is starting'),
-    403: errorAnswer('not allowed to wake it, or wake_share_exceeded (the fair share of the node)'),
+    403: errorAnswer('not allowed to wake it, or wake_share_exceeded (the fair share of the node: servers woken but not owned, or the owner’s share of the running slots)'),
     404: errorAnswer('no such server'),
     409: errorAnswer('maintenance_in_progress, node_operation_busy (its node is under maintenance), server_retiring, or start_failed for a non-owner'),
     429: errorAnswer('cooldown: woken moments ago (Retry-After)'),

@@ -64,7 +64,7 @@ const wake = defineRoute(PROXY, {
   request: { params: ServerNameParam, ...mcUuidBody },
   responses: {
     202: json(WakeInternalResponse, 'the server is starting, or is ready already (`ready: true`, answered before policy and cooldown)'),
-    403: errorAnswer('wrong_caller, the autostart policy refuses this player (forbidden), or wake_share_exceeded'),
+    403: errorAnswer('wrong_caller, the autostart policy refuses this player (forbidden), or wake_share_exceeded (servers woken but not owned, or the owner’s share of the running slots)'),
     404: errorAnswer('no such server'),
     409: errorAnswer('maintenance_in_progress, node_operation_busy (its node is under maintenance), server_retiring or start_failed'),
     429: errorAnswer('cooldown: woken moments ago (Retry-After)'),

@@ -9,6 +9,12 @@ export const SERVER_SETTINGS = {
   wakeCooldownSeconds: { key: 'wake_cooldown_seconds', fallback: 30 },
   /** Running servers a player may hold that they woke but do not own (issue 20: the fair share). */
   wakeSharePerPlayer: { key: 'wake_share_per_player', fallback: 1 },
+  /**
+   * The share of the running slots (the node cap times the nodes) that one account's own servers
+   * may hold, in percent, at least one server (issue 30: one player took every slot by claiming
+   * unowned servers and waking them). 100 is no share; with no cap there is nothing to share.
+   */
+  runningSharePercent: { key: 'running_share_percent', fallback: 25 },
   /** How often the retirement sweep runs. */
   retirementSweepSeconds: { key: 'retirement_sweep_seconds', fallback: 30 },
 } as const;

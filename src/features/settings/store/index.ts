@@ -26,3 +26,4 @@ export {
   type AuthSourceEntry,
   type AuthSourcesView,
 } from './auth-sources.js';
+export { QUOTA_DEFAULTS, readQuotaDefaults, type QuotaLimits } from './quota-defaults.js';

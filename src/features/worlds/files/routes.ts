@@ -22,7 +22,7 @@ const fileErrors = {
   400: errorAnswer('bad_request or bad_path'),
   403: errorAnswer('not the owner or staff'),
   404: errorAnswer('no such server, or nothing at the path'),
-  409: errorAnswer('not_stopped, maintenance_in_progress, file_exists'),
+  409: errorAnswer('not_stopped, maintenance_in_progress (a job holds the world, or the write waited 5 s behind others: Retry-After), file_exists'),
   503: errorAnswer('the world volumes cannot be reached'),
 };
 const writeErrors = { ...fileErrors, 507: errorAnswer('volume_full') };
@@ -47,7 +47,7 @@ const write = defineRoute({ tier: 'app' }, {
     ...writeErrors,
     400: errorAnswer('bad_request, bad_path or digest_mismatch (content_sha256)'),
     413: errorAnswer('too_large: over what a file Job carries (Kubernetes)'),
-    409: errorAnswer('not_stopped, maintenance_in_progress, file_changed or file_exists'),
+    409: errorAnswer('not_stopped, maintenance_in_progress (a job holds the world, or the write waited 5 s behind others: Retry-After), file_changed or file_exists'),
   },
 });
 const remove = defineRoute({ tier: 'app' }, {
@@ -73,7 +73,7 @@ const upload = defineRoute(
     responses: {
       200: json(UploadedSchema, 'stored'),
       ...writeErrors,
-      409: errorAnswer('not_stopped, maintenance_in_progress or file_exists'),
+      409: errorAnswer('not_stopped, maintenance_in_progress (a job holds the world, or the write waited 5 s behind others: Retry-After) or file_exists'),
       413: errorAnswer('too_large: over small_upload_max_bytes, or over 256 KiB on Kubernetes'),
     },
   },

@@ -11,6 +11,7 @@ import {
 import type { Queryable } from '../../../db/client.js';
 import type { Deps } from '../../../deps.js';
 import { DomainError } from '../../../lib/errors.js';
+import { writeLinesOf } from './write-queue.js';
 
 /**
  * A world's lock: the lease `world:<server>` (src/coordination), held by the one job or file
@@ -69,31 +70,97 @@ export function maintenanceError(serverName: string): DomainError {
   return new DomainError('maintenance_in_progress', `${serverName}'s world is held by a restore, backup, unzip or file write.`);
 }
 
-/** How long a short file operation waits for another one to finish before answering 409. */
-const QUEUE_TRIES = 200;
-const QUEUE_PAUSE_MS = 10;
+/** How long a short file write waits, in arrival order, for the writes before it before answering 409. */
+export const WRITE_WAIT_MS = 5_000;
+/** The head of a replica's line asks the database again after this pause, doubling up to the ceiling. */
+const POLL_FIRST_MS = 5;
+const POLL_MAX_MS = 100;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A short write that waited its whole bound: the world is busy with other writes. */
+function waitedTooLong(serverName: string, waitMs: number): DomainError {
+  return new DomainError(
+    'maintenance_in_progress',
+    `${serverName}'s world is busy with other file writes; this one waited ${Math.round(waitMs / 100) / 10} s for its turn. Try again.`,
+    { retryAfterSeconds: 1 },
+  );
+}
 
 /**
  * Takes the lock or answers 409 maintenance_in_progress; the lease is renewed until release.
- * `queueBehind`: while a lock of that kind (a short file write) holds the world, wait for it in
- * real time (a second or two at most), so that concurrent writers see each other's result.
+ * `queueBehind`: while a lock of that kind (a short file write) holds the world, wait for it, in
+ * arrival order on this replica and at most `waitMs` (WRITE_WAIT_MS) in all, then 409.
  */
 export async function holdWorld(
-  deps: LockDeps,
+  deps: LockDeps & Partial<Pick<Deps, 'worlds'>>,
   serverName: string,
   holder: string,
   kind: LockKind,
-  options: { queueBehind?: LockKind } = {},
+  options: { queueBehind?: LockKind; waitMs?: number } = {},
 ): Promise<HeldLock> {
   const { db } = deps.database;
-  for (let tries = 0; !(await tryLock(db, deps.clock.now(), serverName, holder, kind, deps.replica)); tries++) {
-    const holderKind = await lockHolderKind(db, serverName);
-    // No holder now: it let go between the two reads, so the world is free to try again.
-    const released = holderKind === undefined;
-    const queued = options.queueBehind !== undefined && holderKind === options.queueBehind;
-    if (tries >= QUEUE_TRIES || !(released || queued)) throw maintenanceError(serverName);
-    if (queued) await new Promise((resolve) => setTimeout(resolve, QUEUE_PAUSE_MS));
+  let leave: (() => void) | undefined;
+  if (options.queueBehind !== undefined) {
+    leave = await queueForWorld(deps, serverName, holder, kind, options.queueBehind, options.waitMs ?? WRITE_WAIT_MS);
+  } else {
+    // Nobody is waited for; only a holder that let go between the two reads is tried again.
+    while (!(await tryLock(db, deps.clock.now(), serverName, holder, kind, deps.replica))) {
+      if ((await lockHolderKind(db, serverName)) !== undefined) throw maintenanceError(serverName);
+    }
   }
   const held = holdLease({ db, clock: deps.clock, log: deps.log }, { key: key(serverName), holder, ttlMs: LOCK_LEASE_MS }, LOCK_RENEW_MS);
-  return { serverName, holder, release: held.release, abandon: held.abandon };
+  if (!leave) return { serverName, holder, release: held.release, abandon: held.abandon };
+  const done = leave;
+  return {
+    serverName,
+    holder,
+    release: async () => {
+      try {
+        await held.release();
+      } finally {
+        done();
+      }
+    },
+    abandon: () => {
+      held.abandon();
+      done();
+    },
+  };
+}
+
+/**
+ * Waits for this writer's turn on this replica (a first-come line per world), then for the
+ * database's lock, which other replicas' writers take too: only the head of each replica's line
+ * asks it, with a growing pause, until the writer's own deadline. Resolves with the function that
+ * lets the next writer of this replica have its turn; a lock of another kind is 409 at once.
+ */
+async function queueForWorld(
+  deps: LockDeps & Partial<Pick<Deps, 'worlds'>>,
+  serverName: string,
+  holder: string,
+  kind: LockKind,
+  behind: LockKind,
+  waitMs: number,
+): Promise<(() => void) | undefined> {
+  const { db } = deps.database;
+  // Real time: the waiters are alive in this process or they are not.
+  const deadline = Date.now() + waitMs;
+  const leave = deps.worlds ? await writeLinesOf(deps.worlds).enter(serverName, waitMs) : () => undefined;
+  if (!leave) throw waitedTooLong(serverName, waitMs);
+  try {
+    for (let pause = POLL_FIRST_MS; ; pause = Math.min(pause * 2, POLL_MAX_MS)) {
+      if (await tryLock(db, deps.clock.now(), serverName, holder, kind, deps.replica)) return leave;
+      const holderKind = await lockHolderKind(db, serverName);
+      // No holder now: it let go between the two reads, so the world is free to try again.
+      if (holderKind === undefined) continue;
+      if (holderKind !== behind) throw maintenanceError(serverName);
+      const left = deadline - Date.now();
+      if (left <= 0) throw waitedTooLong(serverName, waitMs);
+      await sleep(Math.min(pause, left));
+    }
+  } catch (err) {
+    leave();
+    throw err;
+  }
 }

@@ -20,6 +20,13 @@ export const WORLD_SETTINGS = {
   sessionIdleSeconds: { key: 'upload_session_idle_seconds', fallback: 6 * 60 * 60 },
   /** Open sessions per account: each reserves its whole size on the staging disk. */
   sessionsPerUser: { key: 'upload_sessions_per_user', fallback: 4 },
+  /**
+   * The bytes one account's open sessions may reserve on the staging disk together (issue 30: one
+   * session reserved the whole free volume and held it for six hours).
+   */
+  reservedBytesPerUser: { key: 'upload_reserved_bytes_per_user', fallback: 8 * 1024 * 1024 * 1024 },
+  /** A session that has received nothing lets go of its room after this long untouched. */
+  emptySessionIdleSeconds: { key: 'upload_empty_session_idle_seconds', fallback: 120 },
   /** The most an unzip may write, summed over its entries' declared sizes (zip bombs). */
   unzipMaxBytes: { key: 'unzip_max_bytes', fallback: 8 * 1024 * 1024 * 1024 },
   /** The most entries an unzip takes, folders included. */

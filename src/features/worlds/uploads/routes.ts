@@ -11,9 +11,10 @@ import {
   UploadIdParams,
   UploadOffsetQuery,
   UploadPathQuery,
+  UploadSessionListSchema,
   UploadSessionSchema,
 } from './schema.js';
-import { appendUploadPart, beginWorldUpload, cancelUpload, commitUpload, listWorldFileOps, partLimit, startUnzip, uploadStatus } from './service.js';
+import { appendUploadPart, beginWorldUpload, cancelUpload, commitUpload, listWorldFileOps, listWorldUploads, partLimit, startUnzip, uploadStatus } from './service.js';
 
 const APP = { tier: 'app' } as const;
 const base = '/api/v1/servers/{name}/files';
@@ -35,9 +36,18 @@ const begin = defineRoute(APP, {
     ...gateErrors,
     400: errorAnswer('bad_request or bad_path'),
     409: errorAnswer('not_stopped'),
-    429: errorAnswer('too_many_uploads'),
+    413: errorAnswer('too_large: the file alone is over upload_reserved_bytes_per_user'),
+    429: errorAnswer('too_many_uploads: upload_sessions_per_user open, or upload_reserved_bytes_per_user reserved'),
     507: errorAnswer('uploads_full'),
   },
+});
+
+const list = defineRoute(APP, {
+  method: 'get',
+  path: `${base}/uploads`,
+  summary: 'Your own upload sessions on this server that still hold room, oldest first (to resume or cancel one)',
+  request: { params: ServerNameParam },
+  responses: { 200: json(UploadSessionListSchema, 'your live sessions'), ...gateErrors },
 });
 
 const status = defineRoute(APP, {
@@ -118,6 +128,10 @@ export function externalUploadRoutes() {
       const { name } = c.req.valid('param');
       const view = await beginWorldUpload(c.var.deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path, size: c.req.valid('json').size });
       return c.json(view, 201);
+    })
+    .openapi(list, async (c) => {
+      const { name } = c.req.valid('param');
+      return c.json({ uploads: await listWorldUploads(c.var.deps, name, c.var.session) }, 200);
     })
     .openapi(status, async (c) => {
       const { name, id } = c.req.valid('param');

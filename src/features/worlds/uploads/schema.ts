@@ -27,6 +27,17 @@ export const UploadSessionSchema = z
   })
   .openapi('FileUploadSession');
 
+export const UploadSessionListSchema = z
+  .object({
+    uploads: z.array(
+      UploadSessionSchema.extend({
+        created_at: z.string(),
+        expires_at: z.string().openapi({ description: 'when it lapses, with its reserved room, if nothing more arrives' }),
+      }),
+    ),
+  })
+  .openapi('FileUploadSessions');
+
 export const FileOpBody = z.object({ overwrite: z.boolean().optional() }).strict().openapi('FileOpRequest');
 
 export const FileOpSchema = z

@@ -16,6 +16,7 @@ import {
   dropUpload,
   findSession,
   finishUpload,
+  listSessions,
   sessionView,
   stagedBytes,
   stagedFile,
@@ -43,6 +44,22 @@ export async function beginWorldUpload(deps: JobDeps, input: { serverName: strin
   if (segments.length === 0) throw new DomainError('bad_path', 'The path must name a file inside the world folder.');
   const row = await beginUpload(deps, caller.userId, serverName, shown, input.size);
   return sessionView(deps.database.db, row);
+}
+
+/** The caller's own live sessions on this server (to resume or cancel one whose id was lost), oldest first. */
+export async function listWorldUploads(deps: JobDeps, serverName: string, caller: Caller): Promise<Array<UploadSessionView & { created_at: string; expires_at: string }>> {
+  await requireWorld(deps, serverName, caller);
+  const [rows, partMax] = await Promise.all([listSessions(deps, caller.userId, serverName), worldSetting(deps.database.db, 'partMaxBytes')]);
+  return rows.map((row) => ({
+    id: row.id,
+    path: row.path,
+    size: row.size,
+    received: row.received,
+    part_max_bytes: partMax,
+    parts: row.parts,
+    created_at: row.createdAt.toISOString(),
+    expires_at: row.expiresAt.toISOString(),
+  }));
 }
 
 export async function uploadStatus(deps: JobDeps, { serverName, caller, id }: SessionTarget): Promise<UploadSessionView> {

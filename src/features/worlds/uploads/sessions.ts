@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, open, rm, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { and, count, eq, gt, isNull, lt, notExists, or, sql, sum } from 'drizzle-orm';
+import { and, asc, count, eq, gt, isNull, lt, lte, notExists, or, sql, sum } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { worldUploadSessions, type UploadPart } from '../../../db/schema/world-files.js';
 import { worldJobs } from '../../../db/schema/worlds.js';
@@ -52,6 +52,30 @@ export async function idleCutoff(deps: UploadDeps): Promise<Date> {
   return new Date(deps.clock.now().getTime() - (await worldSetting(deps.database.db, 'sessionIdleSeconds')) * 1000);
 }
 
+/**
+ * A session still alive: touched within `upload_session_idle_seconds`, and, while it has received
+ * nothing, within the much shorter `upload_empty_session_idle_seconds` unless a part is arriving
+ * (its claim holds it). Only live sessions reserve room and count against the account's bounds;
+ * the sweep drops the rest.
+ */
+export async function liveSession(deps: UploadDeps) {
+  const now = deps.clock.now();
+  const emptyCutoff = new Date(now.getTime() - (await worldSetting(deps.database.db, 'emptySessionIdleSeconds')) * 1000);
+  return and(
+    gt(worldUploadSessions.touchedAt, await idleCutoff(deps)),
+    or(gt(worldUploadSessions.received, 0), gt(worldUploadSessions.touchedAt, emptyCutoff), gt(worldUploadSessions.busyUntil, now)),
+  )!;
+}
+
+/** A session past its idle time (the long one, or the short one while it has received nothing): the sweep's to drop. */
+export async function lapsedSession(deps: UploadDeps) {
+  const emptyCutoff = new Date(deps.clock.now().getTime() - (await worldSetting(deps.database.db, 'emptySessionIdleSeconds')) * 1000);
+  return or(
+    lte(worldUploadSessions.touchedAt, await idleCutoff(deps)),
+    and(eq(worldUploadSessions.received, 0), lte(worldUploadSessions.touchedAt, emptyCutoff)),
+  )!;
+}
+
 /** Neither a part nor a commit holds the session (a commit's job that ended, however, lets go). */
 export function freeOf(db: Queryable, now: Date) {
   return and(
@@ -79,7 +103,7 @@ export async function findSession(deps: UploadDeps, userId: string, serverName: 
         eq(worldUploadSessions.id, id),
         eq(worldUploadSessions.userId, userId),
         eq(worldUploadSessions.serverName, serverName),
-        gt(worldUploadSessions.touchedAt, await idleCutoff(deps)),
+        await liveSession(deps),
       ),
     );
   if (!row) throw notFound();
@@ -89,15 +113,21 @@ export async function findSession(deps: UploadDeps, userId: string, serverName: 
 /**
  * Begins a session for a file of `size` bytes that will land at `path` (already checked). The room
  * for the whole file must be free on the staging disk beside what the open sessions still lack (507
- * uploads_full), and an account holds at most `upload_sessions_per_user` (429 too_many_uploads).
+ * uploads_full), an account holds at most `upload_sessions_per_user` (429 too_many_uploads), and its
+ * sessions reserve at most `upload_reserved_bytes_per_user` together (413 too_large for a file over
+ * it alone, else 429 too_many_uploads).
  */
 export async function beginUpload(deps: UploadDeps, userId: string, serverName: string, path: string, size: number): Promise<SessionRow> {
   const { db } = deps.database;
   const now = deps.clock.now();
-  const cutoff = await idleCutoff(deps);
-  const live = gt(worldUploadSessions.touchedAt, cutoff);
-  const cap = await worldSetting(db, 'sessionsPerUser');
-  const [mine] = await db.select({ n: count() }).from(worldUploadSessions).where(and(eq(worldUploadSessions.userId, userId), live));
+  const live = await liveSession(deps);
+  const [cap, reservable] = await Promise.all([worldSetting(db, 'sessionsPerUser'), worldSetting(db, 'reservedBytesPerUser')]);
+  const mineNow = () =>
+    db
+      .select({ n: count(), bytes: sum(worldUploadSessions.size) })
+      .from(worldUploadSessions)
+      .where(and(eq(worldUploadSessions.userId, userId), live));
+  const [mine] = await mineNow();
   if ((mine?.n ?? 0) >= cap) throw tooMany(cap);
 
   await mkdir(stageDir(deps), { recursive: true });
@@ -110,20 +140,19 @@ export async function beginUpload(deps: UploadDeps, userId: string, serverName: 
   if (size > free) {
     throw new DomainError('uploads_full', 'There is no room to take this upload right now; try again later or ask an admin.');
   }
+  if (size > reservable) throw tooLargeFor(reservable);
+  if (Number(mine?.bytes ?? 0) + size > reservable) throw reservedUp(reservable);
 
   const id = newId(deps.random);
   const [row] = await db
     .insert(worldUploadSessions)
     .values({ id, userId, serverName, path, size, received: 0, parts: [], createdAt: now, touchedAt: now })
     .returning();
-  // Two begins racing past the count: the later one gives way, so the cap is never exceeded.
-  const [after] = await db
-    .select({ n: count() })
-    .from(worldUploadSessions)
-    .where(and(eq(worldUploadSessions.userId, userId), live));
-  if ((after?.n ?? 0) > cap) {
+  // Two begins racing past the count or the bytes: the later one gives way, so neither bound is exceeded.
+  const [after] = await mineNow();
+  if ((after?.n ?? 0) > cap || Number(after?.bytes ?? 0) > reservable) {
     await db.delete(worldUploadSessions).where(eq(worldUploadSessions.id, id));
-    throw tooMany(cap);
+    throw (after?.n ?? 0) > cap ? tooMany(cap) : reservedUp(reservable);
   }
   // The row comes first: a staged file without a row is an orphan the sweep may remove.
   await writeFile(stagedFile(deps, id), new Uint8Array(0), { flag: 'wx', mode: 0o600 });
@@ -131,6 +160,28 @@ export async function beginUpload(deps: UploadDeps, userId: string, serverName: 
 }
 
 const tooMany = (cap: number) => new DomainError('too_many_uploads', `You have ${cap} uploads in progress; finish or cancel one first.`);
+const tooLargeFor = (bytes: number) => new DomainError('too_large', `An upload may reserve at most ${bytes} bytes; this file is larger.`);
+const reservedUp = (bytes: number) =>
+  new DomainError('too_many_uploads', `Your uploads in progress would reserve more than ${bytes} bytes together; finish or cancel one first.`);
+
+/** The caller's live sessions on this server, oldest first, each with when it lapses if nothing more arrives. */
+export async function listSessions(deps: UploadDeps, userId: string, serverName: string): Promise<Array<SessionRow & { expiresAt: Date }>> {
+  const { db } = deps.database;
+  const [rows, idleSeconds, emptySeconds] = await Promise.all([
+    db
+      .select()
+      .from(worldUploadSessions)
+      .where(and(eq(worldUploadSessions.userId, userId), eq(worldUploadSessions.serverName, serverName), await liveSession(deps)))
+      .orderBy(asc(worldUploadSessions.createdAt), asc(worldUploadSessions.id)),
+    worldSetting(db, 'sessionIdleSeconds'),
+    worldSetting(db, 'emptySessionIdleSeconds'),
+  ]);
+  return rows.map((row) => {
+    const idleMs = (row.received > 0 ? idleSeconds : Math.min(idleSeconds, emptySeconds)) * 1000;
+    const lapses = Math.max(row.touchedAt.getTime() + idleMs, row.busyUntil?.getTime() ?? 0);
+    return { ...row, expiresAt: new Date(lapses) };
+  });
+}
 
 /**
  * Claims the session for one part at `offset`: it must start where the staged bytes end (409

@@ -1,19 +1,20 @@
 import { readdir, rm } from 'node:fs/promises';
-import { and, inArray, lte } from 'drizzle-orm';
+import { and, inArray } from 'drizzle-orm';
 import { worldUploadSessions } from '../../../db/schema/world-files.js';
 import { isErrno } from '../../../lib/errno.js';
 import { isUuid } from '../../../lib/uuid.js';
-import { freeOf, idleCutoff, stageDir, stagedFile, type UploadDeps } from './sessions.js';
+import { freeOf, lapsedSession, stageDir, stagedFile, type UploadDeps } from './sessions.js';
 
 /**
- * Drops sessions idle past `upload_session_idle_seconds` (never one a part or a commit holds) with
+ * Drops sessions idle past `upload_session_idle_seconds`, or past `upload_empty_session_idle_seconds`
+ * while they received nothing (never one a part or a commit holds), with
  * their staged bytes, and staged files no session owns. Returns how many sessions it dropped.
  */
 export async function sweepAbandonedUploads(deps: UploadDeps): Promise<number> {
   const { db } = deps.database;
   const gone = await db
     .delete(worldUploadSessions)
-    .where(and(lte(worldUploadSessions.touchedAt, await idleCutoff(deps)), freeOf(db, deps.clock.now())))
+    .where(and(await lapsedSession(deps), freeOf(db, deps.clock.now())))
     .returning({ id: worldUploadSessions.id });
   for (const { id } of gone) await rm(stagedFile(deps, id), { force: true });
   let names: string[] = [];

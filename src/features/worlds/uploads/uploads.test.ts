@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../../test/helpers/app.js';
@@ -196,9 +196,10 @@ describe('world upload sessions', () => {
 
       // Abandoned sessions go after the idle lifetime with their staged bytes; a stray staged file too.
       expect((await put(b.id, 0, Buffer.from('half'))).status).toBe(200);
+      expect((await put(c.id, 0, Buffer.from('c'))).status).toBe(200);
       writeFileSync(join(root, 'uploads', 'worlds', '00000000-0000-4000-8000-000000000000.part'), 'stray');
       deps.clock.advance(6 * 60 * 60 * 1000 - 1000);
-      expect((await put(c.id, 0, Buffer.from('c'))).status).toBe(200);
+      expect((await put(c.id, 1, Buffer.from('c'))).status).toBe(200);
       deps.clock.advance(2000);
       expect(await sweepAbandonedUploads(deps)).toBeGreaterThanOrEqual(1);
       expect(readdirSync(join(root, 'uploads', 'worlds'))).toEqual([`${c.id}.part`]);
@@ -209,6 +210,80 @@ describe('world upload sessions', () => {
     }
     await deps.cluster.setDesiredState(name, 'Running');
     expect((await errorOf(await begin('a.bin', 1))).code).toBe('not_stopped');
+  });
+
+  it('keeps one player from blocking everyone\'s uploads: a per-account bound on reserved bytes (item 4)', async () => {
+    const { deps, external, begin, root } = await setUp();
+    const victim = await ownedWorld(deps);
+    const victimBegin = (size: number) =>
+      external.request(`/api/v1/servers/${victim.name}/files/uploads?path=mine.bin`, jsonRequest('POST', { size }, victim.owner.headers));
+    mkdirSync(join(root, 'uploads', 'worlds'), { recursive: true });
+    const fs = statfsSync(join(root, 'uploads', 'worlds'));
+    const free = fs.bavail * fs.bsize;
+    await writeSetting(deps.database.db, 'upload_reserved_bytes_per_user', Math.floor(free / 2), deps.clock.now());
+    try {
+      // The attack: one session as large as the free volume, that sends nothing.
+      const whole = await begin('everything.bin', free - 32 * 1024 * 1024);
+      expect(whole.status).toBe(413);
+      expect((await errorOf(whole)).code).toBe('too_large');
+      expect((await begin('half.bin', Math.floor(free / 2) - 4096)).status).toBe(201);
+      const more = await begin('more.bin', 8192);
+      expect(more.status).toBe(429);
+      expect((await errorOf(more)).code).toBe('too_many_uploads');
+      const other = await victimBegin(64 * 1024 * 1024);
+      console.log(`reserved-bytes bound ${Math.floor(free / 2)}: the attacker's whole-volume session ${whole.status}, the other player's 64 MiB upload ${other.status}`);
+      expect(other.status).toBe(201);
+    } finally {
+      await writeSetting(deps.database.db, 'upload_reserved_bytes_per_user', 8 * 1024 ** 3, deps.clock.now());
+      await deps.database.db.delete(worldUploadSessions);
+    }
+  });
+
+  it('lets a session that received nothing go after the short idle time, and lists the caller\'s own sessions (item 4)', async () => {
+    const { deps, external, owner, uploads, begin, put, root } = await setUp();
+    const victim = await ownedWorld(deps);
+    const victimBegin = (size: number) =>
+      external.request(`/api/v1/servers/${victim.name}/files/uploads?path=mine.bin`, jsonRequest('POST', { size }, victim.owner.headers));
+    mkdirSync(join(root, 'uploads', 'worlds'), { recursive: true });
+    const fs = statfsSync(join(root, 'uploads', 'worlds'));
+    const free = fs.bavail * fs.bsize;
+    await writeSetting(deps.database.db, 'upload_reserved_bytes_per_user', free, deps.clock.now());
+    try {
+      const began = deps.clock.now();
+      const empty = (await (await begin('everything.bin', free - 32 * 1024 * 1024)).json()) as Session;
+      const full = await victimBegin(64 * 1024 * 1024);
+      expect(full.status).toBe(507);
+      expect((await errorOf(full)).code).toBe('uploads_full');
+
+      // The caller finds its own sessions (and nobody else's): ids, where each stands, when it lapses.
+      deps.clock.advance(1000);
+      const small = (await (await begin('small.bin', 8)).json()) as Session;
+      expect((await put(small.id, 0, Buffer.from('half'))).status).toBe(200);
+      const listed = await external.request(uploads, { headers: owner.headers });
+      expect(listed.status).toBe(200);
+      const { uploads: mine } = (await listed.json()) as { uploads: Array<Session & { created_at: string; expires_at: string }> };
+      expect(mine.map((u) => [u.id, u.path, u.received])).toEqual([
+        [empty.id, 'everything.bin', 0],
+        [small.id, 'small.bin', 4],
+      ]);
+      expect(mine[0]!.expires_at).toBe(new Date(began.getTime() + 120_000).toISOString());
+      expect(mine[1]!.expires_at).toBe(new Date(began.getTime() + 1000 + 6 * 60 * 60 * 1000).toISOString());
+      const theirs = await external.request(`/api/v1/servers/${victim.name}/files/uploads`, { headers: victim.owner.headers });
+      expect(await theirs.json()).toEqual({ uploads: [] });
+
+      // Two minutes without a byte: the empty session holds nothing any more and is swept.
+      deps.clock.advance(120_000);
+      const after = await victimBegin(64 * 1024 * 1024);
+      console.log(`after 121 s the other player's 64 MiB upload: ${after.status} (before: ${full.status})`);
+      expect(after.status).toBe(201);
+      expect((await errorOf(await external.request(`${uploads}/${empty.id}`, { headers: owner.headers }))).code).toBe('upload_not_found');
+      expect(await sweepAbandonedUploads(deps)).toBe(1);
+      const left = (await (await external.request(uploads, { headers: owner.headers })).json()) as { uploads: Session[] };
+      expect(left.uploads.map((u) => u.id)).toEqual([small.id]);
+    } finally {
+      await writeSetting(deps.database.db, 'upload_reserved_bytes_per_user', 8 * 1024 ** 3, deps.clock.now());
+      await deps.database.db.delete(worldUploadSessions);
+    }
   });
 
   it('takes one part at a time, and keeps nothing of a part that breaks off', async () => {
@@ -267,6 +342,7 @@ describe('world upload sessions', () => {
     const id = '00000000-0000-4000-8000-000000000000';
     await expectTierMatrix(external, [
       { method: 'POST', path: '/api/v1/servers/alpha/files/uploads?path=a', access: app },
+      { method: 'GET', path: '/api/v1/servers/alpha/files/uploads', access: app },
       { method: 'GET', path: `/api/v1/servers/alpha/files/uploads/${id}`, access: app },
       { method: 'PUT', path: `/api/v1/servers/alpha/files/uploads/${id}?offset=0`, access: app },
       { method: 'DELETE', path: `/api/v1/servers/alpha/files/uploads/${id}`, access: app },
