@@ -4,8 +4,10 @@
  *   db-burst-target.js thread      the embedded default as `npm start` opens it: PGlite on its own
  *                                  thread behind pglite-socket, postgres-js (src/db/embedded.ts)
  *   db-burst-target.js inprocess   the previous embedded path: PGlite in the service's own thread
- *                                  through Drizzle's PGlite driver (openPglite), the baseline
+ *                                  through Drizzle's PGlite driver (openPglite), and no session
+ *                                  cache (SESSION_CACHE_MS=0): the baseline
  *   db-burst-target.js postgres    a fresh database on BENCH_DATABASE_URL's server
+ *   db-burst-target.js postgres-nocache   the same without the session cache: PostgreSQL's baseline
  *
  * Both faces as main.ts builds them over a simulated fleet of BENCH_SERVERS (10,000) servers with
  * the server cache synced, request lines at info to /dev/null; one user signed in. Announces
@@ -27,11 +29,12 @@ import { assembleDeps } from '../src/service.js';
 import { BENCH_TOKEN, FLEET_SIZE } from './servers/by-host-fleet.js';
 
 const started = performance.now();
-const mode = process.argv[2];
-if (mode !== 'thread' && mode !== 'inprocess' && mode !== 'postgres') {
-  process.stderr.write('usage: db-burst-target.js thread|inprocess|postgres\n');
+const mode = process.argv[2] ?? '';
+if (!['thread', 'inprocess', 'postgres', 'postgres-nocache'].includes(mode)) {
+  process.stderr.write('usage: db-burst-target.js thread|inprocess|postgres|postgres-nocache\n');
   process.exit(2);
 }
+const baseline = mode === 'inprocess' || mode === 'postgres-nocache';
 export const PANEL_HOST = 'panel.felis.test';
 
 async function postgresUrl(): Promise<string> {
@@ -45,7 +48,7 @@ async function postgresUrl(): Promise<string> {
   return url.toString();
 }
 
-const url = mode === 'postgres' ? await postgresUrl() : 'memory:';
+const url = mode.startsWith('postgres') ? await postgresUrl() : 'memory:';
 const database =
   mode === 'inprocess'
     ? await openPglite(undefined).then(async (handle) => {
@@ -60,6 +63,7 @@ const config = loadConfig({
   CONSOLE_HOST: 'console.felis.test',
   ROOT_DOMAIN: 'felis.test',
   LOG_LEVEL: 'info',
+  ...(baseline ? { SESSION_CACHE_MS: '0' } : {}),
 });
 const cluster = new SimulatedCluster({ clock: systemClock });
 for (let i = 0; i < FLEET_SIZE; i++) {

@@ -7,9 +7,10 @@
  * - burst: by-host (10 connections) while GET /api/v1/me, a signed-in read that queries the
  *   database, runs at 50 connections on the external face of the same process.
  *
- * Paths: `inprocess` (the previous embedded default: PGlite in the service's own thread, the
- * baseline of the same run), `thread` (the embedded default now: PGlite on its own thread behind
- * pglite-socket, postgres-js), `postgres` (when BENCH_DATABASE_URL, or a local PostgreSQL, answers).
+ * Paths: `inprocess` (the previous embedded default: PGlite in the service's own thread, no session
+ * cache: the baseline of the same run), `thread` (the embedded default now: PGlite on its own
+ * thread behind pglite-socket, postgres-js, session cache), and when BENCH_DATABASE_URL (or a
+ * local PostgreSQL) answers, `postgres-nocache` (its baseline) and `postgres`.
  * Also printed: start to listening (open, migrate, fleet synced) and resident memory after the run.
  * BENCH_SECONDS (3), BENCH_ROUNDS (3), BENCH_SERVERS (10,000), BENCH_MODES (all) tune a run.
  */
@@ -77,7 +78,7 @@ async function postgresAnswers(): Promise<boolean> {
   }
 }
 
-const modes = process.env.BENCH_MODES?.split(',') ?? ['inprocess', 'thread', ...((await postgresAnswers()) ? ['postgres'] : [])];
+const modes = process.env.BENCH_MODES?.split(',') ?? ['inprocess', 'thread', ...((await postgresAnswers()) ? ['postgres-nocache', 'postgres'] : [])];
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const rows: string[] = [];
 for (const mode of modes) {
