@@ -39,6 +39,8 @@ export class EmbeddedDatabaseFailed extends Error {
  */
 class EmbeddedThread {
   readonly exited: Promise<void>;
+  /** What killed the thread, when something did. */
+  failure: Error | undefined;
   #worker: Worker;
   #pending = new Map<number, { resolve: (reply: Reply) => void; reject: (err: Error) => void }>();
   #next = 1;
@@ -54,7 +56,9 @@ class EmbeddedThread {
         resolve();
       });
     });
-    this.#worker.on('error', () => {}); // its exit follows; the owner logs it
+    this.#worker.on('error', (err) => {
+      this.failure = err; // its exit follows; the owner logs it
+    });
     this.#worker.on('message', (message: Reply) => {
       const waiting = this.#pending.get(message.id);
       if (!waiting) return;
@@ -126,6 +130,11 @@ export async function openEmbedded(dir: string | undefined, log?: OpenDatabaseOp
         const next = new EmbeddedThread(dir, socket);
         try {
           await next.ready();
+          if (closing) {
+            await withTimeout(next.ask('close'), 10_000, 'the embedded database').catch(() => {});
+            await next.terminate();
+            return;
+          }
           thread = next;
           watch(next);
           log?.info({ dependency: 'database' }, 'embedded database thread started again');
@@ -143,7 +152,7 @@ export async function openEmbedded(dir: string | undefined, log?: OpenDatabaseOp
   const watch = (life: EmbeddedThread) => {
     void life.exited.then(() => {
       if (closing || life !== thread) return;
-      log?.warn({ dependency: 'database' }, 'embedded database thread stopped: starting it again');
+      log?.warn({ dependency: 'database', err: life.failure }, 'embedded database thread stopped: starting it again');
       void restart();
     });
   };
@@ -189,6 +198,7 @@ export async function openEmbedded(dir: string | undefined, log?: OpenDatabaseOp
       guard.close();
       try {
         await client.end({ timeout: 5 });
+        await restarting; // a thread being started again is closed by the loop itself
         await withTimeout(thread.ask('close'), 10_000, 'the embedded database').catch(() => {});
         await thread.terminate();
       } finally {
