@@ -108,6 +108,12 @@ const envSchema = z.object({
       .transform((v) => v.toLowerCase())
       .optional(),
   ),
+  /**
+   * How long a replica may answer a signed-in request from its cached session check (0: never).
+   * At most 1000: a revoke, sign-out, disable or role change made on another replica takes
+   * effect here within this; on the replica that made it, at once (src/features/accounts/session-cache.ts).
+   */
+  SESSION_CACHE_MS: z.coerce.number().int().min(0).max(1000).default(1000),
   /** The head of a request must arrive within this (the contract's 30 s body rule, for headers). */
   HTTP_HEADERS_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(300).default(30),
   /** Connections the external face keeps open at once, and from one peer address (0: no cap). */
@@ -233,6 +239,7 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     sessionSourceTimeoutMs: env.SESSION_SOURCE_TIMEOUT_MS,
     clientIpHeader: env.CLIENT_IP_HEADER,
     httpHeadersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_SECONDS * 1000,
+    sessionCacheMs: env.SESSION_CACHE_MS,
     httpMaxConnections: env.HTTP_MAX_CONNECTIONS,
     httpMaxConnectionsPerAddress: env.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
     localAuth: env.LOCAL_AUTH === 'on',

@@ -9,6 +9,7 @@ import type { Logger } from '../lib/logger.js';
 import type { DumpSource } from './dump.js';
 import { DatabaseGuard, type GuardOptions } from './guard.js';
 import { lockEmbeddedDatabase } from './embedded-lock.js';
+import { openEmbedded } from './embedded.js';
 import { guardPglite, guardPostgres } from './guarded-clients.js';
 import * as schema from './schema/index.js';
 import { migratePglite, migratePostgres } from './migrate.js';
@@ -54,9 +55,11 @@ export function guardLogging(log: Pick<Logger, 'warn' | 'info'> | undefined): Pi
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  // The embedded database runs on a thread of its own behind a socket (src/db/embedded.ts);
+  // openPglite() below, in this thread, is left to the tests' throw-away databases.
   const handle = options.url?.startsWith('postgres')
     ? openPostgres(options.url, options.log)
-    : await openPglite(options.url === 'memory:' ? undefined : join(options.dataDir, 'db'), undefined, options.log);
+    : await openEmbedded(options.url === 'memory:' ? undefined : join(options.dataDir, 'db'), options.log);
   if (options.migrate !== false) {
     try {
       await handle.migrate();

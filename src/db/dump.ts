@@ -9,7 +9,7 @@ import { readMigrationJournal } from './migrate.js';
 const run = promisify(execFile);
 
 /** Where a dump comes from and a restore goes to. */
-export type DumpSource = { kind: 'postgres'; url: string } | { kind: 'pglite'; client: PGlite };
+export type DumpSource = { kind: 'postgres'; url: string } | { kind: 'pglite'; client: Pick<PGlite, 'dumpDataDir'> };
 
 /** The file a kind's dump is kept in inside a bundle. */
 export const DUMP_FILE = { postgres: 'database.pgdump', pglite: 'pgdata.tar.gz' } as const;
@@ -23,6 +23,7 @@ export async function dumpDatabase(source: DumpSource, file: string): Promise<vo
     await run('pg_dump', ['--format=custom', '--no-owner', '--no-privileges', `--file=${file}`, `--dbname=${source.url}`]);
     return;
   }
+  // In-process PGlite (the tests), or the embedded database's thread (src/db/embedded.ts).
   const dump = await source.client.dumpDataDir('gzip');
   await writeFile(file, Buffer.from(await dump.arrayBuffer()));
 }

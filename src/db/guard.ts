@@ -17,6 +17,8 @@ const CONNECTION_CODES = new Set([
   'ENETUNREACH',
   'ENOTFOUND',
   'EAI_AGAIN',
+  // The embedded database's socket is gone while its thread starts again (src/db/embedded.ts).
+  'ENOENT',
   'CONNECT_TIMEOUT',
   'CONNECTION_CLOSED',
   'CONNECTION_ENDED',

@@ -31,9 +31,13 @@ export async function migratePglite(client: PGlite): Promise<void> {
   await migratePgliteDb(drizzlePglite(client), { migrationsFolder });
 }
 
-/** Runs on its own one-connection client so that the session lock and the migration share it. */
-export async function migratePostgres(url: string): Promise<void> {
-  const client = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+/**
+ * Runs on its own one-connection client so that the session lock and the migration share it.
+ * `target` is a URL, or connection options (the embedded database's socket, src/db/embedded.ts).
+ */
+export async function migratePostgres(target: string | postgres.Options<Record<string, postgres.PostgresType>>): Promise<void> {
+  const options = { max: 1, onnotice: () => {}, connect_timeout: 5 };
+  const client = typeof target === 'string' ? postgres(target, options) : postgres({ ...target, ...options });
   try {
     await client`select pg_advisory_lock(${ADVISORY_LOCKS.migrations.toString()}::bigint)`;
     try {

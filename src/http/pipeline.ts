@@ -85,7 +85,11 @@ class FrontDoor {
 
   finish(c: Context<AppEnv>, res: Response, started: number, requestId: string, tls: boolean, ensureHeaders: boolean): Response {
     if (ensureHeaders) ensureSecurityHeaders(res, requestId, tls);
-    if (res.status < 400 && this.deps.recordChange && UNSAFE_METHODS.has(c.req.method)) this.recordChange(c, res.status, requestId);
+    if (UNSAFE_METHODS.has(c.req.method)) {
+      // Whatever it changed (a sign-out, a revoke, a role) counts from the next request on.
+      this.deps.sessions?.forgetCached?.();
+      if (res.status < 400 && this.deps.recordChange) this.recordChange(c, res.status, requestId);
+    }
     if (this.streamed && res.body !== null && res.status < 300) return this.followStream(c, res, started, requestId);
     const seconds = (performance.now() - started) / 1000;
     this.seriesOf(c.req.method, res.status).observe(seconds);

@@ -26,4 +26,9 @@ export interface TierRequirement {
  */
 export interface SessionAuthenticator {
   authenticate(c: Context, requirement: TierRequirement): Promise<SessionContext>;
+  /**
+   * A write request has been answered on this replica (it may have signed out, revoked, disabled,
+   * changed a role): forget every cached session check, so that it takes effect at once here.
+   */
+  forgetCached?(): void;
 }

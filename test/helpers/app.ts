@@ -30,6 +30,9 @@ export const TEST_ENV = {
   PANEL_HOST: 'panel.felis.test',
   CONSOLE_HOST: 'console.felis.test',
   LOG_LEVEL: 'info',
+  // Tests write sessions and users straight into the database and expect the next request to see
+  // it; test/http/session-cache.test.ts turns the cache on.
+  SESSION_CACHE_MS: '0',
   // Tests choose their mail transport; by default there is no relay (mail_unavailable).
   MAIL_TRANSPORT: 'none',
   // Tests of the e-mail door's answer time set their own.

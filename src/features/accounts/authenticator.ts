@@ -47,7 +47,58 @@ function sessionQueryOf(db: Database) {
     .prepare('felis_session_by_token');
 }
 type SessionQuery = ReturnType<typeof sessionQueryOf>;
+type SessionRow = Awaited<ReturnType<SessionQuery['execute']>>[number];
 const sessionQueries = new WeakMap<Database, SessionQuery>();
+
+/** How many session checks one replica keeps; past it the oldest goes. */
+const SESSION_CACHE_ENTRIES = 10_000;
+
+/**
+ * The rows of the session checks that passed, by token hash, each with when it was read (monotonic
+ * ms): a signed-in request within `SESSION_CACHE_MS` of the read costs no query. Every check still
+ * runs on the row against the request (expiry, host, role, tier, setup, idle); only the read is
+ * saved. What keeps revocation sound:
+ * - on this replica, every answered write request forgets everything (src/http/pipeline.ts), and a
+ *   read that was in flight across a forget is not kept (the epoch), so a sign-out, revoke,
+ *   disable or role change counts from the next request;
+ * - on other replicas, a row is used for at most `SESSION_CACHE_MS` (≤ 1 s) after its read;
+ * - a row whose `last_seen_at` is a minute old is read again before use, so staff idle time and
+ *   the once-a-minute `last_seen_at` write are judged on the database's row, as without a cache.
+ */
+class SessionCache {
+  #rows = new Map<string, { row: SessionRow; readAt: number }>();
+  #epoch = 0;
+
+  get epoch(): number {
+    return this.#epoch;
+  }
+
+  get(tokenHash: string, maxAgeMs: number): SessionRow | undefined {
+    const hit = this.#rows.get(tokenHash);
+    if (hit === undefined) return undefined;
+    if (performance.now() - hit.readAt < maxAgeMs) return hit.row;
+    this.#rows.delete(tokenHash);
+    return undefined;
+  }
+
+  /** Keeps a row read at `readAt` when no forget happened since the read began (`epoch`). */
+  keep(tokenHash: string, row: SessionRow, epoch: number, readAt: number): void {
+    if (epoch !== this.#epoch) return;
+    if (this.#rows.size >= SESSION_CACHE_ENTRIES && !this.#rows.has(tokenHash)) {
+      this.#rows.delete(this.#rows.keys().next().value!);
+    }
+    this.#rows.set(tokenHash, { row, readAt });
+  }
+
+  drop(tokenHash: string): void {
+    this.#rows.delete(tokenHash);
+  }
+
+  forgetAll(): void {
+    this.#epoch++;
+    this.#rows.clear();
+  }
+}
 
 /** The signed-in account as the session check read it (for the request it checked). */
 export interface SignedInAccount {
@@ -71,7 +122,10 @@ export function signedInAccount(c: Context): SignedInAccount | undefined {
  * part was wrong (unknown, expired, revoked, other host, disabled, deleted, idle) is the same 401.
  */
 export function createSessionAuthenticator(): SessionAuthenticator {
+  // One per replica (assembleDeps builds one authenticator per service).
+  const cache = new SessionCache();
   return {
+    forgetCached: () => cache.forgetAll(),
     async authenticate(c: Context, requirement: TierRequirement): Promise<SessionContext> {
       const ctx = c as Context<AppEnv>;
       const { deps } = ctx.var;
@@ -79,10 +133,20 @@ export function createSessionAuthenticator(): SessionAuthenticator {
       if (!token) throw unauthorized();
       const tokenHash = sha256Hex(token);
       const { db } = deps.database;
-      let query = sessionQueries.get(db);
-      if (query === undefined) sessionQueries.set(db, (query = sessionQueryOf(db)));
-      const [row] = await query.execute({ tokenHash });
       const now = deps.clock.now();
+      const maxAgeMs = deps.config.sessionCacheMs;
+      let row = maxAgeMs > 0 ? cache.get(tokenHash, maxAgeMs) : undefined;
+      // A minute since its last_seen_at: read it again, the idle check and the write need the
+      // database's row (another replica may have written it since).
+      if (row !== undefined && now.getTime() - row.lastSeenAt.getTime() >= LAST_SEEN_WRITE_MS) row = undefined;
+      if (row === undefined) {
+        let query = sessionQueries.get(db);
+        if (query === undefined) sessionQueries.set(db, (query = sessionQueryOf(db)));
+        const epoch = cache.epoch;
+        const readAt = performance.now();
+        [row] = await query.execute({ tokenHash });
+        if (row !== undefined && maxAgeMs > 0) cache.keep(tokenHash, row, epoch, readAt);
+      }
       const host = requestHost(c);
       if (
         !row ||
@@ -93,6 +157,7 @@ export function createSessionAuthenticator(): SessionAuthenticator {
         row.deletedAt !== null ||
         isIdleStaffSession(row.role, row.lastSeenAt, now)
       ) {
+        cache.drop(tokenHash);
         // A dead cookie is dropped so that the browser stops presenting it.
         clearSessionCookie(c);
         throw unauthorized();
@@ -111,6 +176,7 @@ export function createSessionAuthenticator(): SessionAuthenticator {
       // trip (touchSession re-checks in SQL, so concurrent requests still write once).
       if (now.getTime() - row.lastSeenAt.getTime() >= LAST_SEEN_WRITE_MS) {
         const slid = await touchSession(deps.database.db, tokenHash, now);
+        cache.drop(tokenHash); // its last_seen_at and expiry moved: the next request reads them
         if (slid) setSessionCookie(c, token, SESSION_TTL_MS);
       }
       accounts.set(c, {

@@ -14,6 +14,7 @@ const ALLOWED = new Set(['POST /api/v1/auth/change-password', 'GET /api/v1/me'])
  */
 export function withPasswordChangeGate(inner: SessionAuthenticator): SessionAuthenticator {
   return {
+    forgetCached: () => inner.forgetCached?.(),
     async authenticate(c: Context, requirement) {
       const session = await inner.authenticate(c, requirement);
       if (session.mustChangePassword && !ALLOWED.has(`${c.req.method} ${c.req.path}`)) {

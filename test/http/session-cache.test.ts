@@ -1,0 +1,128 @@
+import { eq } from 'drizzle-orm';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openPostgres, type DatabaseHandle } from '../../src/db/client.js';
+import { sessions } from '../../src/db/schema/accounts.js';
+import { createTestApps, createTestDeps, jsonRequest, type TestDeps } from '../helpers/app.js';
+import { useTestDatabase } from '../helpers/database.js';
+import { createUser, signIn } from '../helpers/sessions.js';
+
+/**
+ * The session check's cache (src/features/accounts/authenticator.ts), on one replica and on two:
+ * two services (each its own deps, authenticator and cache) on one shared database, as two
+ * replicas on one PostgreSQL (TEST_DATABASE_URL) or, on PGlite, two services on one database.
+ */
+describe('the session check cache and revocation', () => {
+  const database = useTestDatabase();
+  const own: DatabaseHandle[] = [];
+  afterAll(() => Promise.all(own.map((handle) => handle.close())));
+  /** One service; `ownPool`: on PostgreSQL, with a connection pool of its own, as another process. */
+  const replica = (ownPool = false): { deps: TestDeps; apps: ReturnType<typeof createTestApps> } => {
+    const shared = database();
+    let handle = shared;
+    if (ownPool && shared.source.kind === 'postgres') own.push((handle = openPostgres(shared.source.url)));
+    const deps = createTestDeps(handle, { env: { SESSION_CACHE_MS: '1000' } });
+    return { deps, apps: createTestApps(deps) };
+  };
+  const me = async (r: ReturnType<typeof replica>, headers: Record<string, string>) => (await r.apps.external.request('/api/v1/me', { headers })).status;
+
+  /** The status `me` gives on replica `r` once it changed to `want`, and how long that took (ms). */
+  async function until(r: ReturnType<typeof replica>, headers: Record<string, string>, want: number): Promise<number> {
+    const started = performance.now();
+    while ((await me(r, headers)) !== want) {
+      if (performance.now() - started > 5_000) throw new Error(`still not ${want} after 5 s`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return performance.now() - started;
+  }
+
+  it('answers a signed-in read with no query; a change written behind its back shows within a second', async () => {
+    const a = replica();
+    const user = await createUser(a.deps);
+    const session = await signIn(a.deps, { userId: user.id });
+    expect(await me(a, session.headers)).toBe(200);
+    // Every statement refused (503) meanwhile: a read that answers 200 asked the database nothing.
+    database().guard.hold('no statement may run');
+    try {
+      expect(await me(a, session.headers)).toBe(200);
+    } finally {
+      database().guard.release();
+    }
+    // Written straight into the database, as another replica (or a command) would.
+    await database().db.update(sessions).set({ revokedAt: new Date() }).where(eq(sessions.tokenHash, session.tokenHash));
+    const tookMs = await until(a, session.headers, 401);
+    expect(tookMs).toBeLessThanOrEqual(1_500); // the bound is SESSION_CACHE_MS (1 s); polling adds a little
+  });
+
+  it('one replica: a sign-out and a revoke take effect on the next request', async () => {
+    const a = replica();
+    const user = await createUser(a.deps);
+    const first = await signIn(a.deps, { userId: user.id });
+    const second = await signIn(a.deps, { userId: user.id });
+    expect(await me(a, first.headers)).toBe(200);
+    expect(await me(a, second.headers)).toBe(200);
+
+    const out = await a.apps.external.request('/api/v1/auth/logout', { method: 'POST', headers: first.headers });
+    expect(out.status).toBeLessThan(300);
+    expect(await me(a, first.headers)).toBe(401);
+
+    const revoke = await a.apps.external.request(`/api/v1/account/sessions/${second.tokenHash}`, { method: 'DELETE', headers: second.headers });
+    expect(revoke.status).toBeLessThan(300);
+    expect(await me(a, second.headers)).toBe(401);
+  });
+
+  it('two replicas: a disable and a role change made on one count at once there and within a second on the other', async () => {
+    const a = replica();
+    const b = replica(true);
+    const owner = await signIn(a.deps, { userId: (await createUser(a.deps, { role: 'owner' })).id });
+    const player = await createUser(a.deps);
+    const playerSession = await signIn(a.deps, { userId: player.id });
+    const admin = await createUser(a.deps, { role: 'admin' });
+    const adminSession = await signIn(a.deps, { userId: admin.id });
+    for (const r of [a, b]) {
+      expect(await me(r, playerSession.headers)).toBe(200);
+      expect((await r.apps.external.request('/api/v1/users', { headers: adminSession.headers })).status).toBe(200);
+    }
+
+    const disabled = await a.apps.external.request(`/api/v1/users/${player.id}/disable`, jsonRequest('POST', { disabled: true }, owner.headers));
+    expect(disabled.status).toBe(200);
+    expect(await me(a, playerSession.headers)).toBe(401);
+    expect(await until(b, playerSession.headers, 401)).toBeLessThanOrEqual(1_500);
+
+    const demoted = await a.apps.external.request(`/api/v1/users/${admin.id}`, jsonRequest('PATCH', { role: 'user' }, owner.headers));
+    expect(demoted.status).toBe(200);
+    const staffList = async (r: ReturnType<typeof replica>) => (await r.apps.external.request('/api/v1/users', { headers: adminSession.headers })).status;
+    expect(await staffList(a)).not.toBe(200);
+    const started = performance.now();
+    while ((await staffList(b)) === 200) {
+      if (performance.now() - started > 5_000) throw new Error('the role change did not reach the other replica');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(performance.now() - started).toBeLessThanOrEqual(1_500);
+  });
+
+  it('staff idle time stays exact: a cached check is read again once last_seen_at is a minute old', async () => {
+    const a = replica();
+    const staff = await signIn(a.deps, { userId: (await createUser(a.deps, { role: 'admin' })).id });
+    expect(await me(a, staff.headers)).toBe(200);
+    // 31 minutes without a request: idle. The cached row (read a moment ago) must not hide it.
+    a.deps.clock.advance(31 * 60 * 1000);
+    expect(await me(a, staff.headers)).toBe(401);
+  });
+
+  it('last_seen_at is written at most once a minute, from the cache as without it', async () => {
+    const a = replica();
+    const user = await createUser(a.deps);
+    const session = await signIn(a.deps, { userId: user.id });
+    const lastSeen = async () =>
+      (await database().db.select({ at: sessions.lastSeenAt }).from(sessions).where(eq(sessions.tokenHash, session.tokenHash)))[0]!.at.getTime();
+    const minted = await lastSeen();
+    a.deps.clock.advance(30_000);
+    expect(await me(a, session.headers)).toBe(200);
+    expect(await lastSeen()).toBe(minted);
+    a.deps.clock.advance(31_000);
+    expect(await me(a, session.headers)).toBe(200);
+    expect(await lastSeen()).toBe(a.deps.clock.now().getTime());
+    expect(await me(a, session.headers)).toBe(200);
+    expect(await lastSeen()).toBe(a.deps.clock.now().getTime());
+  });
+});
