@@ -12,6 +12,12 @@ import { writeSetting } from '../../src/features/servers/settings.js';
 import { JobTracker } from '../../src/features/worlds/runtime.js';
 import { stagedObjects } from '../../src/features/worlds/uploads/sessions.js';
 import { hashStream } from '../../src/features/worlds/volumes/archive.js';
+import { lockSweep } from '../../src/features/worlds/housekeeping.js';
+import { LOCK_LEASE_MS } from '../../src/features/worlds/jobs/lock.js';
+import { recordJob } from '../../src/features/worlds/jobs/records.js';
+import { leases } from '../../src/db/schema/coordination.js';
+import { worldExports, worldJobs } from '../../src/db/schema/worlds.js';
+import { eq } from 'drizzle-orm';
 import { cleanModpack, contentDigest } from '../../src/features/builds/submissions/fixtures/contexts.js';
 import { createTestApps, createTestDeps, errorOf, jsonRequest, type TestDeps } from '../helpers/app.js';
 import { useTestDatabase } from '../helpers/database.js';
@@ -159,5 +165,40 @@ describe('bytes in flight on the shared store, parts spread over two replicas', 
     expect((await download.arrayBuffer()).byteLength).toBeGreaterThan(0);
     const again = await apps[0]!.request(`/api/v1/exports/${ticket}/download`, { headers: owner.headers });
     expect((await errorOf(again)).code).toBe('export_expired');
+  });
+
+  it("an export under way on a replica that was killed: the survivor's lock sweep fails its ticket instead of leaving it pending for good", async () => {
+    const [a, b] = twoReplicas();
+    const owner = await worldMember(a);
+    const { name } = addServer(a).spec;
+    await claimFor(a, name, owner.id);
+    mkdirSync(join(await a.worlds.folders!.folder(name), 'world'));
+    // What replica A had recorded when it was SIGKILLed mid-export: the ticket, the running job and
+    // the world lock it took for the job (renewed by A alone, so it lapses with A).
+    const ticket = crypto.randomUUID();
+    const holder = crypto.randomUUID();
+    const now = a.clock.now();
+    await a.database.db.insert(worldExports).values({
+      ticket, serverName: name, requestedBy: owner.id, source: 'world', state: 'pending', storageKey: `exports/${ticket}`,
+      filename: `${name}.tar.gz`, contentType: 'application/gzip', createdAt: now, expiresAt: new Date(now.getTime() + 3600_000),
+    });
+    await recordJob(a, { id: holder, serverName: name, kind: 'export', lockHolder: holder, requestedBy: owner.id });
+    await a.database.db.insert(leases).values({ key: `world:${name}`, holder, purpose: 'export', acquiredAt: now, leaseUntil: new Date(now.getTime() + LOCK_LEASE_MS), replica: a.replica });
+    const external = createTestApps(b).external;
+    const state = async () => (await (await external.request(`/api/v1/exports/${ticket}`, { headers: owner.headers })).json()) as { state: string };
+
+    await lockSweep(b);
+    expect(await state()).toEqual({ state: 'pending' }); // A might still be alive: its lock has not lapsed
+    b.clock.advance(LOCK_LEASE_MS + 1);
+    await lockSweep(b);
+    expect(await state()).toMatchObject({ state: 'failed', message: 'the replica making this export stopped; ask for it again' });
+    const [job] = await b.database.db.select().from(worldJobs).where(eq(worldJobs.id, holder));
+    expect(job).toMatchObject({ state: 'failed', message: 'the replica running this job stopped' });
+    // The world is free again: a new export is taken by the survivor and ends ready.
+    const made = await external.request(`/api/v1/servers/${name}/world/export`, { method: 'POST', headers: owner.headers });
+    expect(made.status).toBe(202);
+    await b.worlds.jobs.idle();
+    const { ticket: next } = (await made.json()) as { ticket: string };
+    expect(await (await external.request(`/api/v1/exports/${next}`, { headers: owner.headers })).json()).toEqual({ state: 'ready' });
   });
 });
