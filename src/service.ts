@@ -301,6 +301,9 @@ export async function startService(config: Config, log: Logger = createLogger(co
       log.warn('mail goes to this log (no SMTP_URL): sign-in codes are written here; set SMTP_URL, or MAIL_TRANSPORT=none to refuse mail');
     }
     if (deps.worlds.unavailable) log.error({ cluster: cluster.kind }, deps.worlds.unavailable);
+    if (config.cluster === 'kubernetes' && !config.backupS3Bucket && !config.singleReplica) {
+      log.warn({ staging: deps.staging.kind }, 'no BACKUP_S3_BUCKET: upload parts and submission contexts stay on this replica\'s disk, so another replica cannot continue them; set BACKUP_S3_BUCKET');
+    }
     tasks = new TaskList(log).add(...serviceTasks(deps));
     const started = deps;
     const taskList = tasks;
