@@ -90,6 +90,8 @@ const envSchema = z.object({
   PANEL_HOST: hostName,
   CONSOLE_HOST: hostName,
   CLUSTER: z.enum(['simulated', 'kubernetes']).default('simulated'),
+  /** `true`: exactly one replica ever runs, so the embedded database is allowed with CLUSTER=kubernetes or inside a pod. */
+  SINGLE_REPLICA: z.enum(['true', 'false']).default('false'),
   KUBE_NAMESPACE: z.string().regex(/^[a-z0-9-]{1,63}$/).default('felis'),
   KUBE_CRD_GROUP: z.string().regex(/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/, 'must be a DNS subdomain').default('felis.dev'),
   KUBE_SHARED_WORLD_VOLUMES: z.enum(['on', 'off']).default('off'),
@@ -220,6 +222,8 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     panelHost: env.PANEL_HOST,
     consoleHost: env.CONSOLE_HOST,
     cluster: env.CLUSTER,
+    /** The operator's word that one replica runs: the embedded database is then allowed on Kubernetes. */
+    singleReplica: env.SINGLE_REPLICA === 'true',
     kubeNamespace: env.KUBE_NAMESPACE,
     kubeCrdGroup: env.KUBE_CRD_GROUP,
     kubeGameNodeSelector: env.KUBE_GAME_NODE_SELECTOR,

@@ -1,3 +1,4 @@
+import type { BackupStore } from './adapters/backup-store/types.js';
 import type { ClusterAdapter } from './adapters/cluster/types.js';
 import type { MailAdapter } from './adapters/mail/types.js';
 import type { RconPool } from './adapters/rcon/pool.js';
@@ -56,6 +57,11 @@ export interface Deps {
   buildRunner?: BuildRunner;
   /** Where submission contexts are staged and stored; absent: upload routes answer 503. */
   contextStore?: ContextStore;
+  /**
+   * Bytes in flight that any replica may be asked to continue (world upload parts): the bucket when
+   * one is configured, else a folder under DATA_DIR (src/adapters/backup-store `createStagingStore`).
+   */
+  staging: BackupStore;
   /** One RCON connection per server, reused by every console command (password from the server's secret). */
   rcon: RconPool;
   /** The console's log streams on this replica: one followed pod log per server, shared by its viewers. */

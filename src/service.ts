@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { createStagingStore } from './adapters/backup-store/index.js';
 import { KubernetesCluster } from './adapters/cluster/kubernetes/adapter.js';
 import { loadKubeConfig, type KubeConfig } from './adapters/cluster/kubernetes/kubeconfig.js';
 import { DEFAULT_CRD } from './adapters/cluster/kubernetes/resource.js';
@@ -19,7 +20,7 @@ import type { Deps } from './deps.js';
 import { accountHousekeepingTask, createSessionAuthenticator, withPasswordChangeGate } from './features/accounts/index.js';
 import { changeRecorder } from './features/audit/index.js';
 import { setupOnStart } from './features/auth/index.js';
-import { clusterBuildTasks, DirectoryContextStore, SimulatedBuildRunner } from './features/builds/index.js';
+import { clusterBuildTasks, DirectoryContextStore, ObjectContextStore, SimulatedBuildRunner } from './features/builds/index.js';
 import { LogHubs, releasePreviousStreamSlots } from './features/console/index.js';
 import { fleetTasks, startFleetMetrics } from './features/fleet/index.js';
 import { webhookDeliveryTask } from './features/notifications/index.js';
@@ -65,6 +66,7 @@ export function assembleDeps(parts: DepsParts): Deps {
   const clock = parts.clock ?? systemClock;
   const cluster: ClusterAdapter = parts.cluster ?? new SimulatedCluster({ clock });
   const metrics = parts.metrics ?? createMetrics();
+  const staging = parts.staging ?? createStagingStore(parts.config);
   const deps: Deps = {
     random: cryptoRandom,
     registry: createRegistry(parts.config),
@@ -75,7 +77,10 @@ export function assembleDeps(parts: DepsParts): Deps {
     recordChange: changeRecorder({ database: parts.database, clock, log: parts.log }),
     shutdown: new AbortController().signal,
     replica: replicaName(parts.config),
-    contextStore: new DirectoryContextStore(join(parts.config.dataDir, 'contexts')),
+    staging,
+    // With a bucket, contexts live in it beside the upload parts (any replica takes any part); on
+    // the embedded default in DATA_DIR/contexts, as before.
+    contextStore: parts.config.backupS3Bucket ? new ObjectContextStore(staging) : new DirectoryContextStore(join(parts.config.dataDir, 'contexts')),
     // The cluster's build Jobs where it runs them; the simulated cluster builds in-process.
     buildRunner:
       cluster.builds ??
@@ -296,6 +301,9 @@ export async function startService(config: Config, log: Logger = createLogger(co
       log.warn('mail goes to this log (no SMTP_URL): sign-in codes are written here; set SMTP_URL, or MAIL_TRANSPORT=none to refuse mail');
     }
     if (deps.worlds.unavailable) log.error({ cluster: cluster.kind }, deps.worlds.unavailable);
+    if (config.cluster === 'kubernetes' && !config.backupS3Bucket && !config.singleReplica) {
+      log.warn({ staging: deps.staging.kind }, 'no BACKUP_S3_BUCKET: upload parts and submission contexts stay on this replica\'s disk, so another replica cannot continue them; set BACKUP_S3_BUCKET');
+    }
     tasks = new TaskList(log).add(...serviceTasks(deps));
     const started = deps;
     const taskList = tasks;

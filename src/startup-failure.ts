@@ -14,14 +14,23 @@ const codeOf = (err: unknown) => (typeof (err as Errorish)?.code === 'string' ? 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
- * Inside a Kubernetes pod (the kubelet sets KUBERNETES_SERVICE_HOST) the embedded database is
- * refused: each replica would keep its own accounts and sessions, a pod's disk goes with it, and it
- * needs about 1 GiB of memory (docs/operators.md). PostgreSQL is the database there.
+ * Inside a Kubernetes pod (the kubelet sets KUBERNETES_SERVICE_HOST), or with CLUSTER=kubernetes
+ * from anywhere, the embedded database is refused: each replica would keep its own accounts,
+ * sessions, leases and upload sessions, a pod's disk goes with it, and it needs about 1 GiB of
+ * memory (docs/operators.md). PostgreSQL is the database there. SINGLE_REPLICA=true is the
+ * operator saying that exactly one process runs against this cluster (and keeps its DATA_DIR):
+ * then the embedded database is allowed.
  */
-export function refuseEmbeddedInKubernetes(config: Pick<Config, 'databaseUrl'>, env: NodeJS.ProcessEnv): void {
-  if (!env.KUBERNETES_SERVICE_HOST || config.databaseUrl?.startsWith('postgres')) return;
+export function refuseEmbeddedInKubernetes(config: Pick<Config, 'databaseUrl'> & Partial<Pick<Config, 'cluster' | 'singleReplica'>>, env: NodeJS.ProcessEnv): void {
+  if (config.databaseUrl?.startsWith('postgres') || config.singleReplica) return;
+  if (config.cluster === 'kubernetes') {
+    throw new StartupError(
+      'the embedded database is refused with CLUSTER=kubernetes (each replica would keep its own accounts, leases and uploads): set DATABASE_URL=postgres://…, or SINGLE_REPLICA=true if exactly one replica ever runs (docs/operators.md)',
+    );
+  }
+  if (!env.KUBERNETES_SERVICE_HOST) return;
   throw new StartupError(
-    'the embedded database is refused inside Kubernetes (one per replica, lost with the pod, about 1 GiB of memory): set DATABASE_URL=postgres://… (docs/operators.md)',
+    'the embedded database is refused inside Kubernetes (one per replica, lost with the pod, about 1 GiB of memory): set DATABASE_URL=postgres://…, or SINGLE_REPLICA=true if exactly one replica ever runs (docs/operators.md)',
   );
 }
 

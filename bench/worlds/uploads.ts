@@ -19,7 +19,7 @@ import { users } from '../../src/db/schema/accounts.js';
 import { uploadWorldFile } from '../../src/features/worlds/volumes/files.js';
 import { JobTracker } from '../../src/features/worlds/runtime.js';
 import { unzipInWorld } from '../../src/features/worlds/uploads/unzip.js';
-import { appendPart, beginUpload, stagedBytes, stagedFile } from '../../src/features/worlds/uploads/sessions.js';
+import { appendPart, beginUpload, stagedBytes } from '../../src/features/worlds/uploads/sessions.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { assembleDeps } from '../../src/service.js';
 
@@ -118,7 +118,7 @@ async function main() {
 
     peakRss = process.memoryUsage().rss;
     started = performance.now();
-    await uploadWorldFile(folder, 'big.bin', stagedBytes(stagedFile(deps, session.id), session.parts, async () => {}), { overwrite: false });
+    await uploadWorldFile(folder, 'big.bin', stagedBytes(deps, session.id, session.parts, async () => {}), { overwrite: false });
     const landSeconds = (performance.now() - started) / 1000;
     const landPeak = peakRss;
 

@@ -217,9 +217,48 @@ describe('leadership', () => {
     expect(a.holds()).toBe(false);
     // The lease itself lasts 10 s, so another replica can only take it after this one stopped.
     const b = new Leadership({ db, clock, replica: 'b' }, { name });
+    // Its first sight of the record: a whole lease of its own time starts now (client-go's rule).
     expect(await b.acquire()).toBe(false);
     clock.advance(3_000);
+    expect(await b.acquire()).toBe(false);
+    clock.advance(7_000);
     expect(await b.acquire()).toBe(true);
+  });
+
+  it("times a takeover by when the follower last saw the record change, never by the leader's clock: an hour of skew either way takes over neither early nor late", async () => {
+    const name = unique('skew');
+    const { db } = database();
+    const clocks = { a: new ManualClock('2026-06-01T12:00:00.000Z'), ahead: new ManualClock('2026-06-01T13:00:00.000Z'), behind: new ManualClock('2026-06-01T11:00:00.000Z') };
+    const advance = (ms: number) => Object.values(clocks).forEach((c) => c.advance(ms));
+    const a = new Leadership({ db, clock: clocks.a, replica: 'a' }, { name });
+    const ahead = new Leadership({ db, clock: clocks.ahead, replica: 'ahead' }, { name });
+    const behind = new Leadership({ db, clock: clocks.behind, replica: 'behind' }, { name });
+    expect(await a.acquire()).toBe(true);
+    // For a minute the leader renews every 2 s. To the follower an hour ahead, the lease's own
+    // lease_until is long past at every look; it must not take over a living leader.
+    for (let i = 0; i < 30; i += 1) {
+      advance(2_000);
+      expect(await a.acquire()).toBe(true);
+      expect(await ahead.acquire()).toBe(false);
+      expect(await behind.acquire()).toBe(false);
+    }
+    // The leader dies. Both followers see the record stand still; one of them takes over once it
+    // has for a whole lease (10 s) by its own clock, and not before.
+    let stillFor = 0;
+    for (;;) {
+      advance(2_000);
+      stillFor += 2_000;
+      const [byAhead, byBehind] = await Promise.all([ahead.acquire(), behind.acquire()]);
+      if (byAhead || byBehind) {
+        expect(byAhead && byBehind).toBe(false);
+        break;
+      }
+      expect(stillFor).toBeLessThan(14_000);
+    }
+    expect(stillFor).toBeGreaterThanOrEqual(10_000);
+    expect(a.holds()).toBe(false);
+    // The old leader comes back and finds the lease held.
+    expect(await a.acquire()).toBe(false);
   });
 });
 

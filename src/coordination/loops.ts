@@ -1,7 +1,9 @@
+import { and, eq } from 'drizzle-orm';
 import type { Queryable } from '../db/client.js';
+import { leases } from '../db/schema/coordination.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
-import { holdLease, LEASE_KEYS, releaseLease, takeLease } from './leases.js';
+import { holdLease, LEASE_KEYS, leaseOf, releaseLease, takeLease } from './leases.js';
 
 /**
  * Work that runs beside the requests (sweeps, rounds, watches, the controller). Features make their
@@ -104,11 +106,17 @@ export function backgroundLoop(deps: LoopDeps, options: LoopOptions): Background
 }
 
 /**
- * The right to act for the whole control plane (the lifecycle controller): a lease held for as
- * long as the holder keeps renewing it. `acquire()` takes or renews it (a round trip); `holds()`
- * answers from the last renewal without one and turns false by itself once that renewal is older
- * than the renew deadline, so a replica cut off from the database stops acting before another can
- * take over (the lease lasts longer than the deadline).
+ * The right to act for the whole control plane (the lifecycle controller, build log copies, webhook
+ * delivery): a lease held for as long as the holder keeps renewing it. `acquire()` takes or renews
+ * it (a round trip); `holds()` answers from the last renewal without one and turns false by itself
+ * once that renewal is older than the renew deadline, so a replica cut off from the database stops
+ * acting before another can take over (the lease lasts longer than the deadline).
+ *
+ * A follower never compares the record's `lease_until` (written by the leader's clock) with its own
+ * clock: like client-go's leader election it notes when it last saw the record change (the
+ * leader's renewals move `lease_until`), and takes over only once the record has stood still for a
+ * whole lease by its own clock, and then only if it is still the version it watched (one
+ * statement). A replica whose clock runs ahead or behind can therefore not take over early.
  */
 export class Leadership {
   readonly #deps: Pick<LoopDeps, 'db' | 'clock' | 'replica'>;
@@ -116,6 +124,8 @@ export class Leadership {
   readonly #leaseMs: number;
   readonly #renewDeadlineMs: number;
   #renewedAt: number | undefined;
+  /** The other holder's record as this replica last saw it change, and when (this replica's clock). */
+  #observed: { holder: string; leaseUntil: Date; seenAt: number } | undefined;
 
   constructor(deps: Pick<LoopDeps, 'db' | 'clock' | 'replica'>, options: { name: string; leaseMs?: number; renewDeadlineMs?: number }) {
     this.#deps = deps;
@@ -131,13 +141,45 @@ export class Leadership {
   async acquire(): Promise<boolean> {
     const now = this.#deps.clock.now();
     try {
-      const won = await takeLease(this.#deps.db, now, { key: this.#key, holder: this.#deps.replica, purpose: 'leader', ttlMs: this.#leaseMs }, { orOwn: true });
+      const won = await this.#takeOrRenew(now);
       this.#renewedAt = won ? now.getTime() : undefined;
       return won;
     } catch {
       // The database cannot be reached: keep leading only until the renew deadline passes.
       return this.holds();
     }
+  }
+
+  async #takeOrRenew(now: Date): Promise<boolean> {
+    const { db, replica } = this.#deps;
+    const leaseUntil = new Date(now.getTime() + this.#leaseMs);
+    const record = { holder: replica, purpose: 'leader', acquiredAt: now, leaseUntil, replica: null };
+    // A free lease is taken, this replica's own renewed; another's is left alone here.
+    const mine = await db
+      .insert(leases)
+      .values({ key: this.#key, ...record })
+      .onConflictDoUpdate({ target: leases.key, set: { leaseUntil }, setWhere: eq(leases.holder, replica) })
+      .returning({ holder: leases.holder });
+    if (mine.length > 0) {
+      this.#observed = undefined;
+      return true;
+    }
+    const seen = await leaseOf(db, this.#key);
+    if (!seen) return false; // released meanwhile: the next round takes it
+    const watched = this.#observed;
+    if (!watched || watched.holder !== seen.holder || watched.leaseUntil.getTime() !== seen.leaseUntil.getTime()) {
+      this.#observed = { holder: seen.holder, leaseUntil: seen.leaseUntil, seenAt: now.getTime() };
+      return false;
+    }
+    if (now.getTime() - watched.seenAt < this.#leaseMs) return false;
+    // Unchanged for a whole lease by this replica's clock: its holder stopped renewing.
+    this.#observed = undefined;
+    const taken = await db
+      .update(leases)
+      .set(record)
+      .where(and(eq(leases.key, this.#key), eq(leases.holder, seen.holder), eq(leases.leaseUntil, seen.leaseUntil)))
+      .returning({ holder: leases.holder });
+    return taken.length > 0;
   }
 
   async release(): Promise<void> {

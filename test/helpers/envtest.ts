@@ -11,7 +11,9 @@ import { fileURLToPath } from 'node:url';
  */
 
 export const ENVTEST_BIN = process.env.ENVTEST_BIN ?? '/var/cache/felis-envtest/bin';
-const TOOLS = fileURLToPath(new URL('../../tools/envtest/', import.meta.url));
+// Beside the sources, or (a compiled bench in dist-bench/) from the checkout's root.
+const BESIDE = fileURLToPath(new URL('../../tools/envtest/', import.meta.url));
+const TOOLS = existsSync(BESIDE) ? BESIDE : join(process.cwd(), 'tools', 'envtest');
 
 /** Whether the binaries are there (the suites that need them skip, said once by the global setup, when not). */
 export function envtestAvailable(): boolean {

@@ -149,6 +149,7 @@ describe('start-up failures', () => {
     expect(() => refuseEmbeddedInKubernetes({ databaseUrl: 'memory:' }, pod)).toThrow(StartupError);
     expect(() => refuseEmbeddedInKubernetes({ databaseUrl: 'postgres://db/felis' }, pod)).not.toThrow();
     expect(() => refuseEmbeddedInKubernetes({ databaseUrl: undefined }, {})).not.toThrow();
+    expect(() => refuseEmbeddedInKubernetes({ databaseUrl: undefined, singleReplica: true }, pod)).not.toThrow();
 
     let configError: unknown;
     try {
@@ -160,6 +161,32 @@ describe('start-up failures', () => {
     const unknown = new Error('something else');
     expect(startupFailureLine(unknown)).toBe('failed to start: something else (LOG_LEVEL=debug prints where)');
     expect(startupFailureLine(unknown, 'debug')).toContain('at ');
+  });
+
+  it('refuses the embedded database with CLUSTER=kubernetes, naming DATABASE_URL, unless SINGLE_REPLICA=true', () => {
+    const kube = { cluster: 'kubernetes' as const };
+    for (const databaseUrl of [undefined, 'memory:']) {
+      expect(() => refuseEmbeddedInKubernetes({ ...kube, databaseUrl }, {})).toThrow(StartupError);
+      expect(() => refuseEmbeddedInKubernetes({ ...kube, databaseUrl }, {})).toThrow(/refused with CLUSTER=kubernetes.*set DATABASE_URL=postgres:\/\/….*SINGLE_REPLICA=true/);
+      expect(() => refuseEmbeddedInKubernetes({ ...kube, databaseUrl, singleReplica: true }, {})).not.toThrow();
+    }
+    expect(() => refuseEmbeddedInKubernetes({ ...kube, databaseUrl: 'postgres://db/felis' }, {})).not.toThrow();
+    expect(() => refuseEmbeddedInKubernetes({ cluster: 'simulated', databaseUrl: undefined }, {})).not.toThrow();
+    // The setting is read from the environment, strictly.
+    expect(loadConfig({ CLUSTER: 'kubernetes', SINGLE_REPLICA: 'true' } as NodeJS.ProcessEnv).singleReplica).toBe(true);
+    expect(loadConfig({ CLUSTER: 'kubernetes' } as NodeJS.ProcessEnv).singleReplica).toBe(false);
+    expect(() => loadConfig({ SINGLE_REPLICA: 'yes' } as NodeJS.ProcessEnv)).toThrow(/SINGLE_REPLICA/);
+  });
+
+  it('the process: CLUSTER=kubernetes with no DATABASE_URL stops at start with one line naming DATABASE_URL', { timeout: 120_000 }, async () => {
+    const run = await runMain({ DATABASE_URL: '', CLUSTER: 'kubernetes', DATA_DIR: join(dir, 'kube'), EXTERNAL_PORT: '0', INTERNAL_PORT: '0' });
+    expect(run.code).toBe(1);
+    const lines = run.stderr.split('\n').filter(Boolean);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^felis: the embedded database is refused with CLUSTER=kubernetes.*DATABASE_URL/);
+    expect(run.stdout).not.toContain('"listening"');
+    // Nothing was opened: the refusal comes before the embedded database is made.
+    expect(existsSync(join(dir, 'kube', 'db'))).toBe(false);
   });
 
   // Two cold starts of src/main.ts through tsx, side by side: 5 s here, a minute on a loaded machine.

@@ -1,9 +1,9 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, readdir, rename, rm, stat, statfs } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { BackupNotFoundError, BackupStoreFullError, checkKey, type BackupStore } from './types.js';
+import { BackupNotFoundError, BackupStoreFullError, checkKey, type BackupStore, type StoredObject } from './types.js';
 import { isErrno } from '../../lib/errno.js';
 
 
@@ -44,6 +44,32 @@ export class LocalBackupStore implements BackupStore {
 
   async delete(key: string): Promise<void> {
     await rm(this.#path(key), { force: true });
+  }
+
+  async list(prefix: string): Promise<StoredObject[]> {
+    // The folder the prefix names (`a/b/` lists a/b; `a/b` lists a), then the keys that start with it.
+    const folder = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '';
+    if (folder !== '') checkKey(folder);
+    const entries = await readdir(join(this.root, folder), { recursive: true, withFileTypes: true }).catch((err: unknown) => {
+      if (isErrno(err, 'ENOENT')) return [];
+      throw err;
+    });
+    const found: StoredObject[] = [];
+    for (const entry of entries) {
+      if (!entry.isFile() || /\.partial-\d+-\d+$/.test(entry.name)) continue;
+      const path = join(entry.parentPath, entry.name);
+      const key = relative(this.root, path).split(sep).join('/');
+      if (!key.startsWith(prefix)) continue;
+      const size = await stat(path).then((s) => s.size, () => undefined);
+      if (size !== undefined) found.push({ key, size });
+    }
+    return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  async freeBytes(): Promise<number> {
+    await mkdir(this.root, { recursive: true });
+    const fs = await statfs(this.root);
+    return fs.bavail * fs.bsize;
   }
 
   /**

@@ -2,12 +2,13 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
+  ListObjectsV2Command,
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { Readable } from 'node:stream';
-import { BackupNotFoundError, BackupStoreFullError, checkKey, type BackupStore } from './types.js';
+import { BackupNotFoundError, BackupStoreFullError, checkKey, type BackupStore, type StoredObject } from './types.js';
 
 export interface S3BackupStoreOptions {
   endpoint?: string;
@@ -102,6 +103,24 @@ export class S3BackupStore implements BackupStore {
 
   async delete(key: string): Promise<void> {
     await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#key(key) }));
+  }
+
+  async list(prefix: string): Promise<StoredObject[]> {
+    const found: StoredObject[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.#client
+        .send(new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: this.#prefix + prefix, ContinuationToken: token }))
+        .catch((err: unknown) => {
+          throw storeError(err);
+        });
+      for (const object of page.Contents ?? []) {
+        if (object.Key === undefined) continue;
+        found.push({ key: object.Key.slice(this.#prefix.length), size: object.Size ?? 0 });
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
   async ping(): Promise<void> {

@@ -41,6 +41,19 @@ function storeSuite(name: string, make: () => BackupStore) {
       expect((await hashStream(await store.get('worlds/alpha/empty.tar.gz'))).bytes).toBe(0);
     });
 
+    it('lists the objects under a prefix in key order with their sizes, and nothing of a sibling prefix', async () => {
+      const store = make();
+      await store.put('staged/one/000000000000010', Readable.from([Buffer.alloc(5)]));
+      await store.put('staged/one/000000000000000', Readable.from([Buffer.alloc(10)]));
+      await store.put('staged/one-more/000000000000000', Readable.from([Buffer.alloc(1)]));
+      expect(await store.list('staged/one/')).toEqual([
+        { key: 'staged/one/000000000000000', size: 10 },
+        { key: 'staged/one/000000000000010', size: 5 },
+      ]);
+      expect((await store.list('staged/')).map((o) => o.key)).toContain('staged/one-more/000000000000000');
+      expect(await store.list('staged/none/')).toEqual([]);
+    });
+
     it('answers BackupNotFoundError for a missing object, and deletes idempotently', async () => {
       const store = make();
       await store.put('worlds/alpha/gone.tar.gz', Readable.from([Buffer.from('x')]));

@@ -14,8 +14,17 @@ export interface BackupStore {
   delete(key: string): Promise<void>;
   /** Resolves when the store answers. */
   ping(): Promise<void>;
+  /** The objects whose keys start with `prefix` (a folder-like `a/b/`), in key order, with their sizes. */
+  list(prefix: string): Promise<StoredObject[]>;
+  /** Bytes the store can still take, when it knows (a local disk); undefined for a bucket (its quota answers a put). */
+  freeBytes?(): Promise<number>;
   /** Removes what writers killed mid-write left, untouched since `before` (a store that keeps none has none). */
   sweepPartials?(before: Date): Promise<number>;
+}
+
+export interface StoredObject {
+  key: string;
+  size: number;
 }
 
 /** The store has no room for the object (a full disk, a refused quota). */

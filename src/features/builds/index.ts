@@ -6,7 +6,7 @@ export { internalBuildRoutes } from './internal-routes.js';
 export { buildRoutes } from './routes.js';
 export type { BuildRunner } from './runner.js';
 export { SimulatedBuildRunner } from './simulated-runner.js';
-export { DirectoryContextStore } from './submissions/context-store.js';
+export { DirectoryContextStore, ObjectContextStore } from './submissions/context-store.js';
 export type { ContextStore } from './submissions/context-store.js';
 export { submissionRoutes } from './submissions/routes.js';
 export { clusterBuildTasks } from './tasks.js';

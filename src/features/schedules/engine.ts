@@ -34,7 +34,7 @@ import { warningLine } from './rules.js';
 
 export type ScheduleRow = typeof serverSchedules.$inferSelect;
 export type RunState = (typeof RUN_STATES)[number];
-export type EngineDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'rcon' | 'worlds' | 'random' | 'replica' | 'metrics'>;
+export type EngineDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'rcon' | 'worlds' | 'random' | 'replica' | 'metrics' | 'staging'>;
 
 /** How long a run may sit in its first step before it is taken for one whose replica died. */
 export const CLAIMED_STALE_MS = 2 * 60_000;

@@ -50,8 +50,8 @@ const UPLOAD_SWEEP_MS = 10 * 60 * 1000;
 
 /**
  * The worlds' background loops. The lock sweep runs on every replica (so a dead holder frees the
- * volume everywhere), and so does the sweep of abandoned uploads (each replica stages on its own
- * disk); each backup pass runs on one replica.
+ * volume everywhere); the sweep of abandoned uploads and each backup pass run on one replica (the
+ * staged bytes live in the staging store every replica reads).
  */
 export function worldsTasks(deps: JobDeps, replica: string): BackgroundTask[] {
   const loop = loopDepsOf(deps, replica);
@@ -64,6 +64,6 @@ export function worldsTasks(deps: JobDeps, replica: string): BackgroundTask[] {
       firstAfterMs: BACKUP_PASS_MS,
       round: () => backupPass(deps),
     }),
-    backgroundLoop(loop, { name: 'world_uploads', replicas: 'every', intervalMs: UPLOAD_SWEEP_MS, round: async () => void (await sweepAbandonedUploads(deps)) }),
+    backgroundLoop(loop, { name: 'world_uploads', replicas: 'one', intervalMs: UPLOAD_SWEEP_MS, round: async () => void (await sweepAbandonedUploads(deps)) }),
   ];
 }

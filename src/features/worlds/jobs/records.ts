@@ -1,7 +1,7 @@
-import { and, desc, eq, lt, notExists, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, lte, notExists, sql } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { leases } from '../../../db/schema/coordination.js';
-import { worldJobs } from '../../../db/schema/worlds.js';
+import { worldExports, worldJobs } from '../../../db/schema/worlds.js';
 import type { Deps } from '../../../deps.js';
 import type { RandomSource } from '../../../lib/random.js';
 import { LOCK_LEASE_MS } from './lock.js';
@@ -59,7 +59,8 @@ export async function jobsOf(db: Queryable, serverName: string, limit = 50): Pro
 
 /**
  * Jobs whose process died: still `running`, older than a lease, and no lock held by them. Only a
- * job that held a lock can be judged this way, which every world job does.
+ * job that held a lock can be judged this way, which every world job does. An export job's ticket
+ * (inserted just before its job) fails with it, so that it does not stay pending for good.
  */
 export async function failOrphanedJobs(db: Queryable, now: Date): Promise<number> {
   const rows = await db
@@ -72,6 +73,19 @@ export async function failOrphanedJobs(db: Queryable, now: Date): Promise<number
         notExists(db.select({ h: leases.holder }).from(leases).where(eq(leases.holder, sql`${worldJobs.lockHolder}::text`))),
       ),
     )
-    .returning({ id: worldJobs.id });
+    .returning({ id: worldJobs.id, kind: worldJobs.kind, serverName: worldJobs.serverName, startedAt: worldJobs.startedAt });
+  for (const job of rows.filter((r) => r.kind === 'export')) {
+    await db
+      .update(worldExports)
+      .set({ state: 'failed', message: 'the replica making this export stopped; ask for it again' })
+      .where(
+        and(
+          eq(worldExports.serverName, job.serverName),
+          eq(worldExports.source, 'world'),
+          inArray(worldExports.state, ['pending', 'preparing']),
+          lte(worldExports.createdAt, job.startedAt),
+        ),
+      );
+  }
   return rows.length;
 }

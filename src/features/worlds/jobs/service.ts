@@ -10,7 +10,7 @@ import { requireStopped, requireWorld, type Caller } from './access.js';
 import { holdWorld, maintenanceError, type LockKind } from './lock.js';
 import { finishJob, jobsOf, newId, recordJob, type JobKind, type JobRow } from './records.js';
 
-export type JobDeps = Pick<Deps, 'database' | 'clock' | 'random' | 'worlds' | 'log' | 'cluster' | 'config'> & Partial<Pick<Deps, 'shutdown'>>;
+export type JobDeps = Pick<Deps, 'database' | 'clock' | 'random' | 'worlds' | 'log' | 'cluster' | 'config' | 'staging'> & Partial<Pick<Deps, 'shutdown'>>;
 /** What recording a step's outcome needs: whichever replica does it, from the job's plan alone. */
 export type SettleDeps = Pick<Deps, 'database' | 'clock' | 'worlds' | 'log'> & Partial<Pick<Deps, 'shutdown'>>;
 

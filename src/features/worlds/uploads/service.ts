@@ -19,15 +19,14 @@ import {
   listSessions,
   sessionView,
   stagedBytes,
-  stagedFile,
   type UploadSessionView,
 } from './sessions.js';
 import { unzipInWorld } from './unzip.js';
 
 /**
  * Large files into a world in parts, and .zip files extracted in it, on the volumes this process
- * reaches as folders (owner or staff). Each session stages its bytes on this service's disk; a
- * commit or an unzip is a world job under the world's lock.
+ * reaches as folders (owner or staff). Each session stages its bytes in the staging store that
+ * every replica reads (sessions.ts); a commit or an unzip is a world job under the world's lock.
  */
 
 interface SessionTarget {
@@ -111,7 +110,7 @@ export async function commitUpload(deps: JobDeps, { serverName, caller, id, over
       if (row.size > avail) {
         throw new FileOpFailure({ code: 'volume_full', need: row.size, avail, message: `The file needs ${row.size} bytes and the world volume has ${avail} free; nothing was changed.` });
       }
-      const source = stagedBytes(stagedFile(deps, row.id), row.parts, progress.report);
+      const source = stagedBytes(deps, row.id, row.parts, progress.report);
       const stored = await uploadWorldFile(root, row.path, source, { overwrite });
       await finishUpload(deps, row.id);
       return { files: 1, bytes: stored.size };

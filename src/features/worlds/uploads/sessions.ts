@@ -1,20 +1,18 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, open, rm, statfs, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { BackupStoreFullError } from '../../../adapters/backup-store/types.js';
 import { and, asc, count, eq, gt, isNull, lt, lte, notExists, or, sql, sum } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { worldUploadSessions, type UploadPart } from '../../../db/schema/world-files.js';
 import { worldJobs } from '../../../db/schema/worlds.js';
 import type { Deps } from '../../../deps.js';
 import { DomainError } from '../../../lib/errors.js';
-import { isErrno } from '../../../lib/errno.js';
 import { isUuid } from '../../../lib/uuid.js';
 import { newId } from '../jobs/index.js';
 import { worldSetting } from '../settings/index.js';
 import { FileOpFailure } from './ops.js';
 
-export type UploadDeps = Pick<Deps, 'database' | 'clock' | 'random' | 'config' | 'log'>;
+export type UploadDeps = Pick<Deps, 'database' | 'clock' | 'random' | 'config' | 'log' | 'staging'>;
 export type SessionRow = typeof worldUploadSessions.$inferSelect;
 
 /** How long a part (or a commit being started) holds a session before another may: a dead writer's claim lapses. */
@@ -29,9 +27,23 @@ export interface UploadSessionView {
   parts: UploadPart[];
 }
 
-/** Where sessions stage their bytes: this service's disk, one file per session. */
-export const stageDir = (deps: Pick<Deps, 'config'>) => join(deps.config.dataDir, 'uploads', 'worlds');
-export const stagedFile = (deps: Pick<Deps, 'config'>, id: string) => join(stageDir(deps), `${id}.part`);
+/**
+ * Where sessions stage their bytes: the staging store every replica reads (the bucket when one is
+ * configured, else DATA_DIR/uploads), one object per part, keyed by the part's offset in fixed
+ * width so that key order is byte order. Which replica takes a part, the commit or the status
+ * does not matter.
+ */
+export const STAGE_PREFIX = 'worlds/';
+const stagePrefix = (id: string) => `${STAGE_PREFIX}${id}/`;
+const partKey = (id: string, offset: number) => `${stagePrefix(id)}${String(offset).padStart(15, '0')}`;
+
+/** The objects staged for a session (recorded parts, and a part being written or never recorded). */
+export const stagedObjects = (deps: Pick<Deps, 'staging'>, id: string) => deps.staging.list(stagePrefix(id));
+
+/** Removes every byte staged for a session. */
+export async function removeStaged(deps: Pick<Deps, 'staging'>, id: string): Promise<void> {
+  for (const object of await stagedObjects(deps, id)) await deps.staging.delete(object.key);
+}
 
 const notFound = () =>
   new DomainError('upload_not_found', 'No such upload; it was cancelled, landed, or left idle too long, so start it again.');
@@ -130,14 +142,13 @@ export async function beginUpload(deps: UploadDeps, userId: string, serverName: 
   const [mine] = await mineNow();
   if ((mine?.n ?? 0) >= cap) throw tooMany(cap);
 
-  await mkdir(stageDir(deps), { recursive: true });
+  // A local staging disk is counted; a bucket answers a part it has no room for (uploads_full then).
+  const disk = await deps.staging.freeBytes?.();
   const [owed] = await db
     .select({ bytes: sum(sql`${worldUploadSessions.size} - ${worldUploadSessions.received}`) })
     .from(worldUploadSessions)
     .where(live);
-  const fs = await statfs(stageDir(deps));
-  const free = fs.bavail * fs.bsize - Number(owed?.bytes ?? 0);
-  if (size > free) {
+  if (disk !== undefined && size > disk - Number(owed?.bytes ?? 0)) {
     throw new DomainError('uploads_full', 'There is no room to take this upload right now; try again later or ask an admin.');
   }
   if (size > reservable) throw tooLargeFor(reservable);
@@ -154,8 +165,7 @@ export async function beginUpload(deps: UploadDeps, userId: string, serverName: 
     await db.delete(worldUploadSessions).where(eq(worldUploadSessions.id, id));
     throw (after?.n ?? 0) > cap ? tooMany(cap) : reservedUp(reservable);
   }
-  // The row comes first: a staged file without a row is an orphan the sweep may remove.
-  await writeFile(stagedFile(deps, id), new Uint8Array(0), { flag: 'wx', mode: 0o600 });
+  // Parts are staged only under a claim on this row: a staged object without a row is an orphan the sweep may remove.
   return row!;
 }
 
@@ -208,8 +218,8 @@ async function claimPart(deps: UploadDeps, row: SessionRow, offset: number): Pro
 
 /**
  * Appends one part (the request body, as the pipeline hands it over) at `offset`. The part is
- * written straight to the staged file; a part that breaks off, runs over the limit or fails its
- * Content-Digest is cut away again, and the session stays where it was.
+ * streamed into the staging store as an object of its own; a part that breaks off, runs over the
+ * limit or fails its Content-Digest is removed again, and the session stays where it was.
  */
 export async function appendPart(
   deps: UploadDeps,
@@ -221,33 +231,30 @@ export async function appendPart(
   await claimPart(deps, row, offset);
   const hash = createHash('sha256');
   let size = 0;
-  let part: UploadPart | undefined;
+  // An object at this offset is a part whose answer was never recorded: the put replaces it.
+  const key = partKey(row.id, offset);
   try {
-    const file = await open(stagedFile(deps, row.id), 'r+');
-    try {
-      // Bytes past `received` are a part whose answer was never recorded: they go.
-      await file.truncate(offset);
-      for await (const chunk of body) {
-        hash.update(chunk);
-        await file.write(chunk, 0, chunk.length, offset + size);
-        size += chunk.length;
-      }
-      await file.sync();
-      part = { size, sha256: hash.digest('hex') };
-    } catch (err) {
-      await file.truncate(offset).catch((e: unknown) => deps.log.warn({ err: e, upload: row.id }, 'could not cut a failed part away'));
-      throw err;
-    } finally {
-      await file.close();
-    }
+    const counted = Readable.from(
+      (async function* () {
+        for await (const chunk of body) {
+          hash.update(chunk);
+          size += chunk.length;
+          yield chunk;
+        }
+      })(),
+      { objectMode: false },
+    );
+    await deps.staging.put(key, counted);
+    if (size === 0) await deps.staging.delete(key);
   } catch (err) {
+    await deps.staging.delete(key).catch((e: unknown) => deps.log.warn({ err: e, upload: row.id }, 'could not remove a failed part'));
     await releaseClaim(deps, row.id);
-    if (isErrno(err, 'ENOENT')) throw notFound();
-    if (isErrno(err, 'ENOSPC', 'EDQUOT')) {
-      throw new DomainError('uploads_full', 'The staging disk filled up; nothing of this part was kept.');
+    if (err instanceof BackupStoreFullError) {
+      throw new DomainError('uploads_full', 'The staging store is full; nothing of this part was kept.');
     }
     throw err;
   }
+  const part: UploadPart = { size, sha256: hash.digest('hex') };
   const now = deps.clock.now();
   const [updated] = await db
     .update(worldUploadSessions)
@@ -259,7 +266,11 @@ export async function appendPart(
     })
     .where(eq(worldUploadSessions.id, row.id))
     .returning();
-  if (!updated) throw notFound();
+  if (!updated) {
+    // Cancelled or swept meanwhile: nothing may keep its bytes.
+    await removeStaged(deps, row.id).catch(() => undefined);
+    throw notFound();
+  }
   return updated;
 }
 
@@ -279,7 +290,7 @@ export async function dropUpload(deps: UploadDeps, row: SessionRow): Promise<voi
     .where(and(eq(worldUploadSessions.id, row.id), freeOf(db, deps.clock.now())))
     .returning({ id: worldUploadSessions.id });
   if (!gone) throw busy();
-  await rm(stagedFile(deps, row.id), { force: true });
+  await removeStaged(deps, row.id);
 }
 
 /**
@@ -306,40 +317,39 @@ export async function claimForCommit(deps: UploadDeps, row: SessionRow) {
 }
 
 /**
- * The staged file as the parts left it, each part's sha-256 checked again on the way: a staged
- * byte that changed on disk stops the commit before the file is renamed into the world.
+ * The staged bytes as the parts left them, read part by part from the staging store, each part's
+ * sha-256 checked again on the way: a staged byte that changed stops the commit before the file is
+ * renamed into the world.
  */
-export async function* stagedBytes(file: string, parts: UploadPart[], onBytes: (done: number) => Promise<void>): AsyncGenerator<Uint8Array> {
+export async function* stagedBytes(deps: Pick<Deps, 'staging'>, id: string, parts: UploadPart[], onBytes: (done: number) => Promise<void>): AsyncGenerator<Uint8Array> {
   const changed = () =>
     new FileOpFailure({ code: 'digest_mismatch', message: 'The staged upload no longer matches the parts it took; cancel it and upload again.' });
-  let index = 0;
-  let inPart = 0;
+  let offset = 0;
   let done = 0;
-  let hash = createHash('sha256');
-  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
-    for (let at = 0; at < chunk.length; ) {
-      const current = parts[index];
-      if (!current) throw changed();
-      const take = Math.min(current.size - inPart, chunk.length - at);
-      hash.update(chunk.subarray(at, at + take));
-      inPart += take;
-      at += take;
-      if (inPart === current.size) {
-        if (hash.digest('hex') !== current.sha256) throw changed();
-        index++;
-        inPart = 0;
-        hash = createHash('sha256');
-      }
+  for (const part of parts) {
+    const hash = createHash('sha256');
+    let inPart = 0;
+    let source: AsyncIterable<Buffer>;
+    try {
+      source = (await deps.staging.get(partKey(id, offset))) as AsyncIterable<Buffer>;
+    } catch {
+      throw changed();
     }
-    done += chunk.length;
-    await onBytes(done);
-    yield chunk;
+    for await (const chunk of source) {
+      inPart += chunk.length;
+      if (inPart > part.size) throw changed();
+      hash.update(chunk);
+      done += chunk.length;
+      await onBytes(done);
+      yield chunk;
+    }
+    if (inPart !== part.size || hash.digest('hex') !== part.sha256) throw changed();
+    offset += part.size;
   }
-  if (index !== parts.length) throw changed();
 }
 
 /** A landed session is done: its row and its staged bytes go. */
 export async function finishUpload(deps: UploadDeps, id: string): Promise<void> {
   await deps.database.db.delete(worldUploadSessions).where(eq(worldUploadSessions.id, id));
-  await rm(stagedFile(deps, id), { force: true });
+  await removeStaged(deps, id);
 }

@@ -10,7 +10,7 @@ import { claimFor, ownedWorld, testWorlds, useTempDir, worldMember } from '../..
 import { eq } from 'drizzle-orm';
 import { worldUploadSessions } from '../../../db/schema/world-files.js';
 import { writeSetting } from '../../servers/settings.js';
-import { stagedFile } from './sessions.js';
+import { stagedObjects } from './sessions.js';
 import { sweepAbandonedUploads } from './sweep.js';
 import type { FileOpView } from './ops.js';
 
@@ -72,12 +72,12 @@ describe('world upload sessions', () => {
     const wrongDigest = await put(id, 0, first, { 'Content-Digest': digestOf(Buffer.from('something else')) });
     expect(wrongDigest.status).toBe(400);
     expect((await errorOf(wrongDigest)).code).toBe('digest_mismatch');
-    expect(statSync(stagedFile(deps, id)).size).toBe(0);
+    expect(await stagedObjects(deps, id)).toEqual([]);
 
     const tooBig = await put(id, 0, file.subarray(0, PART + 1));
     expect(tooBig.status).toBe(413);
     expect((await errorOf(tooBig)).code).toBe('too_large');
-    expect(statSync(stagedFile(deps, id)).size).toBe(0);
+    expect(await stagedObjects(deps, id)).toEqual([]);
 
     const took = await put(id, 0, first, { 'Content-Digest': digestOf(first) });
     expect(took.status).toBe(200);
@@ -105,7 +105,7 @@ describe('world upload sessions', () => {
     const landed = readFileSync(join(folder, 'world', 'big.bin'));
     expect(sha(landed)).toBe(sha(file));
     expect((await ops())[0]).toMatchObject({ id: op.id, state: 'succeeded', files: 1, bytes: file.length, done: file.length });
-    expect(existsSync(stagedFile(deps, id))).toBe(false);
+    expect(await stagedObjects(deps, id)).toEqual([]);
     const gone = await external.request(`${uploads}/${id}`, { headers: owner.headers });
     expect(gone.status).toBe(404);
     expect((await errorOf(gone)).code).toBe('upload_not_found');
@@ -191,18 +191,19 @@ describe('world upload sessions', () => {
 
       const cancelled = await external.request(`${uploads}/${a.id}`, { method: 'DELETE', headers: owner.headers });
       expect(cancelled.status).toBe(204);
-      expect(existsSync(stagedFile(deps, a.id))).toBe(false);
+      expect(await stagedObjects(deps, a.id)).toEqual([]);
       const c = (await (await begin('c.bin', 8)).json()) as Session;
 
       // Abandoned sessions go after the idle lifetime with their staged bytes; a stray staged file too.
       expect((await put(b.id, 0, Buffer.from('half'))).status).toBe(200);
       expect((await put(c.id, 0, Buffer.from('c'))).status).toBe(200);
-      writeFileSync(join(root, 'uploads', 'worlds', '00000000-0000-4000-8000-000000000000.part'), 'stray');
+      mkdirSync(join(root, 'uploads', 'worlds', '00000000-0000-4000-8000-000000000000'), { recursive: true });
+      writeFileSync(join(root, 'uploads', 'worlds', '00000000-0000-4000-8000-000000000000', '000000000000000'), 'stray');
       deps.clock.advance(6 * 60 * 60 * 1000 - 1000);
       expect((await put(c.id, 1, Buffer.from('c'))).status).toBe(200);
       deps.clock.advance(2000);
       expect(await sweepAbandonedUploads(deps)).toBeGreaterThanOrEqual(1);
-      expect(readdirSync(join(root, 'uploads', 'worlds'))).toEqual([`${c.id}.part`]);
+      expect(readdirSync(join(root, 'uploads', 'worlds')).filter((id) => readdirSync(join(root, 'uploads', 'worlds', id)).length > 0)).toEqual([c.id]);
       const swept = await external.request(`${uploads}/${b.id}`, { headers: owner.headers });
       expect((await errorOf(swept)).code).toBe('upload_not_found');
     } finally {
@@ -316,7 +317,7 @@ describe('world upload sessions', () => {
     const broken = await slow;
     expect(broken.status).toBe(400);
     expect((await errorOf(broken)).code).toBe('bad_request');
-    expect(statSync(stagedFile(deps, id)).size).toBe(0);
+    expect(await stagedObjects(deps, id)).toEqual([]);
     const after = (await (await external.request(`${uploads}/${id}`, { headers: owner.headers })).json()) as Session;
     expect(after).toMatchObject({ received: 0, parts: [] });
     expect((await put(id, 0, Buffer.alloc(10))).status).toBe(200);

@@ -1,0 +1,252 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { like } from 'drizzle-orm';
+import { S3BackupStore } from '../../src/adapters/backup-store/s3.js';
+import { leases } from '../../src/db/schema/coordination.js';
+import { submissions } from '../../src/db/schema/submissions.js';
+import { openPostgres, type DatabaseHandle } from '../../src/db/client.js';
+import { ObjectContextStore } from '../../src/features/builds/submissions/context-store.js';
+import { hashStream } from '../../src/features/worlds/volumes/archive.js';
+import { systemClock } from '../../src/lib/clock.js';
+import { createTestDeps, TOKENS } from './app.js';
+import { spawnService, type ServiceProcess } from './process.js';
+import { createUser, signIn } from './sessions.js';
+
+/**
+ * The failover scenario of issue 32, shared by its test (test/robustness/failover.test.ts) and its
+ * bench (bench/failover.ts): two service processes on one PostgreSQL database and one S3 server,
+ * CLUSTER=kubernetes against one real API server; a client spreads the proxy's calls and panel
+ * reads over both while an upload goes in parts to both; the replica that leads the controller is
+ * SIGKILLed mid-load; the upload finishes through the survivor; the killed replica comes back.
+ */
+export interface FailoverSetup {
+  /** How to start the service: `node --import tsx src/main.ts` (tests) or `node dist/main.js` (bench). */
+  command: string;
+  args: string[];
+  databaseUrl: string;
+  kubeconfig: string;
+  namespace: string;
+  s3: { endpoint: string; bucket: string };
+  /** Load before and after the kill, in milliseconds. */
+  loadMs?: number;
+  /** Requests in flight at once. */
+  concurrency?: number;
+  /** Told each step as it begins (a bench prints them). */
+  step?: (what: string) => void;
+}
+
+export interface FailoverFigures {
+  requests: number;
+  answered: number;
+  /** Requests to the killed replica in flight at the kill or sent before the client saw it gone. */
+  failedAtKill: number;
+  /** Requests that failed otherwise (must be 0). */
+  wrong: Array<{ replica: string; status: number | string; path: string }>;
+  /** Answers per replica before and after the kill. */
+  perReplica: Record<string, number>;
+  /** Seconds from the kill until each leader lease the killed replica held was held by the survivor. */
+  takeoverSeconds: Record<string, number>;
+  /** The lease length the takeovers are measured against. */
+  leaseSeconds: number;
+  upload: { bytes: number; sha256Matches: boolean; partsOnKilled: number; partsOnSurvivor: number; stagedLeft: number; submissionRows: number };
+  /** The killed replica's second life: requests it answered, and its previous life's leases left over. */
+  returned: { answered: number; of: number; leftoverLeases: number; seconds: number };
+}
+
+const LEASE_SECONDS = 10;
+
+interface Answer {
+  status: number;
+  text: string;
+}
+
+/** One HTTP exchange on 127.0.0.1 with the Host the caller names (fetch may not set Host). */
+function send(port: number, path: string, init: { method?: string; headers?: Record<string, string>; body?: Uint8Array | string }): Promise<Answer> {
+  const body = init.body === undefined ? undefined : typeof init.body === 'string' ? Buffer.from(init.body) : Buffer.from(init.body);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: '127.0.0.1', port, method: init.method ?? 'GET', path, timeout: 10_000, headers: { ...init.headers, ...(body ? { 'Content-Length': String(body.length) } : {}) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function runFailover(setup: FailoverSetup): Promise<FailoverFigures> {
+  const env = (pod: string) => ({
+    DATABASE_URL: setup.databaseUrl,
+    CLUSTER: 'kubernetes',
+    KUBECONFIG: setup.kubeconfig,
+    KUBE_NAMESPACE: setup.namespace,
+    POD_NAME: pod,
+    BACKUP_S3_BUCKET: setup.s3.bucket,
+    BACKUP_S3_ENDPOINT: setup.s3.endpoint,
+    BACKUP_S3_ACCESS_KEY_ID: 'S3RVER',
+    BACKUP_S3_SECRET_ACCESS_KEY: 'S3RVER',
+    // The `listening` line (info) is how spawnService learns the ports.
+    LOG_LEVEL: 'info',
+  });
+  const names = ['felis-a', 'felis-b'] as const;
+  const started = await Promise.all(names.map((pod) => spawnService(setup.command, setup.args, env(pod))));
+  const live = new Map<string, ServiceProcess>(names.map((pod, i) => [pod, started[i]!]));
+  let db: DatabaseHandle | undefined;
+  try {
+    db = openPostgres(setup.databaseUrl);
+    const deps = createTestDeps(db, { overrides: { clock: systemClock } });
+    const user = await createUser(deps);
+    const { headers: panel } = await signIn(deps, { userId: user.id });
+    const proxy = { Authorization: `Bearer ${TOKENS.proxy}` };
+
+    const step = setup.step ?? (() => undefined);
+    step('both replicas listen');
+    // Wait until the controller has a leader; that replica is the one killed.
+    const leaders = async () => db!.db.select({ key: leases.key, holder: leases.holder }).from(leases).where(like(leases.key, 'leader:%'));
+    let victim: (typeof names)[number] | undefined;
+    for (let i = 0; i < 200 && !victim; i++) {
+      const controller = (await leaders()).find((l) => l.key === 'leader:controller');
+      victim = names.find((pod) => controller?.holder.startsWith(`${pod}/`));
+      if (!victim) await sleep(100);
+    }
+    if (!victim) throw new Error('no replica took the controller lease');
+    const survivor = names.find((pod) => pod !== victim)!;
+
+    // The client: round robin over the replicas it believes alive; a connection that fails on the
+    // killed replica takes it out of the rotation (as a Service's endpoints would).
+    const routed = new Set<string>(names);
+    const figures = { requests: 0, answered: 0, failedAtKill: 0, wrong: [] as FailoverFigures['wrong'], perReplica: {} as Record<string, number> };
+    let killedAt: number | undefined;
+    let turn = 0;
+    const call = async (pod: string, face: 'internal' | 'external', path: string, init: { method?: string; headers?: Record<string, string>; body?: Uint8Array | string } = {}) => {
+      const proc = live.get(pod)!;
+      return send(face === 'internal' ? proc.internalPort : proc.externalPort, path, init);
+    };
+    const one = async () => {
+      const pod = [...routed][turn++ % routed.size]!;
+      const [face, path, headers] = turn % 2 === 0 ? (['internal', '/api/v1/servers', proxy] as const) : (['external', '/api/v1/me', panel] as const);
+      const sentAt = Date.now();
+      figures.requests += 1;
+      try {
+        const res = await call(pod, face, path, { headers });
+        if (res.status === 200) {
+          figures.answered += 1;
+          figures.perReplica[pod] = (figures.perReplica[pod] ?? 0) + 1;
+        } else figures.wrong.push({ replica: pod, status: res.status, path });
+      } catch (err) {
+        if (pod === victim && killedAt !== undefined && (sentAt >= killedAt - 50 || routed.has(pod))) {
+          figures.failedAtKill += 1;
+          routed.delete(pod);
+        } else figures.wrong.push({ replica: pod, status: (err as Error).message, path });
+      }
+    };
+    let loading = true;
+    const workers = Array.from({ length: setup.concurrency ?? 4 }, async () => {
+      while (loading) await one();
+    });
+
+    // The upload: a submission context in parts, the first on the victim, the second on the survivor.
+    const PART = 256 * 1024;
+    const context = randomBytes(PART * 4 + 4321);
+    const made = await call(victim, 'external', '/api/v1/me/submissions', { method: 'POST', headers: { ...panel, 'Content-Type': 'application/json' }, body: JSON.stringify({ display_name: 'Failover pack' }) });
+    if (made.status !== 201) throw new Error(`submission: ${made.status} ${made.text}`);
+    const { id } = JSON.parse(made.text) as { id: string };
+    const upload = `/api/v1/me/submissions/${id}/context/upload`;
+    let offset = 0;
+    const putPart = async (pod: string) => {
+      const part = context.subarray(offset, offset + PART);
+      const res = await call(pod, 'external', `${upload}?offset=${offset}`, {
+        method: 'PUT',
+        headers: { ...panel, 'Content-Type': 'application/octet-stream', 'Content-Digest': `sha-256=:${createHash('sha256').update(part).digest('base64')}:` },
+        body: new Uint8Array(part),
+      });
+      if (res.status !== 200) throw new Error(`part at ${offset} on ${pod}: ${res.status} ${res.text}`);
+      offset += part.length;
+    };
+    await putPart(victim);
+    await putPart(survivor);
+    await putPart(victim);
+    const partsOnKilled = 2;
+
+    step(`upload parts on both; load for ${setup.loadMs ?? 3_000} ms, then SIGKILL ${victim}`);
+    const loadMs = setup.loadMs ?? 3_000;
+    await sleep(loadMs);
+    const heldByVictim = (await leaders()).filter((l) => l.holder.startsWith(`${victim}/`)).map((l) => l.key);
+    killedAt = Date.now();
+    live.get(victim)!.kill();
+    await live.get(victim)!.exited;
+
+    step('killed; the upload goes on through the survivor');
+    // The upload goes on through the survivor.
+    let partsOnSurvivor = 1;
+    while (offset < context.length) {
+      await putPart(survivor);
+      partsOnSurvivor += 1;
+    }
+    const completed = await call(survivor, 'external', `${upload}/complete`, { method: 'POST', headers: panel });
+    if (completed.status !== 200) throw new Error(`complete: ${completed.status} ${completed.text}`);
+
+    step(`waiting for ${heldByVictim.join(', ')} to move to ${survivor}`);
+    // Every leader lease the victim held moves to the survivor.
+    const takeoverSeconds: Record<string, number> = {};
+    const deadline = killedAt + 4 * LEASE_SECONDS * 1000;
+    while (Object.keys(takeoverSeconds).length < heldByVictim.length && Date.now() < deadline) {
+      for (const lease of await leaders()) {
+        if (heldByVictim.includes(lease.key) && takeoverSeconds[lease.key] === undefined && lease.holder.startsWith(`${survivor}/`)) {
+          takeoverSeconds[lease.key] = (Date.now() - killedAt) / 1000;
+        }
+      }
+      await sleep(100);
+    }
+    const sinceKill = Date.now() - killedAt;
+    if (sinceKill < loadMs) await sleep(loadMs - sinceKill);
+    loading = false;
+    await Promise.all(workers);
+
+    // Nothing lost, nothing doubled: one submission, its context whole under its sha-256, no part left staged.
+    const store = new ObjectContextStore(new S3BackupStore({ ...setup.s3, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', prefix: 'staging/' }));
+    const stored = await store.open(id);
+    const sha = createHash('sha256').update(context).digest('hex');
+    const rows = await db.db.select({ sha: submissions.contextSha256 }).from(submissions);
+    const uploadFigures = {
+      bytes: context.length,
+      sha256Matches: stored !== undefined && (await hashStream(stored)).sha256 === sha && rows[0]?.sha === sha,
+      partsOnKilled,
+      partsOnSurvivor,
+      stagedLeft: await store.stagedBytes(id),
+      submissionRows: rows.length,
+    };
+
+    step(`${victim} comes back`);
+    // The killed replica comes back (same pod name) and takes its share.
+    const restartAt = Date.now();
+    const again = await spawnService(setup.command, setup.args, env(victim));
+    live.set(victim, again);
+    const returnedSeconds = (Date.now() - restartAt) / 1000;
+    let answeredAgain = 0;
+    const of = 20;
+    for (let i = 0; i < of; i++) {
+      const res = await call(victim, i % 2 ? 'internal' : 'external', i % 2 ? '/api/v1/servers' : '/api/v1/me', { headers: i % 2 ? proxy : panel });
+      if (res.status === 200) answeredAgain += 1;
+    }
+    const leftover = (await db.db.select({ holder: leases.holder }).from(leases)).filter((l) => l.holder.startsWith(`${victim}/`) && !again.lines.some((line) => line.replica === l.holder));
+
+    return {
+      ...figures,
+      takeoverSeconds,
+      leaseSeconds: LEASE_SECONDS,
+      upload: uploadFigures,
+      returned: { answered: answeredAgain, of, leftoverLeases: leftover.length, seconds: returnedSeconds },
+    };
+  } finally {
+    for (const proc of live.values()) proc.kill();
+    await Promise.all([...live.values()].map((p) => p.exited));
+    await db?.close();
+  }
+}

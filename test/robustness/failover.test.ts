@@ -1,0 +1,61 @@
+import { CoreV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startS3rver, type S3rverProcess } from '../../src/adapters/backup-store/s3rver-process.js';
+import { createPostgresTestDatabase } from '../helpers/database.js';
+import { runFailover } from '../helpers/failover.js';
+import { applyManifest, realApiServer, useApiNamespace } from '../helpers/kube-api.js';
+import { useTempDir } from '../helpers/worlds.js';
+
+/**
+ * Issue 32's failover, as a test: two service processes on one PostgreSQL database, one S3 server
+ * process, CLUSTER=kubernetes against the run's real API server; the controller's leader is
+ * SIGKILLed under load. PostgreSQL only (two processes cannot share an embedded database); skipped
+ * without TEST_DATABASE_URL or without the envtest binaries.
+ */
+const postgres = Boolean(process.env.TEST_DATABASE_URL);
+const apiServer = realApiServer();
+if (!postgres || !apiServer) {
+  process.stdout.write(`failover test skipped: ${!postgres ? 'needs PostgreSQL (TEST_DATABASE_URL)' : 'needs the envtest binaries (npm run envtest:build)'}\n`);
+}
+
+describe.skipIf(!postgres || !apiServer)('failover of one of two replicas under load (issue 32)', () => {
+  const api = useApiNamespace('felis-failover');
+  const tempDir = useTempDir('felis-failover-');
+  let s3: S3rverProcess;
+  beforeAll(async () => {
+    s3 = await startS3rver(tempDir());
+    const { kubeConfig } = api();
+    await applyManifest(kubeConfig, 'crd.yaml');
+    await kubeConfig.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: api().namespace });
+  });
+  afterAll(async () => {
+    await s3?.stop();
+  });
+
+  it('answers or fails at the kill, finishes the upload through the survivor, moves every leader within its lease, loses and doubles nothing; the killed replica returns', { timeout: 180_000 }, async () => {
+    const databaseUrl = (await createPostgresTestDatabase())!;
+    const figures = await runFailover({
+      command: process.execPath,
+      args: ['--import', 'tsx', 'src/main.ts'],
+      databaseUrl,
+      kubeconfig: apiServer!,
+      namespace: api().namespace,
+      s3: { endpoint: s3.endpoint, bucket: s3.bucket },
+      step: (what) => process.stdout.write(`failover: ${what}\n`),
+    });
+    process.stdout.write(`failover: ${JSON.stringify(figures)}\n`);
+    // Every request was answered, or failed on the killed replica at the kill.
+    expect(figures.wrong).toEqual([]);
+    expect(figures.answered + figures.failedAtKill).toBe(figures.requests);
+    expect(figures.answered).toBeGreaterThan(0);
+    expect(Object.keys(figures.perReplica)).toHaveLength(2);
+    // The controller (and every other leadership the killed replica held) has a runner again
+    // within its lease and the follower's poll.
+    expect(Object.keys(figures.takeoverSeconds)).toContain('leader:controller');
+    for (const seconds of Object.values(figures.takeoverSeconds)) expect(seconds).toBeLessThan(figures.leaseSeconds + 5);
+    // The upload, in parts on both, finished through the survivor: whole, once, nothing left staged.
+    expect(figures.upload).toMatchObject({ sha256Matches: true, stagedLeft: 0, submissionRows: 1 });
+    // The killed replica's second life answers, and its previous life's leases are gone.
+    expect(figures.returned).toMatchObject({ answered: figures.returned.of, leftoverLeases: 0 });
+  });
+});
