@@ -3,12 +3,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 
 /**
- * An HTTP stand-in of the Kubernetes API server on 127.0.0.1, speaking its wire format: resource
- * paths, list objects with `metadata.resourceVersion`, `?watch=true` streams of newline-delimited
- * events (BOOKMARK when asked, an in-stream 410 ERROR for an expired version), 409 on a stale
- * `metadata.resourceVersion`, merge and JSON patches, the status subresource, pod logs
- * (`follow`, `sinceTime`, `timestamps`), and the StatefulSet controller's part (a pod `<name>-0`
- * per replica). Tests play the kubelet: they mark pods ready and append log lines.
+ * An HTTP stand-in of the Kubernetes API server on 127.0.0.1, for what the real one
+ * (test/helpers/envtest.ts, with no kubelet) cannot be made to show: a failure injected into one
+ * request (`failNext`), and containers' logs (`follow`, `sinceTime`, `timestamps`) that a test
+ * writes line by line, with the pods and Jobs around them (`endJob`, `setContainerState`). It speaks
+ * enough of the wire format for the suites that need those (resource paths, lists, watches from a
+ * version, 409 on a stale `metadata.resourceVersion`, merge and JSON patches, the status
+ * subresource). Everything else the adapter does is tested against the real API server:
+ * create, watch, conflicts, 410 Gone after compaction, server-side apply, RBAC, a dropped watch.
  */
 
 type KubeObject = {
@@ -49,7 +51,6 @@ interface Watcher {
   selector: Selector;
   fieldName: string | undefined;
   res: ServerResponse;
-  bookmarks: boolean;
 }
 
 interface LogLine {
@@ -65,7 +66,6 @@ const BUILT_IN: Collection[] = [
   { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false },
   { group: 'apps', version: 'v1', plural: 'statefulsets', kind: 'StatefulSet', namespaced: true },
   { group: 'batch', version: 'v1', plural: 'jobs', kind: 'Job', namespaced: true },
-  { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true },
 ];
 
 const apiVersionOf = (c: Collection) => (c.group ? `${c.group}/${c.version}` : c.version);
@@ -166,15 +166,11 @@ function formatTime(time: Date): string {
 }
 
 export class KubeStandIn {
-  readonly requests: Array<{ method: string; path: string; query: string }> = [];
-  /** Events older than this many are forgotten: a watch from before them gets 410 Gone. */
-  eventWindow = 1_000;
   port = 0;
   readonly #server: Server;
   readonly #collections = new Map<string, Collection>();
   readonly #objects = new Map<string, Map<string, KubeObject>>();
   readonly #events = new Map<string, StoredEvent[]>();
-  readonly #oldestRv = new Map<string, number>();
   readonly #watchers = new Set<Watcher>();
   readonly #sockets = new Set<Socket>();
   readonly #logs = new Map<string, LogLine[]>();
@@ -212,38 +208,6 @@ export class KubeStandIn {
   /** Serves a custom resource definition's collection, as applying the CRD would. */
   defineCustomResource(group: string, version: string, plural: string, kind: string): void {
     this.#collections.set(`${group}/${plural}`, { group, version, plural, kind, namespaced: true });
-  }
-
-  /** Ends every open watch stream mid-flight (a dropped connection, an API server restart). */
-  killWatches(): number {
-    const count = this.#watchers.size;
-    for (const watcher of this.#watchers) watcher.res.socket?.destroy();
-    this.#watchers.clear();
-    return count;
-  }
-
-  /** Forgets every stored event: any watch that resumes from an older version gets 410 Gone. */
-  compact(): void {
-    for (const key of this.#events.keys()) {
-      this.#events.set(key, []);
-      this.#oldestRv.set(key, this.#rv);
-    }
-  }
-
-  /** Sends a BOOKMARK with the current version to every watch that asked for bookmarks. */
-  bookmark(): void {
-    for (const watcher of this.#watchers) {
-      if (!watcher.bookmarks) continue;
-      const c = this.#collections.get(watcher.key)!;
-      this.#write(watcher, {
-        type: 'BOOKMARK',
-        object: { apiVersion: apiVersionOf(c), kind: c.kind, metadata: { resourceVersion: String(this.#rv) } },
-      });
-    }
-  }
-
-  get openWatches(): number {
-    return this.#watchers.size;
   }
 
   /** The next `count` requests of `method` under `pathPrefix` are answered with `status`. */
@@ -382,10 +346,6 @@ export class KubeStandIn {
     const events = this.#events.get(key) ?? [];
     const rv = Number(object.metadata.resourceVersion);
     events.push({ type, object: structuredClone(object), rv });
-    if (events.length > this.eventWindow) {
-      const dropped = events.splice(0, events.length - this.eventWindow);
-      this.#oldestRv.set(key, dropped.at(-1)!.rv);
-    }
     this.#events.set(key, events);
     for (const watcher of this.#watchers) {
       if (watcher.key === key && matches(object, watcher.namespace, watcher.selector, watcher.fieldName)) {
@@ -416,7 +376,6 @@ export class KubeStandIn {
     };
     store.set(key, object);
     this.#record(c, 'ADDED', object);
-    this.#afterWrite(c, object);
     return object;
   }
 
@@ -457,7 +416,6 @@ export class KubeStandIn {
     if (!c.namespaced) delete next.metadata.namespace;
     store.set(key, next);
     this.#record(c, 'MODIFIED', next);
-    this.#afterWrite(c, next);
     return next;
   }
 
@@ -479,44 +437,7 @@ export class KubeStandIn {
         this.#logs.delete(stream);
       }
     }
-    if (c.plural === 'pods' || c.plural === 'statefulsets') this.#reconcileStatefulSets();
     return gone;
-  }
-
-  #afterWrite(c: Collection, _object: KubeObject): void {
-    if (c.plural === 'statefulsets') this.#reconcileStatefulSets();
-  }
-
-  /** The StatefulSet controller: pod `<name>-<i>` for each replica, removed when scaled down. */
-  #reconcileStatefulSets(): void {
-    const pods = this.#collection('/pods');
-    const sets = this.#objects.get('apps/statefulsets') ?? new Map<string, KubeObject>();
-    const podStore = this.#store(pods);
-    for (const set of sets.values()) {
-      const replicas = Number(set.spec?.replicas ?? 1);
-      const template = (set.spec?.template ?? {}) as { metadata?: { labels?: Record<string, string> }; spec?: unknown };
-      for (let i = 0; i < replicas; i += 1) {
-        const name = `${set.metadata.name}-${i}`;
-        if (podStore.has(objectKey(set.metadata.namespace, name))) continue;
-        this.#create(pods, set.metadata.namespace, {
-          metadata: {
-            name,
-            namespace: set.metadata.namespace,
-            labels: { ...template.metadata?.labels, 'statefulset.kubernetes.io/pod-name': name },
-            ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: set.metadata.name, uid: set.metadata.uid }],
-          },
-          spec: structuredClone(template.spec) as Record<string, unknown>,
-          status: { phase: 'Pending' },
-        });
-      }
-    }
-    for (const pod of [...podStore.values()]) {
-      const owner = (pod.metadata.ownerReferences as Array<{ kind: string; name: string }> | undefined)?.find((o) => o.kind === 'StatefulSet');
-      if (!owner) continue;
-      const set = sets.get(objectKey(pod.metadata.namespace, owner.name));
-      const index = Number(pod.metadata.name.slice(owner.name.length + 1));
-      if (!set || index >= Number(set.spec?.replicas ?? 1)) this.#delete(pods, pod.metadata.namespace, pod.metadata.name);
-    }
   }
 
   #write(watcher: Watcher, event: unknown): void {
@@ -525,7 +446,6 @@ export class KubeStandIn {
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://stand-in');
-    this.requests.push({ method: req.method ?? 'GET', path: url.pathname, query: url.search });
     try {
       const failure = this.#failNext.findIndex((f) => f.method === req.method && url.pathname.startsWith(f.pathPrefix));
       if (failure >= 0) {
@@ -618,18 +538,11 @@ export class KubeStandIn {
       selector: parseSelector(url.searchParams.get('labelSelector')),
       fieldName: fieldSelector?.startsWith('metadata.name=') ? fieldSelector.slice('metadata.name='.length) : undefined,
       res,
-      bookmarks: url.searchParams.get('allowWatchBookmarks') === 'true',
     };
     res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
     const from = url.searchParams.get('resourceVersion');
     if (from && from !== '0') {
       const since = Number(from);
-      if (since < (this.#oldestRv.get(key) ?? 0)) {
-        // The real server answers 200 and one ERROR event carrying a 410 Status, then ends the stream.
-        this.#write(watcher, { type: 'ERROR', object: statusObject(new StatusError(410, 'Expired', `too old resource version: ${since} (${this.#oldestRv.get(key)})`)) });
-        res.end();
-        return;
-      }
       for (const event of this.#events.get(key) ?? []) {
         if (event.rv > since && matches(event.object, namespace, watcher.selector, watcher.fieldName)) {
           this.#write(watcher, { type: event.type, object: event.object });
