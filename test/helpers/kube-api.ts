@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { AppsV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, BatchV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, KubernetesObjectApi, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { compactEtcd, envtestAvailable, startEnvtest, type RunningEnvtest } from './envtest.js';
@@ -215,6 +215,65 @@ export class PlayedCluster {
       if (!set || set.metadata?.uid !== owner.uid || (set.spec?.replicas ?? 1) < 1) {
         await this.#core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace, gracePeriodSeconds: 0 }).catch(() => undefined);
       }
+    }
+  }
+
+  /**
+   * The Job controller's and the kubelet's part when a Job's one container ends: a pod from the
+   * Job's template whose container terminated with `message` (its termination message), and the
+   * Job's Complete or Failed condition (`reason`, e.g. DeadlineExceeded, when it failed; such a Job
+   * ends without a pod that reported).
+   */
+  async endJob(name: string, end: { succeeded: boolean; message?: string; reason?: string }): Promise<void> {
+    const batch = this.admin.makeApiClient(BatchV1Api);
+    const namespace = this.namespace;
+    const job = await batch.readNamespacedJob({ name, namespace });
+    const template = job.spec!.template;
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000);
+    if (end.message !== undefined || end.reason !== 'DeadlineExceeded') {
+      const podName = `${name}-${Math.random().toString(36).slice(2, 7)}`;
+      const container = template.spec!.containers[0]!.name;
+      await this.#core.createNamespacedPod({
+        namespace,
+        body: { metadata: { name: podName, labels: { ...template.metadata?.labels, 'job-name': name } }, spec: template.spec! },
+      });
+      const pod = await this.#core.readNamespacedPod({ name: podName, namespace });
+      pod.status = {
+        phase: end.succeeded ? 'Succeeded' : 'Failed',
+        containerStatuses: [
+          {
+            name: container,
+            image: template.spec!.containers[0]!.image ?? '',
+            imageID: '',
+            ready: false,
+            restartCount: 0,
+            state: { terminated: { exitCode: end.succeeded ? 0 : 1, reason: end.succeeded ? 'Completed' : 'Error', finishedAt: now, ...(end.message !== undefined ? { message: end.message } : {}) } },
+          },
+        ],
+      };
+      await this.#core.replaceNamespacedPodStatus({ name: podName, namespace, body: pod });
+    }
+    const type = end.succeeded ? 'Complete' : 'Failed';
+    job.status = {
+      ...(end.succeeded ? { succeeded: 1, completionTime: now } : { failed: 1 }),
+      startTime: now,
+      conditions: [{ type, status: 'True', reason: end.reason ?? (end.succeeded ? 'Completed' : 'BackoffLimitExceeded'), lastProbeTime: now, lastTransitionTime: now }],
+    };
+    await batch.replaceNamespacedJobStatus({ name, namespace, body: job });
+  }
+
+  /**
+   * The controller-manager's part for deleted claims: the protection finalizer comes off once no
+   * pod uses them (none runs here), so a deleted claim is gone rather than Terminating for ever.
+   */
+  async releaseDeletedClaims(): Promise<void> {
+    const claims = (await this.#core.listNamespacedPersistentVolumeClaim({ namespace: this.namespace })).items;
+    for (const claim of claims) {
+      if (!claim.metadata?.deletionTimestamp) continue;
+      await this.#core.patchNamespacedPersistentVolumeClaim(
+        { name: claim.metadata.name!, namespace: this.namespace, body: { metadata: { finalizers: null } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
     }
   }
 
