@@ -8,7 +8,7 @@ import type { AddressInfo, Socket } from 'node:net';
  * request (`failNext`), and containers' logs (`follow`, `sinceTime`, `timestamps`) that a test
  * writes line by line, with the pods and Jobs around them (`endJob`, `setContainerState`). It speaks
  * enough of the wire format for the suites that need those (resource paths, lists, watches from a
- * version, 409 on a stale `metadata.resourceVersion`, merge and JSON patches, the status
+ * version, 409 on a stale `metadata.resourceVersion`, merge patches, the status
  * subresource). Everything else the adapter does is tested against the real API server:
  * create, watch, conflicts, 410 Gone after compaction, server-side apply, RBAC, a dropped watch.
  */
@@ -137,27 +137,6 @@ function mergePatch(target: unknown, patch: unknown): unknown {
     else base[key] = mergePatch(base[key], value);
   }
   return base;
-}
-
-/** RFC 6902 JSON patch: the operations Kubernetes clients send (add, replace, remove, test). */
-function jsonPatch(target: KubeObject, ops: Array<{ op: string; path: string; value?: unknown }>): KubeObject {
-  const doc = structuredClone(target) as Record<string, unknown>;
-  for (const { op, path, value } of ops) {
-    const parts = path.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-    const last = parts.pop()!;
-    let parent: Record<string, unknown> = doc;
-    for (const part of parts) {
-      if (parent[part] === undefined && op === 'add') parent[part] = {};
-      parent = parent[part] as Record<string, unknown>;
-      if (parent === undefined) throw new StatusError(422, 'Invalid', `path ${path} does not exist`);
-    }
-    if (op === 'test' && JSON.stringify(parent[last]) !== JSON.stringify(value)) {
-      throw new StatusError(422, 'Invalid', `test of ${path} failed`);
-    }
-    if (op === 'add' || op === 'replace') parent[last] = value;
-    else if (op === 'remove') delete parent[last];
-  }
-  return doc as KubeObject;
 }
 
 function formatTime(time: Date): string {
@@ -506,8 +485,7 @@ export class KubeStandIn {
       if (!existing) throw new StatusError(404, 'NotFound', `${c.plural} "${name}" not found`);
       const type = String(req.headers['content-type'] ?? '').split(';')[0];
       let next: KubeObject;
-      if (type === 'application/json-patch+json') next = jsonPatch(existing, body as Array<{ op: string; path: string; value?: unknown }>);
-      else if (type === 'application/merge-patch+json' || type === 'application/strategic-merge-patch+json') {
+      if (type === 'application/merge-patch+json' || type === 'application/strategic-merge-patch+json') {
         next = mergePatch(existing, body) as KubeObject;
         // A merge patch carries a resourceVersion only when the client wants the precondition.
         const sent = (body as KubeObject).metadata?.resourceVersion;
