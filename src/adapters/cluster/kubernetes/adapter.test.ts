@@ -1,9 +1,10 @@
 import { AppsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { envtestAvailable } from '../../../../test/helpers/envtest.js';
+import { FakeKubelet } from '../../../../test/helpers/fake-kubelet.js';
 import { applyManifest, PlayedCluster, useOwnApiServer } from '../../../../test/helpers/kube-api.js';
 import { ServerCache } from '../../../features/servers/cache.js';
-import { ClusterConflictError, ClusterNoPodError, ClusterNotFoundError, FORWARDING_LABEL, SYSTEM_LABEL } from '../types.js';
+import { ClusterConflictError, ClusterNoPodError, ClusterNotFoundError, FORWARDING_LABEL, SYSTEM_LABEL, type PodLogLine } from '../types.js';
 import { FIELD_MANAGER, KubernetesCluster, podName } from './adapter.js';
 import { DEFAULT_CRD, type MinecraftServer } from './resource.js';
 import { serviceFor, statefulSetFor } from './workloads.js';
@@ -18,8 +19,9 @@ const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
  * The adapter against a real kube-apiserver and etcd of this file's own: its watch cache is off, so
  * a watch is served by etcd and a resumed one meets etcd's compaction (410 Gone) as it would after
  * a cluster's periodic compaction; the adapter's connections go through a relay the test can cut.
- * The faults no real server can be made to show (an injected 409, a followed container log without
- * a kubelet) are in adapter.stand-in.test.ts.
+ * There is no kubelet: a pod's log comes from a FakeKubelet behind a Node, through the real API
+ * server's log proxy. The one fault no real server can be made to show on cue (an injected 409) is
+ * in adapter.stand-in.test.ts.
  */
 describe.skipIf(!envtestAvailable())('Kubernetes adapter against a real API server', () => {
   const server = useOwnApiServer({ apiserverArgs: ['--watch-cache=false'] });
@@ -273,5 +275,52 @@ describe.skipIf(!envtestAvailable())('Kubernetes adapter against a real API serv
     await vi.waitFor(async () => expect(await cluster.getJob('backup-alpha-1')).toBeUndefined(), { timeout: 10_000 });
     await vi.waitFor(() => expect(events.at(-1)?.[0]).toBe('DELETED'), { timeout: 10_000 });
     watch.stop();
+  });
+
+  it('streams a pod log through the API server from the node\'s kubelet: stamped lines, sinceTime, tailLines, following', async () => {
+    const kubelet = await FakeKubelet.start();
+    try {
+      await kubelet.registerNode(admin, 'kubelet-node');
+      const pod = podName('theta');
+      await core.createNamespacedPod({
+        namespace: NS,
+        body: { metadata: { name: pod }, spec: { nodeName: 'kubelet-node', automountServiceAccountToken: false, containers: [{ name: 'server', image: 'x' }] } },
+      });
+      const signal = new AbortController().signal;
+      const collect = async (lines: AsyncIterable<PodLogLine>) => {
+        const out: PodLogLine[] = [];
+        for await (const line of lines) out.push(line);
+        return out;
+      };
+      kubelet.setWaiting(NS, pod, 'server', true);
+      await expect(collect(cluster.podLogs('theta', { follow: false, signal }))).rejects.toBeInstanceOf(ClusterNoPodError); // ContainerCreating: 400
+      await expect(collect(cluster.podLogs('nobody', { follow: false, signal }))).rejects.toBeInstanceOf(ClusterNoPodError); // 404
+      kubelet.setWaiting(NS, pod, 'server', false);
+      kubelet.appendLog(NS, pod, 'server', 'Starting minecraft server', new Date('2026-01-01T00:00:00.100Z'));
+      kubelet.appendLog(NS, pod, 'server', 'Done (3.2s)! For help, type "help"', new Date('2026-01-01T00:00:01.250Z'));
+      const abort = new AbortController();
+      const seen: PodLogLine[] = [];
+      const reading = (async () => {
+        for await (const line of cluster.podLogs('theta', { follow: true, sinceTime: new Date('2026-01-01T00:00:01.900Z'), signal: abort.signal })) {
+          seen.push(line);
+          if (seen.length === 2) abort.abort();
+        }
+      })();
+      await vi.waitFor(() => expect(seen).toHaveLength(1), { timeout: 10_000 });
+      expect(await collect(cluster.podLogs('theta', { follow: false, signal, tailLines: 1 }))).toEqual([seen[0]]);
+      kubelet.appendLog(NS, pod, 'server', '<Steve> hello', new Date('2026-01-01T00:00:02.000Z'));
+      await reading;
+      expect(seen).toEqual([
+        { time: new Date('2026-01-01T00:00:01.250Z'), line: 'Done (3.2s)! For help, type "help"' },
+        { time: new Date('2026-01-01T00:00:02.000Z'), line: '<Steve> hello' },
+      ]);
+      // A lone carriage return (a progress bar) stays inside its stamped line, through the API server too.
+      kubelet.appendLog(NS, pod, 'server', 'Preparing spawn area: 40%\rPreparing spawn area: 80%', new Date('2026-01-01T00:00:03.000Z'));
+      expect(await collect(cluster.podLogs('theta', { follow: false, signal, tailLines: 1 }))).toEqual([
+        { time: new Date('2026-01-01T00:00:03.000Z'), line: 'Preparing spawn area: 40%\rPreparing spawn area: 80%' },
+      ]);
+    } finally {
+      await kubelet.close();
+    }
   });
 });
