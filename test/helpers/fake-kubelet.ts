@@ -22,7 +22,7 @@ interface Line {
 export class FakeKubelet {
   readonly #lines = new Map<string, Line[]>();
   readonly #followers = new Map<string, Set<(line: Line | undefined) => void>>();
-  readonly #waiting = new Set<string>();
+  readonly #states = new Map<string, 'waiting' | 'running' | 'terminated'>();
 
   private constructor(
     private readonly server: Server,
@@ -61,11 +61,15 @@ export class FakeKubelet {
     });
   }
 
-  /** The container has not started: its log is refused with 400, as a kubelet does. */
-  setWaiting(namespace: string, pod: string, container: string, waiting: boolean): void {
+  /**
+   * A container's state as this kubelet knows it (running when never set): a waiting one's log is
+   * refused with 400, as a kubelet does; a terminated one's log is what it wrote, and a followed
+   * read of it ends.
+   */
+  setState(namespace: string, pod: string, container: string, state: 'waiting' | 'running' | 'terminated'): void {
     const key = `${namespace}/${pod}/${container}`;
-    if (waiting) this.#waiting.add(key);
-    else this.#waiting.delete(key);
+    this.#states.set(key, state);
+    if (state === 'terminated') for (const follower of this.#followers.get(key) ?? []) follower(undefined);
   }
 
   /** The container writes a line (seen by followers at once). */
@@ -89,7 +93,8 @@ export class FakeKubelet {
       return;
     }
     const key = `${match[1]}/${match[2]}/${match[3]}`;
-    if (this.#waiting.has(key)) {
+    const state = this.#states.get(key) ?? 'running';
+    if (state === 'waiting') {
       res.writeHead(400, { 'content-type': 'text/plain' }).end(`container "${match[3]}" in pod "${match[2]}" is waiting to start: ContainerCreating`);
       return;
     }
@@ -102,7 +107,7 @@ export class FakeKubelet {
     const kept = (this.#lines.get(key) ?? []).filter((l) => l.time.getTime() >= since);
     res.writeHead(200, { 'content-type': 'text/plain' });
     for (const line of Number.isInteger(tail) && !sinceTime ? kept.slice(Math.max(0, kept.length - tail)) : kept) res.write(format(line));
-    if (url.searchParams.get('follow') !== 'true') {
+    if (url.searchParams.get('follow') !== 'true' || state === 'terminated') {
       res.end();
       return;
     }

@@ -292,10 +292,10 @@ describe.skipIf(!envtestAvailable())('Kubernetes adapter against a real API serv
         for await (const line of lines) out.push(line);
         return out;
       };
-      kubelet.setWaiting(NS, pod, 'server', true);
+      kubelet.setState(NS, pod, 'server', 'waiting');
       await expect(collect(cluster.podLogs('theta', { follow: false, signal }))).rejects.toBeInstanceOf(ClusterNoPodError); // ContainerCreating: 400
       await expect(collect(cluster.podLogs('nobody', { follow: false, signal }))).rejects.toBeInstanceOf(ClusterNoPodError); // 404
-      kubelet.setWaiting(NS, pod, 'server', false);
+      kubelet.setState(NS, pod, 'server', 'running');
       kubelet.appendLog(NS, pod, 'server', 'Starting minecraft server', new Date('2026-01-01T00:00:00.100Z'));
       kubelet.appendLog(NS, pod, 'server', 'Done (3.2s)! For help, type "help"', new Date('2026-01-01T00:00:01.250Z'));
       const abort = new AbortController();
