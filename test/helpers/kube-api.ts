@@ -4,6 +4,7 @@ import { AppsV1Api, BatchV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderO
 import { afterAll, beforeAll, inject } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { compactEtcd, envtestAvailable, startEnvtest, type RunningEnvtest } from './envtest.js';
+import type { FakeKubelet } from './fake-kubelet.js';
 import { TcpProxy } from './tcp-proxy.js';
 
 /**
@@ -224,19 +225,31 @@ export class PlayedCluster {
    * Job's Complete or Failed condition (`reason`, e.g. DeadlineExceeded, when it failed; such a Job
    * ends without a pod that reported).
    */
-  async endJob(name: string, end: { succeeded: boolean; message?: string; reason?: string }): Promise<void> {
+  async endJob(
+    name: string,
+    end: { succeeded: boolean; message?: string; reason?: string; log?: string[] },
+    /** Where the pod's log is: its node's FakeKubelet (a Job whose output is read from its log). */
+    logs?: { kubelet: FakeKubelet; node: string },
+  ): Promise<void> {
     const batch = this.admin.makeApiClient(BatchV1Api);
     const namespace = this.namespace;
     const job = await batch.readNamespacedJob({ name, namespace });
     const template = job.spec!.template;
     const now = new Date(Math.floor(Date.now() / 1000) * 1000);
-    if (end.message !== undefined || end.reason !== 'DeadlineExceeded') {
+    if (end.message !== undefined || end.log !== undefined || end.reason !== 'DeadlineExceeded') {
       const podName = `${name}-${Math.random().toString(36).slice(2, 7)}`;
       const container = template.spec!.containers[0]!.name;
       await this.#core.createNamespacedPod({
         namespace,
-        body: { metadata: { name: podName, labels: { ...template.metadata?.labels, 'job-name': name } }, spec: template.spec! },
+        body: {
+          metadata: { name: podName, labels: { ...template.metadata?.labels, 'job-name': name } },
+          spec: { ...template.spec!, ...(logs ? { nodeName: logs.node } : {}) },
+        },
       });
+      if (logs) {
+        for (const line of end.log ?? []) logs.kubelet.appendLog(namespace, podName, container, line);
+        logs.kubelet.setState(namespace, podName, container, 'terminated');
+      }
       const pod = await this.#core.readNamespacedPod({ name: podName, namespace });
       pod.status = {
         phase: end.succeeded ? 'Succeeded' : 'Failed',
