@@ -216,19 +216,6 @@ export class KubeStandIn {
     this.#delete(c, namespace, name);
   }
 
-  /** The kubelet's part: the pod runs and its container reports ready (or not). */
-  setPodReady(namespace: string, name: string, ready: boolean, podIP = '127.0.0.1'): void {
-    const pod = this.get('pods', namespace, name);
-    if (!pod) throw new Error(`no pod ${namespace}/${name}`);
-    pod.status = {
-      phase: 'Running',
-      podIP,
-      conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
-      containerStatuses: [{ name: 'server', ready, restartCount: 0, state: { running: { startedAt: new Date().toISOString() } } }],
-    };
-    this.put('pods', pod);
-  }
-
   /**
    * The Job controller's and the kubelet's part when a Job's one container ends: a pod from the
    * Job's template whose container terminated with `message` (its termination message) after
@@ -270,29 +257,6 @@ export class KubeStandIn {
     lines.push(entry);
     this.#logs.set(key, lines);
     for (const follower of this.#logFollowers.get(key) ?? []) follower(entry);
-  }
-
-  /**
-   * The kubelet's part for a pod of steps (a Job's): one container starts running or ends with an
-   * exit code, in the pod's `initContainerStatuses` or `containerStatuses`. An ended container's
-   * followed log ends, as the API server's does.
-   */
-  setContainerState(namespace: string, pod: string, container: string, state: 'running' | { exitCode: number }): void {
-    const object = this.get('pods', namespace, pod);
-    if (!object) throw new Error(`no pod ${namespace}/${pod}`);
-    const spec = object.spec as { initContainers?: Array<{ name: string }> } | undefined;
-    const field = spec?.initContainers?.some((c) => c.name === container) ? 'initContainerStatuses' : 'containerStatuses';
-    const status = { ...(object.status ?? {}) } as Record<string, unknown>;
-    const now = new Date().toISOString();
-    const entry =
-      state === 'running'
-        ? { name: container, ready: false, restartCount: 0, state: { running: { startedAt: now } } }
-        : { name: container, ready: false, restartCount: 0, state: { terminated: { exitCode: state.exitCode, reason: state.exitCode === 0 ? 'Completed' : 'Error', finishedAt: now } } };
-    const others = ((status[field] as Array<{ name: string }> | undefined) ?? []).filter((c) => c.name !== container);
-    status[field] = [...others, entry];
-    status.phase ??= 'Running';
-    this.put('pods', { ...object, status });
-    if (state !== 'running') this.#endFollowers(logKey(objectKey(namespace, pod), container));
   }
 
   #endFollowers(key: string): void {
