@@ -23,7 +23,6 @@ function heapUsed(): number {
 }
 
 const standIn = await KubeStandIn.start();
-standIn.eventWindow = UPDATES + SERVERS + 10;
 standIn.defineCustomResource(DEFAULT_CRD.group, DEFAULT_CRD.version, DEFAULT_CRD.plural, 'MinecraftServer');
 for (let i = 0; i < SERVERS; i += 1) {
   const name = `s${i}`;

@@ -3,12 +3,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 
 /**
- * An HTTP stand-in of the Kubernetes API server on 127.0.0.1, speaking its wire format: resource
- * paths, list objects with `metadata.resourceVersion`, `?watch=true` streams of newline-delimited
- * events (BOOKMARK when asked, an in-stream 410 ERROR for an expired version), 409 on a stale
- * `metadata.resourceVersion`, merge and JSON patches, the status subresource, pod logs
- * (`follow`, `sinceTime`, `timestamps`), and the StatefulSet controller's part (a pod `<name>-0`
- * per replica). Tests play the kubelet: they mark pods ready and append log lines.
+ * An HTTP stand-in of the Kubernetes API server on 127.0.0.1, for what the real one
+ * (test/helpers/envtest.ts, with no kubelet) cannot be made to show: a failure injected into one
+ * request (`failNext`), and containers' logs (`follow`, `sinceTime`, `timestamps`) that a test
+ * writes line by line, with the pods and Jobs around them (`endJob`, `setContainerState`). It speaks
+ * enough of the wire format for the suites that need those (resource paths, lists, watches from a
+ * version, 409 on a stale `metadata.resourceVersion`, merge patches, the status
+ * subresource). Everything else the adapter does is tested against the real API server:
+ * create, watch, conflicts, 410 Gone after compaction, server-side apply, RBAC, a dropped watch.
  */
 
 type KubeObject = {
@@ -49,7 +51,6 @@ interface Watcher {
   selector: Selector;
   fieldName: string | undefined;
   res: ServerResponse;
-  bookmarks: boolean;
 }
 
 interface LogLine {
@@ -65,7 +66,6 @@ const BUILT_IN: Collection[] = [
   { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false },
   { group: 'apps', version: 'v1', plural: 'statefulsets', kind: 'StatefulSet', namespaced: true },
   { group: 'batch', version: 'v1', plural: 'jobs', kind: 'Job', namespaced: true },
-  { group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease', namespaced: true },
 ];
 
 const apiVersionOf = (c: Collection) => (c.group ? `${c.group}/${c.version}` : c.version);
@@ -139,42 +139,17 @@ function mergePatch(target: unknown, patch: unknown): unknown {
   return base;
 }
 
-/** RFC 6902 JSON patch: the operations Kubernetes clients send (add, replace, remove, test). */
-function jsonPatch(target: KubeObject, ops: Array<{ op: string; path: string; value?: unknown }>): KubeObject {
-  const doc = structuredClone(target) as Record<string, unknown>;
-  for (const { op, path, value } of ops) {
-    const parts = path.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-    const last = parts.pop()!;
-    let parent: Record<string, unknown> = doc;
-    for (const part of parts) {
-      if (parent[part] === undefined && op === 'add') parent[part] = {};
-      parent = parent[part] as Record<string, unknown>;
-      if (parent === undefined) throw new StatusError(422, 'Invalid', `path ${path} does not exist`);
-    }
-    if (op === 'test' && JSON.stringify(parent[last]) !== JSON.stringify(value)) {
-      throw new StatusError(422, 'Invalid', `test of ${path} failed`);
-    }
-    if (op === 'add' || op === 'replace') parent[last] = value;
-    else if (op === 'remove') delete parent[last];
-  }
-  return doc as KubeObject;
-}
-
 function formatTime(time: Date): string {
   // RFC3339Nano as the kubelet writes it: nanosecond digits after the second.
   return time.toISOString().replace(/\.(\d{3})Z$/, '.$1000000Z');
 }
 
 export class KubeStandIn {
-  readonly requests: Array<{ method: string; path: string; query: string }> = [];
-  /** Events older than this many are forgotten: a watch from before them gets 410 Gone. */
-  eventWindow = 1_000;
   port = 0;
   readonly #server: Server;
   readonly #collections = new Map<string, Collection>();
   readonly #objects = new Map<string, Map<string, KubeObject>>();
   readonly #events = new Map<string, StoredEvent[]>();
-  readonly #oldestRv = new Map<string, number>();
   readonly #watchers = new Set<Watcher>();
   readonly #sockets = new Set<Socket>();
   readonly #logs = new Map<string, LogLine[]>();
@@ -214,38 +189,6 @@ export class KubeStandIn {
     this.#collections.set(`${group}/${plural}`, { group, version, plural, kind, namespaced: true });
   }
 
-  /** Ends every open watch stream mid-flight (a dropped connection, an API server restart). */
-  killWatches(): number {
-    const count = this.#watchers.size;
-    for (const watcher of this.#watchers) watcher.res.socket?.destroy();
-    this.#watchers.clear();
-    return count;
-  }
-
-  /** Forgets every stored event: any watch that resumes from an older version gets 410 Gone. */
-  compact(): void {
-    for (const key of this.#events.keys()) {
-      this.#events.set(key, []);
-      this.#oldestRv.set(key, this.#rv);
-    }
-  }
-
-  /** Sends a BOOKMARK with the current version to every watch that asked for bookmarks. */
-  bookmark(): void {
-    for (const watcher of this.#watchers) {
-      if (!watcher.bookmarks) continue;
-      const c = this.#collections.get(watcher.key)!;
-      this.#write(watcher, {
-        type: 'BOOKMARK',
-        object: { apiVersion: apiVersionOf(c), kind: c.kind, metadata: { resourceVersion: String(this.#rv) } },
-      });
-    }
-  }
-
-  get openWatches(): number {
-    return this.#watchers.size;
-  }
-
   /** The next `count` requests of `method` under `pathPrefix` are answered with `status`. */
   failNext(method: string, pathPrefix: string, status: number, count = 1): void {
     for (let i = 0; i < count; i += 1) this.#failNext.push({ method, pathPrefix, status });
@@ -271,19 +214,6 @@ export class KubeStandIn {
   remove(plural: string, namespace: string | undefined, name: string, group = this.#groupOf(plural)): void {
     const c = this.#collection(`${group}/${plural}`);
     this.#delete(c, namespace, name);
-  }
-
-  /** The kubelet's part: the pod runs and its container reports ready (or not). */
-  setPodReady(namespace: string, name: string, ready: boolean, podIP = '127.0.0.1'): void {
-    const pod = this.get('pods', namespace, name);
-    if (!pod) throw new Error(`no pod ${namespace}/${name}`);
-    pod.status = {
-      phase: 'Running',
-      podIP,
-      conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
-      containerStatuses: [{ name: 'server', ready, restartCount: 0, state: { running: { startedAt: new Date().toISOString() } } }],
-    };
-    this.put('pods', pod);
   }
 
   /**
@@ -329,29 +259,6 @@ export class KubeStandIn {
     for (const follower of this.#logFollowers.get(key) ?? []) follower(entry);
   }
 
-  /**
-   * The kubelet's part for a pod of steps (a Job's): one container starts running or ends with an
-   * exit code, in the pod's `initContainerStatuses` or `containerStatuses`. An ended container's
-   * followed log ends, as the API server's does.
-   */
-  setContainerState(namespace: string, pod: string, container: string, state: 'running' | { exitCode: number }): void {
-    const object = this.get('pods', namespace, pod);
-    if (!object) throw new Error(`no pod ${namespace}/${pod}`);
-    const spec = object.spec as { initContainers?: Array<{ name: string }> } | undefined;
-    const field = spec?.initContainers?.some((c) => c.name === container) ? 'initContainerStatuses' : 'containerStatuses';
-    const status = { ...(object.status ?? {}) } as Record<string, unknown>;
-    const now = new Date().toISOString();
-    const entry =
-      state === 'running'
-        ? { name: container, ready: false, restartCount: 0, state: { running: { startedAt: now } } }
-        : { name: container, ready: false, restartCount: 0, state: { terminated: { exitCode: state.exitCode, reason: state.exitCode === 0 ? 'Completed' : 'Error', finishedAt: now } } };
-    const others = ((status[field] as Array<{ name: string }> | undefined) ?? []).filter((c) => c.name !== container);
-    status[field] = [...others, entry];
-    status.phase ??= 'Running';
-    this.put('pods', { ...object, status });
-    if (state !== 'running') this.#endFollowers(logKey(objectKey(namespace, pod), container));
-  }
-
   #endFollowers(key: string): void {
     for (const follower of this.#logFollowers.get(key) ?? []) follower({ time: new Date(0), line: '\u0000end' });
   }
@@ -382,10 +289,6 @@ export class KubeStandIn {
     const events = this.#events.get(key) ?? [];
     const rv = Number(object.metadata.resourceVersion);
     events.push({ type, object: structuredClone(object), rv });
-    if (events.length > this.eventWindow) {
-      const dropped = events.splice(0, events.length - this.eventWindow);
-      this.#oldestRv.set(key, dropped.at(-1)!.rv);
-    }
     this.#events.set(key, events);
     for (const watcher of this.#watchers) {
       if (watcher.key === key && matches(object, watcher.namespace, watcher.selector, watcher.fieldName)) {
@@ -416,7 +319,6 @@ export class KubeStandIn {
     };
     store.set(key, object);
     this.#record(c, 'ADDED', object);
-    this.#afterWrite(c, object);
     return object;
   }
 
@@ -457,7 +359,6 @@ export class KubeStandIn {
     if (!c.namespaced) delete next.metadata.namespace;
     store.set(key, next);
     this.#record(c, 'MODIFIED', next);
-    this.#afterWrite(c, next);
     return next;
   }
 
@@ -479,44 +380,7 @@ export class KubeStandIn {
         this.#logs.delete(stream);
       }
     }
-    if (c.plural === 'pods' || c.plural === 'statefulsets') this.#reconcileStatefulSets();
     return gone;
-  }
-
-  #afterWrite(c: Collection, _object: KubeObject): void {
-    if (c.plural === 'statefulsets') this.#reconcileStatefulSets();
-  }
-
-  /** The StatefulSet controller: pod `<name>-<i>` for each replica, removed when scaled down. */
-  #reconcileStatefulSets(): void {
-    const pods = this.#collection('/pods');
-    const sets = this.#objects.get('apps/statefulsets') ?? new Map<string, KubeObject>();
-    const podStore = this.#store(pods);
-    for (const set of sets.values()) {
-      const replicas = Number(set.spec?.replicas ?? 1);
-      const template = (set.spec?.template ?? {}) as { metadata?: { labels?: Record<string, string> }; spec?: unknown };
-      for (let i = 0; i < replicas; i += 1) {
-        const name = `${set.metadata.name}-${i}`;
-        if (podStore.has(objectKey(set.metadata.namespace, name))) continue;
-        this.#create(pods, set.metadata.namespace, {
-          metadata: {
-            name,
-            namespace: set.metadata.namespace,
-            labels: { ...template.metadata?.labels, 'statefulset.kubernetes.io/pod-name': name },
-            ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: set.metadata.name, uid: set.metadata.uid }],
-          },
-          spec: structuredClone(template.spec) as Record<string, unknown>,
-          status: { phase: 'Pending' },
-        });
-      }
-    }
-    for (const pod of [...podStore.values()]) {
-      const owner = (pod.metadata.ownerReferences as Array<{ kind: string; name: string }> | undefined)?.find((o) => o.kind === 'StatefulSet');
-      if (!owner) continue;
-      const set = sets.get(objectKey(pod.metadata.namespace, owner.name));
-      const index = Number(pod.metadata.name.slice(owner.name.length + 1));
-      if (!set || index >= Number(set.spec?.replicas ?? 1)) this.#delete(pods, pod.metadata.namespace, pod.metadata.name);
-    }
   }
 
   #write(watcher: Watcher, event: unknown): void {
@@ -525,7 +389,6 @@ export class KubeStandIn {
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://stand-in');
-    this.requests.push({ method: req.method ?? 'GET', path: url.pathname, query: url.search });
     try {
       const failure = this.#failNext.findIndex((f) => f.method === req.method && url.pathname.startsWith(f.pathPrefix));
       if (failure >= 0) {
@@ -586,8 +449,7 @@ export class KubeStandIn {
       if (!existing) throw new StatusError(404, 'NotFound', `${c.plural} "${name}" not found`);
       const type = String(req.headers['content-type'] ?? '').split(';')[0];
       let next: KubeObject;
-      if (type === 'application/json-patch+json') next = jsonPatch(existing, body as Array<{ op: string; path: string; value?: unknown }>);
-      else if (type === 'application/merge-patch+json' || type === 'application/strategic-merge-patch+json') {
+      if (type === 'application/merge-patch+json' || type === 'application/strategic-merge-patch+json') {
         next = mergePatch(existing, body) as KubeObject;
         // A merge patch carries a resourceVersion only when the client wants the precondition.
         const sent = (body as KubeObject).metadata?.resourceVersion;
@@ -618,18 +480,11 @@ export class KubeStandIn {
       selector: parseSelector(url.searchParams.get('labelSelector')),
       fieldName: fieldSelector?.startsWith('metadata.name=') ? fieldSelector.slice('metadata.name='.length) : undefined,
       res,
-      bookmarks: url.searchParams.get('allowWatchBookmarks') === 'true',
     };
     res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
     const from = url.searchParams.get('resourceVersion');
     if (from && from !== '0') {
       const since = Number(from);
-      if (since < (this.#oldestRv.get(key) ?? 0)) {
-        // The real server answers 200 and one ERROR event carrying a 410 Status, then ends the stream.
-        this.#write(watcher, { type: 'ERROR', object: statusObject(new StatusError(410, 'Expired', `too old resource version: ${since} (${this.#oldestRv.get(key)})`)) });
-        res.end();
-        return;
-      }
       for (const event of this.#events.get(key) ?? []) {
         if (event.rv > since && matches(event.object, namespace, watcher.selector, watcher.fieldName)) {
           this.#write(watcher, { type: event.type, object: event.object });

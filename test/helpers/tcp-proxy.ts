@@ -73,6 +73,13 @@ export class TcpProxy {
     for (const relay of this.#relays) relay.flush();
   }
 
+  /** Drops every open connection at once (a connection lost mid-stream); new ones pass. */
+  cut(): number {
+    const count = this.#sockets.size / 2;
+    for (const s of [...this.#sockets]) s.destroy();
+    return count;
+  }
+
   async close(): Promise<void> {
     for (const s of this.#sockets) s.destroy();
     await new Promise((resolve) => this.server.close(resolve));

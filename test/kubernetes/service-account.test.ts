@@ -285,3 +285,39 @@ describe.skipIf(!realApiServer())('the service account with a verb taken from it
     await cluster.close();
   });
 });
+
+/**
+ * The Role without `patch` on StatefulSets: the controller writes them by server-side apply (a
+ * patch), so its pass makes no StatefulSet and says why; this is how the controller's tests above
+ * fail when the Role lacks a verb they use.
+ */
+describe.skipIf(!realApiServer())('the service account whose Role cannot patch StatefulSets', () => {
+  const api = useApiNamespace('felis-nopatch');
+
+  it('cannot apply a StatefulSet: the pass logs the 403 and leaves no set', async () => {
+    const { kubeConfig: admin, namespace } = api();
+    await applyManifest(admin, 'crd.yaml');
+    await applyServiceRbac(admin, namespace, (rules) =>
+      rules.map((rule) => (rule.resources.includes('statefulsets') ? { ...rule, verbs: rule.verbs.filter((verb) => verb !== 'patch') } : rule)),
+    );
+    const cluster = new KubernetesCluster({ kubeConfig: await eventually(() => serviceAccountKubeConfig(admin, namespace), 'token'), namespace });
+    await eventually(() => cluster.listServers(), 'list as the service account');
+    await cluster.createServer(spec('zeta'));
+    const captured = captureLog();
+    const clock = new ManualClock('2026-06-01T12:00:00.000Z');
+    const controller = new LifecycleController({
+      cluster,
+      lock: new Leadership({ db: database().db, clock, replica: 'a' }, { name: `lifecycle-${namespace}` }),
+      rcon: () => Promise.reject(new Error('no RCON in this test')),
+      clock,
+      log: captured.log,
+    });
+    await controller.tick();
+    const failed = captured.lines().find((l) => l.msg === 'lifecycle controller: reconcile failed');
+    expect(failed).toMatchObject({ level: 'warn', server: 'zeta' });
+    expect(JSON.stringify(failed)).toContain('403');
+    await expect(admin.makeApiClient(AppsV1Api).readNamespacedStatefulSet({ name: 'zeta', namespace })).rejects.toMatchObject({ code: 404 });
+    await controller.stop();
+    await cluster.close();
+  });
+});

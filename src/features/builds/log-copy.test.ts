@@ -2,16 +2,16 @@ import { asc, eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDeps, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
-import { KubeStandIn } from '../../../test/helpers/kube-stand-in.js';
+import { CoreV1Api, type V1ContainerStatus } from '@kubernetes/client-node';
+import { FakeKubelet } from '../../../test/helpers/fake-kubelet.js';
+import { PlayedCluster, realApiServer, useApiNamespace } from '../../../test/helpers/kube-api.js';
 import { createUser } from '../../../test/helpers/sessions.js';
 import { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js';
-import { kubeConfigFor } from '../../adapters/cluster/kubernetes/kubeconfig.js';
 import { Leadership } from '../../coordination/index.js';
 import { buildLogLines, builds } from '../../db/schema/builds.js';
 import { BuildLogCopier, type BuildLogCopyOptions } from './log-copy.js';
 import { insertBuild, moveBuild } from './service.js';
 
-const NS = 'felis';
 /** How long a copy may take to settle: rounds run every 20 ms, but a loaded machine is slow. */
 const SETTLE = { timeout: 15_000, interval: 20 };
 const STEPS = { init: ['fetch', 'build', 'scan'], main: ['report'] };
@@ -19,16 +19,29 @@ const STEPS = { init: ['fetch', 'build', 'scan'], main: ['report'] };
 /** A replica's lead as the copier sees it, held while `leads` says so. */
 const leadsWhile = (leads: () => boolean): BuildLogCopyOptions['leadership'] => ({ acquire: async () => leads(), holds: leads, release: async () => undefined });
 
-describe('copying a build pod’s steps into the build log (Kubernetes)', () => {
+/**
+ * On the run's real API server: the build pod is bound to a node whose kubelet is a FakeKubelet, so
+ * each step's log is read through the API server's log proxy; the test writes the pod's container
+ * statuses as the kubelet would.
+ */
+describe.skipIf(!realApiServer())('copying a build pod’s steps into the build log (Kubernetes)', () => {
   const database = useTestDatabase();
-  let standIn: KubeStandIn;
+  const api = useApiNamespace('felis-logs');
+  let NS: string;
+  let core: CoreV1Api;
+  let kubelet: FakeKubelet;
   let cluster: KubernetesCluster;
   let deps: TestDeps;
   const copiers: BuildLogCopier[] = [];
 
   beforeAll(async () => {
-    standIn = await KubeStandIn.start();
-    cluster = new KubernetesCluster({ kubeConfig: kubeConfigFor(standIn.url), namespace: NS });
+    const { kubeConfig: admin } = api();
+    ({ namespace: NS } = api());
+    core = admin.makeApiClient(CoreV1Api);
+    await new PlayedCluster(admin, NS).prepareNamespace();
+    kubelet = await FakeKubelet.start();
+    await kubelet.registerNode(admin, `${NS}-kubelet`);
+    cluster = new KubernetesCluster({ kubeConfig: admin, namespace: NS });
     deps = createTestDeps(database());
   });
 
@@ -37,8 +50,9 @@ describe('copying a build pod’s steps into the build log (Kubernetes)', () => 
   });
 
   afterAll(async () => {
-    await cluster.close();
-    await standIn.close();
+    await cluster?.close();
+    await kubelet?.close();
+    await core?.deleteNode({ name: `${NS}-kubelet` }).catch(() => undefined);
   });
 
   function copier(options: Partial<BuildLogCopyOptions> = {}): BuildLogCopier {
@@ -55,18 +69,48 @@ describe('copying a build pod’s steps into the build log (Kubernetes)', () => 
     const pod = `felis-build-${row.id.slice(0, 8)}-abcde`;
     await deps.database.db.update(builds).set({ jobName: `felis-build-${row.id.slice(0, 8)}` }).where(eq(builds.id, row.id));
     await moveBuild(deps, row.id, 'building');
-    standIn.put('pods', {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: pod, namespace: NS, labels: { 'felis.dev/build-id': row.id } },
-      spec: { initContainers: STEPS.init.map((name) => ({ name })), containers: STEPS.main.map((name) => ({ name })) },
-      status: { phase: 'Pending' },
+    await core.createNamespacedPod({
+      namespace: NS,
+      body: {
+        metadata: { name: pod, labels: { 'felis.dev/build-id': row.id } },
+        spec: {
+          nodeName: `${NS}-kubelet`,
+          automountServiceAccountToken: false,
+          restartPolicy: 'Never',
+          initContainers: STEPS.init.map((name) => ({ name, image: 'x' })),
+          containers: STEPS.main.map((name) => ({ name, image: 'x' })),
+        },
+      },
     });
+    for (const step of [...STEPS.init, ...STEPS.main]) kubelet.setState(NS, pod, step, 'waiting');
     let second = 0;
     const write = (step: string, ...lines: string[]) => {
-      for (const line of lines) standIn.appendLog(NS, pod, line, new Date(Date.UTC(2026, 10, 23, 12, 0, second++)), step);
+      for (const line of lines) kubelet.appendLog(NS, pod, step, line, new Date(Date.UTC(2026, 10, 23, 12, 0, second++)));
     };
-    return { id: row.id, pod, write, state: (step: string, state: 'running' | { exitCode: number }) => standIn.setContainerState(NS, pod, step, state) };
+    /** The kubelet's part: one step starts running or ends with an exit code, in the pod's status. */
+    const state = async (step: string, next: 'running' | { exitCode: number }) => {
+      const current = await core.readNamespacedPod({ name: pod, namespace: NS });
+      const field = STEPS.init.includes(step) ? 'initContainerStatuses' : 'containerStatuses';
+      const now = new Date(Math.floor(Date.now() / 1000) * 1000);
+      const entry: V1ContainerStatus = {
+        name: step,
+        image: 'x',
+        imageID: '',
+        ready: false,
+        restartCount: 0,
+        state:
+          next === 'running'
+            ? { running: { startedAt: now } }
+            : { terminated: { exitCode: next.exitCode, reason: next.exitCode === 0 ? 'Completed' : 'Error', finishedAt: now } },
+      };
+      const status = current.status ?? {};
+      status[field] = [...(status[field] ?? []).filter((c) => c.name !== step), entry];
+      status.phase ??= 'Running';
+      current.status = status;
+      await core.replaceNamespacedPodStatus({ name: pod, namespace: NS, body: current });
+      kubelet.setState(NS, pod, step, next === 'running' ? 'running' : 'terminated');
+    };
+    return { id: row.id, pod, write, state };
   }
 
   const storedLog = async (id: string) =>
@@ -75,21 +119,21 @@ describe('copying a build pod’s steps into the build log (Kubernetes)', () => 
   it('copies every step in order, following the running one, with the step’s name and the runtime’s time', async () => {
     const build = await buildWithPod();
     build.write('fetch', 'fetching context', 'context ok');
-    build.state('fetch', { exitCode: 0 });
-    build.state('build', 'running');
+    await build.state('fetch', { exitCode: 0 });
+    await build.state('build', 'running');
     build.write('build', 'STEP 1/2: FROM scratch');
     copier();
     await vi.waitFor(async () => expect(await storedLog(build.id)).toEqual(['[fetch] fetching context', '[fetch] context ok', '[build] STEP 1/2: FROM scratch']), SETTLE);
 
     build.write('build', 'STEP 2/2: COPY . /', 'built\rimage.tar written');
     await vi.waitFor(async () => expect((await storedLog(build.id)).length).toBe(6), SETTLE);
-    build.state('build', { exitCode: 0 });
-    build.state('scan', 'running');
+    await build.state('build', { exitCode: 0 });
+    await build.state('scan', 'running');
     build.write('scan', '0 vulnerabilities');
-    build.state('scan', { exitCode: 0 });
-    build.state('report', 'running');
+    await build.state('scan', { exitCode: 0 });
+    await build.state('report', 'running');
     build.write('report', 'succeeded');
-    build.state('report', { exitCode: 0 });
+    await build.state('report', { exitCode: 0 });
     await vi.waitFor(
       async () =>
         expect(await storedLog(build.id)).toEqual([
@@ -110,14 +154,14 @@ describe('copying a build pod’s steps into the build log (Kubernetes)', () => 
 
   it('stores each line once when two replicas copy at the same time, and a new copier resumes where the last stopped', async () => {
     const build = await buildWithPod();
-    build.state('fetch', 'running');
+    await build.state('fetch', 'running');
     build.write('fetch', ...Array.from({ length: 50 }, (_, i) => `line ${i}`));
     const first = copier({ batchLines: 7 });
     copier({ batchLines: 3 });
     await vi.waitFor(async () => expect((await storedLog(build.id)).length).toBe(50), SETTLE);
     await first.stop();
     build.write('fetch', 'after the first stopped');
-    build.state('fetch', { exitCode: 0 });
+    await build.state('fetch', { exitCode: 0 });
     copier();
     await vi.waitFor(async () => expect((await storedLog(build.id)).at(-1)).toBe('[fetch] after the first stopped'), SETTLE);
     const lines = await storedLog(build.id);
@@ -127,7 +171,7 @@ describe('copying a build pod’s steps into the build log (Kubernetes)', () => 
   it('copies nothing on a replica that does not lead', async () => {
     const build = await buildWithPod();
     build.write('fetch', 'hello');
-    build.state('fetch', { exitCode: 0 });
+    await build.state('fetch', { exitCode: 0 });
     let leads = false;
     const standby = copier({ leadership: leadsWhile(() => leads) });
     await standby.round();
@@ -140,7 +184,7 @@ describe('copying a build pod’s steps into the build log (Kubernetes)', () => 
   it('copies on one replica at a time: the one that holds the build_logs lead', async () => {
     const build = await buildWithPod();
     build.write('fetch', 'hello');
-    build.state('fetch', { exitCode: 0 });
+    await build.state('fetch', { exitCode: 0 });
     const looked = new Set<string>();
     const replica = (name: string) =>
       copier({
@@ -156,7 +200,7 @@ describe('copying a build pod’s steps into the build log (Kubernetes)', () => 
   it('stops looking at a failed build once the steps that ran are stored', async () => {
     const build = await buildWithPod();
     build.write('fetch', 'context sha256 does not match');
-    build.state('fetch', { exitCode: 1 });
+    await build.state('fetch', { exitCode: 1 });
     await moveBuild(deps, build.id, 'failed', { error: 'the build job failed: BackoffLimitExceeded' });
     const listPods = vi.spyOn(cluster, 'listPods');
     const running = copier();
@@ -171,12 +215,12 @@ describe('copying a build pod’s steps into the build log (Kubernetes)', () => 
 
   it('lets go of a cancelled build whose pod is gone', async () => {
     const build = await buildWithPod();
-    build.state('fetch', 'running');
+    await build.state('fetch', 'running');
     build.write('fetch', 'fetching');
     copier();
     await vi.waitFor(async () => expect(await storedLog(build.id)).toEqual(['[fetch] fetching']), SETTLE);
     await moveBuild(deps, build.id, 'cancelled');
-    standIn.remove('pods', NS, build.pod);
+    await core.deleteNamespacedPod({ name: build.pod, namespace: NS, gracePeriodSeconds: 0 });
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await storedLog(build.id)).toEqual(['[fetch] fetching']);
     expect(deps.captured.lines().filter((line) => line.level === 'warn' && String(line.msg).startsWith('build log copy'))).toEqual([]);

@@ -5,6 +5,8 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDeps, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { applyServiceRbac, PlayedCluster, realApiServer, serviceAccountKubeConfig, useApiNamespace } from '../../../test/helpers/kube-api.js';
 import { KubeStandIn } from '../../../test/helpers/kube-stand-in.js';
 import { addServer } from '../../../test/helpers/servers.js';
 import { createUser } from '../../../test/helpers/sessions.js';
@@ -22,26 +24,19 @@ import { reclaimIdleWorlds } from './reclaim/service.js';
 import { KubernetesWorldJobRunner, worldJobName } from '../../adapters/cluster/kubernetes/world-jobs.js';
 import { JobTracker } from './runtime.js';
 
-const NS = 'felis';
 const JOB_ID = '0b6f8f8e-5f0c-4d5e-9a4b-3c2d1e0f9a8b';
+const database = useTestDatabase();
+const tempDir = useTempDir();
 
-describe('world jobs as Kubernetes Jobs (API stand-in)', () => {
-  const database = useTestDatabase();
-  const tempDir = useTempDir();
-  let standIn: KubeStandIn;
-  let client: KubernetesCluster;
-
-  beforeAll(async () => {
-    standIn = await KubeStandIn.start();
-    client = new KubernetesCluster({ kubeConfig: kubeConfigFor(standIn.url), namespace: NS });
-  });
-  afterAll(async () => {
-    await client.close();
-    await standIn.close();
-  });
+/**
+ * The world-job suites' world: a service whose runner makes Jobs through `client` in `namespace`,
+ * and a pod played by the test that runs the real CLI with the Job's own arguments.
+ */
+function worldJobWorld(cluster: () => { client: KubernetesCluster; namespace: string; endJob: (name: string, end: { succeeded: boolean; message?: string; reason?: string }) => Promise<void>; getJob: (name: string) => Promise<{ spec?: unknown } | undefined> }) {
 
   /** A service on "Kubernetes": no local folders, the runner creates Jobs; the "volume" is a local folder the pod sees. */
   async function setUp(signal?: AbortSignal) {
+    const { client, namespace: NS } = cluster();
     const root = tempDir();
     const store = new LocalBackupStore(join(root, 'backups'));
     const deps = createTestDeps(database(), { overrides: { worlds: { store, jobs: new JobTracker() } } });
@@ -55,8 +50,8 @@ describe('world jobs as Kubernetes Jobs (API stand-in)', () => {
   }
 
   async function createdJob(name: string) {
-    return vi.waitFor(() => {
-      const job = standIn.get('jobs', NS, worldJobName(name));
+    return vi.waitFor(async () => {
+      const job = await cluster().getJob(worldJobName(name));
       if (!job) throw new Error('no job yet');
       return job;
     });
@@ -75,13 +70,43 @@ describe('world jobs as Kubernetes Jobs (API stand-in)', () => {
     } finally {
       process.stdout.write = write;
     }
-    standIn.endJob(NS, worldJobName(setup.name), { succeeded: code === 0, message: readFileSync(log, 'utf8') });
+    await cluster().endJob(worldJobName(setup.name), { succeeded: code === 0, message: readFileSync(log, 'utf8') });
   }
 
   async function jobRow(deps: TestDeps, id: string) {
     const [row] = await deps.database.db.select().from(worldJobs).where(eq(worldJobs.id, id));
     return row!;
   }
+
+  return { setUp, createdJob, playPod, jobRow };
+}
+
+/**
+ * On the run's real API server, as the service's own ServiceAccount (its Role must allow every
+ * Job, pod and claim call the runner makes); the test plays the Job controller and the pod.
+ */
+describe.skipIf(!realApiServer())('world jobs as Kubernetes Jobs (real API server)', () => {
+  const api = useApiNamespace('felis-worlds');
+  let admin: KubeConfig;
+  let NS: string;
+  let client: KubernetesCluster;
+  let played: PlayedCluster;
+  beforeAll(async () => {
+    ({ kubeConfig: admin, namespace: NS } = api());
+    await applyServiceRbac(admin, NS);
+    played = new PlayedCluster(admin, NS);
+    await played.prepareNamespace();
+    const kubeConfig = await vi.waitFor(() => serviceAccountKubeConfig(admin, NS), { timeout: 20_000, interval: 100 });
+    client = new KubernetesCluster({ kubeConfig, namespace: NS });
+    await vi.waitFor(() => client.listJobs('felis.dev/none'), { timeout: 20_000, interval: 100 });
+    return () => client.close();
+  });
+  const { setUp, createdJob, playPod, jobRow } = worldJobWorld(() => ({
+    client,
+    namespace: NS,
+    endJob: (name, end) => played.endJob(name, end),
+    getJob: (name) => client.getJob(name),
+  }));
 
   it('backs up through a Job that runs the CLI on the claim; the world stays locked while it runs', async () => {
     const setup = await setUp();
@@ -96,7 +121,7 @@ describe('world jobs as Kubernetes Jobs (API stand-in)', () => {
     const [backup] = await deps.database.db.select().from(worldBackups).where(eq(worldBackups.id, job.backupId!));
     expect(backup).toMatchObject({ status: 'present', corrupt: false, reason: 'manual' });
     expect(backup!.verifiedAt).not.toBeNull();
-    expect(standIn.get('jobs', NS, worldJobName(name))).toBeUndefined();
+    expect(await client.getJob(worldJobName(name))).toBeUndefined();
     expect(await deps.database.db.select().from(leases).where(eq(leases.key, `world:${name}`))).toEqual([]);
   });
 
@@ -120,23 +145,11 @@ describe('world jobs as Kubernetes Jobs (API stand-in)', () => {
     expect(snapJobs.find((j) => j.id !== jobId)).toMatchObject({ kind: 'backup', state: 'succeeded', backupId: snapshot!.id });
   });
 
-  it('reads the Job and its outcome again when the API fails for a while', async () => {
-    const setup = await setUp();
-    const { deps, name } = setup;
-    const { jobId, done } = await startBackup(deps, name, 'someone');
-    await createdJob(name);
-    standIn.failNext('GET', `/apis/batch/v1/namespaces/${NS}/jobs/${worldJobName(name)}`, 503, 2);
-    standIn.failNext('GET', `/api/v1/namespaces/${NS}/pods`, 503, 2);
-    await playPod(setup);
-    await done;
-    expect(await jobRow(deps, jobId)).toMatchObject({ state: 'succeeded' });
-  });
-
   it('fails the job with the Job\'s reason when it ends without reporting (deadline passed)', async () => {
     const { deps, name } = await setUp();
     const { jobId, done } = await startBackup(deps, name, 'someone');
     await createdJob(name);
-    standIn.endJob(NS, worldJobName(name), { succeeded: false, reason: 'DeadlineExceeded' });
+    await played.endJob(worldJobName(name), { succeeded: false, reason: 'DeadlineExceeded' });
     await done;
     const job = await jobRow(deps, jobId);
     expect(job).toMatchObject({ state: 'failed', message: 'failed: the job passed its deadline and was stopped' });
@@ -169,34 +182,76 @@ describe('world jobs as Kubernetes Jobs (API stand-in)', () => {
     expect(job).toMatchObject({ state: 'succeeded' });
     const [backup] = await deps.database.db.select().from(worldBackups).where(eq(worldBackups.id, job.backupId!));
     expect(backup).toMatchObject({ status: 'present', corrupt: false });
-    expect(standIn.get('jobs', NS, worldJobName(name))).toBeUndefined();
+    expect(await client.getJob(worldJobName(name))).toBeUndefined();
     expect(await deps.database.db.select().from(leases).where(eq(leases.key, `world:${name}`))).toEqual([]);
   });
 
   it('refuses a job while a Job of an earlier holder still has the volume, even with no lock', async () => {
     const { deps, name } = await setUp();
-    standIn.put('jobs', { metadata: { name: worldJobName(name), namespace: NS, labels: { 'felis.dev/world-job': JOB_ID } }, spec: {} });
+    await client.createJob({
+      metadata: { name: worldJobName(name), labels: { 'felis.dev/world-job': JOB_ID } },
+      spec: { template: { spec: { restartPolicy: 'Never', automountServiceAccountToken: false, containers: [{ name: 'earlier', image: 'felis:test' }] } } },
+    });
     await expect(startBackup(deps, name, 'someone')).rejects.toMatchObject({ code: 'maintenance_in_progress' });
     expect(await deps.database.db.select().from(leases).where(eq(leases.key, `world:${name}`))).toEqual([]);
-    standIn.remove('jobs', NS, worldJobName(name));
+    await client.deleteJob(worldJobName(name));
   });
 
   it('reclaims an idle world: the Job archives it, and only a verified archive gives the claim back', async () => {
     const setup = await setUp();
     const { deps, name } = setup;
-    const claim = { metadata: { name: `world-${name}-0`, namespace: NS }, spec: {} };
-    standIn.put('persistentvolumeclaims', claim);
+    await admin.makeApiClient(CoreV1Api).createNamespacedPersistentVolumeClaim({
+      namespace: NS,
+      body: { metadata: { name: `world-${name}-0` }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+    });
     const owner = await createUser(deps);
     await claimFor(deps, name, owner.id);
     deps.clock.advance(16 * 24 * 3600_000);
     const reclaiming = reclaimIdleWorlds(deps);
     await playPod(setup);
     expect(await reclaiming).toEqual([name]);
-    expect(standIn.get('persistentvolumeclaims', NS, `world-${name}-0`)).toBeUndefined();
+    // Deleted; the claim's protection finalizer comes off (no pod uses it) and it is gone.
+    await played.releaseDeletedClaims();
+    expect(await client.getPersistentVolumeClaim(`world-${name}-0`)).toBeUndefined();
     const [backup] = await deps.database.db.select().from(worldBackups).where(eq(worldBackups.serverName, name));
     expect(backup).toMatchObject({ reason: 'inactive_15d', status: 'present', corrupt: false, formerOwner: owner.id });
     // No claim, no volume: nothing more to reclaim.
     expect(await reclaimIdleWorlds(deps)).toEqual([]);
+  });
+
+});
+
+const STAND_IN_NS = 'felis';
+
+/** What a real API server cannot be made to do on cue: fail a read (503) for a while. */
+describe('world jobs as Kubernetes Jobs while the API fails (API stand-in)', () => {
+  let standIn: KubeStandIn;
+  let client: KubernetesCluster;
+  beforeAll(async () => {
+    standIn = await KubeStandIn.start();
+    client = new KubernetesCluster({ kubeConfig: kubeConfigFor(standIn.url), namespace: STAND_IN_NS });
+  });
+  afterAll(async () => {
+    await client.close();
+    await standIn.close();
+  });
+  const { setUp, createdJob, playPod, jobRow } = worldJobWorld(() => ({
+    client,
+    namespace: STAND_IN_NS,
+    endJob: async (name, end) => standIn.endJob(STAND_IN_NS, name, end),
+    getJob: async (name) => standIn.get('jobs', STAND_IN_NS, name),
+  }));
+
+  it('reads the Job and its outcome again when the API fails for a while', async () => {
+    const setup = await setUp();
+    const { deps, name } = setup;
+    const { jobId, done } = await startBackup(deps, name, 'someone');
+    await createdJob(name);
+    standIn.failNext('GET', `/apis/batch/v1/namespaces/${STAND_IN_NS}/jobs/${worldJobName(name)}`, 503, 2);
+    standIn.failNext('GET', `/api/v1/namespaces/${STAND_IN_NS}/pods`, 503, 2);
+    await playPod(setup);
+    await done;
+    expect(await jobRow(deps, jobId)).toMatchObject({ state: 'succeeded' });
   });
 
   it('does not judge jobs orphaned while the cluster cannot be read', async () => {
@@ -207,9 +262,9 @@ describe('world jobs as Kubernetes Jobs (API stand-in)', () => {
     stopping.abort();
     await done;
     deps.clock.advance(5 * 60_000);
-    standIn.failNext('GET', `/apis/batch/v1/namespaces/${NS}/jobs`, 503);
+    standIn.failNext('GET', `/apis/batch/v1/namespaces/${STAND_IN_NS}/jobs`, 503);
     await lockSweep(deps);
     expect((await jobRow(deps, jobId)).state).toBe('running');
-    standIn.remove('jobs', NS, worldJobName(name));
+    standIn.remove('jobs', STAND_IN_NS, worldJobName(name));
   });
 });

@@ -11,7 +11,6 @@ import {
   type V1PersistentVolumeClaim,
   type V1Pod,
   type V1Service,
-  type V1PodTemplateSpec,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import { hostname } from 'node:os';
@@ -57,7 +56,7 @@ import {
   type MinecraftServerStatus,
 } from './resource.js';
 import { resumableWatch, type WatchEventType } from './watch.js';
-import { MANAGED_SELECTOR, RCON_PORT, SERVER_CONTAINER } from './workloads.js';
+import { appliedStatefulSet, MANAGED_SELECTOR, RCON_PORT, SERVER_CONTAINER } from './workloads.js';
 import { quantityBytes } from '../quantity.js';
 import { KubernetesWorldFileOps } from './world-files.js';
 import { KubernetesWorldJobRunner } from './world-jobs.js';
@@ -83,8 +82,14 @@ export interface KubernetesClusterOptions {
   sharedWorldVolumes?: boolean;
 }
 
+/**
+ * The one name the service writes under: every object it owns shows it in `metadata.managedFields`
+ * (server-side apply of the workloads, and the merge patches of a server's spec and status).
+ */
+export const FIELD_MANAGER = 'felis-control-plane';
+
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-const jsonPatch = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
+const serverSideApply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 
 function statusOf(err: unknown): number | undefined {
   return err instanceof ApiException ? err.code : undefined;
@@ -243,6 +248,7 @@ export class KubernetesCluster implements ClusterAdapter {
       created = (await this.#custom.createNamespacedCustomObject({
         ...this.#crdParams,
         body: toMinecraftServer(spec, this.crd, this.namespace),
+        fieldManager: FIELD_MANAGER,
       })) as MinecraftServer;
     } catch (err) {
       translate(err, `server ${spec.name}`);
@@ -273,6 +279,7 @@ export class KubernetesCluster implements ClusterAdapter {
           type: 'Opaque',
           stringData: { password },
         },
+        fieldManager: FIELD_MANAGER,
       });
     } catch (err) {
       // A Secret left by an earlier server of this name keeps its password.
@@ -285,7 +292,7 @@ export class KubernetesCluster implements ClusterAdapter {
     // stale; a 409 (the API server's own optimistic-concurrency retry ran out) is simply sent again.
     for (let attempt = 1; ; attempt += 1) {
       try {
-        const params = { ...this.#crdParams, name, body: patch };
+        const params = { ...this.#crdParams, name, body: patch, fieldManager: FIELD_MANAGER };
         return (await (status
           ? this.#custom.patchNamespacedCustomObjectStatus(params, mergePatch)
           : this.#custom.patchNamespacedCustomObject(params, mergePatch))) as MinecraftServer;
@@ -448,6 +455,7 @@ export class KubernetesCluster implements ClusterAdapter {
         reportingComponent: 'felis.dev/lifecycle-controller',
         reportingInstance: hostname(),
       },
+      fieldManager: FIELD_MANAGER,
     });
   }
 
@@ -461,34 +469,32 @@ export class KubernetesCluster implements ClusterAdapter {
     return (await this.#apps.listNamespacedStatefulSet({ namespace: this.namespace, labelSelector })).items;
   }
 
-  async createStatefulSet(body: V1StatefulSet): Promise<V1StatefulSet> {
+  /**
+   * Server-side apply of a StatefulSet as the service's field manager, forced: the service owns
+   * what it sends (a field another manager set, such as an operator's annotation, stays; a field
+   * the service sent before and no longer sends goes), and takes back a field it owns that someone
+   * else changed (`kubectl scale`). Creates the set when there is none.
+   */
+  async applyStatefulSet(body: V1StatefulSet): Promise<V1StatefulSet> {
+    const name = body.metadata?.name ?? '';
     try {
-      return await this.#apps.createNamespacedStatefulSet({ namespace: this.namespace, body });
+      return await this.#apps.patchNamespacedStatefulSet(
+        { name, namespace: this.namespace, body: { ...body, apiVersion: 'apps/v1', kind: 'StatefulSet' }, fieldManager: FIELD_MANAGER, force: true },
+        serverSideApply,
+      );
     } catch (err) {
-      translate(err, `statefulset ${body.metadata?.name}`);
+      translate(err, `statefulset ${name}`);
     }
   }
 
+  /**
+   * Scales a server's existing StatefulSet (ClusterNotFoundError when it has none), keeping the pod
+   * template it carries: an apply of the whole set, as the controller's own writes are.
+   */
   async scaleStatefulSet(name: string, replicas: number): Promise<V1StatefulSet> {
-    try {
-      return await this.#apps.patchNamespacedStatefulSet({ name, namespace: this.namespace, body: { spec: { replicas } } }, mergePatch);
-    } catch (err) {
-      translate(err, `statefulset ${name}`);
-    }
-  }
-
-  /** Replaces the pod template (JSON patch, so a field the spec dropped goes too) and its annotations. */
-  async setStatefulSetTemplate(name: string, template: V1PodTemplateSpec, annotations: Record<string, string>): Promise<V1StatefulSet> {
-    const escape = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
-    const set = await this.getStatefulSet(name);
-    const ops: object[] = [{ op: 'replace', path: '/spec/template', value: template }];
-    if (!set?.metadata?.annotations) ops.push({ op: 'add', path: '/metadata/annotations', value: annotations });
-    else for (const [key, value] of Object.entries(annotations)) ops.push({ op: 'add', path: `/metadata/annotations/${escape(key)}`, value });
-    try {
-      return await this.#apps.patchNamespacedStatefulSet({ name, namespace: this.namespace, body: ops }, jsonPatch);
-    } catch (err) {
-      translate(err, `statefulset ${name}`);
-    }
+    const [server, set] = await Promise.all([this.getServerObject(name), this.getStatefulSet(name)]);
+    if (!set) throw new ClusterNotFoundError(`statefulset ${name} not found`);
+    return this.applyStatefulSet(appliedStatefulSet(server, this.crd, replicas, set, false));
   }
 
   async deleteStatefulSet(name: string): Promise<void> {
@@ -499,11 +505,16 @@ export class KubernetesCluster implements ClusterAdapter {
     return (await this.#core.listNamespacedService({ namespace: this.namespace, labelSelector })).items;
   }
 
-  async createService(body: V1Service): Promise<V1Service> {
+  /** Server-side apply of a Service as the service's field manager, forced (as applyStatefulSet). */
+  async applyService(body: V1Service): Promise<V1Service> {
+    const name = body.metadata?.name ?? '';
     try {
-      return await this.#core.createNamespacedService({ namespace: this.namespace, body });
+      return await this.#core.patchNamespacedService(
+        { name, namespace: this.namespace, body: { ...body, apiVersion: 'v1', kind: 'Service' }, fieldManager: FIELD_MANAGER, force: true },
+        serverSideApply,
+      );
     } catch (err) {
-      translate(err, `service ${body.metadata?.name}`);
+      translate(err, `service ${name}`);
     }
   }
 
@@ -570,7 +581,7 @@ export class KubernetesCluster implements ClusterAdapter {
 
   async createJob(body: V1Job): Promise<V1Job> {
     try {
-      return await this.#batch.createNamespacedJob({ namespace: this.namespace, body });
+      return await this.#batch.createNamespacedJob({ namespace: this.namespace, body, fieldManager: FIELD_MANAGER });
     } catch (err) {
       translate(err, `job ${body.metadata?.name}`);
     }

@@ -16,7 +16,7 @@ import {
   type MinecraftServer,
   type MinecraftServerStatus,
 } from './resource.js';
-import { MANAGED_SELECTOR, serviceFor, specProblem, statefulSetFor, TEMPLATE_HASH_ANNOTATION } from './workloads.js';
+import { appliedStatefulSet, carriesCurrentTemplate, MANAGED_SELECTOR, serviceFor, specProblem } from './workloads.js';
 
 /** An authenticated RCON connection (src/adapters/rcon's client). */
 export interface RconSession {
@@ -170,15 +170,15 @@ export class LifecycleController {
     const { name } = server.metadata;
     const status = server.status ?? {};
     if (server.spec.retired) return this.#retire(server, set, pod);
-    if (!hasService) await cluster.createService(serviceFor(server, cluster.crd));
+    if (!hasService) await cluster.applyService(serviceFor(server, cluster.crd));
     const problem = specProblem(server);
-    if (!set && !problem) set = await cluster.createStatefulSet(statefulSetFor(server, cluster.crd));
+    if (!set && !problem) set = await this.#applySet(server, undefined, 0);
     const phase = status.phase ?? 'Stopped';
 
     if (server.spec.desiredState !== 'Running') {
       if (phase === 'Stopped') return;
       if (phase === 'Running' && pod) await this.#cleanStop(server);
-      if (set && set.spec?.replicas !== 0) await cluster.scaleStatefulSet(name, 0);
+      if (set && set.spec?.replicas !== 0) await this.#applySet(server, set, 0);
       if (pod) return phase === 'Stopping' ? undefined : this.#patch(server, { phase: 'Stopping', ready: false });
       return this.#patch(server, {
         phase: 'Stopped',
@@ -198,10 +198,9 @@ export class LifecycleController {
     const hopeless = problem ?? this.#hopelessPod(pod);
     if (hopeless) return this.#giveUp(server, set, 'InvalidSpec', hopeless);
     if (phase === 'Starting') return this.#superviseStart(server, set, pod);
-    if (phase === 'Running') return this.#superviseRunning(server, pod);
+    if (phase === 'Running') return this.#superviseRunning(server, set, pod);
     // Stopped, Stopping, Unknown, or Failed with budget left: a fresh start, on the spec as it is now.
-    if (set) await this.#rollTemplate(server, set);
-    if (set?.spec?.replicas !== 1) await cluster.scaleStatefulSet(name, 1);
+    await this.#startSet(server, set);
     await this.#event(server, 'Normal', 'Starting', `scaled ${name} to 1 to start it`);
     await this.#patch(server, {
       phase: 'Starting',
@@ -217,16 +216,24 @@ export class LifecycleController {
   }
 
   /**
-   * A spec changed since the StatefulSet was made (image, memory, resources): its pod template is
-   * replaced before the next start, never under a running server. The world volume's size is in
-   * the claim template, which Kubernetes does not let change.
+   * A start: the set at one replica, with the pod template of the spec as it is now. A spec that
+   * changed since the set was made (image, memory, resources) goes into the template here, before
+   * the start, never under a running server. The world volume's size is in the claim template,
+   * which Kubernetes does not let change.
    */
-  async #rollTemplate(server: MinecraftServer, set: V1StatefulSet): Promise<void> {
-    const desired = statefulSetFor(server, this.#o.cluster.crd);
-    const hash = desired.metadata!.annotations![TEMPLATE_HASH_ANNOTATION]!;
-    if (set.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION] === hash) return;
-    await this.#o.cluster.setStatefulSetTemplate(server.metadata.name, desired.spec!.template, { [TEMPLATE_HASH_ANNOTATION]: hash });
-    this.#o.log.info({ server: server.metadata.name, image: server.spec.image }, 'lifecycle controller: the spec change goes into the StatefulSet before this start');
+  async #startSet(server: MinecraftServer, set: V1StatefulSet | undefined): Promise<void> {
+    const rolls = set !== undefined && !carriesCurrentTemplate(server, set);
+    if (!rolls && set?.spec?.replicas === 1) return;
+    await this.#applySet(server, set, 1, true);
+    if (rolls) this.#o.log.info({ server: server.metadata.name, image: server.spec.image }, 'lifecycle controller: the spec change goes into the StatefulSet before this start');
+  }
+
+  /**
+   * The controller's one write of a StatefulSet: server-side apply of the whole set it owns, with
+   * `replicas`; the template is the spec's current one only on a start (`roll`) or a new set.
+   */
+  #applySet(server: MinecraftServer, set: V1StatefulSet | undefined, replicas: number, roll = false): Promise<V1StatefulSet> {
+    return this.#o.cluster.applyStatefulSet(appliedStatefulSet(server, this.#o.cluster.crd, replicas, set, roll));
   }
 
   async #superviseStart(server: MinecraftServer, set: V1StatefulSet | undefined, pod: V1Pod | undefined): Promise<void> {
@@ -240,7 +247,7 @@ export class LifecycleController {
       await cluster.deletePod(`${name}-0`);
       return this.#patch(server, { retryAt: null, startedAt: now.toISOString() });
     }
-    if (set?.spec?.replicas !== 1) await cluster.scaleStatefulSet(name, 1);
+    if (set?.spec?.replicas !== 1) await this.#applySet(server, set, 1);
     if (pod && podRunning(pod)) {
       const probe = await this.#probe(server);
       if (probe.reachable) {
@@ -273,7 +280,7 @@ export class LifecycleController {
     });
   }
 
-  async #superviseRunning(server: MinecraftServer, pod: V1Pod | undefined): Promise<void> {
+  async #superviseRunning(server: MinecraftServer, set: V1StatefulSet | undefined, pod: V1Pod | undefined): Promise<void> {
     const status = server.status ?? {};
     const now = this.#now();
     if (!pod || !podRunning(pod)) {
@@ -288,7 +295,7 @@ export class LifecycleController {
     });
     if (probe.stopped) {
       await this.#o.cluster.patchServerSpec(server.metadata.name, { desiredState: 'Stopped' });
-      await this.#o.cluster.scaleStatefulSet(server.metadata.name, 0);
+      if (set) await this.#applySet(server, set, 0);
       await this.#event(server, 'Normal', 'IdleStopped', 'empty for its idle period: stopped');
       return this.#patch(server, { phase: 'Stopping', ready: false, conditions: this.#condition(status, 'Ready', 'False', 'IdleStopped') });
     }
@@ -363,7 +370,7 @@ export class LifecycleController {
 
   async #giveUp(server: MinecraftServer, set: V1StatefulSet | undefined, reason: string, message: string): Promise<void> {
     const status = server.status ?? {};
-    if (set && set.spec?.replicas !== 0) await this.#o.cluster.scaleStatefulSet(server.metadata.name, 0);
+    if (set && set.spec?.replicas !== 0) await this.#applySet(server, set, 0);
     this.#o.log.warn({ server: server.metadata.name, reason, message }, 'start gave up');
     this.#gaveUp?.inc({ reason });
     await this.#event(server, 'Warning', 'StartGaveUp', `${reason}: ${message}`);

@@ -60,9 +60,11 @@ function ownerOf(server: MinecraftServer, crd: CrdCoordinates): V1OwnerReference
 
 /**
  * The server's StatefulSet: one pod at most (replicas 0 or 1), its world on a volume from the claim
- * template, kept when the set is deleted (a retired server's world stays for its backups).
+ * template, kept when the set is deleted (a retired server's world stays for its backups: Retain is
+ * the default `persistentVolumeClaimRetentionPolicy`, left unset because server-side apply refuses
+ * a field an older API server does not serve).
  */
-export function statefulSetFor(server: MinecraftServer, crd: CrdCoordinates): V1StatefulSet {
+export function statefulSetFor(server: MinecraftServer, crd: CrdCoordinates, replicas = 0): V1StatefulSet {
   const { name } = server.metadata;
   const { spec } = server;
   const labels = labelsOf(server);
@@ -72,10 +74,9 @@ export function statefulSetFor(server: MinecraftServer, crd: CrdCoordinates): V1
     kind: 'StatefulSet',
     metadata: { name, labels, ownerReferences: ownerOf(server, crd), annotations: { [TEMPLATE_HASH_ANNOTATION]: templateHash(template) } },
     spec: {
-      replicas: 0,
+      replicas,
       serviceName: name,
       selector: { matchLabels: { [SERVER_LABEL]: name } },
-      persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' },
       template,
       // A moved world is the claim its move made on the target node (world-volumes.ts), mounted
       // by the pod template; until a move, the claim template's own.
@@ -120,8 +121,9 @@ function podTemplateFor(server: MinecraftServer): V1PodTemplateSpec {
             { name: 'RCON_PASSWORD', valueFrom: { secretKeyRef: { name: secret.name, key: secret.key } } },
           ],
           ports: [
-            { name: 'minecraft', containerPort: GAME_PORT },
-            { name: 'rcon', containerPort: RCON_PORT },
+            // The protocol is the default, named because server-side apply keys these by port and protocol.
+            { name: 'minecraft', containerPort: GAME_PORT, protocol: 'TCP' },
+            { name: 'rcon', containerPort: RCON_PORT, protocol: 'TCP' },
           ],
           resources: {
             limits: { memory, ...(spec.resources?.cpu ? { cpu: spec.resources.cpu } : {}) },
@@ -137,6 +139,36 @@ function podTemplateFor(server: MinecraftServer): V1PodTemplateSpec {
       ],
     },
   };
+}
+
+/**
+ * What the controller applies to a server's StatefulSet (server-side apply, the whole object it
+ * owns, so a field it stops sending goes): `replicas`, and the spec's current pod template when
+ * `roll` (a start) or when there is no set yet. Otherwise the set keeps the template it carries,
+ * since a template never changes under a running server; and an existing set keeps its claim
+ * templates, which Kubernetes does not let change.
+ */
+export function appliedStatefulSet(server: MinecraftServer, crd: CrdCoordinates, replicas: number, current: V1StatefulSet | undefined, roll: boolean): V1StatefulSet {
+  const desired = statefulSetFor(server, crd, replicas);
+  if (!current?.spec) return desired;
+  // What the set carries, as it was sent: no server-written metadata (creationTimestamp) or status.
+  desired.spec!.volumeClaimTemplates = current.spec.volumeClaimTemplates?.map((claim) => ({
+    metadata: { name: claim.metadata?.name, ...(claim.metadata?.labels ? { labels: claim.metadata.labels } : {}) },
+    spec: claim.spec,
+  }));
+  if (!roll || specProblem(server)) {
+    // The pod spec it carries, under our own template metadata (so an annotation another manager
+    // put on the template, such as `kubectl rollout restart`'s, is never taken over).
+    desired.spec!.template = { metadata: desired.spec!.template.metadata, spec: current.spec.template.spec };
+    const hash = current.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION];
+    desired.metadata!.annotations = hash ? { [TEMPLATE_HASH_ANNOTATION]: hash } : {};
+  }
+  return desired;
+}
+
+/** Whether a StatefulSet carries the pod template of the server's spec as it is now. */
+export function carriesCurrentTemplate(server: MinecraftServer, set: V1StatefulSet): boolean {
+  return set.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION] === templateHash(podTemplateFor(server));
 }
 
 /** A fingerprint of a pod template, to tell whether a StatefulSet carries the spec's current one. */
@@ -155,8 +187,8 @@ export function serviceFor(server: MinecraftServer, crd: CrdCoordinates): V1Serv
       type: 'ClusterIP',
       selector: { [SERVER_LABEL]: name },
       ports: [
-        { name: 'minecraft', port: GAME_PORT, targetPort: 'minecraft' },
-        { name: 'rcon', port: RCON_PORT, targetPort: 'rcon' },
+        { name: 'minecraft', port: GAME_PORT, targetPort: 'minecraft', protocol: 'TCP' },
+        { name: 'rcon', port: RCON_PORT, targetPort: 'rcon', protocol: 'TCP' },
       ],
     },
   };

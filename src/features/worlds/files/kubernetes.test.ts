@@ -3,9 +3,12 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../../test/helpers/database.js';
+import { FakeKubelet } from '../../../../test/helpers/fake-kubelet.js';
+import { applyServiceRbac, PlayedCluster, realApiServer, serviceAccountKubeConfig, useApiNamespace } from '../../../../test/helpers/kube-api.js';
 import { KubeStandIn } from '../../../../test/helpers/kube-stand-in.js';
 import { addServer } from '../../../../test/helpers/servers.js';
 import { claimFor, useTempDir, worldMember } from '../../../../test/helpers/worlds.js';
@@ -17,8 +20,8 @@ import { RESULT_MARKER } from '../../../adapters/cluster/world-file-protocol.js'
 import { FILE_JOB_WAIT_MS, fileJobManifest, KubernetesWorldFileOps } from '../../../adapters/cluster/kubernetes/world-files.js';
 import { JobTracker } from '../runtime.js';
 
-type KubeObject = ReturnType<KubeStandIn['list']>[number];
-const NS = 'felis';
+/** A Job as either API answers it. */
+type KubeObject = { metadata: { name: string; labels?: Record<string, string> }; spec?: unknown; status?: { conditions?: unknown[] } };
 const sha = (bytes: string | Buffer) => createHash('sha256').update(bytes).digest('hex');
 const b64 = (text: string | Buffer) => Buffer.from(text).toString('base64');
 
@@ -26,23 +29,24 @@ type Container = { name: string; args: string[]; env?: Array<{ name: string; val
 type PodSpec = { containers: Container[]; volumes: Array<{ name: string; persistentVolumeClaim?: { claimName: string; readOnly?: boolean } }>; automountServiceAccountToken: boolean; securityContext: Record<string, unknown> };
 const podSpecOf = (job: KubeObject | ReturnType<typeof fileJobManifest>) => (job.spec as { template: { spec: PodSpec } }).template.spec;
 
-describe('world file routes on Kubernetes (API stand-in)', () => {
-  const database = useTestDatabase();
-  const tempDir = useTempDir();
-  let standIn: KubeStandIn;
-  let client: KubernetesCluster;
+const database = useTestDatabase();
+const tempDir = useTempDir();
 
-  beforeAll(async () => {
-    standIn = await KubeStandIn.start();
-    client = new KubernetesCluster({ kubeConfig: kubeConfigFor(standIn.url), namespace: NS });
-  });
-  afterAll(async () => {
-    await client.close();
-    await standIn.close();
-  });
+interface FilesCluster {
+  client: KubernetesCluster;
+  namespace: string;
+  jobs(): Promise<KubeObject[]>;
+  getJob(name: string): Promise<unknown>;
+  /** The Job ends; its pod's log holds `log`. */
+  endJob(name: string, end: { succeeded: boolean; reason?: string; log: string[] }): Promise<void>;
+}
+
+/** The file routes' world on a cluster: the service, its claim as a local folder, and the pod the test plays. */
+function filesWorld(cluster: () => FilesCluster) {
 
   /** A service on "Kubernetes": no local folders; the claim is a local folder only the test's "pod" touches. */
   async function setUp() {
+    const { client, namespace: NS } = cluster();
     const root = tempDir();
     const deps = createTestDeps(database(), { overrides: { worlds: { store: new LocalBackupStore(join(root, 'backups')), jobs: new JobTracker() } } });
     deps.worlds.files = new KubernetesWorldFileOps({ client, namespace: NS, image: 'felis:test', log: deps.log, clock: deps.clock, pollMs: 5 });
@@ -58,11 +62,12 @@ describe('world file routes on Kubernetes (API stand-in)', () => {
     return { deps, external, owner, name, volume, base, q };
   }
 
-  const filesJobs = (name: string) => standIn.list('jobs').filter((j) => j.metadata.labels?.['felis.dev/world-server'] === name && j.metadata.name.startsWith('felis-files-'));
+  const filesJobs = async (name: string) =>
+    (await cluster().jobs()).filter((j) => j.metadata.labels?.['felis.dev/world-server'] === name && j.metadata.name.startsWith('felis-files-'));
 
   async function createdJob(name: string) {
-    return vi.waitFor(() => {
-      const job = filesJobs(name).find((j) => !j.status);
+    return vi.waitFor(async () => {
+      const job = (await filesJobs(name)).find((j) => !j.status?.conditions?.length);
       if (!job) throw new Error('no file job yet');
       return job;
     });
@@ -87,7 +92,7 @@ describe('world file routes on Kubernetes (API stand-in)', () => {
     } finally {
       process.stdout.write = write;
     }
-    standIn.endJob(NS, job.metadata.name, { succeeded: code === 0, log: ['Picked up JAVA_TOOL_OPTIONS: noise', ...out.split('\n').filter(Boolean)] });
+    await cluster().endJob(job.metadata.name, { succeeded: code === 0, log: ['Picked up JAVA_TOOL_OPTIONS: noise', ...out.split('\n').filter(Boolean)] });
     return job;
   }
 
@@ -96,9 +101,48 @@ describe('world file routes on Kubernetes (API stand-in)', () => {
     const answer = Promise.resolve(setup.external.request(url, init));
     const job = await playPod(setup);
     const response = await answer;
-    expect(standIn.get('jobs', NS, job.metadata.name)).toBeUndefined();
+    expect(await cluster().getJob(job.metadata.name)).toBeUndefined();
     return { response, job };
   }
+
+  return { setUp, filesJobs, createdJob, playPod, throughJob };
+}
+
+/**
+ * On the run's real API server, as the service's own ServiceAccount: the test plays the Job
+ * controller, and the file Job's answer is read from its pod's log through the API server's log
+ * proxy, from a FakeKubelet.
+ */
+describe.skipIf(!realApiServer())('world file routes on Kubernetes (real API server)', () => {
+  const api = useApiNamespace('felis-files');
+  let NS: string;
+  let client: KubernetesCluster;
+  let played: PlayedCluster;
+  let kubelet: FakeKubelet;
+  beforeAll(async () => {
+    const { kubeConfig: admin, namespace } = api();
+    NS = namespace;
+    await applyServiceRbac(admin, NS);
+    played = new PlayedCluster(admin, NS);
+    await played.prepareNamespace();
+    kubelet = await FakeKubelet.start();
+    await kubelet.registerNode(admin, `${NS}-kubelet`);
+    const kubeConfig = await vi.waitFor(() => serviceAccountKubeConfig(admin, NS), { timeout: 20_000, interval: 100 });
+    client = new KubernetesCluster({ kubeConfig, namespace: NS });
+    await vi.waitFor(() => client.listJobs('felis.dev/none'), { timeout: 20_000, interval: 100 });
+    return async () => {
+      await client.close();
+      await kubelet.close();
+      await admin.makeApiClient(CoreV1Api).deleteNode({ name: `${NS}-kubelet` }).catch(() => undefined);
+    };
+  });
+  const { setUp, filesJobs, createdJob, playPod, throughJob } = filesWorld(() => ({
+    client,
+    namespace: NS,
+    jobs: async () => (await client.listJobs('felis.dev/world-server')) as KubeObject[],
+    getJob: (name) => client.getJob(name),
+    endJob: (name, end) => played.endJob(name, end, { kubelet, node: `${NS}-kubelet` }),
+  }));
 
   it('lists and reads through read-only Jobs on the claim, and deletes each Job once read', async () => {
     const setup = await setUp();
@@ -114,7 +158,7 @@ describe('world file routes on Kubernetes (API stand-in)', () => {
     const read = await throughJob(setup, `${base}/file${q('server.properties')}`, { headers: owner.headers });
     expect(await read.response.json()).toEqual({ path: 'server.properties', content: b64('motd=hello\n'), sha256: sha('motd=hello\n'), content_sha256: sha('motd=hello\n') });
     expect(podSpecOf(read.job).containers[0]!.args).toEqual(['files', 'read', '--folder', '/data', '--path', 'server.properties']);
-    expect(filesJobs(name)).toEqual([]);
+    expect(await filesJobs(name)).toEqual([]);
   });
 
   it('reads 1 MiB whole through the pod log, answers 413 over it, 404 for nothing there, and truncates a listing at 2,000 entries', async () => {
@@ -146,7 +190,8 @@ describe('world file routes on Kubernetes (API stand-in)', () => {
     const answer = Promise.resolve(setup.external.request(`${base}/file${q('server.properties')}`, jsonRequest('PUT', body, owner.headers)));
     const job = await createdJob(name);
     expect(await deps.database.db.select().from(leases).where(eq(leases.key, `world:${name}`))).toHaveLength(1);
-    expect(podSpecOf(job).containers[0]!.volumeMounts[0]!.readOnly).toBe(false);
+    // Not read-only (the real API server drops a `readOnly: false`, its zero value, from what it stores).
+    expect(podSpecOf(job).containers[0]!.volumeMounts[0]!.readOnly ?? false).toBe(false);
     await playPod(setup);
     const written = await answer;
     expect(await written.json()).toEqual({ path: 'server.properties', status: 'written', sha256: sha('motd=changed\n') });
@@ -188,7 +233,7 @@ describe('world file routes on Kubernetes (API stand-in)', () => {
     const upload = await external.request(`${base}/files/upload${q('a.bin')}`, { method: 'PUT', headers: { ...owner.headers, 'content-type': 'application/octet-stream' }, body: Buffer.alloc(256 * 1024 + 1) });
     expect(upload.status).toBe(413);
     expect((await errorOf(upload)).code).toBe('too_large');
-    expect(filesJobs(name)).toEqual([]);
+    expect(await filesJobs(name)).toEqual([]);
   });
 
   it('uploads small raw bytes as a write Job: created, file_exists without overwrite, written with it', async () => {
@@ -214,7 +259,7 @@ describe('world file routes on Kubernetes (API stand-in)', () => {
     const response = await answer;
     expect(response.status).toBe(503);
     expect((await errorOf(response)).code).toBe('unavailable');
-    expect(filesJobs(name)).toEqual([]);
+    expect(await filesJobs(name)).toEqual([]);
     expect(deps.captured.lines().some((l) => l.msg === 'a world file job did not end in time; it is deleted')).toBe(true);
   });
 
@@ -223,17 +268,41 @@ describe('world file routes on Kubernetes (API stand-in)', () => {
     const { owner, base, deps, name } = setup;
     const answer = Promise.resolve(setup.external.request(`${base}/files`, { headers: owner.headers }));
     const job = await createdJob(name);
-    standIn.endJob(NS, job.metadata.name, { succeeded: false, reason: 'DeadlineExceeded', log: [`${RESULT_MARKER}{not json`] });
+    await played.endJob(job.metadata.name, { succeeded: false, reason: 'DeadlineExceeded', log: [`${RESULT_MARKER}{not json`] }, { kubelet, node: `${NS}-kubelet` });
     const response = await answer;
     expect(response.status).toBe(503);
     expect((await errorOf(response)).message).toContain('deadline');
-    expect(filesJobs(name)).toEqual([]);
+    expect(await filesJobs(name)).toEqual([]);
     expect(deps.captured.lines().some((l) => l.msg === 'a world file job ended without a result line')).toBe(true);
   });
 
+});
+
+const STAND_IN_NS = 'felis';
+
+/** What a real API server cannot be made to do on cue: refuse a create, or fail reads for a while (503). */
+describe('world file routes on Kubernetes while the API fails (API stand-in)', () => {
+  let standIn: KubeStandIn;
+  let client: KubernetesCluster;
+  beforeAll(async () => {
+    standIn = await KubeStandIn.start();
+    client = new KubernetesCluster({ kubeConfig: kubeConfigFor(standIn.url), namespace: STAND_IN_NS });
+  });
+  afterAll(async () => {
+    await client.close();
+    await standIn.close();
+  });
+  const { setUp, filesJobs, createdJob, playPod } = filesWorld(() => ({
+    client,
+    namespace: STAND_IN_NS,
+    jobs: async () => standIn.list('jobs') as KubeObject[],
+    getJob: async (name) => standIn.get('jobs', STAND_IN_NS, name),
+    endJob: async (name, end) => standIn.endJob(STAND_IN_NS, name, end),
+  }));
+
   it('answers 503 when the cluster refuses the Job, and holds no lock afterwards', async () => {
     const { external, owner, base, q, deps, name } = await setUp();
-    standIn.failNext('POST', `/apis/batch/v1/namespaces/${NS}/jobs`, 503);
+    standIn.failNext('POST', `/apis/batch/v1/namespaces/${STAND_IN_NS}/jobs`, 503);
     const response = await external.request(`${base}/file${q('a.txt')}`, jsonRequest('PUT', { content: b64('x') }, owner.headers));
     expect(response.status).toBe(503);
     expect((await errorOf(response)).code).toBe('unavailable');
@@ -246,10 +315,10 @@ describe('world file routes on Kubernetes (API stand-in)', () => {
     const { owner, base, name } = setup;
     const answer = Promise.resolve(setup.external.request(`${base}/files`, { headers: owner.headers }));
     const job = await createdJob(name);
-    standIn.failNext('GET', `/apis/batch/v1/namespaces/${NS}/jobs/${job.metadata.name}`, 503, 2);
-    standIn.failNext('GET', `/api/v1/namespaces/${NS}/pods`, 503, 2);
+    standIn.failNext('GET', `/apis/batch/v1/namespaces/${STAND_IN_NS}/jobs/${job.metadata.name}`, 503, 2);
+    standIn.failNext('GET', `/api/v1/namespaces/${STAND_IN_NS}/pods`, 503, 2);
     await playPod(setup);
     expect((await answer).status).toBe(200);
-    expect(filesJobs(name)).toEqual([]);
+    expect(await filesJobs(name)).toEqual([]);
   });
 });
