@@ -109,10 +109,22 @@ async function restoreFrom(store: BackupStore, folder: string, key: string, sha2
       // The archive's own bytes failed (gzip or tar cannot read them): it is corrupt for good,
       // whatever its hash says; a store, a disk or an abort failing is not the archive's fault.
       if (archiveUnreadable(err)) throw new ArchiveMismatch(`the archive cannot be unpacked (${(err as { code: string }).code})`);
+      // Damaged bytes can also fail further on (a garbled header, a name the disk refuses): when the
+      // stored archive no longer hashes to what was recorded, it is the archive's fault all the same.
+      if (await storedArchiveChanged(store, key, sha256)) throw new ArchiveMismatch('the archive does not match its sha-256');
       throw err;
     }
     if (unpacked.sha256 !== sha256) throw new ArchiveMismatch('the archive does not match its sha-256');
   });
+}
+
+/** Whether the stored archive's bytes no longer hash to `sha256`; false when that cannot be told. */
+async function storedArchiveChanged(store: BackupStore, key: string, sha256: string): Promise<boolean> {
+  try {
+    return (await hashStream(await store.get(key))).sha256 !== sha256;
+  } catch {
+    return false;
+  }
 }
 
 /** What a download names in a world folder: a file or a folder (404 not_found otherwise). */
