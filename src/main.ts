@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { createLogger } from './lib/logger.js';
+import { createLogger, type Logger } from './lib/logger.js';
 import { startService } from './service.js';
 import { refuseEmbeddedInKubernetes, startupFailureLine } from './startup-failure.js';
 
@@ -28,15 +28,27 @@ async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, 'shutting down');
     service.stop().then(
-      () => process.exit(0),
+      () => exitAfterLog(log, 0),
       (err: unknown) => {
         log.error({ err }, 'shutdown failed');
-        process.exit(1);
+        exitAfterLog(log, 1);
       },
     );
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+}
+
+/**
+ * Exits once the log's last lines ('stopped') are written: the destination is asynchronous, and an
+ * exit does not always wait for it (seen under Bun). A destination that never drains gets 2 s.
+ */
+function exitAfterLog(log: Logger, code: number): void {
+  const timer = setTimeout(() => process.exit(code), 2000);
+  log.flush(() => {
+    clearTimeout(timer);
+    process.exit(code);
+  });
 }
 
 main().catch((err: unknown) => {
