@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll } from 'vitest';
 import type { TestDeps } from './app.js';
 import { addServer, randomMcUuid } from './servers.js';
@@ -76,4 +77,21 @@ export async function ownedWorld(deps: TestDeps & { worlds: { folders?: Simulate
 /** Records `userId` as the server's owner. */
 export async function claimFor(deps: TestDeps, serverName: string, userId: string): Promise<void> {
   await deps.database.db.insert(serverClaims).values({ serverName, subdomain: serverName, userId, claimedAt: deps.clock.now() });
+}
+
+/** Every file and folder under `dir` with its size and sha-256: equal manifests are byte-identical worlds. */
+export function worldManifest(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (at: string) => {
+    for (const name of readdirSync(at).sort()) {
+      const path = join(at, name);
+      const stat = statSync(path);
+      if (stat.isDirectory()) {
+        out.push(`${relative(dir, path)}/`);
+        walk(path);
+      } else out.push(`${relative(dir, path)} ${stat.size} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`);
+    }
+  };
+  walk(dir);
+  return out;
 }

@@ -1,13 +1,13 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { AppsV1Api, BatchV1Api, CoreV1Api, type KubeConfig, type V1Job } from '@kubernetes/client-node';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDeps, type TestDeps } from '../helpers/app.js';
 import { useTestDatabase } from '../helpers/database.js';
 import { applyManifest, applyServiceRbac, realApiServer, serviceAccountKubeConfig, useApiNamespace } from '../helpers/kube-api.js';
-import { useTempDir } from '../helpers/worlds.js';
+import { useTempDir, worldManifest } from '../helpers/worlds.js';
 import { LocalBackupStore } from '../../src/adapters/backup-store/local.js';
 import { KubernetesCluster } from '../../src/adapters/cluster/kubernetes/adapter.js';
 import { DEFAULT_CRD } from '../../src/adapters/cluster/kubernetes/resource.js';
@@ -32,21 +32,6 @@ import { ManualClock } from '../../src/lib/clock.js';
  * Events for each step. There is no controller-manager or kubelet: the test plays the Job
  * controller and the kubelet, running each world Job's CLI on a folder standing for its claim.
  */
-
-function manifest(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (at: string) => {
-    for (const name of readdirSync(at).sort()) {
-      const path = join(at, name);
-      if (statSync(path).isDirectory()) {
-        out.push(`${relative(dir, path)}/`);
-        walk(path);
-      } else out.push(`${relative(dir, path)} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`);
-    }
-  };
-  walk(dir);
-  return out;
-}
 
 const database = useTestDatabase();
 
@@ -127,7 +112,7 @@ describe.skipIf(!realApiServer())('server moves between node-local volumes on a 
     writeFileSync(join(source, 'server.properties'), `motd=${name}\n`);
     writeFileSync(join(source, 'world', 'region', 'r.0.0.mca'), Buffer.from(Array.from({ length: 100_000 }, (_, i) => (i * 31) & 0xff)));
     const user = { userId: 'staff', role: 'admin', tokenHash: 'x', inSetup: false } as SessionContext;
-    return { deps, cluster, name, root, volumes, source, before: manifest(source), user };
+    return { deps, cluster, name, root, volumes, source, before: worldManifest(source), user };
   }
 
   /** The Job controller and the kubelet for one world Job: its pod on the pinned node runs the CLI, then the Job completes. */
@@ -228,7 +213,7 @@ describe.skipIf(!realApiServer())('server moves between node-local volumes on a 
     expect(set.spec?.volumeClaimTemplates ?? []).toEqual([]);
     expect(set.spec?.template.spec?.volumes?.find((v) => v.name === 'world')?.persistentVolumeClaim?.claimName).toBe(claim);
     expect(set.spec?.template.spec?.nodeSelector).toEqual({ 'kubernetes.io/hostname': nodes[1] });
-    expect(manifest(join(setup.volumes, claim))).toEqual(setup.before);
+    expect(worldManifest(join(setup.volumes, claim))).toEqual(setup.before);
     expect(await setup.cluster.volumeOf(setup.name)).toEqual({ claim, node: nodes[1] });
   }
 
@@ -272,7 +257,7 @@ describe.skipIf(!realApiServer())('server moves between node-local volumes on a 
         const object = await setup.cluster.getServerObject(setup.name);
         expect(object.spec.worldClaim).toBeUndefined();
         expect(object.spec.nodeName).toBe(nodes[0]);
-        expect(manifest(setup.source)).toEqual(setup.before);
+        expect(worldManifest(setup.source)).toEqual(setup.before);
       }
       setup.deps.clock.advance(LOCK_LEASE_MS + 1_000);
       await retryMove(setup.deps, setup.user, setup.name, move.id, undefined);

@@ -1,12 +1,11 @@
-import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDeps, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { KubeStandIn } from '../../../test/helpers/kube-stand-in.js';
-import { useTempDir } from '../../../test/helpers/worlds.js';
+import { useTempDir, worldManifest } from '../../../test/helpers/worlds.js';
 import { LocalBackupStore } from '../../adapters/backup-store/local.js';
 import { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js';
 import { kubeConfigFor } from '../../adapters/cluster/kubernetes/kubeconfig.js';
@@ -25,21 +24,6 @@ import { LOCK_LEASE_MS } from '../worlds/jobs/lock.js';
 import { beginMove, MoveInterrupted, retryMove, type MoveStage } from './moves.js';
 
 const NS = 'felis';
-
-function manifest(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (at: string) => {
-    for (const name of readdirSync(at).sort()) {
-      const path = join(at, name);
-      if (statSync(path).isDirectory()) {
-        out.push(`${relative(dir, path)}/`);
-        walk(path);
-      } else out.push(`${relative(dir, path)} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`);
-    }
-  };
-  walk(dir);
-  return out;
-}
 
 type PodSpec = { nodeSelector?: Record<string, string>; volumes?: Array<{ name: string; persistentVolumeClaim?: { claimName: string } }>; containers: Array<{ args: string[] }> };
 
@@ -86,7 +70,7 @@ describe('moving a world between node-local volumes on Kubernetes (API stand-in;
     writeFileSync(join(source, 'server.properties'), `motd=${name}\n`);
     writeFileSync(join(source, 'world', 'region', 'r.0.0.mca'), Buffer.from(Array.from({ length: 100_000 }, (_, i) => (i * 31) & 0xff)));
     const user = { userId: 'staff', role: 'admin', tokenHash: 'x', inSetup: false } as SessionContext;
-    return { deps, cluster, name, root, volumes, source, before: manifest(source), user };
+    return { deps, cluster, name, root, volumes, source, before: worldManifest(source), user };
   }
 
   /**
@@ -141,7 +125,7 @@ describe('moving a world between node-local volumes on Kubernetes (API stand-in;
     expect(again.spec?.volumeClaimTemplates).toBeUndefined();
     expect(again.spec?.template.spec?.volumes).toEqual([{ name: 'world', persistentVolumeClaim: { claimName: claim } }]);
     expect(again.spec?.template.spec?.nodeSelector).toEqual({ 'kubernetes.io/hostname': 'node-b' });
-    expect(manifest(join(setup.volumes, claim))).toEqual(setup.before);
+    expect(worldManifest(join(setup.volumes, claim))).toEqual(setup.before);
     // A backup after the move runs on the moved world's claim, on its node.
     expect(await setup.cluster.volumeOf(setup.name)).toEqual({ claim, node: 'node-b' });
   }
@@ -183,7 +167,7 @@ describe('moving a world between node-local volumes on Kubernetes (API stand-in;
         const object = standIn.get(DEFAULT_CRD.plural, NS, setup.name, DEFAULT_CRD.group) as unknown as MinecraftServer;
         expect(object.spec.worldClaim).toBeUndefined();
         expect(object.spec.nodeName).toBe('node-a');
-        expect(manifest(setup.source)).toEqual(setup.before);
+        expect(worldManifest(setup.source)).toEqual(setup.before);
       }
       setup.deps.clock.advance(LOCK_LEASE_MS + 1_000);
       await retryMove(setup.deps, setup.user, setup.name, move.id, undefined);

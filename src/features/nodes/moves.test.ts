@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createTestApps, createTestDeps, errorOf, jsonRequest, TEST_ENV, type TestDeps } from '../../../test/helpers/app.js';
@@ -8,7 +7,7 @@ import { loadConfig } from '../../config.js';
 import { createWorldsRuntime } from '../worlds/index.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
-import { testWorlds, useTempDir } from '../../../test/helpers/worlds.js';
+import { testWorlds, useTempDir, worldManifest } from '../../../test/helpers/worlds.js';
 import { SimulatedCluster } from '../../adapters/cluster/simulated.js';
 import { moveClaimName } from '../../adapters/cluster/world-volumes.js';
 import { serverMoves } from '../../db/schema/nodes.js';
@@ -21,23 +20,6 @@ import { beginMove, MOVE_STAGES, MoveInterrupted, retryMove, type MoveStage } fr
 
 const MOVES = (name: string) => `/api/v1/servers/${name}/migrations`;
 
-/** Every file and folder under `dir` with its sha-256: equal manifests are byte-identical worlds. */
-function manifest(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (at: string) => {
-    for (const name of readdirSync(at).sort()) {
-      const path = join(at, name);
-      const stat = statSync(path);
-      if (stat.isDirectory()) {
-        out.push(`${relative(dir, path)}/`);
-        walk(path);
-      } else out.push(`${relative(dir, path)} ${stat.size} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`);
-    }
-  };
-  walk(dir);
-  return out;
-}
-
 /** A small world with nested folders and binary region files. */
 function seed(folder: string, salt: string): string[] {
   mkdirSync(join(folder, 'world', 'region'), { recursive: true });
@@ -48,7 +30,7 @@ function seed(folder: string, salt: string): string[] {
   for (let i = 0; i < region.length; i++) region[i] = ((i + salt.length) * 2654435761) >>> 24;
   writeFileSync(join(folder, 'world', 'region', 'r.0.0.mca'), region);
   writeFileSync(join(folder, 'world', 'playerdata', `${salt}.dat`), Buffer.from([0, 1, 2, 0xff, 0xfe, salt.length]));
-  return manifest(folder);
+  return worldManifest(folder);
 }
 
 describe('moving a world between node-local volumes (simulated cluster)', () => {
@@ -97,7 +79,7 @@ describe('moving a world between node-local volumes (simulated cluster)', () => 
     expect(cluster.server(name)?.spec.node).toBe('sim-node-1');
     expect(cluster.server(name)?.spec.worldVolume).toBeUndefined();
     expect(await worlds.folders.folder(name)).toBe(folder);
-    expect(manifest(folder)).toEqual(before);
+    expect(worldManifest(folder)).toEqual(before);
   }
 
   /** The server runs from its new volume on the target, byte-identical; the old volume is gone. */
@@ -106,7 +88,7 @@ describe('moving a world between node-local volumes (simulated cluster)', () => 
     expect(cluster.server(name)?.spec).toMatchObject({ node: 'sim-node-2', worldVolume: claim });
     const moved = await worlds.folders.folder(name);
     expect(moved).toBe(worlds.folders.pathOf(name, claim));
-    expect(manifest(moved)).toEqual(before);
+    expect(worldManifest(moved)).toEqual(before);
     expect(existsSync(folder)).toBe(false);
     // Nothing else is left on the volumes: no staging folder of a restore, no second claim.
     expect(readdirSync(join(worlds.folders.root, '.volumes'))).toEqual([claim]);
