@@ -19,7 +19,7 @@ import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import postgres from 'postgres';
+import { postgresAnswers } from './servers/postgres.js';
 import { BENCH_HOST, BENCH_TOKEN, BY_HOST_PREFIX } from './servers/by-host-fleet.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -66,17 +66,6 @@ async function load(url: string, connections: number, headers: Record<string, st
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors };
 }
 
-async function postgresAnswers(): Promise<boolean> {
-  const sql = postgres(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', { max: 1, connect_timeout: 2, onnotice: () => {} });
-  try {
-    await sql`select 1`;
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await sql.end({ timeout: 1 });
-  }
-}
 
 const modes = process.env.BENCH_MODES?.split(',') ?? ['inprocess', 'thread', ...((await postgresAnswers()) ? ['postgres-nocache', 'postgres'] : [])];
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import postgres from 'postgres';
+import { postgresAnswers } from './servers/postgres.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -85,17 +85,6 @@ async function mePair(kind: 'pglite' | 'postgres'): Promise<string> {
     .join('\n');
 }
 
-async function postgresAnswers(): Promise<boolean> {
-  const sql = postgres(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', { max: 1, connect_timeout: 2, onnotice: () => {} });
-  try {
-    await sql`select 1`;
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await sql.end({ timeout: 1 });
-  }
-}
 
 /** One target's resident memory once it has listened and settled for 3 s, alone on the machine. */
 async function settledRss(servers: string | undefined): Promise<number> {
