@@ -111,9 +111,11 @@ const envSchema = z.object({
       .optional(),
   ),
   /**
-   * How long a replica may answer a signed-in request from its cached session check (0: never).
-   * At most 1000: a revoke, sign-out, disable or role change made on another replica takes
-   * effect here within this; on the replica that made it, at once (src/features/accounts/session-cache.ts).
+   * The most that a revoke, sign-out, disable or role change made on another replica may take to
+   * count on this one while it answers signed-in requests from its cached session checks (0: no
+   * cache). On the replica that made it, at once. On PostgreSQL the change arrives through
+   * LISTEN/NOTIFY and cached rows are used only while the feed is this fresh; without a feed a
+   * row lives this long (src/features/accounts/authenticator.ts, src/db/change-feed.ts).
    */
   SESSION_CACHE_MS: z.coerce.number().int().min(0).max(1000).default(1000),
   /** The head of a request must arrive within this (the contract's 30 s body rule, for headers). */

@@ -71,7 +71,7 @@ export function assembleDeps(parts: DepsParts): Deps {
     random: cryptoRandom,
     registry: createRegistry(parts.config),
     mail: createMail(parts.config, parts.log),
-    sessions: withPasswordChangeGate(createSessionAuthenticator()),
+    sessions: withPasswordChangeGate(createSessionAuthenticator(parts.config.sessionCacheMs > 0 ? parts.database.changeFeed?.() : undefined)),
     serverCounts: countServersByOwner,
     passkeys: passkeyDirectory,
     recordChange: changeRecorder({ database: parts.database, clock, log: parts.log }),

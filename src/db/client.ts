@@ -6,6 +6,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import type { Logger } from '../lib/logger.js';
+import { PostgresChangeFeed, CHANGE_CHANNEL, type ChangeFeed } from './change-feed.js';
 import type { DumpSource } from './dump.js';
 import { DatabaseGuard, type GuardOptions } from './guard.js';
 import { lockEmbeddedDatabase } from './embedded-lock.js';
@@ -34,6 +35,12 @@ export interface DatabaseHandle {
   guard: DatabaseGuard;
   /** Applies the migrations in `drizzle/` that this database has not seen. */
   migrate(): Promise<void>;
+  /**
+   * This database's feed of changes other processes commit to what the session check caches
+   * (src/db/change-feed.ts), made on the first call and closed with the handle. Absent for the
+   * tests' in-process PGlite, whose readers fall back to a short lifetime.
+   */
+  changeFeed?(): ChangeFeed;
   close(): Promise<void>;
 }
 
@@ -131,6 +138,7 @@ export function openPostgres(url: string, log?: OpenDatabaseOptions['log']): Dat
     connection: { application_name: 'felis', statement_timeout: guard.queryDeadlineMs },
   });
   const db = drizzlePostgres(guardPostgres(client, guard), { schema }) as unknown as Database;
+  let changes: PostgresChangeFeed | undefined;
   return {
     db,
     kind: 'postgres',
@@ -139,8 +147,10 @@ export function openPostgres(url: string, log?: OpenDatabaseOptions['log']): Dat
     ping: (timeoutMs = 2000) =>
       guard.down ? Promise.reject(new Error('database does not answer')) : withTimeout(client`select 1`.then(() => undefined), timeoutMs, 'database'),
     migrate: () => migratePostgres(url),
+    changeFeed: () => (changes ??= new PostgresChangeFeed({ url, log, send: (payload) => client`select pg_notify(${CHANGE_CHANNEL}, ${payload})` })),
     close: async () => {
       guard.close();
+      await changes?.close();
       await client.end({ timeout: 5 });
     },
   };

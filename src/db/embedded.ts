@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { singleProcessChanges } from './change-feed.js';
 import { lockEmbeddedDatabase } from './embedded-lock.js';
 import { DatabaseGuard } from './guard.js';
 import { guardPostgres } from './guarded-clients.js';
@@ -188,6 +189,8 @@ export async function openEmbedded(dir: string | undefined, log?: OpenDatabaseOp
     ping: (timeoutMs = 2000) =>
       guard.down ? Promise.reject(new Error('database does not answer')) : withTimeout(client`select 1`.then(() => undefined), timeoutMs, 'database'),
     migrate: () => migratePostgres(connection),
+    // One process holds the folder (felis.lock): no other can commit a change.
+    changeFeed: () => singleProcessChanges,
     crashForTest: async () => {
       const life = thread;
       await life.ask('crash').catch(() => {});

@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgres, type DatabaseHandle } from '../../src/db/client.js';
 import { sessions } from '../../src/db/schema/accounts.js';
@@ -35,10 +35,24 @@ describe('the session check cache and revocation', () => {
     return performance.now() - started;
   }
 
+  /**
+   * On PostgreSQL, waits until the replica's change feed has heard back its own ping of the last
+   * 300 ms (the cache is used only then); the in-process PGlite has no feed.
+   */
+  async function feedFresh(r: ReturnType<typeof replica>): Promise<void> {
+    const feed = r.deps.database.changeFeed?.();
+    const started = performance.now();
+    while (feed && performance.now() - feed.seenThrough() > 300) {
+      if (performance.now() - started > 10_000) throw new Error('the change feed did not become fresh');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
   it('answers a signed-in read with no query; a change written behind its back shows within a second', async () => {
     const a = replica();
     const user = await createUser(a.deps);
     const session = await signIn(a.deps, { userId: user.id });
+    await feedFresh(a);
     expect(await me(a, session.headers)).toBe(200);
     // Every statement refused (503) meanwhile: a read that answers 200 asked the database nothing.
     database().guard.hold('no statement may run');
@@ -124,5 +138,58 @@ describe('the session check cache and revocation', () => {
     expect(await lastSeen()).toBe(a.deps.clock.now().getTime());
     expect(await me(a, session.headers)).toBe(200);
     expect(await lastSeen()).toBe(a.deps.clock.now().getTime());
+  });
+
+  describe.runIf(process.env.TEST_DATABASE_URL)('on PostgreSQL, through LISTEN/NOTIFY', () => {
+    const writeElsewhere = () => {
+      // Another process's pool: its commit reaches this replica only through the feed.
+      const other = openPostgres((database().source as { url: string }).url);
+      own.push(other);
+      return other.db;
+    };
+
+    it('keeps answering from the cache past the bound while the feed is fresh, and a change elsewhere counts at once', async () => {
+      const a = replica();
+      const user = await createUser(a.deps);
+      const session = await signIn(a.deps, { userId: user.id });
+      await feedFresh(a);
+      expect(await me(a, session.headers)).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 1_300)); // past SESSION_CACHE_MS
+      database().guard.hold('no statement may run');
+      try {
+        expect(await me(a, session.headers)).toBe(200);
+      } finally {
+        database().guard.release();
+      }
+      await writeElsewhere().update(sessions).set({ revokedAt: new Date() }).where(eq(sessions.tokenHash, session.tokenHash));
+      expect(await until(a, session.headers, 401)).toBeLessThanOrEqual(1_500);
+    });
+
+    it('a lost listening connection: a change made while it was gone still counts within the bound, then the feed listens again', async () => {
+      const a = replica();
+      const user = await createUser(a.deps);
+      const session = await signIn(a.deps, { userId: user.id });
+      await feedFresh(a);
+      expect(await me(a, session.headers)).toBe(200);
+      const elsewhere = writeElsewhere();
+      // The listening connection dies (as a restarted database or a cut network would end it).
+      const ended = await elsewhere.execute(
+        sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'felis-changes' and datname = current_database()`,
+      );
+      expect((ended as unknown as unknown[]).length).toBeGreaterThanOrEqual(1);
+      await elsewhere.update(sessions).set({ revokedAt: new Date() }).where(eq(sessions.tokenHash, session.tokenHash));
+      expect(await until(a, session.headers, 401)).toBeLessThanOrEqual(1_500);
+
+      // Listening again: a new session is answered from the cache once more.
+      const next = await signIn(a.deps, { userId: user.id });
+      await feedFresh(a);
+      expect(await me(a, next.headers)).toBe(200);
+      database().guard.hold('no statement may run');
+      try {
+        expect(await me(a, next.headers)).toBe(200);
+      } finally {
+        database().guard.release();
+      }
+    });
   });
 });

@@ -1,5 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
+import type { ChangeFeed } from '../../db/change-feed.js';
 import type { Database } from '../../db/client.js';
 import { sessions, users } from '../../db/schema/accounts.js';
 import type { AppEnv } from '../../http/env.js';
@@ -55,13 +56,17 @@ const SESSION_CACHE_ENTRIES = 10_000;
 
 /**
  * The rows of the session checks that passed, by token hash, each with when it was read (monotonic
- * ms): a signed-in request within `SESSION_CACHE_MS` of the read costs no query. Every check still
- * runs on the row against the request (expiry, host, role, tier, setup, idle); only the read is
- * saved. What keeps revocation sound:
+ * ms): a signed-in request whose row is cached costs no query. Every check still runs on the row
+ * against the request (expiry, host, role, tier, setup, idle); only the read is saved. What keeps
+ * revocation sound:
  * - on this replica, every answered write request forgets everything (src/http/pipeline.ts), and a
  *   read that was in flight across a forget is not kept (the epoch), so a sign-out, revoke,
  *   disable or role change counts from the next request;
- * - on other replicas, a row is used for at most `SESSION_CACHE_MS` (≤ 1 s) after its read;
+ * - another replica's change reaches this one through the database's change feed
+ *   (src/db/change-feed.ts: a trigger's NOTIFY, LISTENed to), which forgets everything; cached
+ *   rows are used only while the feed can say that every change committed more than
+ *   `SESSION_CACHE_MS` (≤ 1 s) ago has been delivered. Without a feed (the tests' in-process
+ *   PGlite), a row is used for at most `SESSION_CACHE_MS` after its read;
  * - a row whose `last_seen_at` is a minute old is read again before use, so staff idle time and
  *   the once-a-minute `last_seen_at` write are judged on the database's row, as without a cache.
  */
@@ -73,11 +78,16 @@ class SessionCache {
     return this.#epoch;
   }
 
+  constructor(readonly feed: ChangeFeed | undefined) {
+    feed?.subscribe(() => this.forgetAll());
+  }
+
   get(tokenHash: string, maxAgeMs: number): SessionRow | undefined {
     const hit = this.#rows.get(tokenHash);
     if (hit === undefined) return undefined;
-    if (performance.now() - hit.readAt < maxAgeMs) return hit.row;
-    this.#rows.delete(tokenHash);
+    const now = performance.now();
+    if (now - (this.feed ? this.feed.seenThrough() : hit.readAt) < maxAgeMs) return hit.row;
+    if (!this.feed) this.#rows.delete(tokenHash);
     return undefined;
   }
 
@@ -121,9 +131,9 @@ export function signedInAccount(c: Context): SignedInAccount | undefined {
  * The session check of the app and admin tiers. Every refusal that could tell an attacker which
  * part was wrong (unknown, expired, revoked, other host, disabled, deleted, idle) is the same 401.
  */
-export function createSessionAuthenticator(): SessionAuthenticator {
-  // One per replica (assembleDeps builds one authenticator per service).
-  const cache = new SessionCache();
+export function createSessionAuthenticator(changes?: ChangeFeed): SessionAuthenticator {
+  // One per replica (assembleDeps builds one authenticator per service, with its database's feed).
+  const cache = new SessionCache(changes);
   return {
     forgetCached: () => cache.forgetAll(),
     async authenticate(c: Context, requirement: TierRequirement): Promise<SessionContext> {
