@@ -278,4 +278,20 @@ describe('console tail', () => {
     expect(reader.messages().filter((e) => e.data.includes('Done ('))).toHaveLength(1);
     await reader.cancel();
   });
+
+  it('numbers a tail that begins inside a second as a read of that whole second numbers it', async () => {
+    const { deps } = streamDeps();
+    const name = await runningServer(deps);
+    const { owner } = await consoleCast(deps, name);
+    deps.clock.advance(1_000);
+    const burst = second(deps);
+    for (let i = 0; i < TAIL_LINES + 50; i++) deps.cluster.pods.write(name, `burst ${i}`);
+    deps.clock.advance(2 * 3600_000);
+    const reader = (await open(deps, name, owner.headers)).reader!;
+    await reader.until((r) => r.messages().length >= TAIL_LINES);
+    // The last 100 lines, numbered from the first line of their second (50 lines before the tail).
+    expect(reader.messages()[0]).toMatchObject({ id: `${burst}.000050`, data: expect.stringContaining('burst 50') });
+    expect(reader.messages().at(-1)).toMatchObject({ id: `${burst}.000149`, data: expect.stringContaining('burst 149') });
+    await reader.cancel();
+  });
 });
