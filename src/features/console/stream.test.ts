@@ -126,6 +126,21 @@ describe('GET /servers/{name}/console', () => {
     await reader.cancel();
   });
 
+  it('holds new lines back from a viewer resuming after a line this replica has not read yet (another read further)', async () => {
+    const { deps } = streamDeps();
+    const name = await runningServer(deps);
+    const { owner } = await consoleCast(deps, name);
+    // The pod's log holds lines 0 to 4 of this second; the client says it has line 6 (read elsewhere, a moment later).
+    const reader = (await open(deps, name, owner.headers, `${second(deps)}.000006`)).reader!;
+    for (const text of ['five', 'six', 'seven', 'eight']) deps.cluster.pods.write(name, text);
+    await reader.until((r) => r.messages().length >= 2);
+    expect(reader.messages().map((e) => [e.id, e.data.replace(/^\[[^\]]+\]: /, '')])).toEqual([
+      [`${second(deps)}.000007`, 'seven'],
+      [`${second(deps)}.000008`, 'eight'],
+    ]);
+    await reader.cancel();
+  });
+
   it('serves the tail when Last-Event-ID is older than an hour or in the future; a malformed one is 400', async () => {
     const { deps } = streamDeps();
     const name = await runningServer(deps);
