@@ -166,8 +166,9 @@ export class LogHub {
   #caughtUp(viewer: LogViewer, line: NumberedLine): boolean {
     const after = this.#behind.get(viewer);
     if (!after) return true;
-    if (samePosition(line.position, after) || comparePositions(line.position, after) > 0) this.#behind.delete(viewer);
-    return comparePositions(line.position, after) > 0;
+    const order = comparePositions(line.position, after);
+    if (order >= 0) this.#behind.delete(viewer);
+    return order > 0;
   }
 
   #keep(line: NumberedLine): void {
