@@ -35,7 +35,7 @@ const dataLines = (text: string) => text.split('\n').filter((l) => l.startsWith(
 describe('the build log stream', () => {
   const database = useTestDatabase();
 
-  it('replays the log with unix-second ids, resumes from Last-Event-ID within the hour, and ends once the build is terminal', async () => {
+  it('replays the log with ids numbering the lines of each second, resumes after the Last-Event-ID line within the hour, and ends once the build is terminal', async () => {
     const deps = laneDeps(database(), new ExternalJobs());
     const build = await newBuild(deps);
     await appendBuildLog(deps, build.id, ['one', 'two\nthree']);
@@ -44,20 +44,60 @@ describe('the build log stream', () => {
     await appendBuildLog(deps, build.id, ['four']);
     await moveBuild(deps, build.id, 'building');
     await moveBuild(deps, build.id, 'failed', { error: 'x' });
+    const read = (lastEventId?: string) => readEvents(buildLogEvents(deps, { buildId: build.id, ...(lastEventId ? { lastEventId } : {}), stillAllowed: async () => true }));
 
-    const all = await readEvents(buildLogEvents(deps, { buildId: build.id, stillAllowed: async () => true }));
+    const all = await read();
     expect(dataLines(all)).toEqual(['one', 'two', 'three', 'four']);
-    expect(all).toContain(`id: ${second}\ndata: one\n\n`);
-    expect(all).toContain(`id: ${second + 5}\ndata: four\n\n`);
+    expect(all).toContain(`id: ${second}.000000\ndata: one\n\n`);
+    expect(all).toContain(`id: ${second}.000001\ndata: two\n\n`);
+    expect(all).toContain(`id: ${second}.000002\ndata: three\n\n`);
+    expect(all).toContain(`id: ${second + 5}.000000\ndata: four\n\n`);
 
-    const resumed = await readEvents(buildLogEvents(deps, { buildId: build.id, lastEventId: String(second + 5), stillAllowed: async () => true }));
-    expect(dataLines(resumed)).toEqual(['four']);
-    // Outside the resume window (or malformed), the whole log is sent again.
+    // After a line: exactly what follows it, with the same ids.
+    const afterTwo = await read(`${second}.000001`);
+    expect(dataLines(afterTwo)).toEqual(['three', 'four']);
+    expect(afterTwo).toContain(`id: ${second}.000002\ndata: three\n\n`);
+    expect(dataLines(await read(`${second + 5}.000000`))).toEqual([]);
+    // A whole second (an older client): from that second's first line.
+    expect(dataLines(await read(String(second)))).toEqual(['one', 'two', 'three', 'four']);
+    expect(dataLines(await read(String(second + 5)))).toEqual(['four']);
+    expect(dataLines(await read(String(second + 3)))).toEqual(['four']);
+    // A line this build does not have in that second: from the next second.
+    expect(dataLines(await read(`${second}.000007`))).toEqual(['four']);
+    // Outside the resume window (or malformed, which the route refuses first), the whole log is sent again.
     deps.clock.advance(2 * 3600 * 1000);
-    for (const lastEventId of [String(second + 5), 'nonsense']) {
-      const stale = await readEvents(buildLogEvents(deps, { buildId: build.id, lastEventId, stillAllowed: async () => true }));
-      expect(dataLines(stale)).toHaveLength(4);
+    for (const lastEventId of [String(second + 5), `${second + 5}.000000`, 'nonsense']) {
+      expect(dataLines(await read(lastEventId))).toHaveLength(4);
     }
+  });
+
+  it('resumes a running build after its last line: later lines of that second keep their numbers', async () => {
+    const deps = laneDeps(database(), new ExternalJobs());
+    const build = await newBuild(deps);
+    await moveBuild(deps, build.id, 'building');
+    await appendBuildLog(deps, build.id, ['a', 'b']);
+    const second = Math.floor(deps.clock.now().getTime() / 1000);
+    const resumed = readEvents(buildLogEvents(deps, { buildId: build.id, lastEventId: `${second}.000001`, stillAllowed: async () => true, rules: { pollMs: 5 } }));
+    await appendBuildLog(deps, build.id, ['c', 'd']);
+    deps.clock.advance(1000);
+    await appendBuildLog(deps, build.id, ['e']);
+    await moveBuild(deps, build.id, 'failed', { error: 'x' });
+    const text = await resumed;
+    expect(dataLines(text)).toEqual(['c', 'd', 'e']);
+    expect(text.split('\n').filter((l) => l.startsWith('id: '))).toEqual([`id: ${second}.000002`, `id: ${second}.000003`, `id: ${second + 1}.000000`]);
+  });
+
+  it('resumes from a second no line has reached yet with the lines stored later', async () => {
+    const deps = laneDeps(database(), new ExternalJobs());
+    const build = await newBuild(deps);
+    await moveBuild(deps, build.id, 'building');
+    await appendBuildLog(deps, build.id, ['early']);
+    deps.clock.advance(3000);
+    const now = Math.floor(deps.clock.now().getTime() / 1000);
+    const resumed = readEvents(buildLogEvents(deps, { buildId: build.id, lastEventId: String(now), stillAllowed: async () => true, rules: { pollMs: 5 } }));
+    await appendBuildLog(deps, build.id, ['late']);
+    await moveBuild(deps, build.id, 'failed', { error: 'x' });
+    expect(dataLines(await resumed)).toEqual(['late']);
   });
 
   it('follows a running build, keeps the stream alive, and ends it with event: revoked once access is gone', async () => {
@@ -118,7 +158,7 @@ describe('the build log stream', () => {
     expect(await waiting).toBe(': build log\n\n');
   });
 
-  it('is served as text/event-stream to staff, 404 for an unknown build', async () => {
+  it('is served as text/event-stream to staff, 404 for an unknown build, 400 for a malformed Last-Event-ID', async () => {
     const deps = laneDeps(database(), new ExternalJobs());
     const { external } = createTestApps(deps);
     const admin = await createUser(deps, { role: 'admin' });
@@ -131,6 +171,13 @@ describe('the build log stream', () => {
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(dataLines(await res.text())).toEqual(['hello']);
     expect((await external.request('/api/v1/images/build/00000000-0000-4000-8000-000000000000/logs', { headers })).status).toBe(404);
+    const second = Math.floor(deps.clock.now().getTime() / 1000);
+    const resumed = await external.request(`/api/v1/images/build/${build.id}/logs`, { headers: { ...headers, 'Last-Event-ID': `${second}.000000` } });
+    expect([resumed.status, dataLines(await resumed.text())]).toEqual([200, []]);
+    for (const id of ['nonsense', `${second}.1`, `${second}.0000000`, `${second};drop`]) {
+      const bad = await external.request(`/api/v1/images/build/${build.id}/logs`, { headers: { ...headers, 'Last-Event-ID': id } });
+      expect([bad.status, (await errorOf(bad)).code], id).toEqual([400, 'bad_request']);
+    }
   });
 
   it('counts against the account’s event streams: 429 past the cap, a slot freed when a stream ends', async () => {

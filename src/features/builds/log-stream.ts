@@ -1,8 +1,8 @@
-import { and, asc, eq, gt, gte } from 'drizzle-orm';
+import { and, asc, eq, gt, gte, lt, lte, max, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { buildLogLines, buildLogSources, builds } from '../../db/schema/builds.js';
 import type { Deps } from '../../deps.js';
-import { takeStreamSlot } from '../console/index.js';
+import { formatEventId, LineNumbering, resumePosition, takeStreamSlot, type StreamPosition } from '../console/index.js';
 import { COPY_COMPLETE_SOURCE } from './log-copy.js';
 import { getBuild } from './service.js';
 import { isTerminal } from './states.js';
@@ -21,7 +21,10 @@ const BATCH = 500;
 
 export interface LogStreamOptions {
   buildId: string;
-  /** `Last-Event-ID`: unix seconds; within the resume window the stream resumes from that second. */
+  /**
+   * `Last-Event-ID` (as the route's schema lets it through): within the resume window the stream
+   * resumes after that line, or from the first line of a whole second; otherwise the whole log.
+   */
   lastEventId?: string;
   /** Whether the caller may still read the stream (re-checked every `recheckMs`). */
   stillAllowed: () => Promise<boolean>;
@@ -46,19 +49,48 @@ async function copyComplete(db: Queryable, buildId: string): Promise<boolean> {
   return row?.done === true;
 }
 
-/** The first line's sequence number to send after a resume from `second` (inclusive). */
-async function resumeAfter(db: Queryable, buildId: string, second: number): Promise<number> {
+/**
+ * The sequence number before the first line stamped at or after `second`: a resume from that
+ * second sends the lines after it. When no line is that late yet, the last stored line's.
+ */
+async function beforeSecond(db: Queryable, buildId: string, second: number): Promise<number> {
   const [first] = await db
     .select({ seq: buildLogLines.seq })
     .from(buildLogLines)
     .where(and(eq(buildLogLines.buildId, buildId), gte(buildLogLines.at, new Date(second * 1000))))
     .orderBy(asc(buildLogLines.seq))
     .limit(1);
-  return first ? first.seq - 1 : Number.MAX_SAFE_INTEGER;
+  if (first) return first.seq - 1;
+  const [last] = await db.select({ seq: max(buildLogLines.seq) }).from(buildLogLines).where(eq(buildLogLines.buildId, buildId));
+  return last?.seq ?? 0;
 }
 
 /**
- * The build log as Server-Sent Events: the whole log (or from the resumed second), then new lines
+ * Where a resume starts: the sequence number of the line the client has last (the line `index`
+ * of `second` in sequence order), or before the first line of a whole second; and the numbering
+ * of the lines up to there, so the lines sent next get the ids every replica gives them. A line
+ * id this build does not have resumes from the next second.
+ */
+async function resumeAt(db: Queryable, buildId: string, position: StreamPosition): Promise<{ after: number; numbering: LineNumbering }> {
+  const ofBuild = eq(buildLogLines.buildId, buildId);
+  let after: number | undefined;
+  if (position.index >= 0) {
+    const inSecond = and(ofBuild, gte(buildLogLines.at, new Date(position.second * 1000)), lt(buildLogLines.at, new Date((position.second + 1) * 1000)));
+    const [line] = await db.select({ seq: buildLogLines.seq }).from(buildLogLines).where(inSecond).orderBy(asc(buildLogLines.seq)).offset(position.index).limit(1);
+    after = line?.seq;
+  }
+  after ??= await beforeSecond(db, buildId, position.index >= 0 ? position.second + 1 : position.second);
+  const second = sql<number>`floor(extract(epoch from ${buildLogLines.at}))`.mapWith(Number);
+  const counts = await db
+    .select({ second, lines: sql<number>`count(*)`.mapWith(Number) })
+    .from(buildLogLines)
+    .where(and(ofBuild, lte(buildLogLines.seq, after)))
+    .groupBy(sql`1`);
+  return { after, numbering: new LineNumbering(counts.map((c) => [c.second, c.lines] as const)) };
+}
+
+/**
+ * The build log as Server-Sent Events: the whole log (or what follows the resumed line), then new lines
  * as the job writes them, read from the database so any replica can serve it. Ends once the build
  * is terminal and every line went out, after the stream lifetime, on shutdown, or with
  * `event: revoked` when the caller lost access.
@@ -106,11 +138,10 @@ export function buildLogEvents(deps: Pick<Deps, 'database' | 'clock' | 'shutdown
     const started = deps.clock.now().getTime();
     let lastSent = started;
     let lastCheck = started;
-    let after = 0;
-    const resumeFrom = Number(options.lastEventId);
-    if (options.lastEventId && Number.isInteger(resumeFrom) && started - resumeFrom * 1000 <= rules.resumeWindowMs && resumeFrom * 1000 <= started) {
-      after = await resumeAfter(db, options.buildId, resumeFrom);
-    }
+    const position = resumePosition(options.lastEventId, started, rules.resumeWindowMs);
+    const resumed = position ? await resumeAt(db, options.buildId, position) : { after: 0, numbering: new LineNumbering() };
+    const { numbering } = resumed;
+    let { after } = resumed;
     send(': build log\n\n');
     while (!stop.signal.aborted) {
       const rows = await db
@@ -120,7 +151,7 @@ export function buildLogEvents(deps: Pick<Deps, 'database' | 'clock' | 'shutdown
         .orderBy(asc(buildLogLines.seq))
         .limit(BATCH);
       for (const row of rows) {
-        send(`id: ${Math.floor(row.at.getTime() / 1000)}\ndata: ${row.line}\n\n`);
+        send(`id: ${formatEventId(numbering.next(row.at.getTime()))}\ndata: ${row.line}\n\n`);
         after = row.seq;
       }
       const now = deps.clock.now().getTime();

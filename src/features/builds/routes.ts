@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
+import { LastEventIdHeader } from '../console/index.js';
 import { openBuildLog } from './log-stream.js';
 import { BuildIdParam, BuildListQuery, BuildListSchema, BuildScanSchema, BuildSchema, CreateBuildBody } from './schema.js';
 import { cancelBuild, createBuild, getBuild, getScan, getScanDocument, listBuilds } from './service.js';
@@ -46,9 +47,14 @@ const logs = defineRoute(ADMIN, {
   method: 'get',
   path: '/api/v1/images/build/{id}/logs',
   summary: 'The build log as Server-Sent Events',
-  request: { params: BuildIdParam, headers: z.object({ 'last-event-id': z.string().max(32).optional() }) },
+  description:
+    'One event per stored line: `id: <unix second>.<six digits>` (the line’s second and its number within it, the same on every ' +
+    'replica), `data:` the line. A reconnect with `Last-Event-ID` within one hour resumes exactly after that line (a whole unix ' +
+    'second: from that second’s first line); older or none: the whole log.',
+  request: { params: BuildIdParam, headers: z.strictObject({ 'last-event-id': LastEventIdHeader.optional() }) },
   responses: {
-    200: { description: 'one event per log line: `id:` unix seconds, `data:` the line', content: { 'text/event-stream': { schema: z.string() } } },
+    200: { description: 'one event per log line', content: { 'text/event-stream': { schema: z.string() } } },
+    400: errorAnswer('bad_request: a malformed Last-Event-ID'),
     404: errorAnswer('not_found'),
     429: errorAnswer('rate_limited: the account has 8 event streams open'),
   },

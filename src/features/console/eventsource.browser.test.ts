@@ -58,7 +58,7 @@ describe.skipIf(!existsSync(CHROMIUM))('console in a real browser', () => {
       }, `/api/v1/servers/${name}/console`);
       const lines = () => page.evaluate(() => (window as unknown as { lines: Array<{ id: string; data: string }> }).lines);
       await expect.poll(async () => (await lines()).some((l) => l.data.includes('Done (')), { timeout: 10_000 }).toBe(true);
-      expect((await lines())[0]!.id).toBe(String(Math.floor(deps.clock.now().getTime() / 1000) - 5));
+      expect((await lines())[0]!.id).toBe(`${Math.floor(deps.clock.now().getTime() / 1000) - 5}.000000`);
 
       deps.clock.advance(1_000);
       deps.cluster.pods.write(name, '§eHello from the server');

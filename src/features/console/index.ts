@@ -1,6 +1,7 @@
 /**
  * The front door of the console feature: what the rest of the service may use of it.
  */
+export { comparePositions, formatEventId, LastEventIdHeader, LineNumbering, resumePosition, type StreamPosition } from './event-ids.js';
 export { LogHubs } from './log-hub.js';
 export { consoleRoutes } from './routes.js';
 export { consoleStreamRoutes } from './stream-route.js';

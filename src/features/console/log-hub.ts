@@ -1,6 +1,7 @@
 import { ClusterNoPodError, type ClusterAdapter, type PodLogLine } from '../../adapters/cluster/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
+import { comparePositions, LineNumbering, type StreamPosition } from './event-ids.js';
 import { STREAM_TIMINGS, type StreamTimings } from './sse.js';
 
 /** How far back a viewer may resume (contract section 8). */
@@ -10,23 +11,34 @@ export const TAIL_LINES = 100;
 /** Lines a server's hub keeps for resumes, within the resume window. */
 const MAX_KEPT_LINES = 10_000;
 
+/** A line of the pod's log with its place in it: its second and its number within that second (event-ids.ts). */
+export interface NumberedLine extends PodLogLine {
+  position: StreamPosition;
+}
+
 /** One console viewer as the hub sees it: lines in, an end when the pod's log ends. */
 export interface LogViewer {
-  /** Lines stamped before this (ms) are not for this viewer (a resume from a second). */
-  readonly fromMs: number;
-  deliver(line: PodLogLine): void;
+  /** A resume: the viewer has every line up to this one (or, index -1, up to that second); absent for the tail. */
+  readonly after?: StreamPosition;
+  deliver(line: NumberedLine): void;
   end(): void;
 }
 
+const samePosition = (a: StreamPosition, b: StreamPosition) => a.second === b.second && a.index === b.index;
+const floorSecond = (time: Date) => new Date(Math.floor(time.getTime() / 1000) * 1000);
+
 /**
  * The console of one server on this replica: ONE followed pod log, whatever the number of
- * viewers, kept for an hour so that a viewer resumes from its Last-Event-ID second without asking
- * the cluster again. It first reads the last hour once (not followed; the last 100 lines when the
+ * viewers, kept for an hour so that a viewer resumes from its Last-Event-ID without asking the
+ * cluster again. It first reads the last hour once (not followed; the last 100 lines when the
  * hour holds fewer), then follows from the last second it read, skipping the lines of that second
- * it already holds.
+ * it already holds. Every read starts at a whole second (the API's `sinceTime` is one), so the
+ * lines are numbered within their second as on every other replica reading the same pod log.
  */
 export class LogHub {
-  readonly #lines: PodLogLine[] = [];
+  readonly #lines: NumberedLine[] = [];
+  /** Viewers still waiting for the line they resume after (it had not been read here yet). */
+  readonly #behind = new Map<LogViewer, StreamPosition>();
   readonly #viewers = new Set<LogViewer>();
   readonly #upstream = new AbortController();
   readonly ready: Promise<void>;
@@ -60,10 +72,16 @@ export class LogHub {
     return this.#failed;
   }
 
-  /** Adds a viewer after `ready`: its history first (a resume, or the tail), then every new line. */
-  attach(viewer: LogViewer, resume: boolean): () => void {
-    const history = resume ? this.#lines.filter((l) => l.time.getTime() >= viewer.fromMs) : this.#lines.slice(-TAIL_LINES);
+  /**
+   * Adds a viewer after `ready`: its history first (the lines after its resume position, or the
+   * tail), then every new line. A resume position this hub has not read yet (another replica
+   * read further) holds the new lines back until they pass it.
+   */
+  attach(viewer: LogViewer): () => void {
+    const history = viewer.after ? this.#after(viewer.after) : this.#lines.slice(-TAIL_LINES);
     for (const line of history) viewer.deliver(line);
+    const last = this.#lines.at(-1);
+    if (viewer.after && history.length === 0 && (!last || comparePositions(last.position, viewer.after) < 0)) this.#behind.set(viewer, viewer.after);
     if (this.#ended) {
       viewer.end();
       return () => undefined;
@@ -83,28 +101,51 @@ export class LogHub {
     this.#finish();
   }
 
+  /** The held lines after `position`: after that very line when it is held, else those ordered after it. */
+  #after(position: StreamPosition): NumberedLine[] {
+    const at = this.#lines.findIndex((l) => samePosition(l.position, position));
+    if (at >= 0) return this.#lines.slice(at + 1);
+    return this.#lines.filter((l) => comparePositions(l.position, position) > 0);
+  }
+
+  /** The pod's log from a whole second on, each line numbered within its second. */
+  async *#read(options: { sinceTime: Date; follow: boolean; signal: AbortSignal }): AsyncGenerator<NumberedLine> {
+    const numbering = new LineNumbering();
+    const sinceTime = floorSecond(options.sinceTime);
+    for await (const line of this.deps.cluster.podLogs(this.name, { ...options, sinceTime })) yield { ...line, position: numbering.next(line.time.getTime()) };
+  }
+
   async #run(markReady: () => void): Promise<void> {
     const { signal } = this.#upstream;
-    const since = new Date(this.deps.clock.now().getTime() - RESUME_WINDOW_MS);
+    const since = floorSecond(new Date(this.deps.clock.now().getTime() - RESUME_WINDOW_MS));
     try {
-      for await (const line of this.deps.cluster.podLogs(this.name, { sinceTime: since, follow: false, signal })) this.#keep(line);
+      for await (const line of this.#read({ sinceTime: since, follow: false, signal })) this.#keep(line);
       if (this.#lines.length < TAIL_LINES) {
         // A quiet hour: the tail for new viewers reaches further back (a later read, so it holds the hour's lines too).
-        const tail: PodLogLine[] = [];
-        for await (const line of this.deps.cluster.podLogs(this.name, { tailLines: TAIL_LINES, follow: false, signal })) tail.push(line);
-        if (tail.length > this.#lines.length) this.#lines.splice(0, this.#lines.length, ...tail);
+        let tail = 0;
+        let first: Date | undefined;
+        for await (const line of this.deps.cluster.podLogs(this.name, { tailLines: TAIL_LINES, follow: false, signal })) {
+          first ??= line.time;
+          tail += 1;
+        }
+        if (first && tail > this.#lines.length) {
+          // The tail may begin inside a second: read again from that second's start, so that its lines get their numbers.
+          const lines: NumberedLine[] = [];
+          for await (const line of this.#read({ sinceTime: first, follow: false, signal })) lines.push(line);
+          this.#lines.splice(0, this.#lines.length, ...lines);
+        }
       }
       markReady();
       const last = this.#lines.at(-1);
-      const followFrom = last ? new Date(Math.floor(last.time.getTime() / 1000) * 1000) : since;
+      const followFrom = last ? floorSecond(last.time) : since;
       let skip = last ? this.#lines.filter((l) => l.time.getTime() >= followFrom.getTime()).length : 0;
-      for await (const line of this.deps.cluster.podLogs(this.name, { sinceTime: followFrom, follow: true, signal })) {
+      for await (const line of this.#read({ sinceTime: followFrom, follow: true, signal })) {
         if (skip > 0) {
           skip -= 1;
           continue;
         }
         this.#keep(line);
-        for (const viewer of this.#viewers) if (line.time.getTime() >= viewer.fromMs) viewer.deliver(line);
+        for (const viewer of this.#viewers) if (this.#caughtUp(viewer, line)) viewer.deliver(line);
       }
     } catch (err) {
       if (signal.aborted) return;
@@ -121,7 +162,16 @@ export class LogHub {
     }
   }
 
-  #keep(line: PodLogLine): void {
+  /** Whether a new line is for `viewer`: always, unless it resumes after a line this hub reaches only now. */
+  #caughtUp(viewer: LogViewer, line: NumberedLine): boolean {
+    const after = this.#behind.get(viewer);
+    if (!after) return true;
+    const order = comparePositions(line.position, after);
+    if (order >= 0) this.#behind.delete(viewer);
+    return order > 0;
+  }
+
+  #keep(line: NumberedLine): void {
     this.#lines.push(line);
     const horizon = this.deps.clock.now().getTime() - RESUME_WINDOW_MS;
     let drop = Math.max(0, this.#lines.length - MAX_KEPT_LINES);
@@ -131,6 +181,7 @@ export class LogHub {
 
   #detach(viewer: LogViewer): void {
     this.#viewers.delete(viewer);
+    this.#behind.delete(viewer);
     // The last viewer gone: the upstream stops (a later viewer starts a new hub).
     if (this.#viewers.size === 0 && !this.#ended) this.close();
   }
@@ -140,6 +191,7 @@ export class LogHub {
     this.#ended = true;
     for (const viewer of this.#viewers) viewer.end();
     this.#viewers.clear();
+    this.#behind.clear();
     this.onEnd();
   }
 }

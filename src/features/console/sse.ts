@@ -1,5 +1,5 @@
-import type { PodLogLine } from '../../adapters/cluster/types.js';
-import type { LogHub, LogViewer } from './log-hub.js';
+import { formatEventId, type StreamPosition } from './event-ids.js';
+import type { LogHub, LogViewer, NumberedLine } from './log-hub.js';
 
 export interface StreamTimings {
   /** A `:` comment at least this often, so that no proxy or runtime idle time-out cuts a quiet stream. */
@@ -24,8 +24,8 @@ export type Recheck = () => Promise<'allowed' | 'revoked' | 'unknown'>;
 
 export interface ConsoleSseOptions {
   hub: LogHub;
-  /** From a Last-Event-ID: lines stamped at or after this (ms); absent for the tailed backlog. */
-  resumeFromMs?: number;
+  /** From a Last-Event-ID: the lines after this position; absent for the tailed backlog. */
+  resumeAfter?: StreamPosition;
   timings: StreamTimings;
   recheck: Recheck;
   /** Called once the stream has ended, whatever ended it. */
@@ -36,11 +36,10 @@ const encoder = new TextEncoder();
 const REVOKED = encoder.encode('event: revoked\ndata: revoked\n\n');
 const KEEP_ALIVE = encoder.encode(': keep-alive\n\n');
 
-/** One log line as an event: `id:` its unix second, then its text (a stray CR or LF splits data lines). */
-export function formatLine(line: PodLogLine): string {
-  const id = Math.floor(line.time.getTime() / 1000);
+/** One log line as an event: `id:` its second and number in it (event-ids.ts), then its text (a stray CR or LF splits data lines). */
+export function formatLine(line: NumberedLine): string {
   const data = line.line.split(/\r\n|\r|\n/).map((part) => `data: ${part}\n`).join('');
-  return `id: ${id}\n${data}\n`;
+  return `id: ${formatEventId(line.position)}\n${data}\n`;
 }
 
 /**
@@ -77,7 +76,7 @@ export function consoleSse(options: ConsoleSseOptions): ReadableStream<Uint8Arra
   };
 
   const viewer: LogViewer = {
-    fromMs: options.resumeFromMs ?? Number.NEGATIVE_INFINITY,
+    ...(options.resumeAfter ? { after: options.resumeAfter } : {}),
     deliver: (line) => write(encoder.encode(formatLine(line))),
     end: () => finish(),
   };
@@ -88,7 +87,7 @@ export function consoleSse(options: ConsoleSseOptions): ReadableStream<Uint8Arra
         controller = c;
         write(encoder.encode(': console\nretry: 2000\n\n'));
         const unread = () => -(controller.desiredSize ?? 0);
-        detach = hub.attach(viewer, options.resumeFromMs !== undefined);
+        detach = hub.attach(viewer);
         // The history is written at once; only what piles up after it counts as slow reading.
         allowance += Math.max(0, unread());
         if (closed) return;

@@ -5,6 +5,7 @@ import { ERROR_STATUS } from '../../http/errors.js';
 import { createRouter, defineRoute, errorAnswer } from '../../http/route.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
+import { LastEventIdHeader } from './event-ids.js';
 import { ServerNameParam } from './schema.js';
 import { openConsoleStream } from './stream.js';
 
@@ -15,15 +16,17 @@ const consoleStream = defineRoute(
     path: '/api/v1/servers/{name}/console',
     summary: "The running pod's log lines as Server-Sent Events (owner or staff)",
     description:
-      'Each event is `id: <unix seconds>` and `data: <log line>`; `:` keep-alives at least every 15 s; ' +
-      '`event: revoked` ends a stream whose session or access is gone (checked every minute). A reconnect with ' +
-      '`Last-Event-ID` within one hour resumes after that second. Streams end after 30 minutes.',
+      'Each event is `id: <unix second>.<six digits>` (the line’s second and its number within it, the same on every replica) ' +
+      'and `data: <log line>`; `:` keep-alives at least every 15 s; `event: revoked` ends a stream whose session or access is ' +
+      'gone (checked every minute). A reconnect with `Last-Event-ID` within one hour resumes exactly after that line (a whole ' +
+      'unix second: from that second’s first line). Streams end after 30 minutes.',
     request: {
       params: ServerNameParam,
-      headers: z.strictObject({ 'last-event-id': z.string().regex(/^\d{1,12}$/, 'Last-Event-ID is a unix second').optional() }),
+      headers: z.strictObject({ 'last-event-id': LastEventIdHeader.optional() }),
     },
     responses: {
       200: { description: 'the log lines', content: { 'text/event-stream': { schema: z.string() } } },
+      400: errorAnswer('bad_request: a malformed Last-Event-ID'),
       403: errorAnswer('not the owner or staff'),
       404: errorAnswer('no such server'),
       409: errorAnswer('not_running: the server runs no pod'),

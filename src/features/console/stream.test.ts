@@ -51,7 +51,7 @@ async function open(deps: TestDeps, name: string, headers: Record<string, string
 const second = (deps: TestDeps) => Math.floor(deps.clock.now().getTime() / 1000);
 
 describe('GET /servers/{name}/console', () => {
-  it('streams the tail, then new lines, each with its unix second as id', async () => {
+  it('streams the tail, then new lines, each with its unix second and its number within that second as id', async () => {
     const { deps } = streamDeps();
     const name = await runningServer(deps);
     const { owner } = await consoleCast(deps, name);
@@ -60,57 +60,101 @@ describe('GET /servers/{name}/console', () => {
     expect(stream.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     const reader = stream.reader!;
     await reader.until((r) => r.messages().some((e) => e.data.includes('Done (')));
-    expect(reader.messages()[0]).toEqual({ event: 'message', id: String(second(deps) - 5), data: '[12:00:00 INFO]: Starting minecraft server version 1.21.4' });
+    // Four boot lines five seconds ago, five lines as it came up.
+    expect(reader.messages().map((e) => e.id)).toEqual([
+      ...[0, 1, 2, 3].map((i) => `${second(deps) - 5}.00000${i}`),
+      ...[0, 1, 2, 3, 4].map((i) => `${second(deps)}.00000${i}`),
+    ]);
+    expect(reader.messages()[0]).toEqual({ event: 'message', id: `${second(deps) - 5}.000000`, data: '[12:00:00 INFO]: Starting minecraft server version 1.21.4' });
     deps.clock.advance(2_000);
     deps.cluster.pods.write(name, '§aColoured§r chat line');
-    await reader.until((r) => r.messages().some((e) => e.data.includes('chat line')));
-    expect(reader.messages().at(-1)).toEqual({ event: 'message', id: String(second(deps)), data: '[12:00:07 INFO]: §aColoured§r chat line' });
+    deps.cluster.pods.write(name, 'in the same second');
+    await reader.until((r) => r.messages().some((e) => e.data.includes('same second')));
+    expect(reader.messages().slice(-2)).toEqual([
+      { event: 'message', id: `${second(deps)}.000000`, data: '[12:00:07 INFO]: §aColoured§r chat line' },
+      { event: 'message', id: `${second(deps)}.000001`, data: '[12:00:07 INFO]: in the same second' },
+    ]);
     await reader.cancel();
   });
 
-  it('resumes after the Last-Event-ID second with exactly the lines after it, not the tail', async () => {
+  it('resumes exactly after the Last-Event-ID line, not the tail, on this replica and on one with no history', async () => {
     const { deps } = streamDeps();
     const name = await runningServer(deps);
     const { owner } = await consoleCast(deps, name);
     const first = (await open(deps, name, owner.headers)).reader!;
-    const seen = second(deps);
-    deps.cluster.pods.write(name, 'same second as the last one seen');
-    await first.until((r) => r.messages().some((e) => e.data.includes('same second')));
+    deps.cluster.pods.write(name, 'seen, in the second of the boot');
+    await first.until((r) => r.messages().some((e) => e.data.includes('seen,')));
     await first.cancel();
+    const lastSeen = first.messages().at(-1)!.id!;
+    expect(lastSeen).toBe(`${second(deps)}.000005`);
+    deps.cluster.pods.write(name, 'missed, in that second too');
     deps.clock.advance(1_000);
     for (let i = 0; i < TAIL_LINES + 50; i++) deps.cluster.pods.write(name, `missed ${i}`);
     deps.clock.advance(1_000);
     deps.cluster.pods.write(name, 'missed last');
 
-    const expected = ['missed last', ...Array.from({ length: TAIL_LINES + 50 }, (_, i) => `missed ${i}`)].sort();
-    const resumed = (await open(deps, name, owner.headers, String(seen))).reader!;
+    const expected = ['missed, in that second too', ...Array.from({ length: TAIL_LINES + 50 }, (_, i) => `missed ${i}`), 'missed last'];
+    const text = (r: SseReader) => r.messages().map((e) => e.data.replace(/^\[[^\]]+\]: /, ''));
+    const resumed = (await open(deps, name, owner.headers, lastSeen)).reader!;
     await resumed.until((r) => r.messages().length >= expected.length);
-    expect(resumed.messages().map((e) => e.data.replace(/^\[[^\]]+\]: /, '')).sort()).toEqual(expected);
-    expect(resumed.messages().every((e) => Number(e.id) > seen)).toBe(true);
+    expect(text(resumed)).toEqual(expected);
+    expect(resumed.messages()[0]!.id).toBe(`${Number(lastSeen.split('.')[0])}.000006`);
     deps.cluster.pods.write(name, 'live after resume');
     await resumed.until((r) => r.messages().length === expected.length + 1);
     await resumed.cancel();
 
-    // Another replica (its own hubs, no history of its own) resumes the same way, from the pod log.
+    // Another replica (its own hubs, no history of its own) numbers the pod log the same way.
     deps.consoleLogs = new LogHubs({ cluster: deps.cluster, clock: deps.clock, log: deps.log });
-    const elsewhere = (await open(deps, name, owner.headers, String(seen))).reader!;
+    const elsewhere = (await open(deps, name, owner.headers, lastSeen)).reader!;
     await elsewhere.until((r) => r.messages().length >= expected.length + 1);
-    expect(elsewhere.messages().map((e) => e.data.replace(/^\[[^\]]+\]: /, ''))).toEqual([...expected.filter((e) => e !== 'missed last').sort((a, b) => Number(a.split(' ')[1]) - Number(b.split(' ')[1])), 'missed last', 'live after resume']);
+    expect(text(elsewhere)).toEqual([...expected, 'live after resume']);
+    expect(elsewhere.messages().map((e) => e.id)).toEqual(resumed.messages().map((e) => e.id));
     await elsewhere.cancel();
   });
 
-  it('serves the tail when Last-Event-ID is older than an hour or in the future', async () => {
+  it('resumes a whole-second Last-Event-ID (an older client) from the first line of that second', async () => {
     const { deps } = streamDeps();
     const name = await runningServer(deps);
     const { owner } = await consoleCast(deps, name);
-    for (const id of [String(second(deps) - 3601), String(second(deps) + 60)]) {
+    deps.clock.advance(1_000);
+    deps.cluster.pods.write(name, 'a second later');
+    const reader = (await open(deps, name, owner.headers, String(second(deps) - 1))).reader!;
+    await reader.until((r) => r.messages().some((e) => e.data.includes('a second later')));
+    // The five lines of the second it came up in (the client may hold some of them: a whole second cannot say which), then the later one.
+    expect(reader.messages().map((e) => e.id)).toEqual([...[0, 1, 2, 3, 4].map((i) => `${second(deps) - 1}.00000${i}`), `${second(deps)}.000000`]);
+    expect(reader.messages()[0]!.data).toContain('[LuckPerms]');
+    await reader.cancel();
+  });
+
+  it('holds new lines back from a viewer resuming after a line this replica has not read yet (another read further)', async () => {
+    const { deps } = streamDeps();
+    const name = await runningServer(deps);
+    const { owner } = await consoleCast(deps, name);
+    // The pod's log holds lines 0 to 4 of this second; the client says it has line 6 (read elsewhere, a moment later).
+    const reader = (await open(deps, name, owner.headers, `${second(deps)}.000006`)).reader!;
+    for (const text of ['five', 'six', 'seven', 'eight']) deps.cluster.pods.write(name, text);
+    await reader.until((r) => r.messages().length >= 2);
+    expect(reader.messages().map((e) => [e.id, e.data.replace(/^\[[^\]]+\]: /, '')])).toEqual([
+      [`${second(deps)}.000007`, 'seven'],
+      [`${second(deps)}.000008`, 'eight'],
+    ]);
+    await reader.cancel();
+  });
+
+  it('serves the tail when Last-Event-ID is older than an hour or in the future; a malformed one is 400', async () => {
+    const { deps } = streamDeps();
+    const name = await runningServer(deps);
+    const { owner } = await consoleCast(deps, name);
+    for (const id of [String(second(deps) - 3601), `${second(deps) - 3601}.000002`, String(second(deps) + 60), `${second(deps) + 60}.000000`]) {
       const reader = (await open(deps, name, owner.headers, id)).reader!;
       await reader.until((r) => r.messages().some((e) => e.data.includes('Done (')));
       expect(reader.messages()[0]!.data).toContain('Starting minecraft server');
       await reader.cancel();
     }
-    const bad = await open(deps, name, owner.headers, 'abc');
-    expect([bad.status, bad.error]).toEqual([400, 'bad_request']);
+    for (const id of ['abc', `${second(deps)}.5`, `${second(deps)}.0000001`, `${second(deps)}.`, `-${second(deps)}`, `${second(deps)} .000001`, '1e9']) {
+      const bad = await open(deps, name, owner.headers, id);
+      expect([bad.status, bad.error], id).toEqual([400, 'bad_request']);
+    }
   });
 
   it('feeds every viewer of a server from one followed pod log', async () => {
@@ -247,6 +291,22 @@ describe('console tail', () => {
     deps.cluster.pods.write(name, 'after the quiet');
     await reader.until((r) => r.messages().at(-1)?.data.endsWith('after the quiet') === true);
     expect(reader.messages().filter((e) => e.data.includes('Done ('))).toHaveLength(1);
+    await reader.cancel();
+  });
+
+  it('numbers a tail that begins inside a second as a read of that whole second numbers it', async () => {
+    const { deps } = streamDeps();
+    const name = await runningServer(deps);
+    const { owner } = await consoleCast(deps, name);
+    deps.clock.advance(1_000);
+    const burst = second(deps);
+    for (let i = 0; i < TAIL_LINES + 50; i++) deps.cluster.pods.write(name, `burst ${i}`);
+    deps.clock.advance(2 * 3600_000);
+    const reader = (await open(deps, name, owner.headers)).reader!;
+    await reader.until((r) => r.messages().length >= TAIL_LINES);
+    // The last 100 lines, numbered from the first line of their second (50 lines before the tail).
+    expect(reader.messages()[0]).toMatchObject({ id: `${burst}.000050`, data: expect.stringContaining('burst 50') });
+    expect(reader.messages().at(-1)).toMatchObject({ id: `${burst}.000149`, data: expect.stringContaining('burst 149') });
     await reader.cancel();
   });
 });

@@ -3,6 +3,7 @@ import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
 import { isOwnerOrStaff } from '../servers/index.js';
 import { RESUME_WINDOW_MS } from './log-hub.js';
+import { resumePosition } from './event-ids.js';
 import { consoleServer } from './service.js';
 import { consoleSse, type Recheck } from './sse.js';
 import { takeStreamSlot } from './stream-slots.js';
@@ -24,14 +25,6 @@ export interface ConsoleStreamRequest {
    * when it cannot be told (the stream then goes on).
    */
   currentSession: () => Promise<SessionContext | undefined>;
-}
-
-/** Where a resume starts: the second after Last-Event-ID, when that second is within the last hour. */
-export function resumeFrom(lastEventId: string | undefined, nowMs: number): number | undefined {
-  if (lastEventId === undefined) return undefined;
-  const fromMs = (Number(lastEventId) + 1) * 1000;
-  if (fromMs > nowMs + 1000 || nowMs - fromMs > RESUME_WINDOW_MS) return undefined;
-  return fromMs;
 }
 
 /**
@@ -70,7 +63,7 @@ export async function openConsoleStream(deps: StreamDeps, request: ConsoleStream
   };
   return consoleSse({
     hub,
-    resumeFromMs: resumeFrom(request.lastEventId, deps.clock.now().getTime()),
+    resumeAfter: resumePosition(request.lastEventId, deps.clock.now().getTime(), RESUME_WINDOW_MS),
     timings: hubs.timings,
     recheck,
     onClose: () => void slot.release().catch((err: Error) => deps.log.warn({ err: err.message }, 'stream slot not released')),

@@ -210,7 +210,7 @@ describe('the submission lane', () => {
     const text = await log.text();
     expect(text).toContain('data: STEP 1/3: FROM itzg/minecraft-server:java21\n');
     expect(text).toContain('data: pushed\n');
-    expect(text).toMatch(/^id: \d+$/m);
+    expect(text).toMatch(/^id: \d+\.\d{6}$/m);
   });
 
   it('rejects with a reason, lets a pending one be withdrawn, and hides other users’ submissions', async () => {
