@@ -8,8 +8,9 @@ import { useTempDir } from '../helpers/worlds.js';
 
 /**
  * Issue 32's failover, as a test: two service processes on one PostgreSQL database, one S3 server
- * process, CLUSTER=kubernetes against the run's real API server; the controller's leader is
- * SIGKILLed under load. PostgreSQL only (two processes cannot share an embedded database); skipped
+ * process, CLUSTER=kubernetes against the run's real API server (the test plays the StatefulSet
+ * controller, the kubelet and the game's RCON port); the controller's leader is SIGKILLed under
+ * load, just after a server was woken through it. PostgreSQL only (two processes cannot share an embedded database); skipped
  * without TEST_DATABASE_URL or without the envtest binaries.
  */
 const postgres = Boolean(process.env.TEST_DATABASE_URL);
@@ -32,7 +33,7 @@ describe.skipIf(!postgres || !apiServer)('failover of one of two replicas under 
     await s3?.stop();
   });
 
-  it('answers or fails at the kill, finishes the upload through the survivor, moves every leader within its lease, loses and doubles nothing; the killed replica returns', { timeout: 180_000 }, async () => {
+  it('answers or fails at the kill, finishes the upload through the survivor, moves every leader within its lease, carries a wake across the kill, loses and doubles nothing; the killed replica returns', { timeout: 240_000 }, async () => {
     const databaseUrl = (await createPostgresTestDatabase())!;
     const figures = await runFailover({
       command: process.execPath,
@@ -57,5 +58,11 @@ describe.skipIf(!postgres || !apiServer)('failover of one of two replicas under 
     expect(figures.upload).toMatchObject({ sha256Matches: true, stagedLeft: 0, submissionRows: 1 });
     // The killed replica's second life answers, and its previous life's leases are gone.
     expect(figures.returned).toMatchObject({ answered: figures.returned.of, leftoverLeases: 0 });
+    // The wake sent to the killed replica just before the kill was carried through by the
+    // survivor's controller (once it leads: within the lease and the pod's start), and a stop sent
+    // to the survivor afterwards was carried out cleanly.
+    expect(figures.wake).toMatchObject({ status: 202, stopStatus: 202, savedBeforeStop: true });
+    expect(figures.wake.runningSeconds).not.toBeNull();
+    expect(figures.wake.stopSeconds).not.toBeNull();
   });
 });
