@@ -1,13 +1,18 @@
 import { createHash, randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { like } from 'drizzle-orm';
+import { eq, like } from 'drizzle-orm';
 import { S3BackupStore } from '../../src/adapters/backup-store/s3.js';
 import { rconSecretName } from '../../src/adapters/cluster/kubernetes/resource.js';
+import { HEARTBEAT_TTL_MS } from '../../src/coordination/index.js';
 import { leases } from '../../src/db/schema/coordination.js';
+import { worldJobs } from '../../src/db/schema/worlds.js';
 import { submissions } from '../../src/db/schema/submissions.js';
 import { openPostgres, type DatabaseHandle } from '../../src/db/client.js';
 import { ObjectContextStore } from '../../src/features/builds/submissions/context-store.js';
+import { LOCK_LEASE_MS } from '../../src/features/worlds/jobs/lock.js';
 import { hashStream } from '../../src/features/worlds/volumes/archive.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createTestDeps, TOKENS } from './app.js';
@@ -375,5 +380,105 @@ export async function runFailover(setup: FailoverSetup): Promise<FailoverFigures
     await Promise.all([...live.values()].map((p) => p.exited));
     await db?.close();
     await cluster.stop();
+  }
+}
+
+export interface WorldLockSetup {
+  command: string;
+  args: string[];
+  databaseUrl: string;
+  /** The DATA_DIR both replicas share (their world folders: the shared volume). */
+  dataDir: string;
+  /** The world's size, so that its backup is still running at the kill (default 96 MiB). */
+  worldBytes?: number;
+  step?: (what: string) => void;
+}
+
+export interface WorldLockFigures {
+  /** Seconds from the kill until the survivor's file write went through (the victim's lock taken over). */
+  lockTakenSeconds: number | null;
+  /** Seconds from the kill until the victim's backup job was failed. */
+  jobFailedSeconds: number | null;
+  /** The survivor's writes refused (409 maintenance_in_progress) before that. */
+  refusedBefore: number;
+  /** Any other answer the survivor gave to a write (must be none). */
+  wrong: Array<{ status: number; text: string }>;
+  /** What the dead replica's lock would have held writes off for without the heartbeat. */
+  lockLeaseSeconds: number;
+  heartbeatTtlSeconds: number;
+}
+
+/**
+ * Issue 32's dead replica's world lock, on two service processes: one PostgreSQL database, one
+ * DATA_DIR (their world folders: the volume they share), CLUSTER=simulated with the same server
+ * created on each. A backup of a large world runs on one replica (its world lock held by its own
+ * process) when that replica is SIGKILLed; the survivor's file writes are refused until its
+ * heartbeat watch judges the victim dead, then go through, and the victim's job is failed.
+ */
+export async function runWorldLockFailover(setup: WorldLockSetup): Promise<WorldLockFigures> {
+  const step = setup.step ?? (() => undefined);
+  const env = (pod: string) => ({ DATABASE_URL: setup.databaseUrl, CLUSTER: 'simulated', DATA_DIR: setup.dataDir, POD_NAME: pod, LOG_LEVEL: 'info' });
+  const live: ServiceProcess[] = [];
+  let db: DatabaseHandle | undefined;
+  try {
+    const [victim, survivor] = await Promise.all(['felis-a', 'felis-b'].map((pod) => spawnService(setup.command, setup.args, env(pod))));
+    live.push(victim!, survivor!);
+    db = openPostgres(setup.databaseUrl);
+    const deps = createTestDeps(db, { overrides: { clock: systemClock } });
+    const operator = await createUser(deps, { role: 'admin' });
+    const { headers: staff } = await signIn(deps, { userId: operator.id });
+    const json = { ...staff, 'Content-Type': 'application/json' };
+    // The same server in each replica's simulated cluster; its world folder is the shared one.
+    const server = `wl-${randomBytes(3).toString('hex')}`;
+    for (const proc of [victim!, survivor!]) {
+      const made = await send(proc.externalPort, '/api/v1/servers', { method: 'POST', headers: json, body: JSON.stringify({ name: server, subdomain: server }) });
+      if (made.status !== 201) throw new Error(`server: ${made.status} ${made.text}`);
+    }
+    const region = join(setup.dataDir, 'worlds', server, 'world', 'region');
+    mkdirSync(region, { recursive: true });
+    writeFileSync(join(region, 'r.0.0.mca'), randomBytes(setup.worldBytes ?? 96 * 1024 * 1024));
+    // Each replica has read the other's heartbeat at least once (they beat every 2 s).
+    await sleep(5_000);
+
+    step(`backup of ${server} on felis-a, then SIGKILL felis-a while it holds the world`);
+    const started = await send(victim!.externalPort, `/api/v1/servers/${server}/backup`, { method: 'POST', headers: staff });
+    if (started.status !== 202) throw new Error(`backup: ${started.status} ${started.text}`);
+    const lockKey = `world:${server}`;
+    const [held] = await db.db.select({ holder: leases.holder, replica: leases.replica }).from(leases).where(eq(leases.key, lockKey));
+    victim!.kill();
+    const killedAt = Date.now();
+    await victim!.exited;
+    if (!held?.replica?.startsWith('felis-a/')) throw new Error(`the victim did not hold the world at the kill: ${JSON.stringify(held)}`);
+    const [still] = await db.db.select({ holder: leases.holder }).from(leases).where(eq(leases.key, lockKey));
+    if (still?.holder !== held.holder) throw new Error('the backup ended before the kill: give the world more bytes');
+
+    step('killed; the survivor writes until it may');
+    const figures: WorldLockFigures = {
+      lockTakenSeconds: null,
+      jobFailedSeconds: null,
+      refusedBefore: 0,
+      wrong: [],
+      lockLeaseSeconds: LOCK_LEASE_MS / 1000,
+      heartbeatTtlSeconds: HEARTBEAT_TTL_MS / 1000,
+    };
+    const body = JSON.stringify({ content: Buffer.from('written after the kill\n').toString('base64') });
+    while (Date.now() - killedAt < LOCK_LEASE_MS + 10_000 && (figures.lockTakenSeconds === null || figures.jobFailedSeconds === null)) {
+      if (figures.lockTakenSeconds === null) {
+        const res = await send(survivor!.externalPort, `/api/v1/servers/${server}/file?path=after-kill.txt`, { method: 'PUT', headers: json, body });
+        if (res.status === 200) figures.lockTakenSeconds = (Date.now() - killedAt) / 1000;
+        else if (res.status === 409 && res.text.includes('maintenance_in_progress')) figures.refusedBefore += 1;
+        else figures.wrong.push({ status: res.status, text: res.text });
+      }
+      if (figures.jobFailedSeconds === null) {
+        const [job] = await db.db.select({ state: worldJobs.state }).from(worldJobs).where(eq(worldJobs.id, held.holder));
+        if (job?.state === 'failed') figures.jobFailedSeconds = (Date.now() - killedAt) / 1000;
+      }
+      await sleep(200);
+    }
+    return figures;
+  } finally {
+    for (const proc of live) proc.kill();
+    await Promise.all(live.map((p) => p.exited));
+    await db?.close();
   }
 }
