@@ -64,6 +64,11 @@ describe('replica heartbeats', () => {
     expect(await heldBy(database().db, behind.clock.now(), world, 'job-1')).toBe(true); // by its lease alone, still held
     expect(await takeLease(database().db, behind.clock.now(), { key: world, holder: 'job-2', purpose: 'backup', ttlMs: 60_000, replica: behind.name }, { dead: behind.heartbeat.deadReplicas() })).toBe(true);
     expect(await leaseOf(database().db, world)).toMatchObject({ holder: 'job-2', replica: behind.name });
+    // A lease no replica took (a cluster Job's) is held whatever the dead list says, also when asked the other way round.
+    const jobLock = LEASE_KEYS.world(unique('w'));
+    await takeLease(database().db, behind.clock.now(), { key: jobLock, holder: 'job-in-cluster', purpose: 'backup', ttlMs: 60_000 });
+    expect(await heldBy(database().db, behind.clock.now(), jobLock, 'job-in-cluster', behind.heartbeat.deadReplicas())).toBe(true);
+    expect(await takeLease(database().db, behind.clock.now(), { key: jobLock, holder: 'job-4', purpose: 'backup', ttlMs: 60_000 }, { dead: behind.heartbeat.deadReplicas() })).toBe(false);
     // The survivor's lock is not the dead one's: the rule frees only what the dead replica took.
     expect(await takeLease(database().db, behind.clock.now(), { key: world, holder: 'job-3', purpose: 'backup', ttlMs: 60_000 }, { dead: behind.heartbeat.deadReplicas() })).toBe(false);
     await sweepLeases(database().db, behind.clock.now(), world, [behind.name]);

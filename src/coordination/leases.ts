@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, like, lte, ne, not, or, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull, isNull, like, lte, ne, not, or, type SQL } from 'drizzle-orm';
 import type { Queryable } from '../db/client.js';
 import { escapeLike } from '../db/like.js';
 import { leases } from '../db/schema/coordination.js';
@@ -56,7 +56,8 @@ export interface TakeOptions {
  */
 function freeLease(now: Date, dead: readonly string[] = []): SQL {
   const lapsed = lte(leases.leaseUntil, now);
-  return dead.length > 0 ? or(lapsed, inArray(leases.replica, [...dead]))! : lapsed;
+  // `replica is not null and …`: a lease no replica took must be plainly not free (never NULL), also under `not(…)`.
+  return dead.length > 0 ? or(lapsed, and(isNotNull(leases.replica), inArray(leases.replica, [...dead])))! : lapsed;
 }
 
 /** Takes the lease when nobody holds it or it is free (`freeLease`). Resolves whether it did. */
