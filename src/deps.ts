@@ -4,6 +4,7 @@ import type { MailAdapter } from './adapters/mail/types.js';
 import type { RconPool } from './adapters/rcon/pool.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
 import type { Config } from './config.js';
+import type { ReplicaHeartbeat } from './coordination/index.js';
 import type { LogHubs } from './features/console/index.js';
 import type { DatabaseHandle, Queryable } from './db/client.js';
 import type { BuildRunner, ContextStore } from './features/builds/index.js';
@@ -72,6 +73,8 @@ export interface Deps {
   recordChange?: (change: RequestChange) => void;
   /** This process's name as a lease holder (src/coordination): unique per replica and per life. */
   replica: string;
+  /** This replica's heartbeat, and its judgement of which other replicas died (src/coordination). */
+  heartbeat: ReplicaHeartbeat;
   /** Aborted when the process begins to shut down: long-lived streams end on it. */
   shutdown: AbortSignal;
 }

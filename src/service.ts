@@ -14,7 +14,7 @@ import { StaticRegistry } from './adapters/registry/static.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
 import { createApps } from './app/index.js';
 import type { Config } from './config.js';
-import { Leadership, releasePreviousLives, TaskList, type BackgroundTask, type PreviousLives } from './coordination/index.js';
+import { Leadership, releasePreviousLives, ReplicaHeartbeat, TaskList, type BackgroundTask, type PreviousLives } from './coordination/index.js';
 import { openDatabase, type DatabaseHandle } from './db/client.js';
 import type { Deps } from './deps.js';
 import { accountHousekeepingTask, createSessionAuthenticator, withPasswordChangeGate } from './features/accounts/index.js';
@@ -67,6 +67,7 @@ export function assembleDeps(parts: DepsParts): Deps {
   const cluster: ClusterAdapter = parts.cluster ?? new SimulatedCluster({ clock });
   const metrics = parts.metrics ?? createMetrics();
   const staging = parts.staging ?? createStagingStore(parts.config);
+  const replica = parts.replica ?? replicaName(parts.config);
   const deps: Deps = {
     random: cryptoRandom,
     registry: createRegistry(parts.config),
@@ -76,7 +77,9 @@ export function assembleDeps(parts: DepsParts): Deps {
     passkeys: passkeyDirectory,
     recordChange: changeRecorder({ database: parts.database, clock, log: parts.log }),
     shutdown: new AbortController().signal,
-    replica: replicaName(parts.config),
+    replica,
+    // Made here, started by the service as its first task (tests and benches beat it themselves).
+    heartbeat: new ReplicaHeartbeat({ db: parts.database.db, clock, log: parts.log, replica }),
     staging,
     // With a bucket, contexts live in it beside the upload parts (any replica takes any part); on
     // the embedded default in DATA_DIR/contexts, as before.
@@ -155,6 +158,8 @@ function task(name: string, start: () => (() => void | Promise<void>) | void, st
 function serviceTasks(deps: Deps): BackgroundTask[] {
   const { cluster, replica } = deps;
   const tasks: BackgroundTask[] = [
+    // First to start and last to stop: the others judge this replica's in-process locks by it.
+    deps.heartbeat.task(),
     accountHousekeepingTask(deps, replica),
     passkeyHousekeepingTask(deps, replica),
     identityHousekeepingTask(deps, replica),

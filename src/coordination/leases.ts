@@ -1,4 +1,4 @@
-import { and, eq, isNull, like, lte, ne, or } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull, isNull, like, lte, ne, not, or, type SQL } from 'drizzle-orm';
 import type { Queryable } from '../db/client.js';
 import { escapeLike } from '../db/like.js';
 import { leases } from '../db/schema/coordination.js';
@@ -21,6 +21,8 @@ export const LEASE_KEYS = {
   leader: (name: string) => `leader:${name}`,
   /** A running node-control task, held by the replica that advances it (src/features/nodes). */
   nodeTask: (id: string) => `node-task:${id}`,
+  /** A replica's heartbeat, one per process life (heartbeat.ts): renewed while the process lives. */
+  replica: (name: string) => `replica:${name}`,
 } as const;
 
 /** The prefix every key of one kind starts with (for a sweep of that kind). */
@@ -40,13 +42,28 @@ export interface LeaseClaim {
 export interface TakeOptions {
   /** Also succeed when `holder` already holds it (renewing it and keeping its `acquired_at`). */
   orOwn?: boolean;
+  /**
+   * Replicas this replica has seen die (heartbeat.ts `deadReplicas()`): a lease taken by one of
+   * them for in-process work (its `replica`) is free at once, before it lapses.
+   */
+  dead?: readonly string[];
 }
 
-/** Takes the lease when nobody holds it or its holder's lease has lapsed. Resolves whether it did. */
+/**
+ * THE rule of when a lease may be taken by someone else or swept: its lease has lapsed (a lease
+ * until T has lapsed at T), or the replica that took it is among the `dead` (its heartbeat has
+ * stood still for its TTL by the judging replica's own clock, or vanished).
+ */
+function freeLease(now: Date, dead: readonly string[] = []): SQL {
+  const lapsed = lte(leases.leaseUntil, now);
+  // `replica is not null and …`: a lease no replica took must be plainly not free (never NULL), also under `not(…)`.
+  return dead.length > 0 ? or(lapsed, and(isNotNull(leases.replica), inArray(leases.replica, [...dead])))! : lapsed;
+}
+
+/** Takes the lease when nobody holds it or it is free (`freeLease`). Resolves whether it did. */
 export async function takeLease(db: Queryable, now: Date, claim: LeaseClaim, options: TakeOptions = {}): Promise<boolean> {
   const leaseUntil = new Date(now.getTime() + claim.ttlMs);
-  // A lease until T has lapsed at T.
-  const lapsed = lte(leases.leaseUntil, now);
+  const free = freeLease(now, options.dead);
   const rows = await db
     .insert(leases)
     .values({ key: claim.key, holder: claim.holder, purpose: claim.purpose, acquiredAt: now, leaseUntil, replica: claim.replica ?? null })
@@ -55,7 +72,7 @@ export async function takeLease(db: Queryable, now: Date, claim: LeaseClaim, opt
       set: options.orOwn
         ? { holder: claim.holder, purpose: claim.purpose, leaseUntil, replica: claim.replica ?? null }
         : { holder: claim.holder, purpose: claim.purpose, acquiredAt: now, leaseUntil, replica: claim.replica ?? null },
-      setWhere: options.orOwn ? or(eq(leases.holder, claim.holder), lapsed) : lapsed,
+      setWhere: options.orOwn ? or(eq(leases.holder, claim.holder), free) : free,
     })
     .returning({ holder: leases.holder });
   return rows.length > 0;
@@ -87,24 +104,39 @@ export interface LeaseRow {
   purpose: string;
   acquiredAt: Date;
   leaseUntil: Date;
+  /** The replica that took it for `holder`, when the holder is not the replica itself. */
+  replica: string | null;
 }
 
 /** The lease's row, lapsed or not, if there is one. */
 export async function leaseOf(db: Queryable, key: string): Promise<LeaseRow | undefined> {
   const [row] = await db
-    .select({ holder: leases.holder, purpose: leases.purpose, acquiredAt: leases.acquiredAt, leaseUntil: leases.leaseUntil })
+    .select({ holder: leases.holder, purpose: leases.purpose, acquiredAt: leases.acquiredAt, leaseUntil: leases.leaseUntil, replica: leases.replica })
     .from(leases)
     .where(eq(leases.key, key));
   return row;
 }
 
+/** Whether `holder` holds the lease and it is not free (`freeLease`): its holder is alive. */
+export async function heldBy(db: Queryable, now: Date, key: string, holder: string, dead?: readonly string[]): Promise<boolean> {
+  const rows = await db
+    .select({ holder: leases.holder })
+    .from(leases)
+    .where(and(eq(leases.key, key), eq(leases.holder, holder), not(freeLease(now, dead))));
+  return rows.length > 0;
+}
+
+/** Removes the free leases (`freeLease`) whose keys start with `prefix`; resolves their keys and holders. Any replica may run it. */
+export async function sweepLeases(db: Queryable, now: Date, prefix: string, dead?: readonly string[]): Promise<{ key: string; holder: string }[]> {
+  return db
+    .delete(leases)
+    .where(and(like(leases.key, `${escapeLike(prefix)}%`), freeLease(now, dead)))
+    .returning({ key: leases.key, holder: leases.holder });
+}
+
 /** Removes the lapsed leases whose keys start with `prefix`; resolves their keys. Any replica may run it. */
 export async function sweepLapsedLeases(db: Queryable, now: Date, prefix: string): Promise<string[]> {
-  const rows = await db
-    .delete(leases)
-    .where(and(like(leases.key, `${escapeLike(prefix)}%`), lte(leases.leaseUntil, now)))
-    .returning({ key: leases.key });
-  return rows.map((row) => row.key);
+  return (await sweepLeases(db, now, prefix)).map((row) => row.key);
 }
 
 /** What a start-up may release of its previous lives' leases: see `releasePreviousLives`. */

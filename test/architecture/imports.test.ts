@@ -68,7 +68,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   http: ['lib', 'config', 'version'],
   runtime: ['lib', 'http'],
   features: ['lib', 'config', 'version', 'db', 'coordination', 'adapters', 'http', 'deps'],
-  deps: ['lib', 'config', 'db', 'adapters', 'http', 'features'],
+  deps: ['lib', 'config', 'db', 'coordination', 'adapters', 'http', 'features'],
   app: ['lib', 'config', 'version', 'http', 'features', 'deps'],
   'startup-failure': ['lib', 'config', 'db'],
   service: ['lib', 'config', 'db', 'coordination', 'adapters', 'http', 'runtime', 'features', 'app', 'deps', 'startup-failure'],

@@ -1,15 +1,24 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { like } from 'drizzle-orm';
+import { join } from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { eq, like } from 'drizzle-orm';
 import { S3BackupStore } from '../../src/adapters/backup-store/s3.js';
+import { rconSecretName } from '../../src/adapters/cluster/kubernetes/resource.js';
+import { HEARTBEAT_TTL_MS } from '../../src/coordination/index.js';
 import { leases } from '../../src/db/schema/coordination.js';
+import { worldJobs } from '../../src/db/schema/worlds.js';
 import { submissions } from '../../src/db/schema/submissions.js';
 import { openPostgres, type DatabaseHandle } from '../../src/db/client.js';
 import { ObjectContextStore } from '../../src/features/builds/submissions/context-store.js';
+import { LOCK_LEASE_MS } from '../../src/features/worlds/jobs/lock.js';
 import { hashStream } from '../../src/features/worlds/volumes/archive.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createTestDeps, TOKENS } from './app.js';
+import { adminKubeConfig, PlayedCluster } from './kube-api.js';
 import { spawnService, type ServiceProcess } from './process.js';
+import { startRconPeer, type RconPeer } from './rcon-peer.js';
 import { createUser, signIn } from './sessions.js';
 
 /**
@@ -18,6 +27,13 @@ import { createUser, signIn } from './sessions.js';
  * CLUSTER=kubernetes against one real API server; a client spreads the proxy's calls and panel
  * reads over both while an upload goes in parts to both; the replica that leads the controller is
  * SIGKILLed mid-load; the upload finishes through the survivor; the killed replica comes back.
+ *
+ * The test plays what the API server lacks (PlayedCluster): the StatefulSet controller, the
+ * kubelet (a pod reports ready as soon as it exists), a Ready node, and the game's RCON port (a
+ * peer on a loopback address that the services' `<server>.<namespace>.svc` names resolve to, by
+ * the test-only preload svc-dns.ts). A server is woken through the killed replica just before the
+ * kill (the proxy's wake), and must end Running and ready through the survivor's controller; a
+ * stop sent to the survivor afterwards must be carried out cleanly (save-all, then Stopped).
  */
 export interface FailoverSetup {
   /** How to start the service: `node --import tsx src/main.ts` (tests) or `node dist/main.js` (bench). */
@@ -51,6 +67,80 @@ export interface FailoverFigures {
   upload: { bytes: number; sha256Matches: boolean; partsOnKilled: number; partsOnSurvivor: number; stagedLeft: number; submissionRows: number };
   /** The killed replica's second life: requests it answered, and its previous life's leases left over. */
   returned: { answered: number; of: number; leftoverLeases: number; seconds: number };
+  /**
+   * The wake sent to the killed replica just before the kill (its answer), the seconds from the
+   * kill until the server was Running and ready as the survivor tells it, and the stop sent to the
+   * survivor afterwards: its answer, the seconds until Stopped, whether the game got `save-all flush`.
+   */
+  wake: { status: number; runningSeconds: number | null; stopStatus: number; stopSeconds: number | null; savedBeforeStop: boolean };
+}
+
+/** The RCON port every game server's Service exposes (src/adapters/cluster/kubernetes). */
+const RCON_PORT = 25575;
+
+/**
+ * Where the service is started with the test's cluster DNS preloaded (svc-dns.ts; compiled beside
+ * this file for the bench): before the entry script, the last of `args`.
+ */
+function withClusterDns(args: string[]): string[] {
+  const preload = new URL(import.meta.url.endsWith('.ts') ? './svc-dns.ts' : './svc-dns.js', import.meta.url).href;
+  return [...args.slice(0, -1), '--import', preload, ...args.slice(-1)];
+}
+
+/**
+ * The cluster parts the API server lacks, played while the scenario runs: a Ready node, the
+ * StatefulSet controller's pods, the kubelet reporting each ready, and the game's RCON port.
+ */
+async function playCluster(kubeconfig: string, namespace: string) {
+  const admin = adminKubeConfig(kubeconfig);
+  const core = admin.makeApiClient(CoreV1Api);
+  const played = new PlayedCluster(admin, namespace);
+  await played.prepareNamespace();
+  const node = `${namespace}-node`;
+  await core.createNode({ body: { metadata: { name: node } } }).catch((err: unknown) => {
+    if ((err as { code?: number }).code !== 409) throw err;
+  });
+  const read = await core.readNode({ name: node });
+  await core.replaceNodeStatus({ name: node, body: { ...read, status: { conditions: [{ type: 'Ready', status: 'True' }] } } });
+  // A loopback address of this run's own: port 25575 on it is free whatever else runs here.
+  const svcAddress = `127.${randomInt(1, 250)}.${randomInt(1, 250)}.${randomInt(1, 250)}`;
+  let peer: RconPeer | undefined;
+  let busy = false;
+  const tick = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      await played.syncStatefulSets();
+      for (const pod of (await core.listNamespacedPod({ namespace })).items) {
+        const ready = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+        if (!ready && pod.metadata?.name) await played.setPodReady(pod.metadata.name, true).catch(() => undefined);
+      }
+    } catch {
+      // The next tick tries again (a pod deleted meanwhile, a conflict).
+    } finally {
+      busy = false;
+    }
+  };
+  const timer = setInterval(() => void tick(), 250);
+  return {
+    svcAddress,
+    /** Listens as the game's RCON port with the server's password (from its Secret). */
+    async openRcon(server: string): Promise<RconPeer> {
+      let secret;
+      for (let i = 0; i < 100 && !secret; i++) {
+        secret = await core.readNamespacedSecret({ name: rconSecretName(server), namespace }).catch(() => undefined);
+        if (!secret) await sleep(100);
+      }
+      const password = Buffer.from(secret?.data?.password ?? '', 'base64').toString('utf8');
+      peer = await startRconPeer({ password, host: svcAddress, port: RCON_PORT });
+      return peer;
+    },
+    async stop() {
+      clearInterval(timer);
+      await peer?.close();
+      await core.deleteNode({ name: node }).catch(() => undefined);
+    },
+  };
 }
 
 const LEASE_SECONDS = 10;
@@ -81,7 +171,10 @@ function send(port: number, path: string, init: { method?: string; headers?: Rec
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function runFailover(setup: FailoverSetup): Promise<FailoverFigures> {
+  const cluster = await playCluster(setup.kubeconfig, setup.namespace);
+  const args = withClusterDns(setup.args);
   const env = (pod: string) => ({
+    FELIS_TEST_SVC_ADDRESS: cluster.svcAddress,
     DATABASE_URL: setup.databaseUrl,
     CLUSTER: 'kubernetes',
     KUBECONFIG: setup.kubeconfig,
@@ -95,14 +188,17 @@ export async function runFailover(setup: FailoverSetup): Promise<FailoverFigures
     LOG_LEVEL: 'info',
   });
   const names = ['felis-a', 'felis-b'] as const;
-  const started = await Promise.all(names.map((pod) => spawnService(setup.command, setup.args, env(pod))));
-  const live = new Map<string, ServiceProcess>(names.map((pod, i) => [pod, started[i]!]));
   let db: DatabaseHandle | undefined;
+  const live = new Map<string, ServiceProcess>();
   try {
+    const started = await Promise.all(names.map((pod) => spawnService(setup.command, args, env(pod))));
+    for (const [i, pod] of names.entries()) live.set(pod, started[i]!);
     db = openPostgres(setup.databaseUrl);
     const deps = createTestDeps(db, { overrides: { clock: systemClock } });
     const user = await createUser(deps);
     const { headers: panel } = await signIn(deps, { userId: user.id });
+    const operator = await createUser(deps, { role: 'admin' });
+    const { headers: staff } = await signIn(deps, { userId: operator.id });
     const proxy = { Authorization: `Bearer ${TOKENS.proxy}` };
 
     const step = setup.step ?? (() => undefined);
@@ -117,6 +213,21 @@ export async function runFailover(setup: FailoverSetup): Promise<FailoverFigures
     }
     if (!victim) throw new Error('no replica took the controller lease');
     const survivor = names.find((pod) => pod !== victim)!;
+
+    // A game server that anyone may wake, and its RCON port.
+    const server = `fo-${randomBytes(3).toString('hex')}`;
+    const json = (headers: Record<string, string>) => ({ ...headers, 'Content-Type': 'application/json' });
+    const createdServer = await send(live.get(survivor)!.externalPort, '/api/v1/servers', {
+      method: 'POST',
+      headers: json(staff),
+      body: JSON.stringify({ name: server, subdomain: server, autostart_policy: 'public' }),
+    });
+    if (createdServer.status !== 201) throw new Error(`server: ${createdServer.status} ${createdServer.text}`);
+    const rcon = await cluster.openRcon(server);
+    const statusOf = async (pod: string) => {
+      const res = await send(live.get(pod)!.internalPort, `/api/v1/internal/servers/${server}/status`, { headers: proxy });
+      return res.status === 200 ? (JSON.parse(res.text) as { phase: string; ready: boolean }) : undefined;
+    };
 
     // The client: round robin over the replicas it believes alive; a connection that fails on the
     // killed replica takes it out of the rotation (as a Service's endpoints would).
@@ -178,6 +289,8 @@ export async function runFailover(setup: FailoverSetup): Promise<FailoverFigures
     const loadMs = setup.loadMs ?? 3_000;
     await sleep(loadMs);
     const heldByVictim = (await leaders()).filter((l) => l.holder.startsWith(`${victim}/`)).map((l) => l.key);
+    // The proxy's wake of the server, sent to the replica about to die.
+    const woken = await call(victim, 'internal', `/api/v1/internal/servers/${server}/wake`, { method: 'POST', headers: json(proxy), body: JSON.stringify({ mc_uuid: randomUUID() }) });
     killedAt = Date.now();
     live.get(victim)!.kill();
     await live.get(victim)!.exited;
@@ -204,6 +317,23 @@ export async function runFailover(setup: FailoverSetup): Promise<FailoverFigures
       }
       await sleep(100);
     }
+    // The wake crosses the kill: the survivor's controller brings the server up.
+    step(`waiting for ${server} to run through ${survivor}`);
+    const until = async (pod: string, done: (s: { phase: string; ready: boolean }) => boolean, from: number, limitMs: number) => {
+      while (Date.now() - from < limitMs) {
+        const seen = await statusOf(pod);
+        if (seen && done(seen)) return (Date.now() - from) / 1000;
+        await sleep(100);
+      }
+      return null;
+    };
+    const runningSeconds = woken.status === 202 ? await until(survivor, (s) => s.phase === 'Running' && s.ready, killedAt, 6 * LEASE_SECONDS * 1000) : null;
+    // A stop after the kill, sent to the survivor, is carried out by it (cleanly: save-all first).
+    const stopAt = Date.now();
+    const stopped = await call(survivor, 'external', `/api/v1/servers/${server}/stop`, { method: 'POST', headers: staff });
+    const stopSeconds = stopped.status === 202 ? await until(survivor, (s) => s.phase === 'Stopped', stopAt, 6 * LEASE_SECONDS * 1000) : null;
+    const wake = { status: woken.status, runningSeconds, stopStatus: stopped.status, stopSeconds, savedBeforeStop: rcon.game.received.includes('save-all flush') };
+
     const sinceKill = Date.now() - killedAt;
     if (sinceKill < loadMs) await sleep(loadMs - sinceKill);
     loading = false;
@@ -226,7 +356,7 @@ export async function runFailover(setup: FailoverSetup): Promise<FailoverFigures
     step(`${victim} comes back`);
     // The killed replica comes back (same pod name) and takes its share.
     const restartAt = Date.now();
-    const again = await spawnService(setup.command, setup.args, env(victim));
+    const again = await spawnService(setup.command, args, env(victim));
     live.set(victim, again);
     const returnedSeconds = (Date.now() - restartAt) / 1000;
     let answeredAgain = 0;
@@ -243,10 +373,112 @@ export async function runFailover(setup: FailoverSetup): Promise<FailoverFigures
       leaseSeconds: LEASE_SECONDS,
       upload: uploadFigures,
       returned: { answered: answeredAgain, of, leftoverLeases: leftover.length, seconds: returnedSeconds },
+      wake,
     };
   } finally {
     for (const proc of live.values()) proc.kill();
     await Promise.all([...live.values()].map((p) => p.exited));
+    await db?.close();
+    await cluster.stop();
+  }
+}
+
+export interface WorldLockSetup {
+  command: string;
+  args: string[];
+  databaseUrl: string;
+  /** The DATA_DIR both replicas share (their world folders: the shared volume). */
+  dataDir: string;
+  /** The world's size, so that its backup is still running at the kill (default 96 MiB). */
+  worldBytes?: number;
+  step?: (what: string) => void;
+}
+
+export interface WorldLockFigures {
+  /** Seconds from the kill until the survivor's file write went through (the victim's lock taken over). */
+  lockTakenSeconds: number | null;
+  /** Seconds from the kill until the victim's backup job was failed. */
+  jobFailedSeconds: number | null;
+  /** The survivor's writes refused (409 maintenance_in_progress) before that. */
+  refusedBefore: number;
+  /** Any other answer the survivor gave to a write (must be none). */
+  wrong: Array<{ status: number; text: string }>;
+  /** What the dead replica's lock would have held writes off for without the heartbeat. */
+  lockLeaseSeconds: number;
+  heartbeatTtlSeconds: number;
+}
+
+/**
+ * Issue 32's dead replica's world lock, on two service processes: one PostgreSQL database, one
+ * DATA_DIR (their world folders: the volume they share), CLUSTER=simulated with the same server
+ * created on each. A backup of a large world runs on one replica (its world lock held by its own
+ * process) when that replica is SIGKILLed; the survivor's file writes are refused until its
+ * heartbeat watch judges the victim dead, then go through, and the victim's job is failed.
+ */
+export async function runWorldLockFailover(setup: WorldLockSetup): Promise<WorldLockFigures> {
+  const step = setup.step ?? (() => undefined);
+  const env = (pod: string) => ({ DATABASE_URL: setup.databaseUrl, CLUSTER: 'simulated', DATA_DIR: setup.dataDir, POD_NAME: pod, LOG_LEVEL: 'info' });
+  const live: ServiceProcess[] = [];
+  let db: DatabaseHandle | undefined;
+  try {
+    const [victim, survivor] = await Promise.all(['felis-a', 'felis-b'].map((pod) => spawnService(setup.command, setup.args, env(pod))));
+    live.push(victim!, survivor!);
+    db = openPostgres(setup.databaseUrl);
+    const deps = createTestDeps(db, { overrides: { clock: systemClock } });
+    const operator = await createUser(deps, { role: 'admin' });
+    const { headers: staff } = await signIn(deps, { userId: operator.id });
+    const json = { ...staff, 'Content-Type': 'application/json' };
+    // The same server in each replica's simulated cluster; its world folder is the shared one.
+    const server = `wl-${randomBytes(3).toString('hex')}`;
+    for (const proc of [victim!, survivor!]) {
+      const made = await send(proc.externalPort, '/api/v1/servers', { method: 'POST', headers: json, body: JSON.stringify({ name: server, subdomain: server }) });
+      if (made.status !== 201) throw new Error(`server: ${made.status} ${made.text}`);
+    }
+    const region = join(setup.dataDir, 'worlds', server, 'world', 'region');
+    mkdirSync(region, { recursive: true });
+    writeFileSync(join(region, 'r.0.0.mca'), randomBytes(setup.worldBytes ?? 96 * 1024 * 1024));
+    // Each replica has read the other's heartbeat at least once (they beat every 2 s).
+    await sleep(5_000);
+
+    step(`backup of ${server} on felis-a, then SIGKILL felis-a while it holds the world`);
+    const started = await send(victim!.externalPort, `/api/v1/servers/${server}/backup`, { method: 'POST', headers: staff });
+    if (started.status !== 202) throw new Error(`backup: ${started.status} ${started.text}`);
+    const lockKey = `world:${server}`;
+    const [held] = await db.db.select({ holder: leases.holder, replica: leases.replica }).from(leases).where(eq(leases.key, lockKey));
+    victim!.kill();
+    const killedAt = Date.now();
+    await victim!.exited;
+    if (!held?.replica?.startsWith('felis-a/')) throw new Error(`the victim did not hold the world at the kill: ${JSON.stringify(held)}`);
+    const [still] = await db.db.select({ holder: leases.holder }).from(leases).where(eq(leases.key, lockKey));
+    if (still?.holder !== held.holder) throw new Error('the backup ended before the kill: give the world more bytes');
+
+    step('killed; the survivor writes until it may');
+    const figures: WorldLockFigures = {
+      lockTakenSeconds: null,
+      jobFailedSeconds: null,
+      refusedBefore: 0,
+      wrong: [],
+      lockLeaseSeconds: LOCK_LEASE_MS / 1000,
+      heartbeatTtlSeconds: HEARTBEAT_TTL_MS / 1000,
+    };
+    const body = JSON.stringify({ content: Buffer.from('written after the kill\n').toString('base64') });
+    while (Date.now() - killedAt < LOCK_LEASE_MS + 10_000 && (figures.lockTakenSeconds === null || figures.jobFailedSeconds === null)) {
+      if (figures.lockTakenSeconds === null) {
+        const res = await send(survivor!.externalPort, `/api/v1/servers/${server}/file?path=after-kill.txt`, { method: 'PUT', headers: json, body });
+        if (res.status === 200) figures.lockTakenSeconds = (Date.now() - killedAt) / 1000;
+        else if (res.status === 409 && res.text.includes('maintenance_in_progress')) figures.refusedBefore += 1;
+        else figures.wrong.push({ status: res.status, text: res.text });
+      }
+      if (figures.jobFailedSeconds === null) {
+        const [job] = await db.db.select({ state: worldJobs.state }).from(worldJobs).where(eq(worldJobs.id, held.holder));
+        if (job?.state === 'failed') figures.jobFailedSeconds = (Date.now() - killedAt) / 1000;
+      }
+      await sleep(200);
+    }
+    return figures;
+  } finally {
+    for (const proc of live) proc.kill();
+    await Promise.all(live.map((p) => p.exited));
     await db?.close();
   }
 }

@@ -15,6 +15,9 @@ export interface RconPeerOptions {
   game?: PaperGame;
   /** Body bytes per reply packet (Minecraft: 4096). */
   fragmentBytes?: number;
+  /** Where to listen (default: 127.0.0.1 on a free port). */
+  host?: string;
+  port?: number;
 }
 
 export interface RconPeer {
@@ -98,12 +101,12 @@ export async function startRconPeer(options: RconPeerOptions = {}): Promise<Rcon
       }
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
   return {
     game,
-    endpoint: { host: '127.0.0.1', port, password },
+    endpoint: { host: options.host ?? '127.0.0.1', port, password },
     get silent() {
       return peer.silent;
     },

@@ -8,7 +8,7 @@ import { writeAudit } from '../audit/index.js';
 import { requireServer } from '../servers/index.js';
 import { JobHandedOver } from '../../adapters/cluster/world-jobs.js';
 import { moveClaimName, type NodeLocalVolumes } from '../../adapters/cluster/world-volumes.js';
-import { archiveForMove, heldFresh, holdWorld, releaseForMove, requireStopped, restoreForMove, type JobDeps } from '../worlds/index.js';
+import { archiveForMove, deadLockTakers, heldFresh, holdWorld, releaseForMove, requireStopped, restoreForMove, type JobDeps } from '../worlds/index.js';
 import { nodeCacheOf } from './cache.js';
 import { clusterNodes } from './service.js';
 
@@ -265,7 +265,7 @@ export async function latestMove(deps: MoveDeps, server: string, id: string | un
  * has lapsed, so nothing runs it. It is retried as a failed one is.
  */
 async function abandoned(deps: MoveDeps, row: MoveRow): Promise<boolean> {
-  return row.state === 'running' && !(await heldFresh(deps.database.db, deps.clock.now(), row.server, lockHolder(row)));
+  return row.state === 'running' && !(await heldFresh(deps.database.db, deps.clock.now(), row.server, lockHolder(row), deadLockTakers(deps)));
 }
 
 export async function retryMove(deps: MoveDeps, session: SessionContext, server: string, id: string, requestId: string | undefined, options: MoveOptions = {}) {

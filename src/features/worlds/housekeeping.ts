@@ -2,7 +2,7 @@ import { backgroundLoop, runOnOneReplica, type BackgroundTask, type LoopDeps } f
 import { tendWorldJobs } from './adoption.js';
 import { reverifyBackups, sweepExpiredBackups } from './backups/index.js';
 import { sweepExpiredExports } from './exports/index.js';
-import { failOrphanedJobs, sweepLapsedLocks, type JobDeps } from './jobs/index.js';
+import { deadLockTakers, failOrphanedJobs, sweepFreeLocks, type JobDeps } from './jobs/index.js';
 import { reclaimIdleWorlds } from './reclaim/index.js';
 import { readWorldTimes, WORLD_SETTINGS } from './settings/index.js';
 import { sweepAbandonedUploads } from './uploads/index.js';
@@ -34,15 +34,30 @@ const loopDepsOf = (deps: JobDeps, replica: string): LoopDeps => ({ db: deps.dat
 
 /**
  * One lock sweep, on every replica: world Jobs in the cluster keep their locks and the ended ones
- * whose starter is gone are settled, then lapsed locks are removed and the jobs they held failed
- * (not when the cluster could not be read: a Job might still run).
+ * whose starter is gone are settled, then lapsed locks and those of replicas seen dead (in-process
+ * work: `deadLockTakers`) are removed and the jobs they held failed (not when the cluster could
+ * not be read: a Job might still run).
  */
 export async function lockSweep(deps: JobDeps): Promise<void> {
   const { runner } = deps.worlds;
   const tended = runner ? await tendWorldJobs(deps, runner) : true;
   const now = deps.clock.now();
-  await sweepLapsedLocks(deps.database.db, now);
-  if (tended) await failOrphanedJobs(deps.database.db, now);
+  const freed = await sweepFreeLocks(deps.database.db, now, deadLockTakers(deps));
+  if (tended) await failOrphanedJobs(deps.database.db, now, freed);
+}
+
+/** A sweep as soon as the heartbeat judges a replica dead, so its jobs fail at once, not at the next round. */
+function sweepOnDeath(deps: JobDeps): BackgroundTask {
+  let unsubscribe: (() => void) | undefined;
+  return {
+    name: 'world_locks_of_dead_replicas',
+    start: () => {
+      unsubscribe = deps.heartbeat?.onDeath(() => {
+        lockSweep(deps).catch((err: unknown) => deps.log.warn({ err }, 'the lock sweep after a replica died failed; the next round tries again'));
+      });
+    },
+    stop: async () => unsubscribe?.(),
+  };
 }
 
 /** How often abandoned upload sessions are swept. */
@@ -57,6 +72,7 @@ export function worldsTasks(deps: JobDeps, replica: string): BackgroundTask[] {
   const loop = loopDepsOf(deps, replica);
   return [
     backgroundLoop(loop, { name: 'world_locks', replicas: 'every', intervalMs: LOCK_SWEEP_MS, firstAfterMs: 1_000, round: () => lockSweep(deps) }),
+    sweepOnDeath(deps),
     backgroundLoop(loop, {
       name: BACKUP_ROUND,
       replicas: 'one',

@@ -14,4 +14,4 @@ export { lockHolderKind } from './jobs/index.js';
 export type { JobDeps } from './jobs/index.js';
 export { holdWorld, requireStopped } from './jobs/index.js';
 export { archiveForMove, releaseForMove, restoreForMove } from './backups/index.js';
-export { heldFresh } from './jobs/index.js';
+export { deadLockTakers, heldFresh } from './jobs/index.js';

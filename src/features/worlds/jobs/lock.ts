@@ -1,10 +1,11 @@
 import {
+  heldBy,
   holdLease,
   LEASE_KEYS,
   leaseOf,
   leasePrefix,
   releaseLease,
-  sweepLapsedLeases,
+  sweepLeases,
   takeLease,
   type HeldLease,
 } from '../../../coordination/index.js';
@@ -25,13 +26,23 @@ const LOCK_RENEW_MS = 15_000;
 
 export type LockKind = 'backup' | 'restore' | 'unzip' | 'file_write' | 'upload' | 'export' | 'reclaim' | 'migration';
 
-type LockDeps = Pick<Deps, 'database' | 'clock' | 'log'> & Partial<Pick<Deps, 'replica'>>;
+type LockDeps = Pick<Deps, 'database' | 'clock' | 'log'> & Partial<Pick<Deps, 'replica' | 'heartbeat'>>;
 
 const key = LEASE_KEYS.world;
 
-/** Takes the world's lock for `holder`, or takes over one whose lease lapsed (its holder died). */
-async function tryLock(db: Queryable, now: Date, serverName: string, holder: string, kind: LockKind, replica?: string): Promise<boolean> {
-  return takeLease(db, now, { key: key(serverName), holder, purpose: kind, ttlMs: LOCK_LEASE_MS, ...(replica ? { replica } : {}) });
+/**
+ * The replicas whose world locks are free before they lapse: those this replica saw die (their
+ * heartbeat stood still for its TTL), when world work runs in the service's own process (local
+ * folders): it died with its replica. A cluster's world Jobs outlive the replica that started
+ * them, so their locks are kept by whoever sees the Job run (adoption.ts) and lapse as before.
+ */
+export function deadLockTakers(deps: Partial<Pick<Deps, 'heartbeat' | 'worlds'>>): string[] {
+  return deps.worlds?.folders && deps.heartbeat ? deps.heartbeat.deadReplicas() : [];
+}
+
+/** Takes the world's lock for `holder`, or takes over one whose holder died (lapsed, or its replica is among `dead`). */
+async function tryLock(db: Queryable, now: Date, serverName: string, holder: string, kind: LockKind, replica: string | undefined, dead: string[]): Promise<boolean> {
+  return takeLease(db, now, { key: key(serverName), holder, purpose: kind, ttlMs: LOCK_LEASE_MS, ...(replica ? { replica } : {}) }, { dead });
 }
 
 /**
@@ -46,15 +57,19 @@ export async function releaseLock(db: Queryable, serverName: string, holder: str
   await releaseLease(db, key(serverName), holder);
 }
 
-/** Whether the lock is held by `holder` with a lease still running (its starter is alive). */
-export async function heldFresh(db: Queryable, now: Date, serverName: string, holder: string): Promise<boolean> {
-  const row = await leaseOf(db, key(serverName));
-  return row !== undefined && row.holder === holder && row.leaseUntil.getTime() > now.getTime();
+/** Whether the lock is held by `holder` and not free (its starter is alive; `dead`: see `deadLockTakers`). */
+export async function heldFresh(db: Queryable, now: Date, serverName: string, holder: string, dead?: string[]): Promise<boolean> {
+  return heldBy(db, now, key(serverName), holder, dead);
+}
+
+/** Removes locks whose holders stopped renewing or whose replica died (`dead`); resolves their holders. Every replica may run it. */
+export async function sweepFreeLocks(db: Queryable, now: Date, dead?: string[]): Promise<string[]> {
+  return (await sweepLeases(db, now, leasePrefix('world'), dead)).map((row) => row.holder);
 }
 
 /** Removes locks whose holders stopped renewing; every replica may run it. */
 export async function sweepLapsedLocks(db: Queryable, now: Date): Promise<number> {
-  return (await sweepLapsedLeases(db, now, leasePrefix('world'))).length;
+  return (await sweepFreeLocks(db, now)).length;
 }
 
 export async function lockHolderKind(db: Queryable, serverName: string): Promise<string | undefined> {
@@ -100,12 +115,13 @@ export async function holdWorld(
   options: { queueBehind?: LockKind; waitMs?: number } = {},
 ): Promise<HeldLock> {
   const { db } = deps.database;
+  const dead = () => deadLockTakers(deps);
   let leave: (() => void) | undefined;
   if (options.queueBehind !== undefined) {
     leave = await queueForWorld(deps, serverName, holder, kind, options.queueBehind, options.waitMs ?? WRITE_WAIT_MS);
   } else {
     // Nobody is waited for; only a holder that let go between the two reads is tried again.
-    while (!(await tryLock(db, deps.clock.now(), serverName, holder, kind, deps.replica))) {
+    while (!(await tryLock(db, deps.clock.now(), serverName, holder, kind, deps.replica, dead()))) {
       if ((await lockHolderKind(db, serverName)) !== undefined) throw maintenanceError(serverName);
     }
   }
@@ -150,7 +166,7 @@ async function queueForWorld(
   if (!leave) throw waitedTooLong(serverName, waitMs);
   try {
     for (let pause = POLL_FIRST_MS; ; pause = Math.min(pause * 2, POLL_MAX_MS)) {
-      if (await tryLock(db, deps.clock.now(), serverName, holder, kind, deps.replica)) return leave;
+      if (await tryLock(db, deps.clock.now(), serverName, holder, kind, deps.replica, deadLockTakers(deps))) return leave;
       const holderKind = await lockHolderKind(db, serverName);
       // No holder now: it let go between the two reads, so the world is free to try again.
       if (holderKind === undefined) continue;

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, lte, notExists, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, lte, notExists, or, sql } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { leases } from '../../../db/schema/coordination.js';
 import { worldExports, worldJobs } from '../../../db/schema/worlds.js';
@@ -58,18 +58,20 @@ export async function jobsOf(db: Queryable, serverName: string, limit = 50): Pro
 }
 
 /**
- * Jobs whose process died: still `running`, older than a lease, and no lock held by them. Only a
- * job that held a lock can be judged this way, which every world job does. An export job's ticket
- * (inserted just before its job) fails with it, so that it does not stay pending for good.
+ * Jobs whose process died: still `running`, no lock held by them, and older than a lease or among
+ * `freed` (the holders whose locks were just swept because their replica died: no need to wait).
+ * Only a job that held a lock can be judged this way, which every world job does. An export job's
+ * ticket (inserted just before its job) fails with it, so that it does not stay pending for good.
  */
-export async function failOrphanedJobs(db: Queryable, now: Date): Promise<number> {
+export async function failOrphanedJobs(db: Queryable, now: Date, freed: string[] = []): Promise<number> {
+  const old = lt(worldJobs.startedAt, new Date(now.getTime() - LOCK_LEASE_MS));
   const rows = await db
     .update(worldJobs)
     .set({ state: 'failed', message: 'the replica running this job stopped', finishedAt: now })
     .where(
       and(
         eq(worldJobs.state, 'running'),
-        lt(worldJobs.startedAt, new Date(now.getTime() - LOCK_LEASE_MS)),
+        freed.length > 0 ? or(old, inArray(sql`${worldJobs.lockHolder}::text`, freed)) : old,
         notExists(db.select({ h: leases.holder }).from(leases).where(eq(leases.holder, sql`${worldJobs.lockHolder}::text`))),
       ),
     )

@@ -10,7 +10,7 @@ import { requireStopped, requireWorld, type Caller } from './access.js';
 import { holdWorld, maintenanceError, type LockKind } from './lock.js';
 import { finishJob, jobsOf, newId, recordJob, type JobKind, type JobRow } from './records.js';
 
-export type JobDeps = Pick<Deps, 'database' | 'clock' | 'random' | 'worlds' | 'log' | 'cluster' | 'config' | 'staging'> & Partial<Pick<Deps, 'shutdown'>>;
+export type JobDeps = Pick<Deps, 'database' | 'clock' | 'random' | 'worlds' | 'log' | 'cluster' | 'config' | 'staging'> & Partial<Pick<Deps, 'shutdown' | 'heartbeat'>>;
 /** What recording a step's outcome needs: whichever replica does it, from the job's plan alone. */
 export type SettleDeps = Pick<Deps, 'database' | 'clock' | 'worlds' | 'log'> & Partial<Pick<Deps, 'shutdown'>>;
 
@@ -57,12 +57,16 @@ class InProcessJobRunner implements WorldJobRunner {
     private readonly folders: WorldFolders,
     private readonly store: () => BackupStore,
     private readonly log: Pick<Logger, 'error'>,
+    /** Aborted when this replica loses its heartbeat: the step stops before another replica may take the world over. */
+    private readonly whileAlive?: () => AbortSignal,
   ) {}
 
   async run(plan: WorldJobPlan): Promise<StepOutcome> {
     const folder = await this.folders.folder(plan.serverName, plan.volume?.claim);
+    const signal = this.whileAlive?.();
     return runVolumeStep(this.store(), folder, plan.step, {
       tag: plan.jobId,
+      ...(signal ? { signal } : {}),
       onError: (err) => this.log.error({ err, server: plan.serverName, job: plan.jobId, kind: plan.kind }, 'world job step failed'),
     });
   }
@@ -88,10 +92,10 @@ class InProcessJobRunner implements WorldJobRunner {
  * The runner of this service's world jobs, or 503: on Kubernetes without an S3 backup store no
  * Job could reach the store, and a process without local folders cannot run one itself.
  */
-export function runnerOf(deps: Pick<Deps, 'worlds' | 'log'>): WorldJobRunner {
-  const { worlds } = deps;
+export function runnerOf(deps: Pick<Deps, 'worlds' | 'log'> & Partial<Pick<Deps, 'heartbeat'>>): WorldJobRunner {
+  const { worlds, heartbeat } = deps;
   if (worlds.runner) return worlds.runner;
-  if (worlds.folders) return new InProcessJobRunner(worlds.folders, () => worlds.store, deps.log);
+  if (worlds.folders) return new InProcessJobRunner(worlds.folders, () => worlds.store, deps.log, heartbeat && (() => heartbeat.whileAlive()));
   throw new DomainError('unavailable', worlds.unavailable ?? 'World jobs cannot run from this service.');
 }
 
