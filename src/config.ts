@@ -149,6 +149,12 @@ const envSchema = z.object({
   WORLD_JOB_STORE_SECRET: z.string().regex(/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/, 'must be a Secret name').default('felis-backup-store'),
   WORLD_JOB_DEADLINE_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(6 * 3600),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * The proxy's and the probes' hot reads (by-host, internal status, healthz, readyz) log one line
+   * per this many successful answers under 100 ms, and at least one a second (1: every answer).
+   * Errors, slow answers and writes are always logged (src/http/access-log.ts).
+   */
+  LOG_HOT_READS_SAMPLE: z.coerce.number().int().min(1).max(1_000_000).default(100),
   /** Where control-plane database bundles are written (the backup command, pre-migrate and pre-restore dumps). */
   DB_BACKUP_DIR: optionalString,
   /** How many bundles of each label the backup command keeps. */
@@ -256,6 +262,7 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     webauthnChallengeCapPerNetwork: env.WEBAUTHN_CHALLENGE_CAP_PER_NETWORK,
     setupToken: env.SETUP_TOKEN,
     logLevel: env.LOG_LEVEL,
+    logHotReadsSample: env.LOG_HOT_READS_SAMPLE,
     registryUrl: env.REGISTRY_URL,
     registryUsername: env.REGISTRY_USERNAME,
     registryPassword: env.REGISTRY_PASSWORD,

@@ -17,7 +17,8 @@ export const BENCH_HOST = `PLAY${Math.floor(FLEET_SIZE / 2)}.Felis.Test.:25565`;
 /**
  * The service's deps over a simulated fleet of FLEET_SIZE servers, with the server cache synced.
  * Request lines go at BENCH_LOG_LEVEL (default info; warn leaves them out) to /dev/null,
- * synchronously, as main.ts's logger writes stdout.
+ * synchronously, as main.ts's logger writes stdout; the hot reads' lines are sampled as
+ * LOG_HOT_READS_SAMPLE (passed through) says.
  */
 export async function byHostFleet(): Promise<{ deps: Deps; cache: ServerCache }> {
   const config = loadConfig({
@@ -25,6 +26,7 @@ export async function byHostFleet(): Promise<{ deps: Deps; cache: ServerCache }>
     SERVICE_TOKEN_PROXY: BENCH_TOKEN,
     ROOT_DOMAIN: 'felis.test',
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    LOG_HOT_READS_SAMPLE: process.env.LOG_HOT_READS_SAMPLE,
   });
   const database = await openDatabase({ url: 'memory:', dataDir: '/tmp' });
   const cluster = new SimulatedCluster({ clock: systemClock });

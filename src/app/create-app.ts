@@ -27,7 +27,7 @@ export class FaceApp extends OpenAPIHono<AppEnv> {
       if (!hide) this.openAPIRegistry.registerPath(documented);
       const path = entry.route.path.replaceAll(/\/{(.+?)}/g, '/:$1');
       const step = routeStep(entry);
-      this.on(entry.route.method.toUpperCase(), path, behindFrontDoor(this.face, this.deps, path, step, { streamed: entry.rules.streamed }));
+      this.on(entry.route.method.toUpperCase(), path, behindFrontDoor(this.face, this.deps, path, step, { streamed: entry.rules.streamed, hotRead: entry.rules.hotRead }));
     }
     return this;
   }

@@ -14,6 +14,36 @@ export interface RequestLine {
   /** A streamed answer: the bytes sent, and whether the client left before its end. */
   bytes?: number;
   aborted?: boolean;
+  /** A sampled hot read's line: how many successful answers it stands for, itself included (HotReadSampler). */
+  sampled?: number;
+}
+
+/** A hot read's answer slower than this is always logged, as is every error. */
+export const SLOW_ANSWER_SECONDS = 0.1;
+/** A sampled route writes a line at least this often while it answers, however few answers came. */
+const SAMPLED_LINE_EVERY_MS = 1000;
+
+/**
+ * Which successful answers of one hot read (the proxy's by-host, the probes) leave their log line:
+ * one of every `every`, and any answer that comes a second or more after the last line written, so
+ * a quiet route keeps every line and a busy one writes `every` times fewer. The line written says how
+ * many answers it stands for (`sampled`), so the count of answers can be rebuilt from the log; the
+ * metrics count every answer. Errors, slow answers and writes never come here (pipeline.ts).
+ */
+export class HotReadSampler {
+  #pending = 0;
+  #lastLineAt = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly every: number) {}
+
+  /** An answer at `now` (performance.now() ms): 0 to leave its line out, else the count its line stands for. */
+  take(now: number): number {
+    const count = ++this.#pending;
+    if (count < this.every && now - this.#lastLineAt < SAMPLED_LINE_EVERY_MS) return 0;
+    this.#pending = 0;
+    this.#lastLineAt = now;
+    return count;
+  }
 }
 
 /**

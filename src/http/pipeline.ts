@@ -2,7 +2,7 @@ import type { RouteConfig } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { every } from 'hono/combine';
 import type { ZodObject, ZodType } from 'zod';
-import { RouteLog, type RequestLine } from './access-log.js';
+import { HotReadSampler, RouteLog, SLOW_ANSWER_SECONDS, type RequestLine } from './access-log.js';
 import { checkDeclaredJsonBody, declaresBody, isJsonMediaType, limitJsonBody, refuseDeepJson } from './body.js';
 import { codedIssueOf } from './coded-refusal.js';
 import { isCrossSite } from './cross-site.js';
@@ -26,6 +26,8 @@ type Step = (c: Context<AppEnv>) => Answer;
 export interface FrontDoorOptions {
   /** The route answers with streams: see `RouteRules.streamed`. */
   streamed?: boolean;
+  /** The route is a hot read: see `RouteRules.hotRead`. */
+  hotRead?: boolean;
 }
 
 /**
@@ -40,7 +42,7 @@ export interface FrontDoorOptions {
  * the envelope here, so it is observed like any answer.
  */
 export function behindFrontDoor(face: Face, deps: AppDeps, route: string, step: Step, options: FrontDoorOptions = {}): Step {
-  const door = new FrontDoor(face, deps, route, options.streamed ?? false);
+  const door = new FrontDoor(face, deps, route, options.streamed ?? false, options.hotRead ?? false);
   return (c) => {
     const started = performance.now();
     c.set('deps', deps);
@@ -73,27 +75,41 @@ class FrontDoor {
   private readonly log: RouteLog;
   /** The route's series by method and status, looked up once each. */
   private readonly series = new Map<string, RequestSeries>();
+  /** A hot read's: which successful answers leave their log line (undefined: every answer does). */
+  private readonly sampler: HotReadSampler | undefined;
 
   constructor(
     private readonly face: Face,
     private readonly deps: AppDeps,
     private readonly route: string,
     private readonly streamed: boolean,
+    hotRead: boolean,
   ) {
     this.log = new RouteLog(deps.log, face, route);
+    const every = deps.config.logHotReadsSample;
+    this.sampler = hotRead && every > 1 ? new HotReadSampler(every) : undefined;
   }
 
   finish(c: Context<AppEnv>, res: Response, started: number, requestId: string, tls: boolean, ensureHeaders: boolean): Response {
     if (ensureHeaders) ensureSecurityHeaders(res, requestId, tls);
-    if (UNSAFE_METHODS.has(c.req.method)) {
+    const method = c.req.method;
+    const write = UNSAFE_METHODS.has(method);
+    if (write) {
       // Whatever it changed (a sign-out, a revoke, a role) counts from the next request on.
       this.deps.sessions?.forgetCached?.();
       if (res.status < 400 && this.deps.recordChange) this.recordChange(c, res.status, requestId);
     }
     if (this.streamed && res.body !== null && res.status < 300) return this.followStream(c, res, started, requestId);
-    const seconds = (performance.now() - started) / 1000;
-    this.seriesOf(c.req.method, res.status).observe(seconds);
-    this.log.write(c.req.method, this.lineOf(c, res.status, seconds, requestId));
+    const ended = performance.now();
+    const seconds = (ended - started) / 1000;
+    this.seriesOf(method, res.status).observe(seconds);
+    // A hot read's successful, fast answer: its line may be left out (the metrics count it).
+    if (this.sampler !== undefined && !write && res.status < 400 && seconds < SLOW_ANSWER_SECONDS) {
+      const standsFor = this.sampler.take(ended);
+      if (standsFor > 0) this.log.write(method, this.lineOf(c, res.status, seconds, requestId, standsFor));
+      return res;
+    }
+    this.log.write(method, this.lineOf(c, res.status, seconds, requestId));
     return res;
   }
 
@@ -142,7 +158,7 @@ class FrontDoor {
     this.deps.recordChange!({ userId: session.userId, method: c.req.method, route: this.route, params: c.req.param() as Record<string, string>, status, requestId });
   }
 
-  private lineOf(c: Context<AppEnv>, status: number, seconds: number, requestId: string): RequestLine {
+  private lineOf(c: Context<AppEnv>, status: number, seconds: number, requestId: string, sampled?: number): RequestLine {
     return {
       path: c.req.path,
       status,
@@ -151,6 +167,7 @@ class FrontDoor {
       // c.get, not c.var: Hono builds a fresh object of every variable on each read of c.var.
       caller: c.get('caller'),
       user_id: c.get('session')?.userId,
+      sampled,
     };
   }
 

@@ -69,6 +69,11 @@ export interface RouteRules {
    * stream ends, with its length, and it stays out of the latency histogram.
    */
   streamed: boolean;
+  /**
+   * A read the proxy or the probes make at a high rate (by-host, status, healthz, readyz): the log
+   * lines of its successful answers under 100 ms are sampled (LOG_HOT_READS_SAMPLE, access-log.ts).
+   */
+  hotRead: boolean;
   /** The route's own steps (rate limits), after access and the body rules, before validation. */
   middleware: MiddlewareHandler<AppEnv>[];
 }
@@ -80,6 +85,8 @@ export interface RouteOptions {
   rawBody?: RawBodyOptions;
   /** The answer is a stream: see `RouteRules.streamed`. */
   streamed?: boolean;
+  /** A GET the proxy or the probes make at a high rate: see `RouteRules.hotRead`. */
+  hotRead?: boolean;
 }
 
 /** A route as defineRoute makes it: the OpenAPI definition and, as a plain field, its rules. */
@@ -129,6 +136,7 @@ export function defineRoute<const A extends Access, P extends string, R extends 
     declaredBody: options.onDeclaredBody ?? (isRawBody ? 'raw' : 'json'),
     rawBody: options.rawBody && { mediaTypes, limit: options.rawBody.limit, digest: options.rawBody.digest ?? 'optional' },
     streamed: options.streamed ?? false,
+    hotRead: options.hotRead ?? false,
     middleware: middleware === undefined ? [] : ([middleware].flat() as MiddlewareHandler<AppEnv>[]),
   };
   return Object.assign(route, { felis });

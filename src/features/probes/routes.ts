@@ -11,6 +11,8 @@ const healthz = defineRoute(
     summary: 'Liveness: the process answers',
     responses: { 200: { description: 'alive', content: { 'application/json': { schema: HealthSchema } } } },
   },
+  // Probed every few seconds by each kubelet and load balancer: successful lines are sampled.
+  { hotRead: true },
 );
 
 /** `/healthz`, served on both faces. */
@@ -29,6 +31,7 @@ const readyz = defineRoute(
       503: { description: 'a dependency does not answer', content: { 'application/json': { schema: ErrorEnvelopeSchema } } },
     },
   },
+  { hotRead: true },
 );
 
 const metrics = defineRoute(

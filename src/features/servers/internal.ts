@@ -3,7 +3,7 @@ import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.j
 import type { Access } from '../../http/tiers.js';
 import { claimForPlayer } from './claims.js';
 import { allServers } from './lists.js';
-import { requireServer, serverByHost } from './lookup.js';
+import { serverByHost, serverByName } from './lookup.js';
 import {
   ClaimResponse,
   McUuidBody,
@@ -17,6 +17,8 @@ import { MenuAccessResponse, menuAccess, serverMenu } from './menu-access.js';
 import { recordJoin, recordReady, wakeForPlayer } from './service.js';
 
 const PROXY: Access = { tier: 'service', callers: ['proxy'] };
+/** The proxy asks these on every connection: their successful answers' log lines are sampled. */
+const HOT_READ = { hotRead: true };
 const noContent = (description: string) => ({ description });
 const mcUuidBody = { body: { content: { 'application/json': { schema: McUuidBody } } } };
 
@@ -39,7 +41,7 @@ const byHost = defineRoute(PROXY, {
     400: errorAnswer('bad_host: a dotted host outside the root domain'),
     404: errorAnswer('no server has this host'),
   },
-});
+}, HOT_READ);
 
 const ready = defineRoute(PROXY, {
   method: 'post',
@@ -78,7 +80,7 @@ const status = defineRoute(PROXY, {
   summary: 'A server’s status, from the cache',
   request: { params: ServerNameParam },
   responses: { 200: json(ServerInfoSchema, 'the server'), 404: errorAnswer('no such server') },
-});
+}, HOT_READ);
 
 const claim = defineRoute(PROXY, {
   method: 'post',
@@ -135,9 +137,10 @@ export function internalServerRoutes() {
       const woken = await wakeForPlayer(c.var.deps, name, c.req.valid('json').mc_uuid);
       return c.json({ name, desiredState: 'Running' as const, phase: woken.status.phase, ready: woken.status.ready }, 202);
     })
-    .openapi(status, async (c) => {
-      const server = await requireServer(c.get('deps'), c.req.valid('param').name);
-      return c.json(server.info, 200);
+    .openapi(status, (c) => {
+      // Like by-host: answered synchronously from the synced cache.
+      const found = serverByName(c.get('deps'), c.req.valid('param').name);
+      return found instanceof Promise ? found.then((server) => c.json(server.info, 200)) : c.json(found.info, 200);
     })
     .openapi(claim, async (c) => {
       const { name } = c.req.valid('param');

@@ -21,7 +21,20 @@ export async function syncedCache(deps: CacheDeps): Promise<ServerCache> {
 
 /** A per-server route's server: 404 for unknown names and for the servers reserved for the platform. */
 export async function requireServer(deps: CacheDeps, name: string): Promise<CachedServer> {
-  const cache = await syncedCache(deps);
+  return reachableByName(await syncedCache(deps), name);
+}
+
+/**
+ * `requireServer` for the proxy's hot status read: answered synchronously from the synced cache;
+ * only before the first list does it wait.
+ */
+export function serverByName(deps: CacheDeps, name: string): CachedServer | Promise<CachedServer> {
+  const cache = serverCacheOf(deps);
+  if (cache.synced) return reachableByName(cache, name);
+  return syncedCache(deps).then((synced) => reachableByName(synced, name));
+}
+
+function reachableByName(cache: ServerCache, name: string): CachedServer {
   const server = cache.get(name);
   if (!server || server.reserved) throw new DomainError('not_found', `No server named ${name}.`);
   return server;

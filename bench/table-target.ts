@@ -1,0 +1,132 @@
+/**
+ * One server under test for bench/table.ts, in its own process. Started by that bench, not by hand:
+ *
+ *   table-target.js felis <pglite|postgres> <servers>
+ *       the service as main.ts assembles it (both faces on runtime/serve.ts, every middleware, the
+ *       request log at info to an asynchronous destination as main.ts's stdout, metrics) over a
+ *       simulated fleet of <servers> servers, on the embedded database on its thread in a fresh
+ *       DATA_DIR (as `npm start` on a first start) or on a fresh database of its own on
+ *       BENCH_DATABASE_URL's PostgreSQL; one user signed in for /me.
+ *   table-target.js bare <servers>
+ *       the baseline: bare Hono routes on @hono/node-server (`/healthz`; by-host and status over
+ *       the same simulated fleet's cache, looked up and answered with c.json, nothing else).
+ *
+ * Announces {"internal", "external", "cookie"} (bare: {"internal"}) on stdout once listening, and
+ * exits on SIGTERM, dropping what it made (the data folder, the database).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { serve as honoServe } from '@hono/node-server';
+import { Hono } from 'hono';
+import { SimulatedCluster } from '../src/adapters/cluster/simulated.js';
+import { serverCacheOf } from '../src/features/servers/cache.js';
+import { systemClock } from '../src/lib/clock.js';
+
+// The baseline imports only what it runs (its RSS is the memory rows' baseline); the service's
+// modules are imported by the `felis` branch below.
+
+const PANEL_HOST = 'panel.felis.test';
+const [role, ...rest] = process.argv.slice(2);
+const kind = role === 'felis' ? rest[0] : undefined;
+const servers = Number(role === 'felis' ? rest[1] : rest[0]);
+if ((role !== 'felis' && role !== 'bare') || (role === 'felis' && kind !== 'pglite' && kind !== 'postgres') || !Number.isInteger(servers)) {
+  process.stderr.write('usage: table-target.js felis pglite|postgres SERVERS | bare SERVERS\n');
+  process.exit(2);
+}
+
+/** The fleet: `servers` simulated servers named s0…, subdomains play0… */
+function fleet(): SimulatedCluster {
+  const cluster = new SimulatedCluster({ clock: systemClock });
+  for (let i = 0; i < servers; i++) {
+    cluster.addServer({ name: `s${i}`, subdomain: `play${i}`, memory: '4Gi', storage: '10Gi', cpu: '2', autostartPolicy: 'public', labels: {} });
+  }
+  return cluster;
+}
+
+const cleanups: Array<() => Promise<unknown> | unknown> = [];
+process.once('SIGTERM', () => {
+  void (async () => {
+    for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => {});
+    process.exit(0);
+  })();
+});
+
+if (role === 'bare') {
+  const cluster = fleet();
+  const cache = serverCacheOf({ cluster, config: { rootDomain: 'felis.test' } });
+  await cache.ready();
+  const app = new Hono()
+    .get('/healthz', (c) => c.json({ status: 'ok' }))
+    .get('/api/v1/servers/by-host/:host', (c) => {
+      const server = cache.byHost(c.req.param('host'));
+      return server ? c.json(server.info) : c.json({ error: { code: 'not_found' } }, 404);
+    })
+    .get('/api/v1/internal/servers/:name/status', (c) => {
+      const server = cache.get(c.req.param('name'));
+      return server ? c.json(server.info) : c.json({ error: { code: 'not_found' } }, 404);
+    });
+  honoServe({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) => {
+    process.stdout.write(`${JSON.stringify({ internal: info.port })}\n`);
+  });
+} else {
+  const [{ pino }, { default: postgres }, { createApps }, { loadConfig }, { openDatabase }, { users }, { mintSession }, { createLogger }, { serve }, { assembleDeps }, { BENCH_TOKEN }] =
+    await Promise.all([
+      import('pino'),
+      import('postgres'),
+      import('../src/app/index.js'),
+      import('../src/config.js'),
+      import('../src/db/client.js'),
+      import('../src/db/schema/accounts.js'),
+      import('../src/features/accounts/session-service.js'),
+      import('../src/lib/logger.js'),
+      import('../src/runtime/serve.js'),
+      import('../src/service.js'),
+      import('./servers/by-host-fleet.js'),
+    ]);
+  let url: string | undefined;
+  let dataDir = tmpdir();
+  if (kind === 'postgres') {
+    const server = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+    const name = `felis_bench_table_${process.pid}`;
+    const admin = postgres(server, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`create database ${name}`);
+    cleanups.push(async () => {
+      await admin.unsafe(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    });
+    const parsed = new URL(server);
+    parsed.pathname = `/${name}`;
+    url = parsed.toString();
+  } else {
+    dataDir = mkdtempSync(join(tmpdir(), 'felis-bench-table-'));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  }
+  const config = loadConfig({
+    ...(url ? { DATABASE_URL: url } : {}),
+    DATA_DIR: dataDir,
+    SERVICE_TOKEN_PROXY: BENCH_TOKEN,
+    ROOT_DOMAIN: 'felis.test',
+    PANEL_HOST,
+    CONSOLE_HOST: 'console.felis.test',
+    EXTERNAL_PORT: '0',
+    INTERNAL_PORT: '0',
+    LOG_LEVEL: 'info',
+    ...(process.env.LOG_HOT_READS_SAMPLE ? { LOG_HOT_READS_SAMPLE: process.env.LOG_HOT_READS_SAMPLE } : {}),
+  });
+  // main.ts writes its lines to stdout through pino's asynchronous destination; here to /dev/null.
+  const log = createLogger(config.logLevel, pino.destination({ dest: '/dev/null', sync: false }));
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+  cleanups.push(() => database.close());
+  const deps = assembleDeps({ config, log, database, cluster: fleet() });
+  await serverCacheOf(deps).ready();
+  const now = new Date();
+  const [user] = await database.db.insert(users).values({ username: 'bench', createdAt: now, updatedAt: now }).returning();
+  const { token } = await mintSession(deps, database.db, { userId: user!.id, host: PANEL_HOST, method: 'passkey' });
+  const apps = createApps(deps);
+  const internal = await serve({ fetch: apps.internal.fetch, port: 0, host: '127.0.0.1', log });
+  const external = await serve({ fetch: apps.external.fetch, port: 0, host: '127.0.0.1', log });
+  cleanups.push(() => Promise.all([internal.close(1000), external.close(1000)]));
+  process.stdout.write(`${JSON.stringify({ internal: internal.port, external: external.port, cookie: `svc_session=${token}` })}\n`);
+}

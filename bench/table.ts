@@ -1,0 +1,288 @@
+/**
+ * `npm run bench:table`: every row of issue 29's table, on both databases, side by side with its
+ * baseline of the same run, as a markdown table on stdout (progress on stderr):
+ *
+ *   GET /api/v1/me (signed in) · by-host over 1,000 / 10,000 / 100,000 servers · internal status ·
+ *   healthz · RSS idle, first start · RSS with 10,000 servers · start to both faces healthy
+ *
+ * Each database runs the service (bench/table-target.ts `felis`: both faces as main.ts assembles
+ * them) in its own process per fleet size: PGlite embedded on its thread in a fresh data folder,
+ * as `npm start` runs it, and PostgreSQL on a fresh database of its own on BENCH_DATABASE_URL
+ * (default postgres://postgres@127.0.0.1:5432/test; its rows are left out when it does not answer).
+ * The baseline (`bare`) is bare Hono routes over the same fleet in another process: by-host and
+ * status look the server up in the same cache, /me and healthz are measured against `/healthz`.
+ * Rounds alternate which of the pair is loaded first; a ratio is the median of the rounds' ratios
+ * (this machine's speed drifts between rounds). Memory and start-up: see `memoryStartup` below.
+ *
+ *   npm run bench:table                    3 rounds of 3 s per row, 50 connections
+ *   npm run bench:table -- --quick         1 round of 2 s per row
+ *   BENCH_DATABASES=pglite npm run bench:table
+ *
+ * BENCH_ROUNDS, BENCH_SECONDS, BENCH_CONNECTIONS and BENCH_SIZES (1000,10000,100000) tune a run.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { BENCH_TOKEN, BY_HOST_PREFIX } from './servers/by-host-fleet.js';
+import { postgresAnswers } from './servers/postgres.js';
+
+const QUICK = process.argv.includes('--quick');
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 2 : 3));
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
+/** The fleet size of the /me, status, healthz and memory rows (the issue's). */
+const FLEET = 10_000;
+process.env.BENCH_DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test';
+const SETTLE_MS = 2_000;
+
+type Kind = 'pglite' | 'postgres';
+const KIND_LABEL: Record<Kind, string> = { pglite: 'PGlite (embedded, its thread)', postgres: 'PostgreSQL' };
+const TARGET = fileURLToPath(new URL(`./table-target${extname(import.meta.url)}`, import.meta.url));
+
+interface Target {
+  child: ChildProcess;
+  internal: number;
+  external?: number;
+  cookie?: string;
+  /** From spawn to listening (bare) or to both faces answering healthy (felis), in ms. */
+  startMs: number;
+}
+
+const say = (text: string) => process.stderr.write(`${text}\n`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resident memory of a process in MiB (Linux). */
+function rssMiB(pid: number | undefined): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
+  return Number(line.split(/\s+/)[1]) / 1024;
+}
+
+async function answers(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(url);
+    await res.arrayBuffer();
+    return res.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+/** A target once it announced its ports and, for felis, once /readyz (internal) and /healthz (external) answer 200. */
+async function start(args: string[]): Promise<Target> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [...process.execArgv, TARGET, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const ready = await new Promise<{ internal: number; external?: number; cookie?: string }>((resolve, reject) => {
+    let pending = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      pending += d.toString();
+      const newline = pending.indexOf('\n');
+      if (newline >= 0) resolve(JSON.parse(pending.slice(0, newline)));
+    });
+    child.once('exit', (code) => reject(new Error(`table-target ${args.join(' ')} exited (${code}) before listening`)));
+  });
+  if (ready.external !== undefined) {
+    while (!(await answers(`http://127.0.0.1:${ready.internal}/readyz`)) || !(await answers(`http://127.0.0.1:${ready.external}/healthz`))) await sleep(20);
+  }
+  return { child, ...ready, startMs: performance.now() - started };
+}
+
+function stop(target: Target): Promise<void> {
+  return new Promise((resolve) => {
+    if (target.child.exitCode !== null) return resolve();
+    const force = setTimeout(() => target.child.kill('SIGKILL'), 10_000);
+    target.child.once('exit', () => {
+      clearTimeout(force);
+      resolve();
+    });
+    target.child.kill('SIGTERM');
+  });
+}
+
+interface Load {
+  pid: number | undefined;
+  port: number;
+  path: string;
+  headers: Record<string, string>;
+}
+
+interface Figure {
+  rps: number;
+  p99: number;
+  /** The target's CPU time (user + system, every thread) per request, in µs: steadier than req/s on a shared machine. */
+  cpuUs: number;
+}
+
+/** CPU seconds a process has used so far (Linux /proc). */
+function cpuSeconds(pid: number | undefined): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in USER_HZ ticks
+}
+
+async function load({ pid, port, path, headers }: Load, seconds = SECONDS): Promise<Figure> {
+  const cpuBefore = cpuSeconds(pid);
+  const r = await autocannon({ url: `http://127.0.0.1:${port}${path}`, connections: CONNECTIONS, duration: seconds, headers });
+  if (r.non2xx > 0 || r.errors > 0 || r.requests.total === 0) throw new Error(`${path}: ${r.non2xx} answers were not 2xx, ${r.errors} errors`);
+  return { rps: r.requests.average, p99: r.latency.p99, cpuUs: ((cpuSeconds(pid) - cpuBefore) * 1e6) / r.requests.total };
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
+interface Pair {
+  felis: Figure;
+  base: Figure;
+  ratio: number;
+  /** The baseline's CPU per request over ours, median of the rounds. */
+  cpuRatio: number;
+}
+
+/** The two loads in paired rounds, after a warm-up of each: medians, and the median of the rounds' ratios. */
+async function pair(label: string, felis: Load, base: Load): Promise<Pair> {
+  await load(felis, 1);
+  await load(base, 1);
+  const ours: Figure[] = [];
+  const theirs: Figure[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    if (round % 2 === 0) {
+      ours.push(await load(felis));
+      theirs.push(await load(base));
+    } else {
+      theirs.push(await load(base));
+      ours.push(await load(felis));
+    }
+  }
+  const result: Pair = {
+    felis: { rps: median(ours.map((f) => f.rps)), p99: median(ours.map((f) => f.p99)), cpuUs: median(ours.map((f) => f.cpuUs)) },
+    base: { rps: median(theirs.map((f) => f.rps)), p99: median(theirs.map((f) => f.p99)), cpuUs: median(theirs.map((f) => f.cpuUs)) },
+    ratio: median(ours.map((f, i) => f.rps / theirs[i]!.rps)),
+    cpuRatio: median(ours.map((f, i) => theirs[i]!.cpuUs / f.cpuUs)),
+  };
+  say(`  ${label}: ${result.felis.rps.toFixed(0)} req/s against ${result.base.rps.toFixed(0)}, ${result.ratio.toFixed(2)}; by CPU ${result.cpuRatio.toFixed(2)}`);
+  return result;
+}
+
+interface MemoryStartup {
+  /** The service with no servers on a fresh database: ms from spawn to both faces healthy, RSS settled. */
+  first_start: { start_ms: number; rss_mib: number };
+  /** The same with FLEET servers. */
+  with_servers: { start_ms: number; rss_mib: number };
+  /** The bare Hono process of the same run, with no servers: ms to listening, RSS settled. */
+  baseline: { start_ms: number; rss_mib: number };
+}
+
+/**
+ * Memory and start-up of the service on one database. LOCAL STAND-IN until helper 29a's
+ * bench/servers/memory-startup.ts (`measureMemoryStartup`, which runs the compiled service as
+ * main.ts starts it) is merged: here the service is table-target's assembly (both faces, no
+ * background tasks), read SETTLE_MS after both faces answered; `withServers` is the target the
+ * 10,000-server rows run on, read before their load.
+ */
+async function memoryStartup(kind: Kind, withServers: { startMs: number; rssMiB: number }): Promise<MemoryStartup> {
+  const bare = await start(['bare', '0']);
+  await sleep(SETTLE_MS);
+  const baseline = { start_ms: bare.startMs, rss_mib: rssMiB(bare.child.pid) };
+  await stop(bare);
+  const idle = await start(['felis', kind, '0']);
+  await sleep(SETTLE_MS);
+  const first = { start_ms: idle.startMs, rss_mib: rssMiB(idle.child.pid) };
+  await stop(idle);
+  return { first_start: first, with_servers: { start_ms: withServers.startMs, rss_mib: withServers.rssMiB }, baseline };
+}
+
+interface KindFigures {
+  me?: Pair;
+  byHost: Map<number, Pair>;
+  status?: Pair;
+  healthz?: Pair;
+  memory?: MemoryStartup;
+}
+
+async function measure(kind: Kind): Promise<KindFigures> {
+  const figures: KindFigures = { byHost: new Map() };
+  let fleetTarget: { startMs: number; rssMiB: number } | undefined;
+  for (const size of SIZES) {
+    say(`${KIND_LABEL[kind]}, ${size} servers: starting`);
+    const bare = await start(['bare', String(size)]);
+    const felis = await start(['felis', kind, String(size)]);
+    try {
+      if (size === FLEET) {
+        await sleep(SETTLE_MS);
+        fleetTarget = { startMs: felis.startMs, rssMiB: rssMiB(felis.child.pid) };
+      }
+      const proxy = { Authorization: `Bearer ${BENCH_TOKEN}` };
+      const [ours, theirs] = [{ pid: felis.child.pid, port: felis.internal }, { pid: bare.child.pid, port: bare.internal }];
+      const middle = Math.floor(size / 2);
+      const byHostPath = `${BY_HOST_PREFIX}${encodeURIComponent(`PLAY${middle}.Felis.Test.:25565`)}`;
+      figures.byHost.set(size, await pair(`by-host ${size}`, { ...ours, path: byHostPath, headers: proxy }, { ...theirs, path: byHostPath, headers: proxy }));
+      if (size !== FLEET) continue;
+      const statusPath = `/api/v1/internal/servers/s${middle}/status`;
+      figures.status = await pair('internal status', { ...ours, path: statusPath, headers: proxy }, { ...theirs, path: statusPath, headers: proxy });
+      figures.healthz = await pair('healthz', { ...ours, path: '/healthz', headers: {} }, { ...theirs, path: '/healthz', headers: {} });
+      const me = { Host: 'panel.felis.test', Cookie: felis.cookie! };
+      figures.me = await pair('/me', { ...ours, port: felis.external!, path: '/api/v1/me', headers: me }, { ...theirs, path: '/healthz', headers: {} });
+    } finally {
+      await stop(felis);
+      await stop(bare);
+    }
+  }
+  if (fleetTarget) figures.memory = await memoryStartup(kind, fleetTarget);
+  return figures;
+}
+
+const kinds: Kind[] = (process.env.BENCH_DATABASES?.split(',') as Kind[] | undefined) ?? ['pglite', 'postgres'];
+const measured = new Map<Kind, KindFigures>();
+for (const kind of kinds) {
+  if (kind === 'postgres' && !(await postgresAnswers())) {
+    say(`PostgreSQL at ${process.env.BENCH_DATABASE_URL} does not answer: its rows are left out`);
+    continue;
+  }
+  measured.set(kind, await measure(kind));
+}
+
+const n = (value: number) => Math.round(value).toLocaleString('en-US');
+const rate = (p: Pair | undefined) => (p ? `${n(p.felis.rps)} req/s, p99 ${p.felis.p99} ms, ${p.felis.cpuUs.toFixed(0)} µs CPU` : '—');
+const baseRate = (p: Pair | undefined) => (p ? `${n(p.base.rps)} req/s, ${p.base.cpuUs.toFixed(0)} µs CPU` : '—');
+const ratio = (p: Pair | undefined) => (p ? `**${p.ratio.toFixed(2)}** (CPU ${p.cpuRatio.toFixed(2)})` : '—');
+const used = [...measured.keys()];
+const header = ['figure', ...used.flatMap((k) => [`${KIND_LABEL[k]}`, 'baseline', 'ratio']), 'goal'];
+const rows: string[][] = [];
+const throughput = (figure: string, pick: (f: KindFigures) => Pair | undefined, goal: string) =>
+  rows.push([figure, ...used.flatMap((k) => [rate(pick(measured.get(k)!)), baseRate(pick(measured.get(k)!)), ratio(pick(measured.get(k)!))]), goal]);
+const memoryRow = (figure: string, pick: (m: MemoryStartup) => [number, number], unit: string, goal: string) =>
+  rows.push([
+    figure,
+    ...used.flatMap((k) => {
+      const m = measured.get(k)!.memory;
+      if (!m) return ['—', '—', '—'];
+      const [ours, base] = pick(m);
+      return [`${n(ours)} ${unit}`, `${n(base)} ${unit}`, `${(ours / base).toFixed(1)}×`];
+    }),
+    goal,
+  ]);
+
+throughput('`GET /api/v1/me` (signed in; baseline: bare `/healthz`)', (f) => f.me, '≥ 0.5 on both databases; p99 < 50 ms');
+for (const size of SIZES) throughput(`by-host, ${n(size)} servers (baseline: bare by-host)`, (f) => f.byHost.get(size), '≥ 0.7, flat from 1,000 to 100,000 servers');
+throughput(`internal status, ${n(FLEET)} servers (baseline: bare status)`, (f) => f.status, '≥ 0.7');
+throughput('healthz (baseline: bare `/healthz`)', (f) => f.healthz, '≥ 0.7');
+memoryRow('RSS idle, first start (baseline: bare Hono process)', (m) => [m.first_start.rss_mib, m.baseline.rss_mib], 'MiB', '< 150 MiB PostgreSQL, < 300 MiB PGlite');
+memoryRow(`RSS with ${n(FLEET)} servers (baseline: bare Hono process)`, (m) => [m.with_servers.rss_mib, m.baseline.rss_mib], 'MiB', '< 250 MiB PostgreSQL, < 400 MiB PGlite');
+memoryRow(`start to both faces healthy, ${n(FLEET)} servers (baseline: bare Hono to listening)`, (m) => [m.with_servers.start_ms, m.baseline.start_ms], 'ms', '< 2 s PostgreSQL, < 3 s PGlite');
+
+const lines = [
+  `Node ${process.versions.node}, ${cpus().length} CPUs, ${CONNECTIONS} connections, ${ROUNDS} round(s) of ${SECONDS} s per row${QUICK ? ' (quick)' : ''}, compiled: ${extname(import.meta.url) === '.js'}; load average after the run ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+  '',
+  `| ${header.join(' | ')} |`,
+  `|${header.map(() => '---').join('|')}|`,
+  ...rows.map((row) => `| ${row.join(' | ')} |`),
+  '',
+  'Ratios: req/s of the service over the baseline, median of paired rounds; in brackets, the baseline\'s CPU time per request over the service\'s (every thread of the process), steadier on a shared machine.',
+  'Memory and start-up rows: the local stand-in of bench/table.ts `memoryStartup` (the service as table-target assembles it, no background tasks).',
+];
+process.stdout.write(`${lines.join('\n')}\n`);
