@@ -1,6 +1,6 @@
 /**
  * The floors of bench/servers/memory-startup.ts, each in its own process, which prints its RSS
- * (`{"rss_mib", "peak_mib"}`) once settled and waits for SIGTERM:
+ * (`{"rss_mib", "peak_mib", "ready_ms"}`) once settled and waits for SIGTERM:
  *
  *   memory-startup-baseline.js bare            a bare node process
  *   memory-startup-baseline.js embedded DIR    the embedded database alone on DIR as the service
@@ -31,7 +31,9 @@ if (what === 'embedded') {
   process.stderr.write('usage: memory-startup-baseline.js bare|embedded DIR|modules\n');
   process.exit(2);
 }
+// From the process's start (performance's time origin) to what it had to do done: a floor of start-up.
+const ready_ms = Math.round(performance.now());
 await new Promise((resolve) => setTimeout(resolve, settleMs));
-process.stdout.write(`${JSON.stringify({ rss_mib: status('VmRSS'), peak_mib: status('VmHWM') })}\n`);
+process.stdout.write(`${JSON.stringify({ rss_mib: status('VmRSS'), peak_mib: status('VmHWM'), ready_ms })}\n`);
 process.once('SIGTERM', () => void closeFirst().finally(() => process.exit(0)));
 setInterval(() => {}, 60_000);

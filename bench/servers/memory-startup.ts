@@ -47,6 +47,11 @@ export interface ProcessMemory {
   peak_mib: number;
 }
 
+export interface Floor extends ProcessMemory {
+  /** The process's start to its work done (node up; the modules imported; the database open). */
+  ready_ms: number;
+}
+
 export interface StartFigures extends ProcessMemory {
   /** Spawn to both faces healthy. */
   start_ms: number;
@@ -57,10 +62,10 @@ export interface MemoryStartupFigures {
   node_args: string[];
   settle_ms: number;
   baselines: {
-    bare_node: ProcessMemory;
-    service_modules: ProcessMemory;
-    embedded_fresh: ProcessMemory;
-    embedded_reopened: ProcessMemory;
+    bare_node: Floor;
+    service_modules: Floor;
+    embedded_fresh: Floor;
+    embedded_reopened: Floor;
   };
   databases: Array<{ database: BenchDatabase; first_start: StartFigures; with_servers: StartFigures }>;
 }
@@ -139,7 +144,7 @@ async function timedStart(script: string, env: Record<string, string>, o: Requir
 }
 
 /** Runs a floor (bench/memory-startup-baseline.ts) and reads what it prints. */
-async function baseline(args: string[], settleMs: number, nodeArgs: string[]): Promise<ProcessMemory> {
+async function baseline(args: string[], settleMs: number, nodeArgs: string[]): Promise<Floor> {
   const child = spawn(process.execPath, [...nodeArgs, BASELINE, ...args], { env: { ...process.env, BENCH_SETTLE_MS: String(settleMs) }, stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     const line = await new Promise<string>((resolve, reject) => {
@@ -150,7 +155,7 @@ async function baseline(args: string[], settleMs: number, nodeArgs: string[]): P
       });
       child.once('exit', (code) => reject(new Error(`baseline ${args.join(' ')} exited (${code})`)));
     });
-    return JSON.parse(line) as ProcessMemory;
+    return JSON.parse(line) as Floor;
   } finally {
     await stop(child);
   }
