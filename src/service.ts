@@ -2,9 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createStagingStore } from './adapters/backup-store/index.js';
-import { KubernetesCluster } from './adapters/cluster/kubernetes/adapter.js';
-import { loadKubeConfig, type KubeConfig } from './adapters/cluster/kubernetes/kubeconfig.js';
-import { DEFAULT_CRD } from './adapters/cluster/kubernetes/resource.js';
+import type { KubeConfig } from './adapters/cluster/kubernetes/kubeconfig.js';
 import { SimulatedCluster } from './adapters/cluster/simulated.js';
 import type { ClusterAdapter } from './adapters/cluster/types.js';
 import { createMail } from './adapters/mail/index.js';
@@ -117,10 +115,22 @@ export interface RunningService {
 export interface StartOptions {
   /** The API server's coordinates; by default the pod's service account or `KUBECONFIG`. */
   kubeConfig?: KubeConfig;
+  /**
+   * On the simulated cluster, the file that keeps its servers when the configuration gives none
+   * (a PostgreSQL or `memory:` database): bench/memory-startup-target.ts starts a fleet this way.
+   */
+  simulatedStateFile?: string;
 }
 
-function createCluster(config: Config, log: Logger, options: StartOptions): ClusterAdapter {
+async function createCluster(config: Config, log: Logger, options: StartOptions): Promise<ClusterAdapter> {
   if (config.cluster === 'kubernetes') {
+    // Loaded only here: the Kubernetes client is about 870 modules and 80 MiB of resident memory
+    // (docs/notes/issue-29-speed.md) that the simulated cluster never uses.
+    const [{ KubernetesCluster }, { loadKubeConfig }, { DEFAULT_CRD }] = await Promise.all([
+      import('./adapters/cluster/kubernetes/adapter.js'),
+      import('./adapters/cluster/kubernetes/kubeconfig.js'),
+      import('./adapters/cluster/kubernetes/resource.js'),
+    ]);
     return new KubernetesCluster({
       kubeConfig: options.kubeConfig ?? loadKubeConfig(),
       namespace: config.kubeNamespace,
@@ -135,7 +145,8 @@ function createCluster(config: Config, log: Logger, options: StartOptions): Clus
   // restarts; a throw-away (`memory:`) database or a PostgreSQL one gets a throw-away cluster.
   // Three game nodes and one awaiting approval, so a local run shows node control and moves.
   const embeddedOnDisk = !config.databaseUrl?.startsWith('postgres') && config.databaseUrl !== 'memory:';
-  const cluster = new SimulatedCluster({ clock: systemClock, nodes: 3, pendingNodes: 1, nodeLocalVolumes: true, ...(embeddedOnDisk ? { stateFile: join(config.dataDir, 'simulated-cluster.json') } : {}) });
+  const stateFile = embeddedOnDisk ? join(config.dataDir, 'simulated-cluster.json') : options.simulatedStateFile;
+  const cluster = new SimulatedCluster({ clock: systemClock, nodes: 3, pendingNodes: 1, nodeLocalVolumes: true, ...(stateFile ? { stateFile } : {}) });
   for (const spec of SIMULATED_SYSTEM_SERVERS) if (!cluster.server(spec.name)) cluster.addServer(spec);
   cluster.startTicking();
   return cluster;
@@ -300,7 +311,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     await db.close();
   };
   try {
-    cluster = createCluster(config, log, options);
+    cluster = await createCluster(config, log, options);
     deps = assembleDeps({ config, log, database: db, cluster, shutdown: shutdown.signal });
     if (deps.mail?.kind === 'log') {
       log.warn('mail goes to this log (no SMTP_URL): sign-in codes are written here; set SMTP_URL, or MAIL_TRANSPORT=none to refuse mail');

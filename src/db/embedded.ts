@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -101,6 +101,23 @@ class EmbeddedThread {
   }
 }
 
+/**
+ * A folder without a database yet is created (PGlite's initdb) on a thread of its own that is then
+ * ended: the initdb grows PGlite's WebAssembly memory to several hundred MiB, which never shrinks
+ * while its thread lives, and ending the thread returns it. The service's thread then opens the
+ * made folder as on any restart (docs/notes/issue-29-speed.md: first start 579 -> ~470 MiB RSS).
+ */
+async function initializeFolder(dir: string | undefined, socket: string): Promise<void> {
+  if (dir === undefined || existsSync(join(dir, 'PG_VERSION'))) return;
+  const first = new EmbeddedThread(dir, socket);
+  try {
+    await first.ready();
+    await withTimeout(first.ask('close'), 10_000, 'the embedded database');
+  } finally {
+    await first.terminate();
+  }
+}
+
 export interface EmbeddedDatabaseHandle extends DatabaseHandle {
   /** Tests only: the database thread dies as on a fault, and is started again. */
   crashForTest(): Promise<void>;
@@ -120,6 +137,13 @@ export async function openEmbedded(dir: string | undefined, log?: OpenDatabaseOp
   const socketDir = mkdtempSync(join(tmpdir(), 'felis-db-'));
   const socket = join(socketDir, '.s.PGSQL.5432');
   let closing = false;
+  try {
+    await initializeFolder(dir, socket);
+  } catch (err) {
+    rmSync(socketDir, { recursive: true, force: true });
+    unlock();
+    throw err;
+  }
   let thread = new EmbeddedThread(dir, socket);
   let restarting: Promise<void> | undefined;
 

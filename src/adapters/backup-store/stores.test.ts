@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashStream } from '../../features/worlds/volumes/archive.js';
+import { loadConfig } from '../../config.js';
+import { createBackupStore } from './index.js';
 import { LocalBackupStore } from './local.js';
 import { S3BackupStore } from './s3.js';
 import { startS3rver, type S3rverProcess } from './s3rver-process.js';
@@ -111,6 +113,18 @@ storeSuite('S3 store against an s3rver process', () =>
     secretAccessKey: 'S3RVER',
     prefix: 'felis/',
   }),
+);
+
+storeSuite('S3 store made from the configuration (its SDK loaded at the first call)', () =>
+  createBackupStore(
+    loadConfig({
+      BACKUP_S3_BUCKET: s3rver.bucket,
+      BACKUP_S3_ENDPOINT: s3rver.endpoint,
+      BACKUP_S3_ACCESS_KEY_ID: 'S3RVER',
+      BACKUP_S3_SECRET_ACCESS_KEY: 'S3RVER',
+      BACKUP_S3_PREFIX: 'configured/',
+    }),
+  ),
 );
 
 describe('S3 store faults', () => {

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/clock.js';
 import { SimulatedCluster } from './simulated.js';
@@ -62,5 +65,33 @@ describe('simulated cluster', () => {
     expect(events).toHaveLength(4);
     cluster.setReachable(false);
     await expect(cluster.listServers()).rejects.toThrow('unreachable');
+  });
+
+  it('keeps its servers in the state file across a restart, and reads them back without writing the file again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'felis-sim-state-'));
+    try {
+      const stateFile = join(dir, 'simulated-cluster.json');
+      const first = new SimulatedCluster({ clock: new ManualClock(), stateFile });
+      for (let i = 0; i < 50; i++) first.addServer(spec(`s${i}`));
+      await first.setDesiredState('s7', 'Running');
+      await first.close();
+      // Each save writes a new file renamed into place: the same inode means nothing was written.
+      const written = statSync(stateFile).ino;
+      const second = new SimulatedCluster({ clock: new ManualClock(), stateFile });
+      expect(statSync(stateFile).ino).toBe(written);
+      const { servers } = await second.listServers();
+      expect(servers).toHaveLength(50);
+      expect(second.server('s7')!.spec.desiredState).toBe('Running');
+      expect(second.server('s7')!.status.phase).toBe('Starting');
+      expect(second.server('s8')!.spec.desiredState).toBe('Stopped');
+      // A change after the load is kept again.
+      second.addServer(spec('later'));
+      expect(statSync(stateFile).ino).not.toBe(written);
+      const third = new SimulatedCluster({ clock: new ManualClock(), stateFile });
+      expect(third.server('later')).toBeDefined();
+      await Promise.all([second.close(), third.close()]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,4 @@
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import { MailError, type MailAdapter, type MailMessage } from './types.js';
 
@@ -11,18 +11,25 @@ export interface SmtpMailOptions {
   from: string;
 }
 
-/** SMTP through a relay with nodemailer. */
+/**
+ * SMTP through a relay with nodemailer, loaded at the first mail: about 40 modules and 20 MiB of
+ * resident memory that a service sending no mail never needs (docs/notes/issue-29-speed.md).
+ */
 export function createSmtpMail(options: SmtpMailOptions): MailAdapter {
-  const transporter = nodemailer.createTransport(
-    typeof options.transport === 'string'
-      ? options.transport
-      : { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000, ...options.transport },
-  );
+  let transporter: Promise<Transporter<SMTPTransport.SentMessageInfo>> | undefined;
+  const transport = () =>
+    (transporter ??= import('nodemailer').then(({ default: nodemailer }) =>
+      nodemailer.createTransport(
+        typeof options.transport === 'string'
+          ? options.transport
+          : { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000, ...options.transport },
+      ),
+    ));
   return {
     kind: 'smtp',
     async send(message: MailMessage): Promise<void> {
       try {
-        const info = await transporter.sendMail({ from: options.from, to: message.to, subject: message.subject, text: message.text });
+        const info = await (await transport()).sendMail({ from: options.from, to: message.to, subject: message.subject, text: message.text });
         if (info.rejected.length > 0) throw new MailError('undeliverable', `relay rejected ${info.rejected.length} recipient(s): ${info.response}`);
       } catch (err) {
         if (err instanceof MailError) throw err;
@@ -32,7 +39,7 @@ export function createSmtpMail(options: SmtpMailOptions): MailAdapter {
       }
     },
     async close(): Promise<void> {
-      transporter.close();
+      (await transporter)?.close();
     },
   };
 }

@@ -114,7 +114,11 @@ for (const kind of ['pglite', 'postgres'] as const) {
     it('takes a pre-migrate bundle only when migrations would change a database that holds a schema', async () => {
       const log = { info: () => {} };
       const applied = await appliedSchemaVersion(database.db);
-      expect(await migrateWithSafetyDump({ database, config: config(), clock }, log, applied)).toBeUndefined();
+      // Up to date: no bundle, and the migrator is not run at all.
+      let migrations = 0;
+      const counted = { ...database, migrate: () => ((migrations += 1), database.migrate()) };
+      expect(await migrateWithSafetyDump({ database: counted, config: config(), clock }, log, applied)).toBeUndefined();
+      expect(migrations).toBe(0);
       const safety = await migrateWithSafetyDump({ database, config: config(), clock }, log, applied + 1);
       expect(safety).toMatchObject({ label: 'pre-migrate', schema_version: applied });
       expect((await dbBackupStatus(database.db, clock.now())).last).toMatchObject({ name: safety!.name, label: 'pre-migrate' });

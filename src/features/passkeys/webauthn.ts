@@ -1,10 +1,4 @@
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticatorTransport,
-} from '@simplewebauthn/server';
+import type { AuthenticatorTransport } from '@simplewebauthn/server';
 import { decodeBase64urlIgnorePadding, encodeBase64urlNoPadding } from '@oslojs/encoding';
 import type { Queryable } from '../../db/client.js';
 import type { RandomSource } from '../../lib/random.js';
@@ -12,6 +6,14 @@ import { CEREMONY_TTL_MS } from './ceremonies.js';
 import { advanceCounter, type CredentialRow, type NewCredential } from './credentials.js';
 import type { RelyingParty } from './relying-party.js';
 import type { Assertion, Attestation } from './schema.js';
+
+/**
+ * The WebAuthn library, loaded at the first ceremony: with its ASN.1 and X.509 dependencies it is
+ * about 200 modules and 25 MiB of resident memory that a service whose users sign in otherwise
+ * never needs (docs/notes/issue-29-speed.md).
+ */
+let library: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const webauthn = () => (library ??= import('@simplewebauthn/server'));
 
 const TRANSPORTS = new Set<string>(['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb']);
 const UNKNOWN_AAGUID = '00000000-0000-0000-0000-000000000000';
@@ -37,7 +39,7 @@ export async function registrationOptions(
   user: { id: string; username: string; email: string | null },
   existing: CredentialRow[],
 ): Promise<WebAuthnOptions> {
-  return (await generateRegistrationOptions({
+  return (await (await webauthn()).generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
     userID: userHandleOf(user.id),
@@ -57,7 +59,7 @@ export async function registrationOptions(
 
 /** Request options: over the given credentials, or with an empty list for a discoverable sign-in. */
 export async function requestOptions(rp: RelyingParty, random: RandomSource, allow: CredentialRow[]): Promise<WebAuthnOptions> {
-  return (await generateAuthenticationOptions({
+  return (await (await webauthn()).generateAuthenticationOptions({
     rpID: rp.id,
     allowCredentials: allow.map(descriptorOf),
     challenge: challengeOf(random),
@@ -87,6 +89,7 @@ export async function verifyAttestation(
   expectedChallenge: string,
   onFailure: (reason: string) => void,
 ): Promise<Omit<NewCredential, 'userId' | 'name' | 'createdAt'> | undefined> {
+  const { verifyRegistrationResponse } = await webauthn();
   try {
     const result = await verifyRegistrationResponse({
       response: { ...attestation, clientExtensionResults: attestation.clientExtensionResults ?? {} } as never,
@@ -124,6 +127,7 @@ export async function verifyAssertion(
   onFailure: (reason: string) => void,
 ): Promise<boolean> {
   const { assertion, credential } = input;
+  const { verifyAuthenticationResponse } = await webauthn();
   try {
     const result = await verifyAuthenticationResponse({
       response: {
