@@ -12,7 +12,7 @@
  * The baseline (`bare`) is bare Hono routes over the same fleet in another process: by-host and
  * status look the server up in the same cache, /me and healthz are measured against `/healthz`.
  * Rounds alternate which of the pair is loaded first; a ratio is the median of the rounds' ratios
- * (this machine's speed drifts between rounds). Memory and start-up: see `memoryStartup` below.
+ * (this machine's speed drifts between rounds). Memory and start-up: bench/servers/memory-startup.ts.
  *
  *   npm run bench:table                    3 rounds of 3 s per row, 50 connections
  *   npm run bench:table -- --quick         1 round of 2 s per row
@@ -27,6 +27,7 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { BENCH_TOKEN, BY_HOST_PREFIX } from './servers/by-host-fleet.js';
+import { measureMemoryStartup } from './servers/memory-startup.js';
 import { postgresAnswers } from './servers/postgres.js';
 
 const QUICK = process.argv.includes('--quick');
@@ -54,12 +55,6 @@ interface Target {
 
 const say = (text: string) => process.stderr.write(`${text}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Resident memory of a process in MiB (Linux). */
-function rssMiB(pid: number | undefined): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
-  return Number(line.split(/\s+/)[1]) / 1024;
-}
 
 async function answers(url: string): Promise<boolean> {
   try {
@@ -169,31 +164,23 @@ async function pair(label: string, felis: Load, base: Load): Promise<Pair> {
 }
 
 interface MemoryStartup {
-  /** The service with no servers on a fresh database: ms from spawn to both faces healthy, RSS settled. */
+  /** The service with no servers on fresh data: ms from spawn to both faces healthy, RSS settled. */
   first_start: { start_ms: number; rss_mib: number };
-  /** The same with FLEET servers. */
+  /** The same data restarted with FLEET servers. */
   with_servers: { start_ms: number; rss_mib: number };
-  /** The bare Hono process of the same run, with no servers: ms to listening, RSS settled. */
+  /** The floors of the same run: a bare node process (RSS), the service's modules imported and nothing started (ms). */
   baseline: { start_ms: number; rss_mib: number };
 }
 
 /**
- * Memory and start-up of the service on one database. LOCAL STAND-IN until helper 29a's
- * bench/servers/memory-startup.ts (`measureMemoryStartup`, which runs the compiled service as
- * main.ts starts it) is merged: here the service is table-target's assembly (both faces, no
- * background tasks), read SETTLE_MS after both faces answered; `withServers` is the target the
- * 10,000-server rows run on, read before their load.
+ * Memory and start-up of the compiled service on each database as `npm start` runs it
+ * (bench/servers/memory-startup.ts, `npm run bench:memory`, which also prints the embedded
+ * database's own floors).
  */
-async function memoryStartup(kind: Kind, withServers: { startMs: number; rssMiB: number }): Promise<MemoryStartup> {
-  const bare = await start(['bare', '0']);
-  await sleep(SETTLE_MS);
-  const baseline = { start_ms: bare.startMs, rss_mib: rssMiB(bare.child.pid) };
-  await stop(bare);
-  const idle = await start(['felis', kind, '0']);
-  await sleep(SETTLE_MS);
-  const first = { start_ms: idle.startMs, rss_mib: rssMiB(idle.child.pid) };
-  await stop(idle);
-  return { first_start: first, with_servers: { start_ms: withServers.startMs, rss_mib: withServers.rssMiB }, baseline };
+async function memoryStartup(kinds: Kind[]): Promise<Map<Kind, MemoryStartup>> {
+  const figures = await measureMemoryStartup({ servers: FLEET, databases: kinds, settleMs: SETTLE_MS, progress: say });
+  const floor = { start_ms: figures.baselines.service_modules.ready_ms, rss_mib: figures.baselines.bare_node.rss_mib };
+  return new Map(figures.databases.map((d) => [d.database, { first_start: d.first_start, with_servers: d.with_servers, baseline: floor }]));
 }
 
 interface KindFigures {
@@ -206,16 +193,11 @@ interface KindFigures {
 
 async function measure(kind: Kind): Promise<KindFigures> {
   const figures: KindFigures = { byHost: new Map() };
-  let fleetTarget: { startMs: number; rssMiB: number } | undefined;
   for (const size of SIZES) {
     say(`${KIND_LABEL[kind]}, ${size} servers: starting`);
     const bare = await start(['bare', String(size)]);
     const felis = await start(['felis', kind, String(size)]);
     try {
-      if (size === FLEET) {
-        await sleep(SETTLE_MS);
-        fleetTarget = { startMs: felis.startMs, rssMiB: rssMiB(felis.child.pid) };
-      }
       const proxy = { Authorization: `Bearer ${BENCH_TOKEN}` };
       const [ours, theirs] = [{ pid: felis.child.pid, port: felis.internal }, { pid: bare.child.pid, port: bare.internal }];
       const middle = Math.floor(size / 2);
@@ -232,7 +214,6 @@ async function measure(kind: Kind): Promise<KindFigures> {
       await stop(bare);
     }
   }
-  if (fleetTarget) figures.memory = await memoryStartup(kind, fleetTarget);
   return figures;
 }
 
@@ -245,6 +226,7 @@ for (const kind of kinds) {
   }
   measured.set(kind, await measure(kind));
 }
+for (const [kind, memory] of await memoryStartup([...measured.keys()])) measured.get(kind)!.memory = memory;
 
 const n = (value: number) => Math.round(value).toLocaleString('en-US');
 const rate = (p: Pair | undefined) => (p ? `${n(p.felis.rps)} req/s, p99 ${p.felis.p99} ms, ${p.felis.cpuUs.toFixed(0)} µs CPU` : '—');
@@ -271,9 +253,9 @@ throughput('`GET /api/v1/me` (signed in; baseline: bare `/healthz`)', (f) => f.m
 for (const size of SIZES) throughput(`by-host, ${n(size)} servers (baseline: bare by-host)`, (f) => f.byHost.get(size), '≥ 0.7, flat from 1,000 to 100,000 servers');
 throughput(`internal status, ${n(FLEET)} servers (baseline: bare status)`, (f) => f.status, '≥ 0.7');
 throughput('healthz (baseline: bare `/healthz`)', (f) => f.healthz, '≥ 0.7');
-memoryRow('RSS idle, first start (baseline: bare Hono process)', (m) => [m.first_start.rss_mib, m.baseline.rss_mib], 'MiB', '< 150 MiB PostgreSQL, < 300 MiB PGlite');
-memoryRow(`RSS with ${n(FLEET)} servers (baseline: bare Hono process)`, (m) => [m.with_servers.rss_mib, m.baseline.rss_mib], 'MiB', '< 250 MiB PostgreSQL, < 400 MiB PGlite');
-memoryRow(`start to both faces healthy, ${n(FLEET)} servers (baseline: bare Hono to listening)`, (m) => [m.with_servers.start_ms, m.baseline.start_ms], 'ms', '< 2 s PostgreSQL, < 3 s PGlite');
+memoryRow('RSS idle, first start (baseline: bare node process)', (m) => [m.first_start.rss_mib, m.baseline.rss_mib], 'MiB', '< 150 MiB PostgreSQL, < 300 MiB PGlite');
+memoryRow(`RSS with ${n(FLEET)} servers (baseline: bare node process)`, (m) => [m.with_servers.rss_mib, m.baseline.rss_mib], 'MiB', '< 250 MiB PostgreSQL, < 400 MiB PGlite');
+memoryRow(`start to both faces healthy, ${n(FLEET)} servers (baseline: importing the service's modules alone)`, (m) => [m.with_servers.start_ms, m.baseline.start_ms], 'ms', '< 2 s PostgreSQL, < 3 s PGlite');
 
 const lines = [
   `Node ${process.versions.node}, ${cpus().length} CPUs, ${CONNECTIONS} connections, ${ROUNDS} round(s) of ${SECONDS} s per row${QUICK ? ' (quick)' : ''}, compiled: ${extname(import.meta.url) === '.js'}; load average after the run ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
@@ -283,6 +265,6 @@ const lines = [
   ...rows.map((row) => `| ${row.join(' | ')} |`),
   '',
   'Ratios: req/s of the service over the baseline, median of paired rounds; in brackets, the baseline\'s CPU time per request over the service\'s (every thread of the process), steadier on a shared machine.',
-  'Memory and start-up rows: the local stand-in of bench/table.ts `memoryStartup` (the service as table-target assembles it, no background tasks).',
+  'Memory and start-up rows: the compiled service as `npm start` runs it (bench/servers/memory-startup.ts; `npm run bench:memory` adds the embedded database\'s own floors).',
 ];
 process.stdout.write(`${lines.join('\n')}\n`);
