@@ -15,6 +15,8 @@ declare module 'vitest' {
     postgresTemplate: { url: string; database: string } | null;
     /** The run's real Kubernetes API server (test/helpers/envtest.ts): its admin kubeconfig, or null without the binaries. */
     envtestKubeconfig: string | null;
+    /** Where test/helpers/process.ts builds the image's layout (dist/, drizzle/) once per run, on first demand. */
+    imageDir: string;
   }
 }
 
@@ -31,6 +33,12 @@ export default async function setup(project: TestProject) {
   const dumpPath = join(dir, 'template.tar');
   writeFileSync(dumpPath, Buffer.from(await dump.arrayBuffer()));
   project.provide('pgliteTemplate', dumpPath);
+  const image = join(dir, 'image');
+  project.provide('imageDir', image);
+  // In watch mode a rerun builds the image again, from the sources as they are then.
+  project.onTestsRerun(() => {
+    for (const path of [image, `${image}.ready`, `${image}.failed`, `${image}.lock`]) rmSync(path, { recursive: true, force: true });
+  });
 
   const url = process.env.TEST_DATABASE_URL;
   let admin: postgres.Sql | undefined;
