@@ -80,6 +80,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
  */
 export async function builtImage(): Promise<string> {
   const image = inject('imageDir');
+  if (!image) throw new Error("builtImage(): the folder comes from the run's global setup (test/global-setup.ts)");
   const ready = `${image}.ready`;
   const failed = `${image}.failed`;
   let building = false;
