@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
+import type { ProvidedContext } from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { migratePglite, migratePostgres } from '../src/db/migrate.js';
 import { ENVTEST_BIN, envtestAvailable, startEnvtest } from './helpers/envtest.js';
@@ -15,14 +16,49 @@ declare module 'vitest' {
     postgresTemplate: { url: string; database: string } | null;
     /** The run's real Kubernetes API server (test/helpers/envtest.ts): its admin kubeconfig, or null without the binaries. */
     envtestKubeconfig: string | null;
+    /** Where test/helpers/process.ts builds the image's layout (dist/, drizzle/) once per run, on first demand. */
+    imageDir: string;
   }
+}
+
+type Provided = { [K in keyof ProvidedContext]: ProvidedContext[K] };
+interface SharedRun {
+  prepared: Promise<{ values: Provided; teardown: () => Promise<void> }>;
+  projects: number;
+}
+const RUN = Symbol.for('felis.test.global-setup');
+
+/**
+ * vitest.config.ts runs the suite as two projects (files sharing a worker's module graph, and
+ * files isolated), and vitest calls this once per project: the first call prepares the run, the
+ * others take the same templates and API server, and the last one to finish tears them down.
+ */
+export default async function setup(project: TestProject) {
+  const holder = globalThis as typeof globalThis & { [RUN]?: SharedRun };
+  const run = (holder[RUN] ??= { prepared: prepareRun(), projects: 0 });
+  run.projects += 1;
+  const { values, teardown } = await run.prepared;
+  for (const key of Object.keys(values) as Array<keyof Provided>) project.provide(key, values[key]);
+  // In watch mode a rerun builds the image again, from the sources as they are then.
+  project.onTestsRerun(() => {
+    const image = values.imageDir;
+    for (const path of [image, `${image}.ready`, `${image}.failed`, `${image}.lock`]) rmSync(path, { recursive: true, force: true });
+  });
+  return async () => {
+    run.projects -= 1;
+    if (run.projects > 0) return;
+    delete holder[RUN];
+    await teardown();
+  };
 }
 
 /**
  * Migrates once per run; each test file then gets its own copy of the migrated database, so
  * files never see each other's rows and a run never collides with another on the same server.
  */
-export default async function setup(project: TestProject) {
+async function prepareRun() {
+  const values = {} as Provided;
+  const project = { provide: <K extends keyof Provided>(key: K, value: Provided[K]) => void (values[key] = value) };
   const dir = mkdtempSync(join(tmpdir(), 'felis-test-'));
   const pglite = await PGlite.create();
   await migratePglite(pglite);
@@ -31,6 +67,7 @@ export default async function setup(project: TestProject) {
   const dumpPath = join(dir, 'template.tar');
   writeFileSync(dumpPath, Buffer.from(await dump.arrayBuffer()));
   project.provide('pgliteTemplate', dumpPath);
+  project.provide('imageDir', join(dir, 'image'));
 
   const url = process.env.TEST_DATABASE_URL;
   let admin: postgres.Sql | undefined;
@@ -55,7 +92,7 @@ export default async function setup(project: TestProject) {
   );
   project.provide('envtestKubeconfig', envtest?.kubeconfig ?? null);
 
-  return async () => {
+  const teardown = async () => {
     envtest?.stop();
     rmSync(dir, { recursive: true, force: true });
     if (admin) {
@@ -64,6 +101,7 @@ export default async function setup(project: TestProject) {
       await admin.end();
     }
   };
+  return { values, teardown };
 }
 
 export function withDatabase(url: string, database: string): string {

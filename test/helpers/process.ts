@@ -1,5 +1,10 @@
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { inject } from 'vitest';
 import { TEST_ENV } from './app.js';
 
 export const BUN = 'node_modules/.bin/bun';
@@ -58,4 +63,56 @@ export async function spawnService(command: string, args: string[], env: Record<
     child.kill('SIGKILL');
     throw err;
   }
+}
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/**
+ * The container image's layout without a Docker engine, built once per run on first demand and
+ * shared by the files that run the built service as a process: `npm run build`'s output in dist/,
+ * with drizzle/ and package.json beside it as the Dockerfile's runtime stage copies them and
+ * node_modules linked. Answers the folder (run `node <folder>/dist/main.js`).
+ *
+ * The build is tsc with tsconfig.build.json and --noCheck: with isolatedModules and
+ * verbatimModuleSyntax each file's output does not depend on the type check (the same bytes as
+ * `npm run build`), which `npm run typecheck` does for the same sources; the check was most of a
+ * build's time. One process builds (an exclusive lock folder), any other waits for its outcome.
+ */
+export async function builtImage(): Promise<string> {
+  const image = inject('imageDir');
+  if (!image) throw new Error("builtImage(): the folder comes from the run's global setup (test/global-setup.ts)");
+  const ready = `${image}.ready`;
+  const failed = `${image}.failed`;
+  let building = false;
+  if (!existsSync(ready)) {
+    try {
+      mkdirSync(`${image}.lock`);
+      building = true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+  if (building) {
+    try {
+      await promisify(execFile)(
+        process.execPath,
+        [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'tsconfig.build.json'), '--noCheck', '--outDir', join(image, 'dist')],
+        { cwd: ROOT },
+      );
+      cpSync(join(ROOT, 'drizzle'), join(image, 'drizzle'), { recursive: true });
+      cpSync(join(ROOT, 'package.json'), join(image, 'package.json'));
+      symlinkSync(join(ROOT, 'node_modules'), join(image, 'node_modules'));
+    } catch (err) {
+      const { stdout = '', message } = err as Error & { stdout?: string };
+      writeFileSync(failed, `${message}\n${stdout}`);
+      throw err;
+    }
+    writeFileSync(ready, '');
+  }
+  // Another file is building it: wait on the outcome (a build takes seconds, more on a loaded machine).
+  while (!existsSync(ready)) {
+    if (existsSync(failed)) throw new Error(`the image build failed: ${readFileSync(failed, 'utf8')}`);
+    await sleep(100);
+  }
+  return image;
 }

@@ -1,13 +1,9 @@
-import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnService } from '../helpers/process.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { builtImage, spawnService } from '../helpers/process.js';
 
-const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '../..');
 
 function jsFiles(dir: string): string[] {
@@ -17,21 +13,16 @@ function jsFiles(dir: string): string[] {
 }
 
 /**
- * The container image's layout without a Docker engine: `npm run build`'s output in dist/, with
- * drizzle/ and package.json beside it (as the Dockerfile's runtime stage copies them), run by node.
+ * The container image's layout without a Docker engine (test/helpers/process.ts builtImage: `npm
+ * run build`'s output in dist/, with drizzle/ and package.json beside it as the Dockerfile's
+ * runtime stage copies them), run by node.
  */
 describe('the built output (what the image runs)', () => {
-  const image = mkdtempSync(join(tmpdir(), 'felis-image-'));
+  let image!: string;
 
   beforeAll(async () => {
-    await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(image, 'dist')], {
-      cwd: root,
-    });
-    cpSync(join(root, 'drizzle'), join(image, 'drizzle'), { recursive: true });
-    cpSync(join(root, 'package.json'), join(image, 'package.json'));
-    symlinkSync(join(root, 'node_modules'), join(image, 'node_modules'));
+    image = await builtImage();
   }, 120_000);
-  afterAll(() => rmSync(image, { recursive: true, force: true }));
 
   it('imports only production dependencies', () => {
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
