@@ -33,7 +33,9 @@ export async function spawnService(command: string, args: string[], env: Record<
   const lines: Array<Record<string, unknown>> = [];
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': a process's last lines may still be in its stdout pipe when 'exit' fires,
+  // and a test that reads `lines` after `exited` must see them (the 'stopped' line was lost so).
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const listening = new Promise<Record<string, unknown>>((resolve, reject) => {
     let pending = '';
     child.stdout.on('data', (d: Buffer) => {
