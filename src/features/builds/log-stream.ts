@@ -51,7 +51,9 @@ async function copyComplete(db: Queryable, buildId: string): Promise<boolean> {
 
 /**
  * The sequence number before the first line stamped at or after `second`: a resume from that
- * second sends the lines after it. When no line is that late yet, the last stored line's.
+ * second sends the lines after it. When no line is that late yet, the last line stamped before
+ * it: not simply the last stored line, since a line of that second may land between the two reads
+ * (the job keeps writing) and would then be skipped.
  */
 async function beforeSecond(db: Queryable, buildId: string, second: number): Promise<number> {
   const [first] = await db
@@ -61,7 +63,10 @@ async function beforeSecond(db: Queryable, buildId: string, second: number): Pro
     .orderBy(asc(buildLogLines.seq))
     .limit(1);
   if (first) return first.seq - 1;
-  const [last] = await db.select({ seq: max(buildLogLines.seq) }).from(buildLogLines).where(eq(buildLogLines.buildId, buildId));
+  const [last] = await db
+    .select({ seq: max(buildLogLines.seq) })
+    .from(buildLogLines)
+    .where(and(eq(buildLogLines.buildId, buildId), lt(buildLogLines.at, new Date(second * 1000))));
   return last?.seq ?? 0;
 }
 
