@@ -57,19 +57,19 @@ describe('graceful shutdown', () => {
     await slow.inHandler;
 
     let closed = false;
-    const closing = server.close(10_000).then(() => (closed = true));
+    // A grace far past the test's own time-out: a close that resolves at all was ended by the
+    // drain, not by the grace running out (no wall-clock bound asserted).
+    const closing = server.close(3_600_000).then(() => (closed = true));
     await idle.whenClosed();
     expect(await refused(server.port)).toBe(true);
     expect(closed).toBe(false);
 
-    const started = Date.now();
     slow.release();
     const res = await busy.readResponse();
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body)).toEqual({ done: true });
     expect(res.headers.connection).toBe('close');
     await closing;
-    expect(Date.now() - started).toBeLessThan(2000);
     await busy.whenClosed();
   });
 
