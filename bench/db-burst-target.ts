@@ -16,17 +16,14 @@
 import { pino } from 'pino';
 import postgres from 'postgres';
 import { SimulatedCluster } from '../src/adapters/cluster/simulated.js';
-import { createApps } from '../src/app/index.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, openPglite } from '../src/db/client.js';
-import { users } from '../src/db/schema/accounts.js';
-import { mintSession } from '../src/features/accounts/session-service.js';
 import { serverCacheOf } from '../src/features/servers/cache.js';
 import { systemClock } from '../src/lib/clock.js';
 import { createLogger } from '../src/lib/logger.js';
-import { serve } from '../src/runtime/serve.js';
 import { assembleDeps } from '../src/service.js';
 import { BENCH_TOKEN, FLEET_SIZE } from './servers/by-host-fleet.js';
+import { PANEL_HOST, serveWithSignedInUser } from './servers/signed-in.js';
 
 const started = performance.now();
 const mode = process.argv[2] ?? '';
@@ -35,7 +32,6 @@ if (!['thread', 'inprocess', 'postgres', 'postgres-nocache'].includes(mode)) {
   process.exit(2);
 }
 const baseline = mode === 'inprocess' || mode === 'postgres-nocache';
-export const PANEL_HOST = 'panel.felis.test';
 
 async function postgresUrl(): Promise<string> {
   const server = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -72,13 +68,8 @@ for (let i = 0; i < FLEET_SIZE; i++) {
 const log = createLogger(config.logLevel, pino.destination({ dest: '/dev/null', sync: true }));
 const deps = assembleDeps({ config, log, database, cluster });
 await serverCacheOf(deps).ready();
-const now = new Date();
-const [user] = await database.db.insert(users).values({ username: 'bench', createdAt: now, updatedAt: now }).returning();
-const { token } = await mintSession(deps, database.db, { userId: user!.id, host: PANEL_HOST, method: 'passkey' });
-const apps = createApps(deps);
-const internal = await serve({ fetch: apps.internal.fetch, port: 0, host: '127.0.0.1', log });
-const external = await serve({ fetch: apps.external.fetch, port: 0, host: '127.0.0.1', log });
+const { internal, external, cookie } = await serveWithSignedInUser(deps, log);
 process.once('SIGTERM', () => void database.close().finally(() => process.exit(0)));
 process.stdout.write(
-  `${JSON.stringify({ ready: true, internal: internal.port, external: external.port, cookie: `svc_session=${token}`, start_ms: Math.round(performance.now() - started) })}\n`,
+  `${JSON.stringify({ ready: true, internal: internal.port, external: external.port, cookie, start_ms: Math.round(performance.now() - started) })}\n`,
 );

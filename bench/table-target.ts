@@ -27,7 +27,6 @@ import { systemClock } from '../src/lib/clock.js';
 // The baseline imports only what it runs (its RSS is the memory rows' baseline); the service's
 // modules are imported by the `felis` branch below.
 
-const PANEL_HOST = 'panel.felis.test';
 const [role, ...rest] = process.argv.slice(2);
 const kind = role === 'felis' ? rest[0] : undefined;
 const servers = Number(role === 'felis' ? rest[1] : rest[0]);
@@ -71,19 +70,16 @@ if (role === 'bare') {
     process.stdout.write(`${JSON.stringify({ internal: info.port })}\n`);
   });
 } else {
-  const [{ pino }, { default: postgres }, { createApps }, { loadConfig }, { openDatabase }, { users }, { mintSession }, { createLogger }, { serve }, { assembleDeps }, { BENCH_TOKEN }] =
+  const [{ pino }, { default: postgres }, { loadConfig }, { openDatabase }, { createLogger }, { assembleDeps }, { BENCH_TOKEN }, { PANEL_HOST, serveWithSignedInUser }] =
     await Promise.all([
       import('pino'),
       import('postgres'),
-      import('../src/app/index.js'),
       import('../src/config.js'),
       import('../src/db/client.js'),
-      import('../src/db/schema/accounts.js'),
-      import('../src/features/accounts/session-service.js'),
       import('../src/lib/logger.js'),
-      import('../src/runtime/serve.js'),
       import('../src/service.js'),
       import('./servers/by-host-fleet.js'),
+      import('./servers/signed-in.js'),
     ]);
   let url: string | undefined;
   let dataDir = tmpdir();
@@ -121,12 +117,7 @@ if (role === 'bare') {
   cleanups.push(() => database.close());
   const deps = assembleDeps({ config, log, database, cluster: fleet() });
   await serverCacheOf(deps).ready();
-  const now = new Date();
-  const [user] = await database.db.insert(users).values({ username: 'bench', createdAt: now, updatedAt: now }).returning();
-  const { token } = await mintSession(deps, database.db, { userId: user!.id, host: PANEL_HOST, method: 'passkey' });
-  const apps = createApps(deps);
-  const internal = await serve({ fetch: apps.internal.fetch, port: 0, host: '127.0.0.1', log });
-  const external = await serve({ fetch: apps.external.fetch, port: 0, host: '127.0.0.1', log });
+  const { internal, external, cookie } = await serveWithSignedInUser(deps, log);
   cleanups.push(() => Promise.all([internal.close(1000), external.close(1000)]));
-  process.stdout.write(`${JSON.stringify({ internal: internal.port, external: external.port, cookie: `svc_session=${token}` })}\n`);
+  process.stdout.write(`${JSON.stringify({ internal: internal.port, external: external.port, cookie })}\n`);
 }

@@ -1,0 +1,23 @@
+/**
+ * The service's two faces over assembled deps, with one signed-in panel user: what the benches of
+ * signed-in reads (`bench:table`, `bench:db-burst`) load.
+ */
+import { createApps } from '../../src/app/index.js';
+import { users } from '../../src/db/schema/accounts.js';
+import type { Deps } from '../../src/deps.js';
+import { mintSession } from '../../src/features/accounts/session-service.js';
+import type { Logger } from '../../src/lib/logger.js';
+import { serve, type Listening } from '../../src/runtime/serve.js';
+
+/** The panel's host: the bench user's session is minted for it. */
+export const PANEL_HOST = 'panel.felis.test';
+
+export async function serveWithSignedInUser(deps: Deps, log: Logger): Promise<{ internal: Listening; external: Listening; cookie: string }> {
+  const now = new Date();
+  const [user] = await deps.database.db.insert(users).values({ username: 'bench', createdAt: now, updatedAt: now }).returning();
+  const { token } = await mintSession(deps, deps.database.db, { userId: user!.id, host: PANEL_HOST, method: 'passkey' });
+  const apps = createApps(deps);
+  const internal = await serve({ fetch: apps.internal.fetch, port: 0, host: '127.0.0.1', log });
+  const external = await serve({ fetch: apps.external.fetch, port: 0, host: '127.0.0.1', log });
+  return { internal, external, cookie: `svc_session=${token}` };
+}
