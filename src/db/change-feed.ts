@@ -60,6 +60,7 @@ export class PostgresChangeFeed implements ChangeFeed {
   #timer: NodeJS.Timeout;
   #closed = false;
   #lost = false;
+  #pinging = false;
 
   /** `send` runs `select pg_notify(channel, payload)` on the service's own pool. */
   constructor(options: { url: string; send: (payload: string) => Promise<unknown>; log?: Pick<Logger, 'warn' | 'info'> }) {
@@ -140,10 +141,14 @@ export class PostgresChangeFeed implements ChangeFeed {
       this.#listen();
       return;
     }
-    if (!this.#listening) return;
+    // One ping at a time: while the database is away they would queue behind its connect time-out.
+    if (!this.#listening || this.#pinging) return;
+    this.#pinging = true;
     // The send time is taken before the statement: its NOTIFY commits after it.
-    this.#send(`ping:${this.#id}:${now}`).catch(() => {
-      // The database is away: no ping comes back and seenThrough() falls behind.
-    });
+    this.#send(`ping:${this.#id}:${now}`)
+      .catch(() => {
+        // The database is away: no ping comes back and seenThrough() falls behind.
+      })
+      .finally(() => (this.#pinging = false));
   }
 }
