@@ -191,6 +191,90 @@ const envSchema = z.object({
 /** Every variable the service reads at start-up (the README's configuration table lists each). */
 export const SETTING_NAMES = Object.keys(envSchema.shape) as ReadonlyArray<keyof typeof envSchema.shape>;
 
+export type SettingName = keyof typeof envSchema.shape;
+
+/**
+ * One line of meaning for every setting: `.env.example` is written from these and the schema's
+ * defaults (`npm run env-example`; test/config/env-example.test.ts fails when the file and this
+ * table part). A setting added to the schema without a line here does not compile.
+ */
+export const SETTING_MEANINGS: { readonly [K in SettingName]: string } = {
+  EXTERNAL_PORT: 'port of the external face: the panel and the operator console (browsers, cookie)',
+  INTERNAL_PORT: 'port of the internal face: the game proxy, lobby, build Jobs and ops (service tokens); never expose it publicly',
+  HOST: 'address both faces listen on (0.0.0.0 in the container image)',
+  DATABASE_URL: 'postgres://user:password@host:5432/db for PostgreSQL; unset: the embedded PGlite in DATA_DIR/db; memory: for a throw-away one',
+  DATA_DIR: 'folder of the embedded database and the local stores (backups, contexts, simulated cluster); must be writable',
+  SERVICE_TOKEN_PROXY: "the game proxy's token (no white space); unset: that caller is refused. SERVICE_TOKEN_PROXY_FILE reads it from a file",
+  SERVICE_TOKEN_LIMBO: "the login lobby's token; unset: refused. A _FILE variant reads it from a file",
+  SERVICE_TOKEN_BUILD: "the image build Jobs' token; unset: refused. A _FILE variant reads it from a file",
+  SERVICE_TOKEN_OPS: "the ops tooling's token; unset: refused. A _FILE variant reads it from a file",
+  ROOT_DOMAIN: 'domain under which each server gets <subdomain>.ROOT_DOMAIN; on the simulated cluster localhost when unset, set empty for none',
+  PANEL_HOST: 'host of the web panel; on the simulated cluster panel.localhost when unset',
+  CONSOLE_HOST: 'host of the operator console (the only host that serves staff routes); on the simulated cluster console.localhost when unset',
+  CLUSTER: 'simulated (in-process, the default) or kubernetes (in-cluster config or KUBECONFIG)',
+  SINGLE_REPLICA: 'true: exactly one replica ever runs, so the embedded database is allowed with CLUSTER=kubernetes or inside a pod',
+  KUBE_NAMESPACE: 'namespace of the MinecraftServer resources and their workloads',
+  KUBE_CRD_GROUP: 'API group of the MinecraftServer custom resource (match deploy/crd.yaml)',
+  KUBE_SHARED_WORLD_VOLUMES: 'on when world volumes are network storage every node mounts (a move then changes only placement); off: node-local volumes',
+  KUBE_GAME_NODE_SELECTOR: 'label selector (k=v,...) of the nodes counted for capacity; unset: every ready, schedulable node',
+  POD_NAME: "this replica's name in the leases it holds (the Downward API's pod name in deploy/); unset: the host name",
+  SMTP_URL: 'mail relay, smtp://... or smtps://...; unset: mail goes to the log (MAIL_TRANSPORT)',
+  MAIL_FROM: 'sender address of the mail the service sends; unset: felis@ROOT_DOMAIN',
+  MAIL_TRANSPORT: 'smtp (the default when SMTP_URL is set), log (the default otherwise: codes in the log), none (the e-mail doors answer 503 mail_unavailable)',
+  SESSION_SOURCES: 'JSON list, in priority order, of identity sources {name, url, primary?, prefix?, profile_url?}; unset: Mojang only',
+  SESSION_SOURCE_TIMEOUT_MS: 'time-out of one request to an identity source, in milliseconds',
+  CLIENT_IP_HEADER: "header the edge (ingress, load balancer) sets with the visitor's address; unset: the TCP peer",
+  SESSION_CACHE_MS: 'how long, in ms, a sign-out or revoke made on another replica may take to count here (0: no session cache; at most 1000)',
+  HTTP_HEADERS_TIMEOUT_SECONDS: "a request's head must arrive within this many seconds, else 408 and the connection is closed",
+  HTTP_MAX_CONNECTIONS: 'connections the external face holds at once (0: no cap); keep it below the descriptor limit',
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: 'connections the external face holds from one visitor address (0: no cap)',
+  LOCAL_AUTH: 'off answers 403 local_auth_disabled on the local sign-in doors (password, e-mail code)',
+  EMAIL_DOOR_ANSWER_MS: 'every public e-mail code request is answered this long after it arrived, known address or not (0: off)',
+  WEBAUTHN_RP_ID: 'passkey relying party ID; unset: derived from the hosts (see README)',
+  WEBAUTHN_ORIGINS: 'comma-separated origins allowed for passkeys; unset: https://PANEL_HOST and https://CONSOLE_HOST (http://...:EXTERNAL_PORT on the .localhost defaults)',
+  WEBAUTHN_CHALLENGE_CAP: 'live passkey sign-in ceremonies at once over every network (past it: 429 too_many_challenges)',
+  WEBAUTHN_CHALLENGE_CAP_PER_NETWORK: 'live passkey sign-in ceremonies at once from one network (an IPv4 host or an IPv6 /48)',
+  SETUP_TOKEN: 'first-run owner token (at least 16 characters, one hour, single use); unset: minted and logged on the first start',
+  REGISTRY_URL: 'the platform image registry (OCI distribution API); unset: a static registry that owns no image',
+  REGISTRY_USERNAME: "user for the registry's token service; unset: anonymous",
+  REGISTRY_PASSWORD: "password for the registry's token service",
+  DEFAULT_IMAGE: 'game server image seeded as the platform default (and whitelisted) on the first start',
+  BACKUP_S3_BUCKET: 'S3-compatible bucket for world backups, exports and upload parts; unset: DATA_DIR/backups',
+  BACKUP_S3_ENDPOINT: 'endpoint of an S3-compatible server (path-style); unset: AWS',
+  BACKUP_S3_REGION: 'region of the bucket',
+  BACKUP_S3_ACCESS_KEY_ID: "access key of the bucket; unset: the AWS SDK's default chain",
+  BACKUP_S3_SECRET_ACCESS_KEY: 'secret key of the bucket',
+  BACKUP_S3_PREFIX: 'key prefix inside the bucket (letters, digits, ._/-)',
+  WORLD_JOB_IMAGE: "on Kubernetes, the image world Jobs run (keep it the Deployment's)",
+  WORLD_JOB_STORE_SECRET: 'on Kubernetes, the Secret holding the BACKUP_S3_* keys world Jobs read',
+  WORLD_JOB_DEADLINE_SECONDS: 'on Kubernetes, how long a world Job may run before the cluster stops it',
+  LOG_LEVEL: 'fatal, error, warn, info, debug, trace or silent (JSON lines on stdout)',
+  LOG_HOT_READS_SAMPLE: "the proxy's and probes' hot reads log one line per this many successful answers (1: every answer)",
+  DB_BACKUP_DIR: 'where database bundles are written (backup command, pre-migrate and pre-restore bundles); unset: DATA_DIR/db-backups',
+  DB_BACKUP_KEEP: 'bundles of each label the backup command keeps',
+  BACKUP_KEEP_NEWEST: 'scheduled world backups kept per server: the newest N',
+  BACKUP_KEEP_DAILY: 'and the newest of each of the last N days (UTC)',
+  BACKUP_KEEP_WEEKLY: 'and the newest of each of the last N ISO weeks',
+  BACKUP_KEEP_MONTHLY: 'and the newest of each of the last N months',
+  SCHEDULE_TICK_SECONDS: 'how often the schedule round runs (on one replica at a time)',
+  SCHEDULE_MISS_GRACE_MINUTES: 'how late a due scheduled run may still start; later, it is recorded missed',
+  METRICS_SERVER_SERIES: 'at most this many servers get per-server series in /metrics (0: none)',
+  METRICS_REFRESH_SECONDS: "how often each replica reads the fleet's figures kept in the database for /metrics",
+  WEBHOOK_FORBIDDEN_NETWORKS: 'CIDRs (comma-separated) a webhook endpoint may not resolve to; none allows every address',
+};
+
+/**
+ * What a setting is when the environment leaves it unset, as the schema gives it (undefined: none,
+ * or one derived from another setting, which its meaning says).
+ */
+export function settingDefault(name: SettingName): string | undefined {
+  const parsed = envSchema.shape[name].safeParse(undefined);
+  if (!parsed.success || parsed.data === undefined) return undefined;
+  const value: unknown = parsed.data;
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.join(',');
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
 export type Config = ReturnType<typeof toConfig>;
 
 /**
