@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOKENS } from '../helpers/app.js';
 import { BUN, spawnService, type ServiceProcess } from '../helpers/process.js';
 import { RawConnection, javaClientRequest } from '../helpers/raw-http.js';
+import { SERVICE_VERSION } from '../../src/version.js';
 
 /** The same sources and apps under Bun (`npx bun src/main.ts`), probed from outside over TCP. */
 describe('under Bun', () => {
@@ -16,7 +17,7 @@ describe('under Bun', () => {
     for (const port of [service.internalPort, service.externalPort]) {
       const res = await fetch(`http://127.0.0.1:${port}/healthz`);
       expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({ status: 'ok' });
+      expect(await res.json()).toEqual({ status: 'ok', version: SERVICE_VERSION });
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('x-request-id')).toBeTruthy();
     }

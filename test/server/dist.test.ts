@@ -3,6 +3,7 @@ import { builtinModules } from 'node:module';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { builtImage, spawnService } from '../helpers/process.js';
+import { SERVICE_VERSION } from '../../src/version.js';
 
 const root = resolve(import.meta.dirname, '../..');
 
@@ -46,7 +47,7 @@ describe('the built output (what the image runs)', () => {
       for (const port of [service.internalPort, service.externalPort]) {
         const res = await fetch(`http://127.0.0.1:${port}/healthz`);
         expect(res.status).toBe(200);
-        expect(await res.json()).toEqual({ status: 'ok' });
+        expect(await res.json()).toEqual({ status: 'ok', version: SERVICE_VERSION });
       }
       expect((await fetch(`http://127.0.0.1:${service.internalPort}/readyz`)).status).toBe(200);
       service.child.kill('SIGTERM');

@@ -6,6 +6,7 @@ import { useTestDatabase } from '../helpers/database.js';
 import { fixtureRoutes } from '../helpers/fixture-routes.js';
 import { RawConnection, javaClientRequest } from '../helpers/raw-http.js';
 import { startTestService } from '../helpers/service.js';
+import { SERVICE_VERSION } from '../../src/version.js';
 
 describe("the proxy's Java client on the internal face", () => {
   const database = useTestDatabase();
@@ -35,7 +36,7 @@ describe("the proxy's Java client on the internal face", () => {
         expect(res.headers['content-type']).toMatch(/^application\/json/);
         expect(res.headers['x-request-id']).toBeTruthy();
         expect(res.headers['x-content-type-options']).toBe('nosniff');
-        expect(JSON.parse(res.body)).toEqual({ status: path === '/healthz' ? 'ok' : 'ready' });
+        expect(JSON.parse(res.body)).toEqual(path === '/healthz' ? { status: 'ok', version: SERVICE_VERSION } : { status: 'ready' });
       }
       await conn.write(javaClientRequest({ method: 'GET', path: '/metrics', port, token: TOKENS.proxy }));
       const metrics = await conn.readResponse();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bearer, createTestApps, createTestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
+import { SERVICE_VERSION } from '../../version.js';
 
 describe('probes', () => {
   const database = useTestDatabase();
@@ -10,7 +11,7 @@ describe('probes', () => {
     for (const app of [internal, external]) {
       const res = await app.request('/healthz');
       expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({ status: 'ok' });
+      expect(await res.json()).toEqual({ status: 'ok', version: SERVICE_VERSION });
     }
   });
 

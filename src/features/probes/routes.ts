@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, ErrorEnvelopeSchema } from '../../http/route.js';
 import { HealthSchema, ReadySchema } from './schema.js';
 import { requireReady } from './service.js';
+import { SERVICE_VERSION } from '../../version.js';
 
 const healthz = defineRoute(
   { tier: 'public' },
@@ -17,7 +18,7 @@ const healthz = defineRoute(
 
 /** `/healthz`, served on both faces. */
 export function healthRoutes() {
-  return createRouter().openapi(healthz, (c) => c.json({ status: 'ok' as const }, 200));
+  return createRouter().openapi(healthz, (c) => c.json({ status: 'ok' as const, version: SERVICE_VERSION }, 200));
 }
 
 const readyz = defineRoute(
