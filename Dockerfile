@@ -61,6 +61,9 @@ COPY package.json ./
 COPY drizzle ./drizzle
 # The embedded database (when DATABASE_URL is unset) lives in DATA_DIR: the one writable place.
 RUN mkdir -p /var/lib/felis && chown 1000:1000 /var/lib/felis
+# Declared, so that a `docker run` without -v still keeps it out of the container's writable layer
+# (an anonymous volume) and an operator sees where the state is (`docker inspect`).
+VOLUME ["/var/lib/felis"]
 # Numeric, so that Kubernetes' runAsNonRoot can verify it (the image's `node` user is 1000).
 USER 1000:1000
 EXPOSE 8080 8081
