@@ -1,3 +1,5 @@
+import { accessSync, constants, existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { ConfigError, type Config } from './config.js';
 import { EmbeddedDatabaseBusy } from './db/embedded-lock.js';
 
@@ -103,10 +105,30 @@ export function databaseFailure(err: unknown, config: Pick<Config, 'databaseUrl'
     }
   }
   // The embedded database: its folder under DATA_DIR must be a folder this user may write.
+  const path = String((err as Errorish).path ?? config.dataDir);
+  // A recursive mkdir that cannot create a missing parent says ENOENT whatever stopped it (a
+  // read-only file system, no permission): ask the nearest folder that exists for the real cause.
+  const cause = code === 'ENOENT' && (err as { syscall?: unknown }).syscall === 'mkdir' ? unwritableAncestor(path) : undefined;
+  if (cause) {
+    return new StartupError(`DATA_DIR ${config.dataDir} is not writable: ${cause.path} is ${cause.why}: set DATA_DIR to a writable folder, or DATABASE_URL for PostgreSQL`);
+  }
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS' || code === 'ENOTDIR' || code === 'EEXIST') {
-    return new StartupError(`DATA_DIR ${config.dataDir} is not a folder this user can write (${code} on ${String((err as Errorish).path ?? config.dataDir)}): set DATA_DIR, or DATABASE_URL for PostgreSQL`);
+    return new StartupError(`DATA_DIR ${config.dataDir} is not a folder this user can write (${code} on ${path}): set DATA_DIR, or DATABASE_URL for PostgreSQL`);
   }
   return err instanceof Error ? err : new Error(String(err));
+}
+
+/** The nearest existing folder above `path`, and why this user cannot create a folder in it (if so). */
+function unwritableAncestor(path: string): { path: string; why: string } | undefined {
+  let at = resolve(path);
+  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
+  try {
+    accessSync(at, constants.W_OK);
+    return undefined;
+  } catch (err) {
+    const why = { EROFS: 'on a read-only file system', EACCES: 'not writable by this user', EPERM: 'not writable by this user' }[codeOf(err) ?? ''];
+    return { path: at, why: why ?? `not writable (${codeOf(err) ?? messageOf(err)})` };
+  }
 }
 
 // A PostgreSQL that is not up yet (down, starting, unreachable for now), as opposed to one that

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -122,6 +122,29 @@ describe('start-up failures', () => {
       const absent = await startService(config({ DATABASE_URL: missing }), captureLog('silent').log).catch((err: unknown) => err);
       expect(absent).toBeInstanceOf(StartupError);
       expect((absent as Error).message).toMatch(/^database "felis_no_such_database" does not exist on .*: create it \(createdb -h .* felis_no_such_database\), or set DATABASE_URL$/);
+    }
+  });
+
+  it('a read-only DATA_DIR: names the file system, not the ENOENT of a recursive mkdir', { timeout: 60_000 }, async (ctx) => {
+    // A read-only bind mount of a folder of ours: only where this process may mount (root in CI).
+    const source = join(dir, 'ro-source');
+    const mounted = join(dir, 'ro');
+    mkdirSync(source);
+    mkdirSync(mounted);
+    try {
+      execFileSync('mount', ['--bind', source, mounted], { stdio: 'ignore' });
+    } catch {
+      ctx.skip();
+    }
+    try {
+      execFileSync('mount', ['-o', 'remount,bind,ro', mounted], { stdio: 'ignore' });
+      for (const dataDir of [join(mounted, 'data'), mounted]) {
+        const failure = await startService(config({ DATABASE_URL: '', DATA_DIR: dataDir }), captureLog('silent').log).catch((err: unknown) => err);
+        expect(failure).toBeInstanceOf(StartupError);
+        expect((failure as Error).message).toBe(`DATA_DIR ${dataDir} is not writable: ${mounted} is on a read-only file system: set DATA_DIR to a writable folder, or DATABASE_URL for PostgreSQL`);
+      }
+    } finally {
+      execFileSync('umount', [mounted], { stdio: 'ignore' });
     }
   });
 
