@@ -59,6 +59,9 @@ COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY drizzle ./drizzle
+# The operator's command: `docker exec … felis --help` (bin/felis.mjs runs dist/cli/felis.js).
+COPY bin/felis.mjs bin/stale.mjs ./bin/
+RUN ln -s /app/bin/felis.mjs /usr/local/bin/felis
 # The embedded database (when DATABASE_URL is unset) lives in DATA_DIR: the one writable place.
 RUN mkdir -p /var/lib/felis && chown 1000:1000 /var/lib/felis
 # Declared, so that a `docker run` without -v still keeps it out of the container's writable layer

@@ -2,23 +2,9 @@
 // and says so, since that takes a minute or more on a small machine (later starts skip it).
 // Plain JavaScript on purpose: it runs before anything is compiled.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { staleBuild } from './stale.mjs';
 
-const built = 'dist/main.js';
-
-/** The newest modification time of a non-test TypeScript source under `dir`. */
-function newestSource(dir) {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-const stale = !existsSync(built) ? 'no compiled service yet' : newestSource('src') > statSync(built).mtimeMs ? 'sources changed since the last build' : undefined;
+const stale = staleBuild('.', 'dist/main.js');
 if (stale) {
   const started = Date.now();
   console.error(`felis: compiling src/ into dist/ (${stale}); this takes about a minute on 2 cores, once`);

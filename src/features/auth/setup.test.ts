@@ -146,11 +146,11 @@ describe('first-run setup', () => {
   });
 
   // A cold start under tsx took over 60 s at load 12-20 (the whole suite's run in docs/notes/suite-time.md).
-  it('the bin command mints a token against a configured database', { timeout: 120_000 }, async () => {
+  it('`felis setup-token` mints a token against a configured database', { timeout: 120_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'felis-setup-'));
     try {
       const run = () =>
-        promisify(execFile)(process.execPath, ['--import', 'tsx', 'bin/mint-setup-token.ts'], {
+        promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/felis.ts', 'setup-token'], {
           env: { ...process.env, DATABASE_URL: '', DATA_DIR: dir, LOG_LEVEL: 'silent' },
         });
       const { stdout } = await run();

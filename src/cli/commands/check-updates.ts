@@ -3,21 +3,22 @@
  * (FELIS_IMAGE against REGISTRY_URL) for newer versions and records the report for
  * GET /api/v1/updates/report. A feed that cannot be read gives its components the state `unknown`.
  *
- *   npm run check-updates
+ *   felis check-updates        (npm run check-updates)
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../config.js';
-import { openDatabase } from '../db/client.js';
-import { recordUpdateReport, checkDependencies, checkOwnImage } from '../features/operations/index.js';
-import { systemClock } from '../lib/clock.js';
-import { SERVICE_VERSION } from '../version.js';
-import { createRegistry } from '../service.js';
-import { runCommand } from './run-command.js';
+import { loadConfig } from '../../config.js';
+import { openDatabase } from '../../db/client.js';
+import { recordUpdateReport, checkDependencies, checkOwnImage } from '../../features/operations/index.js';
+import { systemClock } from '../../lib/clock.js';
+import { SERVICE_VERSION } from '../../version.js';
+import { createRegistry } from '../../service.js';
+import { UsageError, type Command } from '../command.js';
 
-runCommand(async () => {
+async function run(args: string[]): Promise<number> {
+  if (args.length > 0) throw new UsageError('felis check-updates takes no arguments');
   const config = loadConfig();
-  const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
   const components = [
     { name: 'felis', state: 'current' as const, current: SERVICE_VERSION },
     await checkOwnImage(createRegistry(config), process.env.FELIS_IMAGE),
@@ -32,4 +33,11 @@ runCommand(async () => {
   }
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   return 0;
-});
+}
+
+export const checkUpdates: Command = {
+  verb: 'check-updates',
+  summary: "compare the service's dependencies and image with their registries and record the report",
+  usage: 'felis check-updates\n\nReads FELIS_IMAGE and NPM_REGISTRY_URL; the report is served at GET /api/v1/updates/report.',
+  run,
+};

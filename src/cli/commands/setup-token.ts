@@ -2,16 +2,18 @@
  * Mints a new first-run setup token against the configured database (DATABASE_URL, or the
  * embedded one in DATA_DIR) and prints it, replacing any live token. Refuses once an owner exists.
  *
- *   npm run setup-token
+ *   felis setup-token        (npm run setup-token)
  */
-import { loadConfig } from '../src/config.js';
-import { openDatabase } from '../src/db/client.js';
-import { mintSetupToken, redeemCommand } from '../src/features/auth/index.js';
-import { systemClock } from '../src/lib/clock.js';
-import { databaseFailure } from '../src/startup-failure.js';
-import { cryptoRandom } from '../src/lib/random.js';
+import { loadConfig } from '../../config.js';
+import { openDatabase } from '../../db/client.js';
+import { mintSetupToken, redeemCommand } from '../../features/auth/index.js';
+import { systemClock } from '../../lib/clock.js';
+import { databaseFailure } from '../../startup-failure.js';
+import { cryptoRandom } from '../../lib/random.js';
+import { UsageError, type Command } from '../command.js';
 
-async function main(): Promise<number> {
+async function run(args: string[]): Promise<number> {
+  if (args.length > 0) throw new UsageError(`felis setup-token takes no arguments (got ${args.join(' ')})`);
   const config = loadConfig();
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir }).catch((err: unknown) => {
     throw databaseFailure(err, config, { command: true });
@@ -19,7 +21,7 @@ async function main(): Promise<number> {
   try {
     const minted = await mintSetupToken({ clock: systemClock, random: cryptoRandom, database });
     if (!minted) {
-      process.stderr.write('An owner already exists: setup is over, no token minted. A lost owner: `npm run recover-owner`.\n');
+      process.stderr.write('An owner already exists: setup is over, no token minted. A lost owner: `felis recover-owner`.\n');
       return 1;
     }
     const redeem = redeemCommand(config, minted.token);
@@ -34,10 +36,9 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
-  },
-);
+export const setupToken: Command = {
+  verb: 'setup-token',
+  summary: 'mint a new first-run setup token (before an owner exists), against the database',
+  usage: 'felis setup-token\n\nReplaces any live setup token; refused once an owner exists (then: felis recover-owner).',
+  run,
+};
