@@ -25,10 +25,10 @@ describe('the built output (what the image runs)', () => {
     image = await builtImage();
   }, 120_000);
 
-  it("runs what the Dockerfile's CMD runs, as the README says", () => {
+  it("runs what the Dockerfile's CMD runs, as docs/operations.md says", () => {
     const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(join(root, 'Dockerfile'), 'utf8'))?.[1];
     expect(cmd).toBeDefined();
-    expect(readFileSync(join(root, 'README.md'), 'utf8').replace(/\s+/g, ' ')).toContain(`\`CMD ${cmd}\``);
+    expect(readFileSync(join(root, 'docs/operations.md'), 'utf8').replace(/\s+/g, ' ')).toContain(`\`CMD ${cmd}\``);
     expect(JSON.parse(cmd!)).toEqual(['node', ...JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start.split(' ').slice(1)]);
   });
 
