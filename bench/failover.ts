@@ -63,7 +63,7 @@ try {
   const namespace = 'felis-failover';
   await kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
   const objects = KubernetesObjectApi.makeApiClient(kubeConfig);
-  for (const document of parseAllDocuments(readFileSync(new URL('../../deploy/crd.yaml', import.meta.url), 'utf8'))) {
+  for (const document of parseAllDocuments(readFileSync(new URL('../../deploy/base/crd.yaml', import.meta.url), 'utf8'))) {
     const object = document.toJS() as KubernetesObject | null;
     if (object?.kind) await objects.create(object);
   }

@@ -214,7 +214,7 @@ export const SETTING_MEANINGS: { readonly [K in SettingName]: string } = {
   CLUSTER: 'simulated (in-process, the default) or kubernetes (in-cluster config or KUBECONFIG)',
   SINGLE_REPLICA: 'true: exactly one replica ever runs, so the embedded database is allowed with CLUSTER=kubernetes or inside a pod',
   KUBE_NAMESPACE: 'namespace of the MinecraftServer resources and their workloads',
-  KUBE_CRD_GROUP: 'API group of the MinecraftServer custom resource (match deploy/crd.yaml)',
+  KUBE_CRD_GROUP: 'API group of the MinecraftServer custom resource (match deploy/base/crd.yaml)',
   KUBE_SHARED_WORLD_VOLUMES: 'on when world volumes are network storage every node mounts (a move then changes only placement); off: node-local volumes',
   KUBE_GAME_NODE_SELECTOR: 'label selector (k=v,...) of the nodes counted for capacity; unset: every ready, schedulable node',
   POD_NAME: "this replica's name in the leases it holds (the Downward API's pod name in deploy/); unset: the host name",

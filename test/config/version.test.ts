@@ -10,7 +10,7 @@ describe('the version', () => {
   it('is the same in package.json, src/version.ts, the Dockerfile, deploy/ and the world Job image', () => {
     expect(JSON.parse(read('package.json')).version).toBe(SERVICE_VERSION);
     expect(read('Dockerfile')).toContain(`ARG VERSION=${SERVICE_VERSION}\n`);
-    expect(read('deploy/kustomization.yaml')).toContain(`newTag: ${SERVICE_VERSION}\n`);
+    expect(read('deploy/base/kustomization.yaml')).toContain(`newTag: ${SERVICE_VERSION}\n`);
     expect(settingDefault('WORLD_JOB_IMAGE')).toBe(`ghcr.io/felis/control-plane:${SERVICE_VERSION}`);
   });
 

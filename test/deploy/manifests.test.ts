@@ -42,7 +42,7 @@ function load(dir: string): Doc[] {
     );
 }
 
-const docs = [...load(DEPLOY), ...load(join(DEPLOY, 'monitoring'))];
+const docs = [...load(join(DEPLOY, 'base')), ...load(join(DEPLOY, 'monitoring'))];
 const find = (kind: string, name?: string) => docs.find((d) => d.kind === kind && (name === undefined || d.metadata.name === name))!;
 
 /** Every key of `value` is declared by `schema` (the API server would silently prune the rest). */
@@ -148,8 +148,37 @@ describe('deploy/ manifests', () => {
     expect(rule.verbs).toEqual(expect.arrayContaining(['create', 'patch', 'delete', 'list']));
   });
 
+  it.runIf(existsSync('/usr/bin/kubectl'))('overlays: a trial on one replica and the embedded database, production with its Ingress, monitoring on top', () => {
+    const render = (overlay: string) => parseAllDocuments(execFileSync('kubectl', ['kustomize', join(DEPLOY, 'overlays', overlay)], { encoding: 'utf8' })).map((d) => d.toJS() as Doc);
+    const kinds = (built: Doc[]) => built.map((d) => d.kind);
+    const deployment = (built: Doc[]) => built.find((d) => d.kind === 'Deployment' && d.metadata.name === 'felis-api') as any;
+
+    const trial = render('trial');
+    const api = deployment(trial);
+    expect(api.spec.replicas).toBe(1);
+    expect(api.spec.strategy).toEqual({ type: 'Recreate' });
+    const container = api.spec.template.spec.containers[0];
+    expect(container.env).toContainEqual({ name: 'SINGLE_REPLICA', value: 'true' });
+    expect(container.env.map((e: any) => e.name)).not.toContain('DATABASE_URL');
+    expect(api.spec.template.spec.volumes).toContainEqual({ name: 'data', persistentVolumeClaim: { claimName: 'felis-data' } });
+    expect(trial.find((d) => d.kind === 'PersistentVolumeClaim' && d.metadata.name === 'felis-data')).toBeDefined();
+    // One replica cannot stay available through a drain, and the nightly pg_dump is PostgreSQL's.
+    expect(kinds(trial)).not.toContain('PodDisruptionBudget');
+    expect(kinds(trial)).not.toContain('CronJob');
+
+    const production = render('production');
+    expect(deployment(production).spec.replicas).toBeGreaterThanOrEqual(2);
+    const ingress = production.find((d) => d.kind === 'Ingress') as any;
+    expect(ingress.spec.rules.map((r: any) => r.host)).toEqual(['panel.example.com', 'console.example.com']);
+    // Only the external face is routed from outside.
+    for (const rule of ingress.spec.rules) for (const path of rule.http.paths) expect(path.backend.service.name).toBe('felis-external');
+
+    const monitoring = render('monitoring');
+    expect(kinds(monitoring)).toEqual(expect.arrayContaining(['Ingress', 'ServiceMonitor', 'PrometheusRule']));
+  });
+
   it.runIf(existsSync('/usr/bin/kubectl'))('build with kubectl kustomize', () => {
-    for (const dir of [DEPLOY, join(DEPLOY, 'monitoring')]) {
+    for (const dir of ['base', 'monitoring', 'overlays/trial', 'overlays/production', 'overlays/monitoring'].map((d) => join(DEPLOY, d))) {
       const out = execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' });
       const built = parseAllDocuments(out).map((d) => d.toJS() as Doc);
       expect(built.length).toBeGreaterThan(1);

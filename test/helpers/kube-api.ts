@@ -61,7 +61,7 @@ export function useApiNamespace(prefix = 'felis'): () => { kubeConfig: KubeConfi
 }
 
 /**
- * deploy/rbac.yaml for a test namespace: the ServiceAccount, Role and RoleBinding moved into it,
+ * deploy/base/rbac.yaml for a test namespace: the ServiceAccount, Role and RoleBinding moved into it,
  * the cluster-wide pieces renamed after it (so files sharing the server do not collide), each
  * subject pointed at the namespace's `felis` account. `edit` may change the Role's rules (a test
  * that takes a verb away).
@@ -72,7 +72,7 @@ export async function applyServiceRbac(
   edit: (rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>) => typeof rules = (rules) => rules,
 ): Promise<void> {
   const api = KubernetesObjectApi.makeApiClient(kubeConfig);
-  for (const document of parseAllDocuments(readFileSync(new URL('../../deploy/rbac.yaml', import.meta.url), 'utf8'))) {
+  for (const document of parseAllDocuments(readFileSync(new URL('../../deploy/base/rbac.yaml', import.meta.url), 'utf8'))) {
     const object = document.toJS() as KubernetesObject & {
       rules?: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>;
       subjects?: Array<{ namespace?: string }>;

@@ -27,7 +27,7 @@ import { ManualClock } from '../../src/lib/clock.js';
 
 /**
  * A server move between node-local volumes against a real kube-apiserver, as the service's own
- * ServiceAccount under deploy/rbac.yaml: the claim on the target node, the switch of the
+ * ServiceAccount under deploy/base/rbac.yaml: the claim on the target node, the switch of the
  * MinecraftServer (its CRD keeps spec.worldClaim), the StatefulSet made again on the new claim,
  * Events for each step. There is no controller-manager or kubelet: the test plays the Job
  * controller and the kubelet, running each world Job's CLI on a folder standing for its claim.

@@ -55,7 +55,7 @@ async function playKubelet(admin: KubeConfig, namespace: string, name: string, n
 
 /**
  * The adapter as the service runs it in a cluster: signed in as its own ServiceAccount, with
- * deploy/rbac.yaml's Role and nothing more, against a real kube-apiserver. A verb the service
+ * deploy/base/rbac.yaml's Role and nothing more, against a real kube-apiserver. A verb the service
  * needs that the Role lacks is a 403 here, so it fails these tests.
  */
 const database = useTestDatabase();

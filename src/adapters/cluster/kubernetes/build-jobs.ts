@@ -40,7 +40,7 @@ export const DEFAULT_BUILD_JOB_OPTIONS: Omit<BuildJobOptions, 'internalUrl' | 'n
   workspaceLimit: '20Gi',
 };
 
-/** A namespace's build Jobs reach the internal face through its internal Service (deploy/services.yaml). */
+/** A namespace's build Jobs reach the internal face through its internal Service (deploy/base/services.yaml). */
 export function buildJobOptionsFor(namespace: string): BuildJobOptions {
   return { ...DEFAULT_BUILD_JOB_OPTIONS, namespace, internalUrl: `http://felis-internal.${namespace}.svc` };
 }

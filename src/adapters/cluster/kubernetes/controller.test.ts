@@ -32,7 +32,7 @@ afterEach(() => peer?.close());
 
 /**
  * The lifecycle controller on the run's real kube-apiserver, signed in as the service's own
- * ServiceAccount with deploy/rbac.yaml's Role (a verb it needs and lacks fails here), in a namespace
+ * ServiceAccount with deploy/base/rbac.yaml's Role (a verb it needs and lacks fails here), in a namespace
  * of this file's own. There is no controller-manager and no kubelet: the test plays the
  * StatefulSet controller after each pass (PlayedCluster) and the kubelet when a pod is to run.
  */
