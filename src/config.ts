@@ -89,7 +89,43 @@ const envSchema = z.object({
   ROOT_DOMAIN: hostName,
   PANEL_HOST: hostName,
   CONSOLE_HOST: hostName,
-  CLUSTER: z.enum(['simulated', 'kubernetes']).default('simulated'),
+  CLUSTER: z.enum(['simulated', 'kubernetes', 'local']).default('simulated'),
+  /**
+   * CLUSTER=local: the command that runs one game server, through `sh -c` in the server's folder,
+   * with JAVA_MEMORY and SERVER_JAR in its (otherwise clean) environment. Default: java on the jar.
+   */
+  LOCAL_SERVER_COMMAND: z.string().trim().min(1).default('exec java -Xms"$JAVA_MEMORY" -Xmx"$JAVA_MEMORY" -jar "$SERVER_JAR" nogui'),
+  /** CLUSTER=local: the server jar the default command runs (default DATA_DIR/server.jar). */
+  LOCAL_SERVER_JAR: optionalString,
+  /** CLUSTER=local: the operator accepted the game's EULA; without it a start fails saying so. */
+  LOCAL_EULA: z.enum(['true', 'false']).default('false'),
+  /** CLUSTER=local: the ports the games (and their RCON) listen on, on 127.0.0.1, `first-last`. */
+  LOCAL_PORT_RANGE: z
+    .string()
+    .regex(/^\d{1,5}-\d{1,5}$/, 'must be first-last')
+    .default('25566-25765')
+    .transform((v, ctx) => {
+      const [first, last] = v.split('-').map(Number) as [number, number];
+      if (first < 1024 || last > 65535 || last - first < 1) {
+        ctx.addIssue({ code: 'custom', message: 'must be two ports of 1024-65535, the first below the last' });
+        return z.NEVER;
+      }
+      return { first, last };
+    }),
+  /** CLUSTER=local: each game's own `online-mode` (the listener forwards, it does not authenticate). */
+  LOCAL_ONLINE_MODE: z.enum(['on', 'off']).default('on'),
+  /** CLUSTER=local: how long a stop waits after `stop` over RCON before a signal, and after the signal before a kill. */
+  LOCAL_STOP_GRACE_SECONDS: z.coerce.number().int().min(1).max(600).default(30),
+  /** CLUSTER=local: a start not answering RCON after this long is a failed start (at most 3 retries). */
+  LOCAL_START_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(3600).default(300),
+  /** The Minecraft (Java edition) listener's port: a join to `<subdomain>.ROOT_DOMAIN` wakes the server (unset: no listener). */
+  GAME_PORT: optionalString.pipe(z.string().regex(/^\d{1,5}$/, PORT_MESSAGE).optional()).transform((v) => (v === undefined ? undefined : Number(v))).pipe(z.number().max(65535).optional()),
+  /** The listener's address (default HOST). */
+  GAME_HOST: optionalString,
+  /** Connections the listener keeps open at once (handshakes, held logins and forwards). */
+  GAME_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(100_000).default(512),
+  /** How long a login to a starting server is held before it is told to rejoin (clients give up at 30 s). */
+  GAME_HOLD_SECONDS: z.coerce.number().int().min(0).max(28).default(25),
   /** `true`: exactly one replica ever runs, so the embedded database is allowed with CLUSTER=kubernetes or inside a pod. */
   SINGLE_REPLICA: z.enum(['true', 'false']).default('false'),
   KUBE_NAMESPACE: z.string().regex(/^[a-z0-9-]{1,63}$/).default('felis'),
@@ -206,7 +242,7 @@ export const LOCAL_HOSTS = { ROOT_DOMAIN: 'localhost', PANEL_HOST: 'panel.localh
  * `http://*.localhost` as a secure context). A cluster's hosts are always set by hand.
  */
 function withLocalHosts(env: z.infer<typeof envSchema>, raw: Record<string, string | undefined>): z.infer<typeof envSchema> {
-  if (env.CLUSTER !== 'simulated') return env;
+  if (env.CLUSTER === 'kubernetes') return env;
   const hosts = { ...env };
   for (const name of ['ROOT_DOMAIN', 'PANEL_HOST', 'CONSOLE_HOST'] as const) {
     if (raw[name] === undefined) hosts[name] = LOCAL_HOSTS[name];
@@ -230,6 +266,18 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     panelHost: env.PANEL_HOST,
     consoleHost: env.CONSOLE_HOST,
     cluster: env.CLUSTER,
+    local: {
+      command: env.LOCAL_SERVER_COMMAND,
+      jar: env.LOCAL_SERVER_JAR ?? `${env.DATA_DIR.replace(/\/+$/, '')}/server.jar`,
+      eula: env.LOCAL_EULA === 'true',
+      ports: env.LOCAL_PORT_RANGE,
+      onlineMode: env.LOCAL_ONLINE_MODE === 'on',
+      stopGraceMs: env.LOCAL_STOP_GRACE_SECONDS * 1000,
+      startTimeoutMs: env.LOCAL_START_TIMEOUT_SECONDS * 1000,
+    },
+    game: env.GAME_PORT === undefined
+      ? undefined
+      : { port: env.GAME_PORT, host: env.GAME_HOST ?? env.HOST, maxConnections: env.GAME_MAX_CONNECTIONS, holdMs: env.GAME_HOLD_SECONDS * 1000 },
     /** The operator's word that one replica runs: the embedded database is then allowed on Kubernetes. */
     singleReplica: env.SINGLE_REPLICA === 'true',
     kubeNamespace: env.KUBE_NAMESPACE,
@@ -321,6 +369,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (parsed.data.MAIL_TRANSPORT === 'smtp' && !parsed.data.SMTP_URL) {
     throw new ConfigError('invalid configuration:\n  MAIL_TRANSPORT: smtp needs SMTP_URL');
+  }
+  if (parsed.data.GAME_PORT !== undefined && !parsed.data.SERVICE_TOKEN_PROXY) {
+    throw new ConfigError('invalid configuration:\n  GAME_PORT: the game listener asks the internal face as the proxy does; set SERVICE_TOKEN_PROXY');
   }
   const tokens: Partial<Record<Caller, string>> = {};
   const seen = new Map<string, Caller>();
