@@ -4,9 +4,10 @@
  * and eula.txt from its folder, refuses to run without `eula=true`, speaks the Minecraft (Java)
  * protocol through minecraft-protocol (status ping and an offline or online login), answers RCON
  * (`list`, `say`, `save-all`, `stop`), writes a vanilla server's log lines, and stops on `stop`
- * or a TERM. STANDIN_NO_RCON=1 makes a game whose RCON never answers (a start that times out).
+ * or a TERM. STANDIN_NO_RCON=1, or a file `standin-no-rcon` in its folder, makes a game whose RCON
+ * never answers (a start that times out).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import mc from 'minecraft-protocol';
 
@@ -79,7 +80,7 @@ game.on('listening', () => {
   log(`Starting Minecraft server on ${host}:${port}`);
   log('Preparing level "world"');
   log(`Done (${((Date.now() - started) / 1000).toFixed(3)}s)! For help, type "help"`);
-  if (props.get('enable-rcon') === 'true' && process.env.STANDIN_NO_RCON !== '1') startRcon();
+  if (props.get('enable-rcon') === 'true' && process.env.STANDIN_NO_RCON !== '1' && !existsSync('standin-no-rcon')) startRcon();
 });
 game.on('error', (err) => {
   log(`**** FAILED TO BIND TO PORT! ${err.message}`, 'ERROR');

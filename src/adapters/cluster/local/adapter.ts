@@ -84,6 +84,11 @@ interface LocalServer {
   probing: boolean;
 }
 
+/**
+ * The lines after which a game's RCON may answer (vanilla, Paper, Fabric write them; any case):
+ * one is a cue to ask at once rather than at the next round.
+ */
+const READY_HINT = /rcon running on|done \([\d.,]+s\)!/i;
 const STOP_WARNING = 'say This server is stopping now. The world is being saved.';
 const clone = <T>(value: T): T => structuredClone(value);
 const NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -356,6 +361,9 @@ export class LocalCluster implements ClusterAdapter {
         env: gameEnvironment(folder, { JAVA_MEMORY: javaMemory, SERVER_JAR: this.#o.jar }),
         pidDir: this.#pidDir,
         now: () => this.clock.now(),
+        onLine: (line) => {
+          if (READY_HINT.test(line) && server.status.phase === 'Starting') this.#probeSoon(server);
+        },
       });
       server.console = game.log;
       server.game = game;
@@ -469,15 +477,20 @@ export class LocalCluster implements ClusterAdapter {
       if (phase === 'Failed' && server.retryAt !== undefined && now >= server.retryAt && server.spec.desiredState === 'Running') {
         this.#start(server);
         this.#emit('MODIFIED', server);
-      } else if ((phase === 'Starting' || phase === 'Running') && server.game?.running && !server.stopping && !server.probing) {
-        server.probing = true;
-        void this.#probe(server).finally(() => {
-          server.probing = false;
-        });
       } else if (phase === 'Starting' && !server.game && !server.starting && now - server.attemptSince >= this.#o.startTimeoutMs) {
         this.#attemptFailed(server);
+      } else if (phase === 'Starting' || phase === 'Running') {
+        this.#probeSoon(server);
       }
     }
+  }
+
+  #probeSoon(server: LocalServer): void {
+    if (!server.game?.running || server.stopping || server.probing) return;
+    server.probing = true;
+    void this.#probe(server).finally(() => {
+      server.probing = false;
+    });
   }
 
   /** Asks the game over RCON: reachable means Running; `list` gives the players. */

@@ -50,6 +50,8 @@ export interface GameProcessOptions {
   /** Where the pid file goes (one per server). */
   pidDir: string;
   now: () => Date;
+  /** Each console line as it comes (the cluster looks for the game's readiness lines). */
+  onLine?: (line: string) => void;
 }
 
 export class GameProcess {
@@ -82,7 +84,10 @@ export class GameProcess {
         continue;
       }
       const lines = createInterface({ input: stream, crlfDelay: Infinity });
-      lines.on('line', (line) => this.log.write(line));
+      lines.on('line', (line) => {
+        this.log.write(line);
+        options.onLine?.(line);
+      });
       lines.on('close', closeOne);
     }
     this.exited = new Promise((resolve) => {
