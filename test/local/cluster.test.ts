@@ -7,7 +7,7 @@ import { LocalCluster, type LocalClusterOptions } from '../../src/adapters/clust
 import { ClusterNoPodError, type ServerSpec } from '../../src/adapters/cluster/types.js';
 import { RconConnection } from '../../src/adapters/rcon/client.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { processAlive, processesNaming, standInCommand, testPortRange, until } from '../helpers/local-game/index.js';
+import { processAlive, processesIn, standInCommand, testPortRange, until } from '../helpers/local-game/index.js';
 
 const log = createLogger('silent');
 const open: LocalCluster[] = [];
@@ -74,7 +74,8 @@ describe('CLUSTER=local: game servers as child processes', () => {
   });
 
   it('runs commands over RCON, stops with save-all flush and stop, and leaves no process behind', async () => {
-    const c = await cluster(dataDir());
+    const dir = dataDir();
+    const c = await cluster(dir);
     await c.createServer(spec('lobby', { desiredState: 'Running' }));
     await running(c, 'lobby');
     const pid = c.pidOf('lobby')!;
@@ -85,7 +86,7 @@ describe('CLUSTER=local: game servers as child processes', () => {
     await c.setDesiredState('lobby', 'Stopped');
     await until(c, 'lobby', (s) => s.status.phase === 'Stopped');
     expect(processAlive(pid)).toBe(false);
-    expect(processesNaming(join('worlds', 'lobby'))).toEqual([]);
+    expect(processesIn(dir)).toEqual([]);
     await expect(c.rconEndpoint('lobby')).rejects.toBeInstanceOf(ClusterNoPodError);
   });
 

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ServerResource, ServerWatchEvent } from '../../../src/adapters/cluster/types.js';
 
@@ -34,16 +34,16 @@ export function processAlive(pid: number): boolean {
   }
 }
 
-/** The pids of processes whose command line names `needle` (the process listing, from /proc). */
-export function processesNaming(needle: string): number[] {
+/** The pids of live processes whose working folder is `folder` or under it (the process listing, from /proc). */
+export function processesIn(folder: string): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ');
-      if (cmdline.includes(needle) && processAlive(Number(entry))) pids.push(Number(entry));
+      const cwd = readlinkSync(`/proc/${entry}/cwd`);
+      if ((cwd === folder || cwd.startsWith(`${folder}/`)) && processAlive(Number(entry))) pids.push(Number(entry));
     } catch {
-      // Gone meanwhile.
+      // Gone meanwhile, or not ours to read.
     }
   }
   return pids;
