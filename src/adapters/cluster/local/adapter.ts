@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { systemClock, type Clock } from '../../../lib/clock.js';
 import type { Logger } from '../../../lib/logger.js';
 import { RconConnection, type RconEndpoint } from '../../rcon/client.js';
 import { parsePlayerList, type PlayerCount } from '../../rcon/players.js';
 import { javaMemoryFor } from '../quantity.js';
+import { readSpecs, writeSpecs } from '../spec-file.js';
 import {
   ClusterConflictError,
   ClusterNoPodError,
@@ -28,7 +28,7 @@ import {
   type ServerWatch,
   type ServerWatchEvent,
 } from '../types.js';
-import { ConsoleLog } from './console-log.js';
+import { ConsoleLog } from '../console-log.js';
 import { endLeftoverGames, gameEnvironment, GameProcess } from './process.js';
 import { PortRange } from './ports.js';
 import { writeEula, writeServerProperties } from './properties.js';
@@ -141,7 +141,7 @@ export class LocalCluster implements ClusterAdapter {
   static async open(options: LocalClusterOptions): Promise<LocalCluster> {
     const cluster = new LocalCluster(options);
     await endLeftoverGames(cluster.#pidDir, cluster.#o.stopGraceMs, options.log);
-    for (const spec of cluster.#load()) cluster.addServer(spec, false);
+    for (const spec of readSpecs(cluster.#stateFile)) cluster.addServer(spec, false);
     cluster.#timer = setInterval(() => cluster.#supervise(), cluster.#o.probeIntervalMs);
     cluster.#timer.unref();
     return cluster;
@@ -593,24 +593,8 @@ export class LocalCluster implements ClusterAdapter {
     return server;
   }
 
-  #load(): ServerSpec[] {
-    let text: string;
-    try {
-      text = readFileSync(this.#stateFile, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw err;
-    }
-    const kept = JSON.parse(text) as { servers?: ServerSpec[] };
-    return Array.isArray(kept.servers) ? kept.servers : [];
-  }
-
-  /** Every spec to the state file (a whole new file renamed into place). */
   #save(): void {
-    mkdirSync(dirname(this.#stateFile), { recursive: true });
-    const partial = `${this.#stateFile}.partial`;
-    writeFileSync(partial, JSON.stringify({ servers: [...this.#servers.values()].map((s) => s.spec) }));
-    renameSync(partial, this.#stateFile);
+    writeSpecs(this.#stateFile, [...this.#servers.values()].map((s) => s.spec));
   }
 
   #now(): number {

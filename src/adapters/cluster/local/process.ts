@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, unlinkSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Logger } from '../../../lib/logger.js';
-import { ConsoleLog } from './console-log.js';
+import { ConsoleLog } from '../console-log.js';
 
 /**
  * One game server as a child process: `sh -c <command>` in the server's folder, in a process group
@@ -100,10 +100,19 @@ export class GameProcess {
         this.#gone = true;
         // Whatever the command left in its group (a wrapper's children) goes with it.
         if (this.#child.pid !== undefined) signalGroup(this.#child.pid, 'SIGKILL');
-        void rm(this.#pidFile, { force: true });
+        this.#forgetPid();
         resolve({ code, signal });
       });
     });
+  }
+
+  /** Removes the pid file if it still names this process (at once, so no later start's file is taken for it). */
+  #forgetPid(): void {
+    try {
+      if (readFileSync(this.#pidFile, 'utf8').startsWith(`${this.#child.pid} `)) unlinkSync(this.#pidFile);
+    } catch {
+      // Never written, or gone already.
+    }
   }
 
   static async start(options: GameProcessOptions): Promise<GameProcess> {
@@ -159,7 +168,9 @@ export async function endLeftoverGames(pidDir: string, graceMs: number, log: Log
   await Promise.all(
     files.map(async (file) => {
       const path = join(pidDir, file);
-      const [pidText, ticks] = (await readFile(path, 'utf8')).trim().split(' ');
+      // A game that ends as this runs removes its own file.
+      const text = await readFile(path, 'utf8').catch(() => '');
+      const [pidText, ticks] = text.trim().split(' ');
       const pid = Number(pidText);
       if (Number.isSafeInteger(pid) && pid > 1 && ticks && startTicks(pid) === ticks) {
         const server = file.slice(0, -'.pid'.length);

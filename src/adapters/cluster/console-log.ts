@@ -1,4 +1,4 @@
-import type { PodLogLine, PodLogOptions } from '../types.js';
+import type { PodLogLine, PodLogOptions } from './types.js';
 
 /** Lines a game's log keeps (the oldest go first), like a container runtime's rotated log. */
 const MAX_LINES = 20_000;
@@ -6,8 +6,9 @@ const MAX_LINES = 20_000;
 const MAX_LINE_CHARS = 8_192;
 
 /**
- * One game process's console (stdout and stderr, line by line), read with the pod log's rules:
- * `sinceTime` in whole seconds, `tailLines`, and a follow that ends when the process ends.
+ * One game's console, read with the pod log's rules: `sinceTime` in whole seconds, `tailLines`,
+ * and a follow that ends when the game ends. A local game's stdout and stderr, or a simulated pod's
+ * lines.
  */
 export class ConsoleLog {
   #lines: PodLogLine[] = [];
