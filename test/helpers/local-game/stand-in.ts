@@ -59,8 +59,6 @@ const game = mc.createServer({
   version: VERSION,
   motd: props.get('motd') ?? 'A Minecraft Server',
   maxPlayers,
-  // The vanilla key; -1 turns compression off (the bench measures the forward, not zlib).
-  compressionThreshold: Number(props.get('network-compression-threshold') ?? 256),
   hideErrors: true,
 });
 game.on('playerJoin', (client) => {
