@@ -89,7 +89,43 @@ const envSchema = z.object({
   ROOT_DOMAIN: hostName,
   PANEL_HOST: hostName,
   CONSOLE_HOST: hostName,
-  CLUSTER: z.enum(['simulated', 'kubernetes']).default('simulated'),
+  CLUSTER: z.enum(['simulated', 'kubernetes', 'local']).default('simulated'),
+  /**
+   * CLUSTER=local: the command that runs one game server, through `sh -c` in the server's folder,
+   * with JAVA_MEMORY and SERVER_JAR in its (otherwise clean) environment. Default: java on the jar.
+   */
+  LOCAL_SERVER_COMMAND: z.string().trim().min(1).default('exec java -Xms"$JAVA_MEMORY" -Xmx"$JAVA_MEMORY" -jar "$SERVER_JAR" nogui'),
+  /** CLUSTER=local: the server jar the default command runs (default DATA_DIR/server.jar). */
+  LOCAL_SERVER_JAR: optionalString,
+  /** CLUSTER=local: the operator accepted the game's EULA; without it a start fails saying so. */
+  LOCAL_EULA: z.enum(['true', 'false']).default('false'),
+  /** CLUSTER=local: the ports the games (and their RCON) listen on, on 127.0.0.1, `first-last`. */
+  LOCAL_PORT_RANGE: z
+    .string()
+    .regex(/^\d{1,5}-\d{1,5}$/, 'must be first-last')
+    .default('25566-25765')
+    .transform((v, ctx) => {
+      const [first, last] = v.split('-').map(Number) as [number, number];
+      if (first < 1024 || last > 65535 || last - first < 1) {
+        ctx.addIssue({ code: 'custom', message: 'must be two ports of 1024-65535, the first below the last' });
+        return z.NEVER;
+      }
+      return { first, last };
+    }),
+  /** CLUSTER=local: each game's own `online-mode` (the listener forwards, it does not authenticate). */
+  LOCAL_ONLINE_MODE: z.enum(['on', 'off']).default('on'),
+  /** CLUSTER=local: how long a stop waits after `stop` over RCON before a signal, and after the signal before a kill. */
+  LOCAL_STOP_GRACE_SECONDS: z.coerce.number().int().min(1).max(600).default(30),
+  /** CLUSTER=local: a start not answering RCON after this long is a failed start (at most 3 retries). */
+  LOCAL_START_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(3600).default(300),
+  /** The Minecraft (Java edition) listener's port: a join to `<subdomain>.ROOT_DOMAIN` wakes the server (unset: no listener). */
+  GAME_PORT: optionalString.pipe(z.string().regex(/^\d{1,5}$/, PORT_MESSAGE).optional()).transform((v) => (v === undefined ? undefined : Number(v))).pipe(z.number().max(65535).optional()),
+  /** The listener's address (default HOST). */
+  GAME_HOST: optionalString,
+  /** Connections the listener keeps open at once (handshakes, held logins and forwards). */
+  GAME_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(100_000).default(512),
+  /** How long a login to a starting server is held before it is told to rejoin (clients give up at 30 s). */
+  GAME_HOLD_SECONDS: z.coerce.number().int().min(0).max(28).default(25),
   /** `true`: exactly one replica ever runs, so the embedded database is allowed with CLUSTER=kubernetes or inside a pod. */
   SINGLE_REPLICA: z.enum(['true', 'false']).default('false'),
   KUBE_NAMESPACE: z.string().regex(/^[a-z0-9-]{1,63}$/).default('felis'),
@@ -211,7 +247,18 @@ export const SETTING_MEANINGS: { readonly [K in SettingName]: string } = {
   ROOT_DOMAIN: 'domain under which each server gets <subdomain>.ROOT_DOMAIN; on the simulated cluster localhost when unset, set empty for none',
   PANEL_HOST: 'host of the web panel; on the simulated cluster panel.localhost when unset',
   CONSOLE_HOST: 'host of the operator console (the only host that serves staff routes); on the simulated cluster console.localhost when unset',
-  CLUSTER: 'simulated (in-process, the default) or kubernetes (in-cluster config or KUBECONFIG)',
+  CLUSTER: 'simulated (in-process, the default), local (real game servers as child processes on this machine) or kubernetes (in-cluster config or KUBECONFIG)',
+  LOCAL_SERVER_COMMAND: "CLUSTER=local: the game's command line, run by sh -c in the server's folder with a clean environment (JAVA_MEMORY, SERVER_JAR, PATH, HOME, ...)",
+  LOCAL_SERVER_JAR: 'CLUSTER=local: the server jar the default command runs; unset: DATA_DIR/server.jar',
+  LOCAL_EULA: 'CLUSTER=local: true says the operator accepted the Minecraft EULA (https://aka.ms/MinecraftEULA); without it local starts fail saying so',
+  LOCAL_PORT_RANGE: 'CLUSTER=local: ports on 127.0.0.1 for the local games and their RCON, two per running game',
+  LOCAL_ONLINE_MODE: "CLUSTER=local: each local game's own online-mode (on: the game checks players with Mojang)",
+  LOCAL_STOP_GRACE_SECONDS: 'CLUSTER=local: after stop over RCON (or a TERM), how long before the next step (TERM, then KILL)',
+  LOCAL_START_TIMEOUT_SECONDS: 'CLUSTER=local: a start whose RCON has not answered by then is a failed start',
+  GAME_PORT: 'the Minecraft (Java) listener: a join to <subdomain>.ROOT_DOMAIN wakes the server and is forwarded to it; needs SERVICE_TOKEN_PROXY; unset: no listener',
+  GAME_HOST: "the listener's bind address; unset: HOST",
+  GAME_MAX_CONNECTIONS: 'connections the game listener holds at once (at most 16 of them from one address)',
+  GAME_HOLD_SECONDS: 'how long a login to a starting server is held before it is told to rejoin',
   SINGLE_REPLICA: 'true: exactly one replica ever runs, so the embedded database is allowed with CLUSTER=kubernetes or inside a pod',
   KUBE_NAMESPACE: 'namespace of the MinecraftServer resources and their workloads',
   KUBE_CRD_GROUP: 'API group of the MinecraftServer custom resource (match deploy/base/crd.yaml)',
@@ -268,11 +315,13 @@ export const SETTING_MEANINGS: { readonly [K in SettingName]: string } = {
  * or one derived from another setting, which its meaning says).
  */
 export function settingDefault(name: SettingName): string | undefined {
+  // The default as written in the schema (before any transform reads it), where it declares one.
+  const declared: unknown = z.toJSONSchema(envSchema.shape[name], { io: 'input', unrepresentable: 'any' }).default;
+  if (declared !== undefined) return String(declared);
+  // A default that a transform makes (the session sources' list): its value, as JSON.
   const parsed = envSchema.shape[name].safeParse(undefined);
   if (!parsed.success || parsed.data === undefined) return undefined;
-  const value: unknown = parsed.data;
-  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.join(',');
-  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+  return typeof parsed.data === 'object' ? JSON.stringify(parsed.data) : String(parsed.data);
 }
 
 export type Config = ReturnType<typeof toConfig>;
@@ -290,7 +339,7 @@ export const LOCAL_HOSTS = { ROOT_DOMAIN: 'localhost', PANEL_HOST: 'panel.localh
  * `http://*.localhost` as a secure context). A cluster's hosts are always set by hand.
  */
 function withLocalHosts(env: z.infer<typeof envSchema>, raw: Record<string, string | undefined>): z.infer<typeof envSchema> {
-  if (env.CLUSTER !== 'simulated') return env;
+  if (env.CLUSTER === 'kubernetes') return env;
   const hosts = { ...env };
   for (const name of ['ROOT_DOMAIN', 'PANEL_HOST', 'CONSOLE_HOST'] as const) {
     if (raw[name] === undefined) hosts[name] = LOCAL_HOSTS[name];
@@ -314,6 +363,18 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     panelHost: env.PANEL_HOST,
     consoleHost: env.CONSOLE_HOST,
     cluster: env.CLUSTER,
+    local: {
+      command: env.LOCAL_SERVER_COMMAND,
+      jar: env.LOCAL_SERVER_JAR ?? `${env.DATA_DIR.replace(/\/+$/, '')}/server.jar`,
+      eula: env.LOCAL_EULA === 'true',
+      ports: env.LOCAL_PORT_RANGE,
+      onlineMode: env.LOCAL_ONLINE_MODE === 'on',
+      stopGraceMs: env.LOCAL_STOP_GRACE_SECONDS * 1000,
+      startTimeoutMs: env.LOCAL_START_TIMEOUT_SECONDS * 1000,
+    },
+    game: env.GAME_PORT === undefined
+      ? undefined
+      : { port: env.GAME_PORT, host: env.GAME_HOST ?? env.HOST, maxConnections: env.GAME_MAX_CONNECTIONS, holdMs: env.GAME_HOLD_SECONDS * 1000 },
     /** The operator's word that one replica runs: the embedded database is then allowed on Kubernetes. */
     singleReplica: env.SINGLE_REPLICA === 'true',
     kubeNamespace: env.KUBE_NAMESPACE,
@@ -405,6 +466,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (parsed.data.MAIL_TRANSPORT === 'smtp' && !parsed.data.SMTP_URL) {
     throw new ConfigError('invalid configuration:\n  MAIL_TRANSPORT: smtp needs SMTP_URL');
+  }
+  if (parsed.data.GAME_PORT !== undefined && !parsed.data.SERVICE_TOKEN_PROXY) {
+    throw new ConfigError('invalid configuration:\n  GAME_PORT: the game listener asks the internal face as the proxy does; set SERVICE_TOKEN_PROXY');
   }
   const tokens: Partial<Record<Caller, string>> = {};
   const seen = new Map<string, Caller>();

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createStagingStore } from './adapters/backup-store/index.js';
 import type { KubeConfig } from './adapters/cluster/kubernetes/kubeconfig.js';
+import { LocalCluster } from './adapters/cluster/local/adapter.js';
 import { SimulatedCluster } from './adapters/cluster/simulated.js';
 import type { ClusterAdapter } from './adapters/cluster/types.js';
 import { createMail } from './adapters/mail/index.js';
@@ -30,6 +31,7 @@ import { serverCacheOf, countServersByOwner, restartsTask, retirementSweepTask, 
 import { schedulesTask } from './features/schedules/index.js';
 import { createSessionVerifier } from './features/verifier/index.js';
 import { worldsTasks, createWorldsRuntime } from './features/worlds/index.js';
+import { InternalApi, startGameListener, type GameListener } from './game-listener/index.js';
 import { createMetrics } from './http/metrics.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
@@ -106,6 +108,8 @@ export interface RunningService {
   deps: Deps;
   internal: Listening;
   external: Listening;
+  /** The game listener, when GAME_PORT is set. */
+  game?: GameListener;
   /** For the terminal (main.ts): what a person does next while the owner is still in setup. */
   setupHint?: string;
   /** Graceful stop: stop accepting, end streams, finish in-flight requests, stop the tasks, close the database. */
@@ -137,6 +141,16 @@ async function createCluster(config: Config, log: Logger, options: StartOptions)
       crd: { ...DEFAULT_CRD, group: config.kubeCrdGroup },
       gameNodeSelector: config.kubeGameNodeSelector,
       sharedWorldVolumes: config.kubeSharedWorldVolumes,
+      clock: systemClock,
+      log,
+    });
+  }
+  if (config.cluster === 'local') {
+    if (!config.local.eula) log.warn('LOCAL_EULA is not true: game servers will not start until the operator accepts the Minecraft EULA (https://aka.ms/MinecraftEULA) with LOCAL_EULA=true');
+    return LocalCluster.open({
+      ...config.local,
+      worldsRoot: join(config.dataDir, 'worlds'),
+      stateDir: join(config.dataDir, 'local'),
       clock: systemClock,
       log,
     });
@@ -296,8 +310,10 @@ export async function startService(config: Config, log: Logger = createLogger(co
   let tasks: TaskList | undefined;
   let internal: Listening | undefined;
   let external: Listening | undefined;
+  let game: GameListener | undefined;
   const teardown = async () => {
     shutdown.abort();
+    await game?.close();
     await Promise.all([internal?.close(), external?.close()]);
     await tasks?.stop();
     if (deps) {
@@ -351,6 +367,20 @@ export async function startService(config: Config, log: Logger = createLogger(co
       });
     internal = await listen('internal');
     external = await listen('external');
+    if (config.game) {
+      // In this process, asking the internal face over loopback with the proxy's token: one command
+      // runs everything, and the listener knows the contract only, never a feature's code.
+      const loopback = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+      game = await startGameListener({
+        port: config.game.port,
+        host: config.game.host,
+        maxConnections: config.game.maxConnections,
+        holdMs: config.game.holdMs,
+        api: new InternalApi({ baseUrl: `http://${loopback.includes(':') ? `[${loopback}]` : loopback}:${internal.port}`, token: config.serviceTokens.proxy! }),
+        log,
+        ...(config.panelHost ? { panelUrl: config.panelHost } : {}),
+      });
+    }
     serving = true;
     log.info(
       { internal_port: internal.port, external_port: external.port, host: config.host, database: db.kind, cluster: cluster.kind, replica: deps.replica },
@@ -364,6 +394,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
       deps,
       internal,
       external,
+      ...(game ? { game } : {}),
       setupHint,
       stop: () =>
         (stopping ??= (async () => {

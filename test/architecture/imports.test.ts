@@ -67,11 +67,13 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   adapters: ['lib', 'config'],
   http: ['lib', 'config', 'version'],
   runtime: ['lib', 'http'],
+  // The game listener knows the service only through the internal face's contract (over HTTP).
+  'game-listener': ['lib'],
   features: ['lib', 'config', 'version', 'db', 'coordination', 'adapters', 'http', 'deps'],
   deps: ['lib', 'config', 'db', 'coordination', 'adapters', 'http', 'features'],
   app: ['lib', 'config', 'version', 'http', 'features', 'deps'],
   'startup-failure': ['lib', 'config', 'db'],
-  service: ['lib', 'config', 'db', 'coordination', 'adapters', 'http', 'runtime', 'features', 'app', 'deps', 'startup-failure'],
+  service: ['lib', 'config', 'db', 'coordination', 'adapters', 'http', 'runtime', 'game-listener', 'features', 'app', 'deps', 'startup-failure'],
   main: ['lib', 'config', 'service', 'startup-failure'],
   cli: ['lib', 'config', 'version', 'db', 'coordination', 'adapters', 'features', 'service', 'deps', 'startup-failure'],
 };

@@ -1,19 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
 import type { RconEndpoint } from '../rcon/client.js';
+import { ConsoleLog } from './console-log.js';
 import { PaperGame } from './simulated-paper.js';
 import { SimulatedRconListener } from './simulated-rcon.js';
 import { ClusterNoPodError, type Phase, type PodLogLine, type PodLogOptions } from './types.js';
 
-/** Lines a pod keeps (the oldest go first), like a container runtime's rotated log. */
-const MAX_LINES = 20_000;
-
 interface Pod {
-  lines: PodLogLine[];
-  /** Sequence number of lines[0]: lines dropped from the front so far. */
-  dropped: number;
-  ended: boolean;
-  wake: Set<() => void>;
+  log: ConsoleLog;
   game: PaperGame;
   password: string;
   rcon?: Promise<SimulatedRconListener>;
@@ -60,14 +54,7 @@ export class SimulatedPods {
   write(name: string, message: string, level: 'INFO' | 'WARN' = 'INFO'): void {
     const pod = this.#pods.get(name);
     if (!pod) return;
-    const time = this.clock.now();
-    pod.lines.push({ time, line: `[${hhmmss(time)} ${level}]: ${message}` });
-    if (pod.lines.length > MAX_LINES) {
-      const cut = pod.lines.length - MAX_LINES;
-      pod.lines.splice(0, cut);
-      pod.dropped += cut;
-    }
-    for (const wake of pod.wake) wake();
+    pod.log.write(`[${hhmmss(this.clock.now())} ${level}]: ${message}`);
   }
 
   /** The running pod's game (players, whitelist, bans, permissions); undefined without a pod. */
@@ -78,27 +65,7 @@ export class SimulatedPods {
   async *logs(name: string, options: PodLogOptions): AsyncGenerator<PodLogLine> {
     const pod = this.#pods.get(name);
     if (!pod) throw new ClusterNoPodError(`${name} runs no pod`);
-    let next = pod.dropped + this.#firstIndex(pod, options);
-    const { signal } = options;
-    while (!signal.aborted) {
-      if (next < pod.dropped) next = pod.dropped;
-      while (next - pod.dropped < pod.lines.length) {
-        const line = pod.lines[next - pod.dropped]!;
-        next += 1;
-        yield line;
-        if (signal.aborted) return;
-      }
-      if (!options.follow || pod.ended) return;
-      await new Promise<void>((resolve) => {
-        const wake = () => {
-          pod.wake.delete(wake);
-          signal.removeEventListener('abort', wake);
-          resolve();
-        };
-        pod.wake.add(wake);
-        signal.addEventListener('abort', wake, { once: true });
-      });
-    }
+    yield* pod.log.read(options);
   }
 
   async rconEndpoint(name: string, running: boolean): Promise<RconEndpoint> {
@@ -117,23 +84,9 @@ export class SimulatedPods {
     for (const [name, pod] of this.#pods) this.#end(name, pod);
   }
 
-  #firstIndex(pod: Pod, options: PodLogOptions): number {
-    if (options.sinceTime) {
-      // Kubernetes compares whole seconds.
-      const since = Math.floor(options.sinceTime.getTime() / 1000) * 1000;
-      const at = pod.lines.findIndex((l) => l.time.getTime() >= since);
-      return at < 0 ? pod.lines.length : at;
-    }
-    if (options.tailLines !== undefined) return Math.max(0, pod.lines.length - options.tailLines);
-    return 0;
-  }
-
   #create(name: string, playersMax: number): Pod {
     const pod: Pod = {
-      lines: [],
-      dropped: 0,
-      ended: false,
-      wake: new Set(),
+      log: new ConsoleLog(() => this.clock.now()),
       password: randomBytes(18).toString('base64url'),
       game: new PaperGame({ maxPlayers: playersMax, log: (line, level) => this.write(name, line, level) }),
     };
@@ -142,8 +95,7 @@ export class SimulatedPods {
   }
 
   #end(name: string, pod: Pod): void {
-    pod.ended = true;
-    for (const wake of pod.wake) wake();
+    pod.log.end();
     void pod.rcon?.then((listener) => listener.close(), () => undefined);
     if (this.#pods.get(name) === pod) this.#pods.delete(name);
   }

@@ -1,9 +1,8 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { systemClock, type Clock } from '../../lib/clock.js';
 import type { RconEndpoint } from '../rcon/client.js';
 import { SimulatedNodes } from './simulated-nodes.js';
 import { SimulatedPods } from './simulated-pods.js';
+import { readSpecs, writeSpecs } from './spec-file.js';
 import { defaultWorldClaim, type NodeLocalVolumes } from './world-volumes.js';
 import {
   ClusterConflictError,
@@ -147,25 +146,12 @@ export class SimulatedCluster implements ClusterAdapter {
 
   /** The specs the state file kept, if any. */
   #load(stateFile: string | undefined): ServerSpec[] {
-    if (!stateFile) return [];
-    let text: string;
-    try {
-      text = readFileSync(stateFile, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw err;
-    }
-    const kept = JSON.parse(text) as { servers?: ServerSpec[] };
-    return Array.isArray(kept.servers) ? kept.servers : [];
+    return stateFile ? readSpecs(stateFile) : [];
   }
 
-  /** Writes every spec to the state file (a whole new file renamed into place). */
+  /** Writes every spec to the state file. */
   #save(): void {
-    if (!this.#stateFile) return;
-    mkdirSync(dirname(this.#stateFile), { recursive: true });
-    const partial = `${this.#stateFile}.partial`;
-    writeFileSync(partial, JSON.stringify({ servers: [...this.#servers.values()].map((s) => s.spec) }));
-    renameSync(partial, this.#stateFile);
+    if (this.#stateFile) writeSpecs(this.#stateFile, [...this.#servers.values()].map((s) => s.spec));
   }
 
   /** Makes the cluster unreachable (tests of the 503 paths). */

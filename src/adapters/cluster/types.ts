@@ -166,7 +166,7 @@ export interface ClusterTask {
 }
 
 export interface ClusterAdapter {
-  readonly kind: 'simulated' | 'kubernetes';
+  readonly kind: 'simulated' | 'kubernetes' | 'local';
   /** Image builds as Jobs; absent where the cluster runs none (the simulated one: builds run in-process). */
   readonly builds?: BuildJobs;
   /** Resolves when the cluster answers; rejects with the reason otherwise. */
