@@ -185,6 +185,34 @@ describe('CLUSTER=local: game servers as child processes', () => {
     expect(processAlive(pid)).toBe(false);
   });
 
+  it('stops an empty game after its idle period, as the controller does', async () => {
+    const c = await cluster(dataDir(), { idleGraceMs: 0 });
+    await c.createServer(spec('idle', { desiredState: 'Running', idleStopSeconds: 1 }));
+    const pid = (await running(c, 'idle')) && c.pidOf('idle')!;
+    const stopped = await until(c, 'idle', (s) => s.status.phase === 'Stopped');
+    expect(stopped.spec.desiredState).toBe('Stopped');
+    expect(processAlive(pid)).toBe(false);
+  });
+
+  it('an emergency stop kills the game at once (no save, no grace) and records the stop', async () => {
+    const c = await cluster(dataDir(), { stopGraceMs: 60_000 });
+    await c.createServer(spec('panic', { desiredState: 'Running' }));
+    await running(c, 'panic');
+    const pid = c.pidOf('panic')!;
+    const followed = (async () => {
+      const seen: string[] = [];
+      for await (const line of c.podLogs('panic', { follow: true, signal: new AbortController().signal })) seen.push(line.line);
+      return seen;
+    })();
+    const stopped = await c.emergencyStop('panic');
+    expect(stopped.spec.desiredState).toBe('Stopped');
+    expect(stopped.status.phase).toBe('Stopped');
+    expect(processAlive(pid)).toBe(false);
+    const seen = await followed;
+    expect(seen.some((l) => /done \(/i.test(l))).toBe(true);
+    expect(seen.some((l) => /saved the game|stopping the server/i.test(l))).toBe(false);
+  });
+
   it('a service restart stops the games cleanly and the next life starts them again; a killed life’s game is ended', async () => {
     const dir = dataDir();
     const first = await cluster(dir);
