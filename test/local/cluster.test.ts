@@ -46,9 +46,10 @@ async function cluster(dir: string, options: Partial<LocalClusterOptions> = {}):
 const spec = (name: string, extra: Partial<ServerSpec> = {}): ServerSpec => ({ name, subdomain: name, labels: {}, memory: '1Gi', ...extra });
 const running = (c: LocalCluster, name: string) => until(c, name, (s) => s.status.phase === 'Running' && s.status.ready);
 
-async function consoleLines(c: LocalCluster, name: string): Promise<string[]> {
+/** The console's lines; with `follow`, every line until the game ends. */
+async function consoleLines(c: LocalCluster, name: string, follow = false): Promise<string[]> {
   const lines: string[] = [];
-  for await (const line of c.podLogs(name, { follow: false, signal: new AbortController().signal })) lines.push(line.line);
+  for await (const line of c.podLogs(name, { follow, signal: new AbortController().signal })) lines.push(line.line);
   return lines;
 }
 
@@ -103,11 +104,7 @@ describe('CLUSTER=local: game servers as child processes', () => {
     for await (const line of c.podLogs('logs', { tailLines: 1, follow: false, signal: new AbortController().signal })) tail.push(line.line);
     expect(tail).toEqual([all.at(-1)]);
     // A followed log ends when the game ends.
-    const followed = (async () => {
-      const seen: string[] = [];
-      for await (const line of c.podLogs('logs', { follow: true, signal: new AbortController().signal })) seen.push(line.line);
-      return seen;
-    })();
+    const followed = consoleLines(c, 'logs', true);
     await c.setDesiredState('logs', 'Stopped');
     const seen = await followed;
     expect(seen.some((l) => /saved the game/i.test(l))).toBe(true);
@@ -199,11 +196,7 @@ describe('CLUSTER=local: game servers as child processes', () => {
     await c.createServer(spec('panic', { desiredState: 'Running' }));
     await running(c, 'panic');
     const pid = c.pidOf('panic')!;
-    const followed = (async () => {
-      const seen: string[] = [];
-      for await (const line of c.podLogs('panic', { follow: true, signal: new AbortController().signal })) seen.push(line.line);
-      return seen;
-    })();
+    const followed = consoleLines(c, 'panic', true);
     const stopped = await c.emergencyStop('panic');
     expect(stopped.spec.desiredState).toBe('Stopped');
     expect(stopped.status.phase).toBe('Stopped');
