@@ -46,9 +46,10 @@ async function cluster(dir: string, options: Partial<LocalClusterOptions> = {}):
 const spec = (name: string, extra: Partial<ServerSpec> = {}): ServerSpec => ({ name, subdomain: name, labels: {}, memory: '1Gi', ...extra });
 const running = (c: LocalCluster, name: string) => until(c, name, (s) => s.status.phase === 'Running' && s.status.ready);
 
-async function consoleLines(c: LocalCluster, name: string): Promise<string[]> {
+/** The console's lines; with `follow`, every line until the game ends. */
+async function consoleLines(c: LocalCluster, name: string, follow = false): Promise<string[]> {
   const lines: string[] = [];
-  for await (const line of c.podLogs(name, { follow: false, signal: new AbortController().signal })) lines.push(line.line);
+  for await (const line of c.podLogs(name, { follow, signal: new AbortController().signal })) lines.push(line.line);
   return lines;
 }
 
@@ -103,11 +104,7 @@ describe('CLUSTER=local: game servers as child processes', () => {
     for await (const line of c.podLogs('logs', { tailLines: 1, follow: false, signal: new AbortController().signal })) tail.push(line.line);
     expect(tail).toEqual([all.at(-1)]);
     // A followed log ends when the game ends.
-    const followed = (async () => {
-      const seen: string[] = [];
-      for await (const line of c.podLogs('logs', { follow: true, signal: new AbortController().signal })) seen.push(line.line);
-      return seen;
-    })();
+    const followed = consoleLines(c, 'logs', true);
     await c.setDesiredState('logs', 'Stopped');
     const seen = await followed;
     expect(seen.some((l) => /saved the game/i.test(l))).toBe(true);
@@ -183,6 +180,30 @@ describe('CLUSTER=local: game servers as child processes', () => {
     // A 60 s grace is never waited: RCON refused, so the TERM went at once and the game stopped on it.
     await until(c, 'deaf', (s) => s.status.phase === 'Stopped', 15_000);
     expect(processAlive(pid)).toBe(false);
+  });
+
+  it('stops an empty game after its idle period, as the controller does', async () => {
+    const c = await cluster(dataDir(), { idleGraceMs: 0 });
+    await c.createServer(spec('idle', { desiredState: 'Running', idleStopSeconds: 1 }));
+    const pid = (await running(c, 'idle')) && c.pidOf('idle')!;
+    const stopped = await until(c, 'idle', (s) => s.status.phase === 'Stopped');
+    expect(stopped.spec.desiredState).toBe('Stopped');
+    expect(processAlive(pid)).toBe(false);
+  });
+
+  it('an emergency stop kills the game at once (no save, no grace) and records the stop', async () => {
+    const c = await cluster(dataDir(), { stopGraceMs: 60_000 });
+    await c.createServer(spec('panic', { desiredState: 'Running' }));
+    await running(c, 'panic');
+    const pid = c.pidOf('panic')!;
+    const followed = consoleLines(c, 'panic', true);
+    const stopped = await c.emergencyStop('panic');
+    expect(stopped.spec.desiredState).toBe('Stopped');
+    expect(stopped.status.phase).toBe('Stopped');
+    expect(processAlive(pid)).toBe(false);
+    const seen = await followed;
+    expect(seen.some((l) => /done \(/i.test(l))).toBe(true);
+    expect(seen.some((l) => /saved the game|stopping the server/i.test(l))).toBe(false);
   });
 
   it('a service restart stops the games cleanly and the next life starts them again; a killed life’s game is ended', async () => {
