@@ -26,7 +26,7 @@ class Receiver {
   #server: Server | undefined;
   port = 0;
 
-  async start(port = 0): Promise<void> {
+  async start(port = 0, host = '127.0.0.1'): Promise<void> {
     this.#server = createServer((req: IncomingMessage, res: ServerResponse) => {
       let body = '';
       req.setEncoding('utf8');
@@ -39,7 +39,7 @@ class Receiver {
         res.writeHead(status).end();
       });
     });
-    await new Promise<void>((resolve) => this.#server!.listen(port, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => this.#server!.listen(port, host, resolve));
     this.port = (this.#server.address() as AddressInfo).port;
   }
 
@@ -122,6 +122,19 @@ describe('webhooks: endpoints staff configure', () => {
       'http://169.254.169.254/latest/meta-data',
       'http://[::1]/x',
       'http://[::ffff:192.168.1.1]/x',
+      // The unspecified address reaches this host's loopback, in each spelling of it.
+      'http://[::]:8081/x',
+      'http://[0::]/x',
+      'http://[::0.0.0.0]/x',
+      'http://[::ffff:7f00:1]/x',
+      // Forbidden IPv4 addresses inside IPv6 ones: NAT64 (well-known and local-use), 6to4, Teredo's client, IPv4-compatible.
+      'http://[64:ff9b::127.0.0.1]/x',
+      'http://[64:ff9b::a00:1]/x',
+      'http://[64:ff9b:1::a00:1]/x',
+      'http://[2002:7f00:1::]/x',
+      'http://[2002:c0a8:101::1]/x',
+      'http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/x',
+      'http://[::10.0.0.1]/x',
     ]) {
       const res = await asStaff(BASE, jsonRequest('POST', { name: 'x', url }));
       expect(res.status, url).toBe(400);
@@ -329,6 +342,31 @@ describe('webhooks: a name that resolves into a forbidden network is never calle
     const [row] = await deps.database.db.select().from(webhookDeliveries);
     expect(row!.status).toBe('failed');
     expect(row!.lastError).toMatch(/forbidden/);
+  });
+});
+
+describe('webhooks: an endpoint stored with a loopback address in another spelling is never called', () => {
+  const database = useTestDatabase();
+  const receiver = new Receiver();
+  afterAll(() => receiver.stop());
+
+  it('gives up at once on [::], [::ffff:7f00:1] and NAT64 forms, and the receiver on ::1 hears nothing', async () => {
+    await receiver.start(0, '::1');
+    // Stored while the setting allowed every address (or before the check knew these spellings).
+    const lax = createTestDeps(database(), { env: LOCAL });
+    const staff = await createUser(lax, { role: 'owner' });
+    const { headers } = await signIn(lax, { userId: staff.id });
+    for (const host of ['[::]', '[0::]', '[::0.0.0.0]', '[64:ff9b::7f00:1]']) {
+      const res = await createTestApps(lax).external.request(BASE, jsonRequest('POST', { name: host, url: `http://${host}:${receiver.port}/hook` }, headers));
+      expect(res.status, host).toBe(201);
+    }
+    const deps = createTestDeps(database());
+    await raiseEvent(deps.database.db, { type: 'backup.corrupt', at: deps.clock.now(), summary: 's', subject: { kind: 'backup', id: 'b' } });
+    expect(await deliverDue(deps)).toBe(4);
+    expect(receiver.received).toEqual([]);
+    const rows = await deps.database.db.select().from(webhookDeliveries);
+    expect(rows.map((r) => r.status)).toEqual(['failed', 'failed', 'failed', 'failed']);
+    expect(rows.every((r) => /forbidden/.test(r.lastError ?? ''))).toBe(true);
   });
 });
 
