@@ -210,7 +210,7 @@ const envSchema = z.object({
   /** Networks a webhook endpoint may not point at (CIDRs, comma-separated; `none` for none). */
   WEBHOOK_FORBIDDEN_NETWORKS: z
     .string()
-    .default('127.0.0.0/8,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,169.254.0.0/16,100.64.0.0/10,0.0.0.0/8,::1/128,fc00::/7,fe80::/10')
+    .default('127.0.0.0/8,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,169.254.0.0/16,100.64.0.0/10,0.0.0.0/8,::/128,::1/128,fc00::/7,fe80::/10,64:ff9b:1::/48')
     .transform((v, ctx) => {
       if (v.trim() === 'none') return [];
       const cidrs = v.split(',').map((p) => p.trim()).filter(Boolean);

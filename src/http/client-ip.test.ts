@@ -19,6 +19,10 @@ describe('client addresses (issue 30, item 14)', () => {
     ]) {
       expect(normalizeIp(form), form).toBe('203.0.113.7');
     }
+    // Leading zeros are decimal, as a person (and every proxy's log) reads them, not octal: one bucket with 10.60.0.1.
+    for (const form of ['10.60.0.1', '010.060.000.001', '010.60.0.1', '0010.060.0.01', '171704321', '[::ffff:10.60.0.1]']) {
+      expect(normalizeIp(form), form).toBe('10.60.0.1');
+    }
     // Two hex-written mapped addresses are two addresses, not one shared bucket.
     expect(normalizeIp('::ffff:cb00:7108')).toBe('203.0.113.8');
   });

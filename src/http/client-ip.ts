@@ -20,16 +20,20 @@ export function clientIp<E extends AppEnv>(c: Context<E>): string {
 
 /**
  * One spelling per address, so that a limit keyed on it is one bucket whatever form the header
- * carried: the WHATWG URL host parser reads IPv4 in every form it accepts (`203.000.113.007`, the
- * integer `3405803783`, with a `:port`) and writes IPv6 canonically (`[2001:0DB8::0001]:443` →
+ * carried: the WHATWG URL host parser reads IPv4 in every form it accepts (the integer
+ * `3405803783`, hex parts, with a `:port`; decimal parts with leading zeros, `203.000.113.007`, as decimal) and writes IPv6 canonically (`[2001:0DB8::0001]:443` →
  * `2001:db8::1`); an IPv4-mapped IPv6 address, dotted or hex (`::ffff:cb00:7107`), is its IPv4
  * address; a zone id is dropped. Anything else comes back trimmed and lower-cased (not an IP).
  */
 export function normalizeIp(ip: string): string {
-  const v = ip.trim().replace(/%[^\]]*/, '').toLowerCase();
+  let v = ip.trim().replace(/%[^\]]*/, '').toLowerCase();
   // Only what an address (with brackets, a port, a hex or an integer part) is spelled with: no
   // user, path or name reaches the URL parser.
   if (!/^[0-9a-fx.:[\]]+$/.test(v)) return v;
+  // Decimal parts with leading zeros are read as decimal (`010.060.000.001` is 10.60.0.1, as
+  // people and proxies write it), not as the URL parser's octal: one bucket per address (issue 43).
+  const v4 = /^([\d.]+)(:\d+)?$/.exec(v);
+  if (v4) v = v4[1]!.replace(/(^|\.)0+(?=\d)/g, '$1') + (v4[2] ?? '');
   const host = v.startsWith('[') || v.split(':').length <= 2 ? v : `[${v}]`;
   let parsed: string;
   try {

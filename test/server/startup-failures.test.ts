@@ -153,7 +153,7 @@ describe('start-up failures', () => {
     mkdirSync(folder, { recursive: true });
     // pid 1 is always alive: another process holds the folder.
     writeFileSync(join(folder, LOCK_FILE), '1\n');
-    expect(() => lockEmbeddedDatabase(folder)).toThrow(EmbeddedDatabaseBusy);
+    expect(() => lockEmbeddedDatabase(folder, { waitMs: 0 })).toThrow(EmbeddedDatabaseBusy);
     const busy = databaseFailure(new EmbeddedDatabaseBusy(folder, 1), { databaseUrl: undefined, dataDir: dir });
     expect(busy.message).toBe(
       `the embedded database in ${folder} is open in another Felis process (pid 1): stop that process first, or give this one its own DATA_DIR (a second service on one embedded database would corrupt it)`,
@@ -169,6 +169,21 @@ describe('start-up failures', () => {
     expect(existsSync(join(folder, LOCK_FILE))).toBe(true);
     release();
     expect(existsSync(join(folder, LOCK_FILE))).toBe(false);
+  });
+
+  it('a holder SIGKILLed a moment ago (dying, or a zombie its parent has not reaped) does not keep the next start out', async () => {
+    const folder = join(dir, 'killed');
+    mkdirSync(folder, { recursive: true });
+    const lock = join(folder, LOCK_FILE);
+    // A real process holds the folder as the service does: its pid in the lock file, then it runs on.
+    const holder = spawn(process.execPath, ['-e', `require('node:fs').writeFileSync(${JSON.stringify(lock)}, process.pid + '\\n'); console.log('held'); setInterval(() => {}, 1000);`]);
+    await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
+    holder.kill('SIGKILL');
+    // At once, in the same tick: the child is not reaped yet (this process is its parent).
+    const release = lockEmbeddedDatabase(folder);
+    expect(existsSync(lock)).toBe(true);
+    release();
+    await new Promise((resolve) => (holder.exitCode !== null || holder.signalCode !== null ? resolve(undefined) : holder.once('exit', resolve)));
   });
 
   it('refuses the embedded database inside a Kubernetes pod, and prints known failures on one line', () => {

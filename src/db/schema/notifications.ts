@@ -18,6 +18,10 @@ export const webhookEndpoints = pgTable('webhook_endpoints', {
   createdBy: text('created_by').notNull(),
   createdAt: at('created_at').notNull(),
   updatedAt: at('updated_at').notNull(),
+  /** Failed attempts in a row (any delivery); a success sets it back to 0. */
+  consecutiveFailures: integer('consecutive_failures').notNull().default(0),
+  /** The circuit breaker: while in the future, no delivery but a test is attempted. */
+  pausedUntil: at('paused_until'),
 });
 
 /**

@@ -29,7 +29,7 @@ export interface ProofStanding {
   verifiedEmail: boolean;
   /** A guarded change would be refused until the session gives a proof. */
   needed: boolean;
-  /** When the current proof stops counting; absent without one, or with nothing to guard. */
+  /** When the current proof stops counting; absent without one. */
   until?: Date;
 }
 
@@ -55,15 +55,16 @@ export async function proofStanding(deps: Pick<Deps, 'database' | 'clock'>, toke
     .limit(1);
   if (!row) return undefined;
   const standing = { role: row.role, hasPasskey: row.hasPasskey, verifiedEmail: row.emailVerified && row.email !== null };
-  // Nothing to guard yet: the session is the account's only way in.
-  if (!standing.hasPasskey && !standing.verifiedEmail) return { ...standing, needed: false };
-  const proofs = [row.provedAt, PROVING_SIGN_INS.has(row.method) ? row.signedInAt : null].filter((d): d is Date => d !== null);
+  // With no factor to ask for, a fresh sign-in through whichever door the account has is the
+  // proof (issue 43): never "not needed", or a session left open for hours could change anything.
+  const noFactor = !standing.hasPasskey && !standing.verifiedEmail;
+  const proofs = [row.provedAt, noFactor || PROVING_SIGN_INS.has(row.method) ? row.signedInAt : null].filter((d): d is Date => d !== null);
   const until = Math.max(...proofs.map((d) => d.getTime())) + REAUTH_WINDOW_MS;
   if (proofs.length > 0 && until > deps.clock.now().getTime()) return { ...standing, needed: false, until: new Date(until) };
   return { ...standing, needed: true };
 }
 
-/** 403 reauth_required unless the session gave a proof in the last five minutes (or has nothing to guard). */
+/** 403 reauth_required unless the session gave a proof in the last five minutes (a fresh sign-in, for an account with no factor). */
 export async function requireReauth(deps: Pick<Deps, 'database' | 'clock'>, session: SessionContext): Promise<void> {
   const standing = await proofStanding(deps, session.tokenHash);
   if (!standing || standing.needed) {

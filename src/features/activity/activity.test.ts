@@ -103,6 +103,23 @@ describe('activity: GET /audit for staff, a server\'s activity for its owner', (
     }
   });
 
+  it('refuses a time outside what the database holds (year 0, past 9999) with 400 bad_request on /audit and a server\'s activity, never a 500', async () => {
+    const instants = ['0000-01-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '9999-12-31T23:00:00-05:00'];
+    for (const at of instants) {
+      for (const key of ['since', 'until']) {
+        for (const [who, path] of [[asStaff, '/api/v1/audit'], [asOwner, `/api/v1/servers/${server}/activity`]] as const) {
+          const res = await who(`${path}?${key}=${encodeURIComponent(at)}`);
+          expect(res.status, `${path} ${key}=${at}`).toBe(400);
+          expect((await errorOf(res)).code).toBe('bad_request');
+        }
+      }
+    }
+    // The first and last instants the database holds are still a window.
+    const all = await page(await asStaff(`/api/v1/audit?server=${server}&since=0001-01-01T00:00:00Z&until=9999-12-31T23:59:59Z`));
+    expect(all.total).toBe(3);
+    expect((await page(await asOwner(`/api/v1/servers/${server}/activity?until=0001-01-01T00:00:00Z`))).total).toBe(0);
+  });
+
   it('keeps GET /audit from a player: 403 forbidden', async () => {
     const res = await apps.external.request('/api/v1/audit', { headers: (await signIn(deps, { userId: owner.id, host: 'console.felis.test' })).headers });
     expect(res.status).toBe(403);

@@ -1,7 +1,13 @@
 import { z } from '@hono/zod-openapi';
 import { PageQuery } from '../../http/paging.js';
 
-const Instant = z.iso.datetime({ offset: true }).openapi({ example: '2026-06-01T12:00:00Z' });
+/** The instants a timestamp column holds: years 1 to 9999 in UTC (year 0 and beyond are refused by the database). */
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00Z');
+const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+const Instant = z.iso
+  .datetime({ offset: true })
+  .refine((v) => Date.parse(v) >= FIRST_INSTANT && Date.parse(v) <= LAST_INSTANT, { message: 'must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z' })
+  .openapi({ example: '2026-06-01T12:00:00Z' });
 
 /** The staff's filters of `GET /audit`: exact actor (a user id, `system`, …), server, action; a time window. */
 export const AuditQuery = z

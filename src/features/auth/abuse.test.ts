@@ -108,6 +108,20 @@ describe('abuse: hashing, door buckets, visitor addresses, attempt locks', () =>
     }
   });
 
+  it('keeps one bucket for one address however the header spells it (leading zeros, integer, IPv4-mapped)', async () => {
+    const deps = ipDeps();
+    const app = createTestApps(deps).external;
+    const forms = ['10.61.0.1', '171769857', '[::ffff:10.61.0.1]', '10.61.0.1:443'];
+    for (let i = 0; i < 20; i++) {
+      const res = await app.request('/api/v1/auth/options', jsonRequest('POST', { email: `z-${i}@example.com` }, { ...PANEL, 'x-real-ip': forms[i % forms.length]! }));
+      expect(res.status).toBe(200);
+    }
+    for (const form of ['010.061.000.001', '10.061.0.01']) {
+      const res = await app.request('/api/v1/auth/login', jsonRequest('POST', { username: 'someone', password: 'x' }, { ...PANEL, 'x-real-ip': form }));
+      expect(res.status, form).toBe(429);
+    }
+  });
+
   it('falls back to the TCP peer for an unparseable visitor header, so such visitors do not share one bucket', async () => {
     const deps = ipDeps();
     const app = createTestApps(deps).external;

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, lt, lte, or } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { Leadership, type BackgroundTask } from '../../coordination/index.js';
 import { webhookDeliveries, webhookEndpoints } from '../../db/schema/notifications.js';
 import type { Deps } from '../../deps.js';
@@ -9,52 +9,100 @@ import { sendOnce, type Attempt } from './send.js';
 /** Waits after each failed attempt, in seconds: about 17 hours in all, then the delivery gives up. */
 export const RETRY_DELAYS_S = [10, 30, 60, 300, 900, 1800, 3600, 7200, 14_400, 28_800];
 export const MAX_ATTEMPTS = RETRY_DELAYS_S.length + 1;
-/** Deliveries sent in one round, and at once. */
+/** Deliveries sent in one round; endpoints served at once; one endpoint's deliveries in one round at most. */
 const ROUND_BATCH = 50;
 const PARALLEL = 8;
+const PER_ENDPOINT = 10;
+/** Failed attempts in a row that open an endpoint's circuit: then it is paused, 1 min doubling up to 1 h. */
+export const CIRCUIT_THRESHOLD = 5;
+const PAUSE_FIRST_MS = 60_000;
+const PAUSE_MAX_MS = 3600_000;
 /** Finished deliveries are kept this long for the deliveries list, then deleted (the outbox stays bounded). */
 export const KEEP_FINISHED_MS = 14 * 24 * 3600_000;
 
 type OutboxDeps = Pick<Deps, 'database' | 'clock' | 'log' | 'config' | 'metrics'>;
 
 /**
- * Sends every delivery that is due, at most ROUND_BATCH: a 2xx marks it delivered; anything else
- * schedules the next attempt after its back-off, and the last failure gives up (`failed`). A
- * replica that dies mid-round leaves its rows pending: the next leader sends them again, with the
- * same delivery id (at least once). Resolves how many were attempted.
+ * Sends what is due, fairly between endpoints (issue 43): each endpoint is a lane, sent in order
+ * one at a time, lanes side by side, at most PER_ENDPOINT rows of one endpoint in a round, so an
+ * endpoint with a backlog or one that never answers holds no other. A lane stops at its first
+ * failure (the rest wait for the next round), and an endpoint that failed CIRCUIT_THRESHOLD times
+ * in a row is paused (its circuit open) until `paused_until`; then one round's first success
+ * closes it. A 2xx marks a delivery delivered; anything else schedules its next attempt after its
+ * back-off, and the last failure gives up (`failed`). A replica that dies mid-round leaves its rows
+ * pending: the next leader sends them again, with the same delivery id (at least once). Resolves
+ * how many were attempted.
  */
 export async function deliverDue(deps: OutboxDeps): Promise<number> {
   const { db } = deps.database;
   const now = deps.clock.now();
-  const due = await db
-    .select({ delivery: webhookDeliveries, endpoint: webhookEndpoints })
+  // A disabled endpoint's deliveries wait until it is enabled again, a paused one's until its
+  // pause ends; a test is sent regardless (it is how staff check an endpoint).
+  const isTest = eq(webhookDeliveries.eventType, 'webhook.test');
+  const ranked = db
+    .select({
+      id: webhookDeliveries.id,
+      due: webhookDeliveries.nextAttemptAt,
+      rank: sql<number>`row_number() over (partition by ${webhookDeliveries.endpointId} order by ${webhookDeliveries.nextAttemptAt}, ${webhookDeliveries.id})`.as('rank'),
+    })
     .from(webhookDeliveries)
     .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
-    // A disabled endpoint's deliveries wait until it is enabled again; a test is sent regardless.
     .where(
       and(
         eq(webhookDeliveries.status, 'pending'),
         lte(webhookDeliveries.nextAttemptAt, now),
-        or(eq(webhookEndpoints.enabled, true), eq(webhookDeliveries.eventType, 'webhook.test')),
+        or(and(eq(webhookEndpoints.enabled, true), or(isNull(webhookEndpoints.pausedUntil), lte(webhookEndpoints.pausedUntil, now))), isTest),
       ),
     )
-    .orderBy(asc(webhookDeliveries.nextAttemptAt))
-    .limit(ROUND_BATCH);
+    .as('ranked');
+  const picked = db.select({ id: ranked.id }).from(ranked).where(lte(ranked.rank, PER_ENDPOINT)).orderBy(asc(ranked.due)).limit(ROUND_BATCH);
+  const due = await db
+    .select({ delivery: webhookDeliveries, endpoint: webhookEndpoints })
+    .from(webhookDeliveries)
+    .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
+    .where(inArray(webhookDeliveries.id, picked))
+    .orderBy(asc(webhookDeliveries.nextAttemptAt), asc(webhookDeliveries.id));
+  const lanes = new Map<string, typeof due>();
+  for (const row of due) lanes.set(row.endpoint.id, [...(lanes.get(row.endpoint.id) ?? []), row]);
   const forbidden = forbiddenNetworks(deps.config.webhookForbiddenNetworks);
-  const queue = [...due];
+  const queue = [...lanes.values()];
+  let attempted = 0;
   const worker = async () => {
-    for (let next = queue.shift(); next; next = queue.shift()) {
-      const { delivery, endpoint } = next;
-      const attempt = await sendOnce(
-        { id: delivery.id, url: endpoint.url, secret: endpoint.secret, format: endpoint.format, eventType: delivery.eventType, payload: delivery.payload },
-        now,
-        forbidden,
-      );
-      await record(deps, delivery.id, delivery.attempts + 1, attempt);
+    for (let lane = queue.shift(); lane; lane = queue.shift()) {
+      for (const { delivery, endpoint } of lane) {
+        attempted++;
+        const attempt = await sendOnce(
+          { id: delivery.id, url: endpoint.url, secret: endpoint.secret, format: endpoint.format, eventType: delivery.eventType, payload: delivery.payload },
+          now,
+          forbidden,
+        );
+        await record(deps, delivery.id, delivery.attempts + 1, attempt);
+        await recordStanding(deps, endpoint.id, attempt.ok);
+        if (!attempt.ok) break;
+      }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(PARALLEL, due.length) }, worker));
-  return due.length;
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, queue.length) }, worker));
+  return attempted;
+}
+
+/** An endpoint's failures in a row, and its pause once they reach CIRCUIT_THRESHOLD. */
+async function recordStanding(deps: OutboxDeps, endpointId: string, ok: boolean): Promise<void> {
+  const { db } = deps.database;
+  if (ok) {
+    await db.update(webhookEndpoints).set({ consecutiveFailures: 0, pausedUntil: null }).where(eq(webhookEndpoints.id, endpointId));
+    return;
+  }
+  const [row] = await db
+    .update(webhookEndpoints)
+    .set({ consecutiveFailures: sql`${webhookEndpoints.consecutiveFailures} + 1` })
+    .where(eq(webhookEndpoints.id, endpointId))
+    .returning({ failures: webhookEndpoints.consecutiveFailures });
+  if (!row || row.failures < CIRCUIT_THRESHOLD) return;
+  const pause = Math.min(PAUSE_FIRST_MS * 2 ** Math.min(row.failures - CIRCUIT_THRESHOLD, 16), PAUSE_MAX_MS);
+  const until = new Date(deps.clock.now().getTime() + pause);
+  await db.update(webhookEndpoints).set({ pausedUntil: until }).where(eq(webhookEndpoints.id, endpointId));
+  if (row.failures === CIRCUIT_THRESHOLD) deps.log.warn({ endpoint_id: endpointId, failures: row.failures, paused_until: until.toISOString() }, 'webhook endpoint paused after failures in a row');
 }
 
 async function record(deps: OutboxDeps, id: string, attempts: number, attempt: Attempt): Promise<void> {

@@ -39,6 +39,10 @@ export const WebhookSchema = z
     enabled: z.boolean(),
     created_at: z.string().openapi({ format: 'date-time' }),
     updated_at: z.string().openapi({ format: 'date-time' }),
+    paused_until: z
+      .string()
+      .nullable()
+      .openapi({ format: 'date-time', description: 'After failures in a row, deliveries wait until then (a test is still sent); null while it answers' }),
   })
   .openapi('Webhook');
 export type WebhookView = z.infer<typeof WebhookSchema>;

@@ -28,6 +28,7 @@ function toView(row: EndpointRow): WebhookView {
     enabled: row.enabled,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
+    paused_until: row.pausedUntil ? row.pausedUntil.toISOString() : null,
   };
 }
 

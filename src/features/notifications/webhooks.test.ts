@@ -12,7 +12,7 @@ import { webhookDeliveries } from '../../db/schema/notifications.js';
 import { serverCacheOf } from '../servers/index.js';
 import { serverEventsTask } from '../fleet/index.js';
 import { raiseEvent } from './index.js';
-import { deliverDue, MAX_ATTEMPTS, RETRY_DELAYS_S } from './outbox.js';
+import { CIRCUIT_THRESHOLD, deliverDue, MAX_ATTEMPTS, RETRY_DELAYS_S } from './outbox.js';
 
 interface Received {
   headers: IncomingMessage['headers'];
@@ -26,7 +26,7 @@ class Receiver {
   #server: Server | undefined;
   port = 0;
 
-  async start(port = 0): Promise<void> {
+  async start(port = 0, host = '127.0.0.1'): Promise<void> {
     this.#server = createServer((req: IncomingMessage, res: ServerResponse) => {
       let body = '';
       req.setEncoding('utf8');
@@ -39,7 +39,7 @@ class Receiver {
         res.writeHead(status).end();
       });
     });
-    await new Promise<void>((resolve) => this.#server!.listen(port, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => this.#server!.listen(port, host, resolve));
     this.port = (this.#server.address() as AddressInfo).port;
   }
 
@@ -122,6 +122,19 @@ describe('webhooks: endpoints staff configure', () => {
       'http://169.254.169.254/latest/meta-data',
       'http://[::1]/x',
       'http://[::ffff:192.168.1.1]/x',
+      // The unspecified address reaches this host's loopback, in each spelling of it.
+      'http://[::]:8081/x',
+      'http://[0::]/x',
+      'http://[::0.0.0.0]/x',
+      'http://[::ffff:7f00:1]/x',
+      // Forbidden IPv4 addresses inside IPv6 ones: NAT64 (well-known and local-use), 6to4, Teredo's client, IPv4-compatible.
+      'http://[64:ff9b::127.0.0.1]/x',
+      'http://[64:ff9b::a00:1]/x',
+      'http://[64:ff9b:1::a00:1]/x',
+      'http://[2002:7f00:1::]/x',
+      'http://[2002:c0a8:101::1]/x',
+      'http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/x',
+      'http://[::10.0.0.1]/x',
     ]) {
       const res = await asStaff(BASE, jsonRequest('POST', { name: 'x', url }));
       expect(res.status, url).toBe(400);
@@ -233,7 +246,9 @@ describe('webhooks: delivery through the outbox to a real receiver', () => {
     await receiver.stop();
     await raiseEvent(deps.database.db, event(1));
     await raiseEvent(deps.database.db, event(2));
-    expect(await deliverDue(deps)).toBe(2);
+    // A round tries a failing endpoint once: the other delivery waits for the next round.
+    expect(await deliverDue(deps)).toBe(1);
+    expect(await deliverDue(deps)).toBe(1);
     const rows = await deps.database.db.select().from(webhookDeliveries);
     expect(rows.map((r) => [r.status, r.attempts])).toEqual([
       ['pending', 1],
@@ -309,6 +324,67 @@ describe('webhooks: delivery through the outbox to a real receiver', () => {
   });
 });
 
+describe('webhooks: an endpoint that keeps failing holds no other endpoint', () => {
+  const database = useTestDatabase();
+  const healthy = new Receiver();
+  const dead = new Receiver();
+  afterAll(async () => {
+    await healthy.stop();
+    await dead.stop();
+  });
+
+  it('delivers to a healthy endpoint in the first round while a dead one has 60 older deliveries due, tries the dead one once a round, and pauses it after failures in a row until it answers again', async () => {
+    await healthy.start();
+    await dead.start();
+    const deadPort = dead.port;
+    // Nothing listens there any more: every attempt fails without an answer.
+    await dead.stop();
+    const deps = createTestDeps(database(), { env: LOCAL });
+    const { external } = createTestApps(deps);
+    const staff = await createUser(deps, { role: 'owner' });
+    const { headers } = await signIn(deps, { userId: staff.id });
+    const create = async (body: Record<string, unknown>) => {
+      const res = await external.request(BASE, jsonRequest('POST', body, headers));
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { id: string }).id;
+    };
+    const deadId = await create({ name: 'dead', url: `http://127.0.0.1:${deadPort}/hook`, events: ['backup.failed'] });
+    await create({ name: 'healthy', url: healthy.url, events: ['backup.corrupt'] });
+    for (let n = 0; n < 60; n++) await raiseEvent(deps.database.db, { type: 'backup.failed', at: deps.clock.now(), summary: `f${n}`, subject: { kind: 'backup', id: `f${n}` } });
+    deps.clock.advance(1);
+    await raiseEvent(deps.database.db, { type: 'backup.corrupt', at: deps.clock.now(), summary: 'c', subject: { kind: 'backup', id: 'c' } });
+
+    const deadAttempts = async () => {
+      const rows = await deps.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, deadId));
+      return rows.reduce((sum, r) => sum + r.attempts, 0);
+    };
+    await deliverDue(deps);
+    expect(healthy.received).toHaveLength(1);
+    expect(await deadAttempts()).toBe(1);
+
+    // Each round tries the failing endpoint once, until CIRCUIT_THRESHOLD failures in a row open its circuit.
+    for (let round = 2; round <= CIRCUIT_THRESHOLD; round++) await deliverDue(deps);
+    expect(await deadAttempts()).toBe(CIRCUIT_THRESHOLD);
+    expect(await deliverDue(deps)).toBe(0);
+    expect(await deadAttempts()).toBe(CIRCUIT_THRESHOLD);
+    const listed = (await (await external.request(BASE, { headers })).json()) as { webhooks: Array<{ id: string; paused_until: string | null }> };
+    const paused = listed.webhooks.find((w) => w.id === deadId)!;
+    expect(Date.parse(paused.paused_until!)).toBeGreaterThan(deps.clock.now().getTime());
+
+    // The receiver comes back: once the pause is over, a round's first success closes the circuit and every event arrives once.
+    await dead.start(deadPort);
+    for (let round = 0; round < 30 && (await deps.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.status, 'pending'))).length > 0; round++) {
+      deps.clock.advance(3600_000);
+      await deliverDue(deps);
+    }
+    expect(new Set(dead.received.map((r) => r.headers['x-felis-delivery'])).size).toBe(60);
+    // Hours later: a new staff session reads the list.
+    const again = await signIn(deps, { userId: staff.id });
+    const after = (await (await external.request(BASE, { headers: again.headers })).json()) as { webhooks: Array<{ id: string; paused_until: string | null }> };
+    expect(after.webhooks.find((w) => w.id === deadId)!.paused_until).toBeNull();
+  });
+});
+
 describe('webhooks: a name that resolves into a forbidden network is never called', () => {
   const database = useTestDatabase();
   const receiver = new Receiver();
@@ -329,6 +405,31 @@ describe('webhooks: a name that resolves into a forbidden network is never calle
     const [row] = await deps.database.db.select().from(webhookDeliveries);
     expect(row!.status).toBe('failed');
     expect(row!.lastError).toMatch(/forbidden/);
+  });
+});
+
+describe('webhooks: an endpoint stored with a loopback address in another spelling is never called', () => {
+  const database = useTestDatabase();
+  const receiver = new Receiver();
+  afterAll(() => receiver.stop());
+
+  it('gives up at once on [::], [::ffff:7f00:1] and NAT64 forms, and the receiver on ::1 hears nothing', async () => {
+    await receiver.start(0, '::1');
+    // Stored while the setting allowed every address (or before the check knew these spellings).
+    const lax = createTestDeps(database(), { env: LOCAL });
+    const staff = await createUser(lax, { role: 'owner' });
+    const { headers } = await signIn(lax, { userId: staff.id });
+    for (const host of ['[::]', '[0::]', '[::0.0.0.0]', '[64:ff9b::7f00:1]']) {
+      const res = await createTestApps(lax).external.request(BASE, jsonRequest('POST', { name: host, url: `http://${host}:${receiver.port}/hook` }, headers));
+      expect(res.status, host).toBe(201);
+    }
+    const deps = createTestDeps(database());
+    await raiseEvent(deps.database.db, { type: 'backup.corrupt', at: deps.clock.now(), summary: 's', subject: { kind: 'backup', id: 'b' } });
+    expect(await deliverDue(deps)).toBe(4);
+    expect(receiver.received).toEqual([]);
+    const rows = await deps.database.db.select().from(webhookDeliveries);
+    expect(rows.map((r) => r.status)).toEqual(['failed', 'failed', 'failed', 'failed']);
+    expect(rows.every((r) => /forbidden/.test(r.lastError ?? ''))).toBe(true);
   });
 });
 

@@ -7,6 +7,7 @@ import { panelAuthenticator, passkeyFixture, visitor, type PasskeyFixture } from
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import type { SoftAuthenticator } from '../../../test/helpers/soft-authenticator.js';
 import { passkeyCeremonies, passkeyCredentials } from '../../db/schema/passkeys.js';
+import { recordProof } from '../accounts/index.js';
 import { CEREMONY_TTL_MS } from './ceremonies.js';
 
 /** An account with one passkey, ready to sign in by e-mail. */
@@ -80,6 +81,8 @@ describe('passkey ceremonies', () => {
     const authenticator = panelAuthenticator();
     const begin = (await (await f.request('/api/v1/account/passkey/register/begin', { method: 'POST', headers: s.headers })).json()) as never;
     f.deps.clock.advance(CEREMONY_TTL_MS);
+    // The session proves itself again (registering is guarded), so only the ceremony's age is left to refuse.
+    await recordProof(f.deps.database.db, s.tokenHash, 'passkey', f.deps.clock.now());
     const late = await f.post('/api/v1/account/passkey/register/finish', { attestation: authenticator.register(begin) }, s.headers);
     expect((await errorOf(late)).code).toBe('passkey_challenge_invalid');
   });

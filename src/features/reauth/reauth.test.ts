@@ -27,11 +27,14 @@ describe('reauth', () => {
     app(deps).request(path, body === undefined ? { method: 'POST', headers: s.headers } : jsonRequest('POST', body, s.headers));
 
   describe('status', () => {
-    it('needs nothing while the account has no way in to guard', async () => {
+    it('asks an account with no factor for a fresh sign-in: any door counts for 5 minutes, then it is needed again', async () => {
       const deps = withMail();
       const user = await createUser(deps, { email: address() });
       const s = await signIn(deps, { userId: user.id, method: 'bind' });
-      expect(await status(deps, s)).toEqual({ needed: false, factors: [] });
+      const until = new Date(deps.clock.now().getTime() + REAUTH_WINDOW_MS).toISOString();
+      expect(await status(deps, s)).toEqual({ needed: false, until, factors: ['sign_in'] });
+      deps.clock.advance(REAUTH_WINDOW_MS);
+      expect(await status(deps, s)).toEqual({ needed: true, factors: ['sign_in'] });
     });
 
     it('counts passkey, e-mail code, operator login and setup token sign-ins for 5 minutes; bind code and password never', async () => {
@@ -143,6 +146,34 @@ describe('reauth', () => {
       expect((await newEmail()).status).toBe(202);
       deps.clock.advance(REAUTH_WINDOW_MS);
       expect((await errorOf(await newEmail())).code).toBe('reauth_required');
+    });
+  });
+
+  describe('an account with no passkey and no verified e-mail', () => {
+    it('refuses a player\'s password and e-mail change on a 30-minute-old bind-code or password session, and takes them after a fresh sign-in', async () => {
+      const deps = withMail();
+      const user = await createUser(deps, { email: address(), passwordHash: await hashPassword('correct horse battery') });
+      for (const method of ['bind', 'password'] as SignInMethod[]) {
+        const old = await signIn(deps, { userId: user.id, method });
+        deps.clock.advance(30 * 60_000);
+        const newEmail = await post(deps, '/api/v1/account/email/start', old, { email: address() });
+        expect([newEmail.status, (await errorOf(newEmail)).code], method).toEqual([403, 'reauth_required']);
+        const change = await post(deps, '/api/v1/auth/change-password', old, { current_password: 'correct horse battery', new_password: 'correct horse battery' });
+        expect([change.status, (await errorOf(change)).code], method).toEqual([403, 'reauth_required']);
+      }
+      const fresh = await signIn(deps, { userId: user.id, method: 'bind' });
+      expect((await post(deps, '/api/v1/account/email/start', fresh, { email: address() })).status).toBe(202);
+    });
+
+    it('refuses staff a guarded change (linking a game profile) on a 20-minute-old password session', async () => {
+      const deps = withMail();
+      const staff = await createUser(deps, { role: 'owner', email: address() });
+      const old = await signIn(deps, { userId: staff.id, method: 'password' });
+      // Staff sessions end after 30 idle minutes: 20 is old enough and still signed in.
+      deps.clock.advance(20 * 60_000);
+      expect(await status(deps, old)).toEqual({ needed: true, factors: ['sign_in'] });
+      const link = await post(deps, '/api/v1/account/link/profile', old, { source: 'mojang', profile_uuid: randomUUID() });
+      expect([link.status, (await errorOf(link)).code]).toEqual([403, 'reauth_required']);
     });
   });
 

@@ -16,7 +16,7 @@ export type ReauthFactor = 'passkey' | 'email' | 'sign_in';
 export interface ReauthStatus {
   /** A guarded change would be refused until the session gives a proof. */
   needed: boolean;
-  /** When the current proof stops counting; absent without one, or with nothing to guard. */
+  /** When the current proof stops counting; absent without one. */
   until?: string;
   factors: ReauthFactor[];
 }
@@ -28,6 +28,8 @@ export async function reauthStatus(deps: Pick<Deps, 'config' | 'clock' | 'databa
   const factors: ReauthFactor[] = [];
   if (standing.hasPasskey && relyingPartyOf(deps.config)) factors.push('passkey');
   if (standing.verifiedEmail && deps.mail) factors.push(isStaffRole(standing.role) ? 'sign_in' : 'email');
+  // No factor at all: signing in again is the proof.
+  if (!standing.hasPasskey && !standing.verifiedEmail) factors.push('sign_in');
   return { needed: standing.needed, ...(standing.until ? { until: standing.until.toISOString() } : {}), factors };
 }
 

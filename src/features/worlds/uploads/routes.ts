@@ -45,7 +45,7 @@ const begin = defineRoute(APP, {
 const list = defineRoute(APP, {
   method: 'get',
   path: `${base}/uploads`,
-  summary: 'Your own upload sessions on this server that still hold room, oldest first (to resume or cancel one)',
+  summary: 'Your own upload sessions on this server that still hold room (every account\'s, for staff), oldest first (to resume or cancel one)',
   request: { params: ServerNameParam },
   responses: { 200: json(UploadSessionListSchema, 'your live sessions'), ...gateErrors },
 });
@@ -83,7 +83,7 @@ const part = defineRoute(
 const drop = defineRoute(APP, {
   method: 'delete',
   path: `${base}/uploads/{id}`,
-  summary: 'Cancel an upload session and free its room',
+  summary: 'Cancel an upload session and free its room (your own; any account\'s, for staff)',
   request: { params: UploadIdParams },
   responses: { 204: { description: 'cancelled' }, ...gateErrors, 409: errorAnswer('upload_busy') },
 });

@@ -5,7 +5,7 @@ import { worldUploadSessions } from '../../../db/schema/world-files.js';
 import type { Deps } from '../../../deps.js';
 import { DomainError } from '../../../lib/errors.js';
 import { isUuid } from '../../../lib/uuid.js';
-import { requireStoppedWorld, requireWorld, type Caller, type JobDeps } from '../jobs/index.js';
+import { isStaff, requireStoppedWorld, requireWorld, type Caller, type JobDeps } from '../jobs/index.js';
 import { worldSetting } from '../settings/index.js';
 import { localFolders, recoverWorldFolder, uploadWorldFile, worldPath } from '../volumes/index.js';
 import { FileOpFailure, listFileOps, startFileOp, type FileOpView } from './ops.js';
@@ -45,10 +45,13 @@ export async function beginWorldUpload(deps: JobDeps, input: { serverName: strin
   return sessionView(deps.database.db, row);
 }
 
-/** The caller's own live sessions on this server (to resume or cancel one whose id was lost), oldest first. */
+/** Whose sessions a caller may list and cancel: their own; every account's, for staff (issue 43). */
+const sessionsOf = (caller: Caller): string | undefined => (isStaff(caller) ? undefined : caller.userId);
+
+/** The caller's own live sessions on this server (to resume or cancel one whose id was lost), every account's for staff, oldest first. */
 export async function listWorldUploads(deps: JobDeps, serverName: string, caller: Caller): Promise<Array<UploadSessionView & { created_at: string; expires_at: string }>> {
   await requireWorld(deps, serverName, caller);
-  const [rows, partMax] = await Promise.all([listSessions(deps, caller.userId, serverName), worldSetting(deps.database.db, 'partMaxBytes')]);
+  const [rows, partMax] = await Promise.all([listSessions(deps, sessionsOf(caller), serverName), worldSetting(deps.database.db, 'partMaxBytes')]);
   return rows.map((row) => ({
     id: row.id,
     path: row.path,
@@ -73,9 +76,10 @@ export async function appendUploadPart(deps: JobDeps, { serverName, caller, id, 
   return sessionView(deps.database.db, await appendPart(deps, row, offset, body));
 }
 
+/** Cancels a session: the caller's own, or any account's for staff (a player's abandoned upload holding room). */
 export async function cancelUpload(deps: JobDeps, { serverName, caller, id }: SessionTarget): Promise<void> {
   await requireWorld(deps, serverName, caller);
-  await dropUpload(deps, await findSession(deps, caller.userId, serverName, id));
+  await dropUpload(deps, await findSession(deps, sessionsOf(caller), serverName, id));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { BackupStoreFullError } from '../../../adapters/backup-store/types.js';
-import { and, asc, count, eq, gt, isNull, lt, lte, notExists, or, sql, sum } from 'drizzle-orm';
+import { and, asc, count, eq, gt, isNull, lt, not, notExists, or, sql, sum } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { worldUploadSessions, type UploadPart } from '../../../db/schema/world-files.js';
 import { worldJobs } from '../../../db/schema/worlds.js';
@@ -65,27 +65,38 @@ export async function idleCutoff(deps: UploadDeps): Promise<Date> {
 }
 
 /**
- * A session still alive: touched within `upload_session_idle_seconds`, and, while it has received
- * nothing, within the much shorter `upload_empty_session_idle_seconds` unless a part is arriving
- * (its claim holds it). Only live sessions reserve room and count against the account's bounds;
- * the sweep drops the rest.
+ * How long a session may sit idle, tied to its progress (issue 43: one byte sent to an 8 GiB
+ * session held its room 6 h): `upload_empty_session_idle_seconds` with nothing received, growing
+ * with the share received to `upload_session_idle_seconds` for a nearly whole file.
+ */
+async function idleWindows(deps: UploadDeps): Promise<{ empty: number; full: number }> {
+  const [full, empty] = await Promise.all([worldSetting(deps.database.db, 'sessionIdleSeconds'), worldSetting(deps.database.db, 'emptySessionIdleSeconds')]);
+  return { empty: Math.min(full, empty), full };
+}
+
+export const idleSecondsOf = (windows: { empty: number; full: number }, row: Pick<SessionRow, 'received' | 'size'>): number =>
+  windows.empty + ((windows.full - windows.empty) * row.received) / Math.max(row.size, 1);
+
+/** The row was touched within its own idle window (idleSecondsOf, in SQL). */
+async function touchedWithinWindow(deps: UploadDeps) {
+  const { empty, full } = await idleWindows(deps);
+  const nowSeconds = deps.clock.now().getTime() / 1000;
+  return sql`${worldUploadSessions.touchedAt} > to_timestamp(${nowSeconds}::float8 - (${empty}::float8 + ${full - empty}::float8 * ${worldUploadSessions.received}::float8 / greatest(${worldUploadSessions.size}, 1)))`;
+}
+
+/**
+ * A session still alive: touched within its idle window (idleSecondsOf), or a part is arriving
+ * (its claim holds it) and it was touched within `upload_session_idle_seconds`. Only live
+ * sessions reserve room and count against the account's bounds; the sweep drops the rest.
  */
 export async function liveSession(deps: UploadDeps) {
   const now = deps.clock.now();
-  const emptyCutoff = new Date(now.getTime() - (await worldSetting(deps.database.db, 'emptySessionIdleSeconds')) * 1000);
-  return and(
-    gt(worldUploadSessions.touchedAt, await idleCutoff(deps)),
-    or(gt(worldUploadSessions.received, 0), gt(worldUploadSessions.touchedAt, emptyCutoff), gt(worldUploadSessions.busyUntil, now)),
-  )!;
+  return or(await touchedWithinWindow(deps), and(gt(worldUploadSessions.busyUntil, now), gt(worldUploadSessions.touchedAt, await idleCutoff(deps))))!;
 }
 
-/** A session past its idle time (the long one, or the short one while it has received nothing): the sweep's to drop. */
+/** A session past its idle window: the sweep's to drop (never while a part or a commit holds it: the sweep asks freeOf too). */
 export async function lapsedSession(deps: UploadDeps) {
-  const emptyCutoff = new Date(deps.clock.now().getTime() - (await worldSetting(deps.database.db, 'emptySessionIdleSeconds')) * 1000);
-  return or(
-    lte(worldUploadSessions.touchedAt, await idleCutoff(deps)),
-    and(eq(worldUploadSessions.received, 0), lte(worldUploadSessions.touchedAt, emptyCutoff)),
-  )!;
+  return not(await touchedWithinWindow(deps));
 }
 
 /** Neither a part nor a commit holds the session (a commit's job that ended, however, lets go). */
@@ -104,8 +115,11 @@ export function freeOf(db: Queryable, now: Date) {
   );
 }
 
-/** The caller's live session on this server; anyone else's, or one swept or idle too long, is 404 upload_not_found. */
-export async function findSession(deps: UploadDeps, userId: string, serverName: string, id: string): Promise<SessionRow> {
+/**
+ * An account's live session on this server (any account's, for staff: `userId` undefined); anyone
+ * else's, or one swept or idle too long, is 404 upload_not_found.
+ */
+export async function findSession(deps: UploadDeps, userId: string | undefined, serverName: string, id: string): Promise<SessionRow> {
   if (!isUuid(id)) throw notFound();
   const [row] = await deps.database.db
     .select()
@@ -113,7 +127,7 @@ export async function findSession(deps: UploadDeps, userId: string, serverName: 
     .where(
       and(
         eq(worldUploadSessions.id, id),
-        eq(worldUploadSessions.userId, userId),
+        ...(userId === undefined ? [] : [eq(worldUploadSessions.userId, userId)]),
         eq(worldUploadSessions.serverName, serverName),
         await liveSession(deps),
       ),
@@ -174,21 +188,19 @@ const tooLargeFor = (bytes: number) => new DomainError('too_large', `An upload m
 const reservedUp = (bytes: number) =>
   new DomainError('too_many_uploads', `Your uploads in progress would reserve more than ${bytes} bytes together; finish or cancel one first.`);
 
-/** The caller's live sessions on this server, oldest first, each with when it lapses if nothing more arrives. */
-export async function listSessions(deps: UploadDeps, userId: string, serverName: string): Promise<Array<SessionRow & { expiresAt: Date }>> {
+/** An account's live sessions on this server (every account's, for staff: `userId` undefined), oldest first, each with when it lapses if nothing more arrives. */
+export async function listSessions(deps: UploadDeps, userId: string | undefined, serverName: string): Promise<Array<SessionRow & { expiresAt: Date }>> {
   const { db } = deps.database;
-  const [rows, idleSeconds, emptySeconds] = await Promise.all([
+  const [rows, windows] = await Promise.all([
     db
       .select()
       .from(worldUploadSessions)
-      .where(and(eq(worldUploadSessions.userId, userId), eq(worldUploadSessions.serverName, serverName), await liveSession(deps)))
+      .where(and(...(userId === undefined ? [] : [eq(worldUploadSessions.userId, userId)]), eq(worldUploadSessions.serverName, serverName), await liveSession(deps)))
       .orderBy(asc(worldUploadSessions.createdAt), asc(worldUploadSessions.id)),
-    worldSetting(db, 'sessionIdleSeconds'),
-    worldSetting(db, 'emptySessionIdleSeconds'),
+    idleWindows(deps),
   ]);
   return rows.map((row) => {
-    const idleMs = (row.received > 0 ? idleSeconds : Math.min(idleSeconds, emptySeconds)) * 1000;
-    const lapses = Math.max(row.touchedAt.getTime() + idleMs, row.busyUntil?.getTime() ?? 0);
+    const lapses = Math.max(row.touchedAt.getTime() + Math.floor(idleSecondsOf(windows, row) * 1000), row.busyUntil?.getTime() ?? 0);
     return { ...row, expiresAt: new Date(lapses) };
   });
 }

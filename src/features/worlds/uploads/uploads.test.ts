@@ -150,7 +150,6 @@ describe('world upload sessions', () => {
     for (const res of [
       await external.request(`${uploads}/${id}`, { headers: admin.headers }),
       await put(id, 0, Buffer.from('abcd'), {}, admin.headers),
-      await external.request(`${uploads}/${id}`, { method: 'DELETE', headers: admin.headers }),
       await commit(id, false, admin.headers),
     ]) {
       expect(res.status).toBe(404);
@@ -162,6 +161,41 @@ describe('world upload sessions', () => {
     expect((await external.request(`/api/v1/servers/${other}/files/uploads/${id}`, { headers: owner.headers })).status).toBe(404);
     expect((await external.request(`${uploads}/${id}`, { headers: stranger.headers })).status).toBe(403);
     expect((await external.request(`${uploads}/not-a-uuid`, { headers: admin.headers })).status).toBe(404);
+  });
+
+  it('lets staff list every account\'s sessions on a server and cancel a player\'s, freeing its room (issue 43)', async () => {
+    const { deps, external, owner, begin, uploads } = await setUp();
+    const { id } = (await (await begin('theirs.bin', 4)).json()) as Session;
+    const admin = await worldMember(deps, 'admin');
+    const listed = (await (await external.request(uploads, { headers: admin.headers })).json()) as { uploads: Session[] };
+    expect(listed.uploads.map((u) => u.id)).toEqual([id]);
+    // A stranger still sees nothing of it, and its owner's list is only theirs.
+    const stranger = await worldMember(deps);
+    expect((await external.request(uploads, { headers: stranger.headers })).status).toBe(403);
+    const cancelled = await external.request(`${uploads}/${id}`, { method: 'DELETE', headers: admin.headers });
+    expect(cancelled.status).toBe(204);
+    expect((await errorOf(await external.request(`${uploads}/${id}`, { headers: owner.headers }))).code).toBe('upload_not_found');
+    expect(await (await external.request(uploads, { headers: admin.headers })).json()).toEqual({ uploads: [] });
+  });
+
+  it('ties a session\'s idle time to its progress: one byte of a large file holds its room about as long as an empty session (issue 43)', async () => {
+    const { deps, external, owner, uploads, begin, put } = await setUp();
+    try {
+      const began = deps.clock.now();
+      const big = (await (await begin('big.bin', 64 * 1024 * 1024)).json()) as Session;
+      expect((await put(big.id, 0, Buffer.from('x'))).status).toBe(200);
+      const { uploads: mine } = (await (await external.request(uploads, { headers: owner.headers })).json()) as { uploads: Array<Session & { expires_at: string }> };
+      // 120 s, plus the share received of the 6 h that a nearly whole file gets.
+      const lapses = Date.parse(mine[0]!.expires_at) - began.getTime();
+      expect(lapses).toBeGreaterThanOrEqual(120_000);
+      expect(lapses).toBeLessThan(121_000);
+      deps.clock.advance(121_000);
+      expect((await errorOf(await external.request(`${uploads}/${big.id}`, { headers: owner.headers }))).code).toBe('upload_not_found');
+      expect(await sweepAbandonedUploads(deps)).toBeGreaterThanOrEqual(1);
+      expect(await deps.database.db.select().from(worldUploadSessions).where(eq(worldUploadSessions.id, big.id))).toEqual([]);
+    } finally {
+      await deps.database.db.delete(worldUploadSessions);
+    }
   });
 
   async function setUpOwnerOf(deps: Awaited<ReturnType<typeof setUp>>['deps'], name: string) {
@@ -199,9 +233,11 @@ describe('world upload sessions', () => {
       expect((await put(c.id, 0, Buffer.from('c'))).status).toBe(200);
       mkdirSync(join(root, 'uploads', 'worlds', '00000000-0000-4000-8000-000000000000'), { recursive: true });
       writeFileSync(join(root, 'uploads', 'worlds', '00000000-0000-4000-8000-000000000000', '000000000000000'), 'stray');
-      deps.clock.advance(6 * 60 * 60 * 1000 - 1000);
-      expect((await put(c.id, 1, Buffer.from('c'))).status).toBe(200);
-      deps.clock.advance(2000);
+      // A session's idle time grows with its progress: c (1 of 8 bytes) lapses after 120 + 21480 / 8 s,
+      // b (4 of 8) after 120 + 21480 / 2 s. c gets the rest of its bytes in time; b does not.
+      deps.clock.advance(2_804_000);
+      expect((await put(c.id, 1, Buffer.from('ccccccc'))).status).toBe(200);
+      deps.clock.advance(10_860_000 - 2_804_000 + 1000);
       expect(await sweepAbandonedUploads(deps)).toBeGreaterThanOrEqual(1);
       expect(readdirSync(join(root, 'uploads', 'worlds')).filter((id) => readdirSync(join(root, 'uploads', 'worlds', id)).length > 0)).toEqual([c.id]);
       const swept = await external.request(`${uploads}/${b.id}`, { headers: owner.headers });
@@ -268,7 +304,8 @@ describe('world upload sessions', () => {
         [small.id, 'small.bin', 4],
       ]);
       expect(mine[0]!.expires_at).toBe(new Date(began.getTime() + 120_000).toISOString());
-      expect(mine[1]!.expires_at).toBe(new Date(began.getTime() + 1000 + 6 * 60 * 60 * 1000).toISOString());
+      // Half of it received: 120 s plus half of the rest of the 6 h.
+      expect(mine[1]!.expires_at).toBe(new Date(began.getTime() + 1000 + (120 + (6 * 60 * 60 - 120) / 2) * 1000).toISOString());
       const theirs = await external.request(`/api/v1/servers/${victim.name}/files/uploads`, { headers: victim.owner.headers });
       expect(await theirs.json()).toEqual({ uploads: [] });
 
