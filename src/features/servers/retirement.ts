@@ -22,6 +22,11 @@ async function retirementOf(db: Queryable, serverName: string): Promise<Retireme
   return row;
 }
 
+/** Whether the server's retirement is pending. */
+export async function isRetiring(db: Queryable, serverName: string): Promise<boolean> {
+  return (await retirementOf(db, serverName)) !== undefined;
+}
+
 /** The names of the servers being retired. */
 export async function retiringServers(db: Queryable): Promise<Set<string>> {
   const rows = await db.select({ serverName: serverRetirements.serverName }).from(serverRetirements);
@@ -30,7 +35,7 @@ export async function retiringServers(db: Queryable): Promise<Set<string>> {
 
 /** A retiring server is never started again (409 server_retiring, the original's code). */
 export async function refuseRetiring(db: Queryable, serverName: string): Promise<void> {
-  if (await retirementOf(db, serverName)) throw new DomainError('server_retiring', `${serverName} is being retired.`);
+  if (await isRetiring(db, serverName)) throw new DomainError('server_retiring', `${serverName} is being retired.`);
 }
 
 /** Asks for a retirement (again: `delete` is updated, the first request's time stays). */
