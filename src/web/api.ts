@@ -43,11 +43,10 @@ export async function callApi<T = Record<string, unknown>>(
   if (body !== undefined) headers.set('content-type', 'application/json');
   const url = new URL(path, c.req.url);
   const request = new Request(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  // The visitor's socket for the client address, never its response: the API's answer is read here.
-  const env: RuntimeBindings = {
-    incoming: c.env?.incoming,
-    ...(c.env?.requestIP ? { requestIP: () => c.env.requestIP!(c.req.raw) } : {}),
-  };
+  // Only the visitor's address: not its parsed request (the API reads headers from Node's parse
+  // when it has one, and this request is another), nor its response (the answer is read here).
+  const peer = c.env?.incoming?.socket?.remoteAddress ?? c.env?.requestIP?.(c.req.raw)?.address;
+  const env: RuntimeBindings = peer ? { requestIP: () => ({ address: peer }) } : {};
   const res = await fetchApi(request, env);
   const text = await res.text();
   let parsed: unknown = undefined;

@@ -54,14 +54,22 @@ const CONSOLE_JS = API + String.raw`
 (() => {
   const out = document.getElementById('console-out');
   if (!out) return;
-  const source = new EventSource(out.dataset.stream);
   const add = (line) => {
     const atEnd = out.scrollTop + out.clientHeight >= out.scrollHeight - 4;
     out.append(line + '\n');
     if (atEnd) out.scrollTop = out.scrollHeight;
   };
-  source.onmessage = (e) => add(e.data);
-  source.addEventListener('revoked', () => source.close());
+  // The stream answers only while the server runs: it opens once the shown phase says so.
+  const phase = document.getElementById('server-phase');
+  let source = null;
+  const follow = () => {
+    if (source || phase?.textContent !== 'Running') return;
+    source = new EventSource(out.dataset.stream);
+    source.onmessage = (e) => add(e.data);
+    source.addEventListener('revoked', () => source.close());
+  };
+  follow();
+  if (phase) new MutationObserver(follow).observe(phase, { childList: true, characterData: true, subtree: true });
   const form = document.getElementById('command-form');
   form?.addEventListener('submit', async (e) => {
     e.preventDefault();

@@ -66,7 +66,11 @@ export function Page(props: { frame: PageFrame; children?: Child }) {
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
+        {/* Under the answers' no-referrer a browser sends `Origin: null` with a form or fetch POST,
+            which the cross-site guard must refuse; same-origin keeps the real origin on this site. */}
+        <meta name="referrer" content="same-origin" />
         <title>{`${frame.title} · Felis`}</title>
+        <link rel="icon" href="data:," />
         <link rel="stylesheet" href={frame.assets.url('pico.css')} />
         <link rel="stylesheet" href={frame.assets.url('panel.css')} />
         {(frame.styles ?? []).map((s) => <link rel="stylesheet" href={frame.assets.url(s)} />)}
@@ -131,7 +135,7 @@ export function RecordTable(props: { rows: Array<Record<string, unknown>>; colum
   const columns = props.columns ?? [...new Set(props.rows.flatMap((r) => Object.keys(r).filter((k) => isScalar(r[k]))))].slice(0, 8);
   if (props.rows.length === 0) return <p>Nothing here yet.</p>;
   return (
-    <div class="overflow-auto">
+    <div class="overflow-auto" tabindex={0} role="region" aria-label={props.caption}>
       <table class="striped">
         <caption class="sr-only" style="text-align:left">{props.caption}</caption>
         <thead>

@@ -124,7 +124,7 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
     const content = await tabContent(c, web, name, tab);
     return web.render(
       c,
-      { title: show(s.displayName ?? name), viewer, notice: noticeOf(c), scripts: content.scripts, styles: content.styles },
+      { title: show(s.displayName ?? name), viewer, notice: noticeOf(c), scripts: ['live.js', ...(content.scripts ?? [])], styles: content.styles },
       <>
         <p data-live-server={name}>
           {'Phase: '}<span class="phase" data-phase={s.phase} id="server-phase">{s.phase}</span>
@@ -132,10 +132,10 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
           {` · desired ${show(s.desiredState)}`}
         </p>
         <div class="actions" role="group" aria-label="Power">
-          <ActionButton action={`${base}/power`} name="action" value="wake" label="Wake" />
-          <ActionButton action={`${base}/power`} name="action" value="stop" label="Stop" secondary />
-          <ActionButton action={`${base}/power`} name="action" value="restart" label="Restart" secondary />
-          <ActionButton action={`${base}/power`} name="action" value="emergency-stop" label="Emergency stop" secondary />
+          <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="wake" label="Wake" />
+          <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="stop" label="Stop" secondary />
+          <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="restart" label="Restart" secondary />
+          <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="emergency-stop" label="Emergency stop" secondary />
         </div>
         <nav class="tabs" aria-label="Server sections">
           <ul>
@@ -153,7 +153,7 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
     const name = c.req.param('name');
     if (!SERVER_NAME.test(name)) return c.notFound();
     const form = await web.form(c);
-    const base = `/servers/${name}`;
+    const base = (TABS as readonly string[]).includes(form.tab ?? '') && form.tab !== 'overview' ? `/servers/${name}?tab=${form.tab}` : `/servers/${name}`;
     const paths: Record<string, { path: string; body?: unknown; done: string }> = {
       wake: { path: 'wake', done: 'Waking up.' },
       stop: { path: 'stop', done: 'Stopping.' },
