@@ -200,6 +200,14 @@ export type Config = ReturnType<typeof toConfig>;
 export const LOCAL_HOSTS = { ROOT_DOMAIN: 'localhost', PANEL_HOST: 'panel.localhost', CONSOLE_HOST: 'console.localhost' } as const;
 
 /**
+ * Where a browser reaches the pages of a host: the `.localhost` hosts of the quick start over plain
+ * HTTP on the external port, any other host over HTTPS behind the edge.
+ */
+export function pageUrl(host: string, port: number): string {
+  return host.endsWith('.localhost') || host === 'localhost' ? `http://${host}:${port}/` : `https://${host}/`;
+}
+
+/**
  * On the simulated cluster (the embedded quick start), a host variable that is absent takes its
  * `LOCAL_HOSTS` name; one set empty means "none". Passkeys then default to the relying party
  * `panel.localhost` and the panel over plain HTTP on the external port (browsers count

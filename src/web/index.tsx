@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import type { Child } from 'hono/jsx';
-import type { Config } from '../config.js';
+import { pageUrl, type Config } from '../config.js';
 import type { AppEnv } from '../http/env.js';
 import { callApi, type ApiAnswer, type ApiFetch } from './api.js';
 import { Assets } from './assets.js';
@@ -62,8 +62,7 @@ function pagePolicy(nonce: string): string {
 export function createWeb(options: { config: Config; fetchApi: ApiFetch }): Hono<AppEnv> {
   const { config, fetchApi } = options;
   const assets = new Assets();
-  const port = config.externalPort;
-  const consoleUrl = config.consoleHost ? (config.cluster === 'simulated' && config.consoleHost.endsWith('.localhost') ? `http://${config.consoleHost}:${port}/` : `https://${config.consoleHost}/`) : undefined;
+  const consoleUrl = config.consoleHost ? pageUrl(config.consoleHost, config.externalPort) : undefined;
   const onConsole = (c: Context<AppEnv>) => config.consoleHost !== undefined && hostOf(c) === config.consoleHost.toLowerCase();
 
   const web: Web = {
