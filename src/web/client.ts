@@ -93,15 +93,23 @@ const LIVE_JS = API + String.raw`
 (() => {
   const rows = document.querySelectorAll('[data-live-server]');
   if (rows.length === 0) return;
+  const show = (row, s) => {
+    const phase = row.querySelector('.phase');
+    if (phase && s.phase && phase.textContent !== s.phase) { phase.textContent = s.phase; phase.dataset.phase = s.phase; }
+    const players = row.querySelector('.players');
+    if (players) players.textContent = s.playersOnline + ' / ' + s.playersMax;
+  };
+  // One read a round: a server's own status on its page, the whole list on the list pages.
   const refresh = async () => {
-    for (const row of rows) {
-      const answer = await felisApi('GET', '/servers/' + encodeURIComponent(row.dataset.liveServer) + '/status');
-      if (!answer.ok) continue;
-      const phase = row.querySelector('.phase');
-      if (phase && phase.textContent !== answer.body.phase) { phase.textContent = answer.body.phase; phase.dataset.phase = answer.body.phase; }
-      const players = row.querySelector('.players');
-      if (players) players.textContent = answer.body.playersOnline + ' / ' + answer.body.playersMax;
+    if (rows.length === 1 && !rows[0].closest('tbody')) {
+      const answer = await felisApi('GET', '/servers/' + encodeURIComponent(rows[0].dataset.liveServer) + '/status');
+      if (answer.ok) show(rows[0], answer.body);
+      return;
     }
+    const answer = await felisApi('GET', '/me/servers');
+    if (!answer.ok) return;
+    const byName = new Map(answer.body.servers.map((s) => [s.name, s]));
+    for (const row of rows) if (byName.has(row.dataset.liveServer)) show(row, byName.get(row.dataset.liveServer));
   };
   setInterval(refresh, 2000);
 })();
