@@ -7,6 +7,7 @@ import { DomainError } from '../../lib/errors.js';
 import { writeAudit } from '../audit/index.js';
 import { assertOwnerOrStaff } from './access.js';
 import { requireServer } from './lookup.js';
+import type { RetiringView } from './schema.js';
 
 /**
  * Retirement of a server, asked for by its owner or staff: the server is stopped, then released or
@@ -20,6 +21,23 @@ type RetirementDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock'>;
 async function retirementOf(db: Queryable, serverName: string): Promise<Retirement | undefined> {
   const [row] = await db.select().from(serverRetirements).where(eq(serverRetirements.serverName, serverName));
   return row;
+}
+
+/** A retirement as the API shows it. */
+export function retiringView(row: Retirement): RetiringView {
+  return { requested_at: row.requestedAt.toISOString(), delete: row.delete };
+}
+
+/** The pending retirement of a server, as the API shows it, if any. */
+export async function retiringOf(db: Queryable, serverName: string): Promise<RetiringView | undefined> {
+  const row = await retirementOf(db, serverName);
+  return row && retiringView(row);
+}
+
+/** Every pending retirement by server, as the API shows it (status lists show it on each row). */
+export async function retiringByServer(db: Queryable): Promise<Map<string, RetiringView>> {
+  const rows = await db.select().from(serverRetirements);
+  return new Map(rows.map((r) => [r.serverName, retiringView(r)]));
 }
 
 /** Whether the server's retirement is pending. */
