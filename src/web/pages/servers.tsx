@@ -131,6 +131,7 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
           {' · players '}<span class="players">{`${s.playersOnline} / ${s.playersMax}`}</span>
           {` · desired ${show(s.desiredState)}`}
         </p>
+        {s.retiring ? <p class="notice error" role="status">{`Retiring since ${show((s.retiring as { requested_at: string }).requested_at)}: it stops, then ${(s.retiring as { delete: boolean }).delete ? 'is deleted' : 'is released'}.`}</p> : null}
         <div class="actions" role="group" aria-label="Power">
           <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="wake" label="Wake" />
           <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="stop" label="Stop" secondary />
