@@ -21,6 +21,9 @@ pre.console { height: 18rem; overflow-y: auto; font-size: 0.8rem; white-space: p
 nav.tabs ul { flex-wrap: wrap; }
 :focus-visible { outline: 3px solid #0b57d0 !important; outline-offset: 2px; }
 table { font-size: 0.9rem; }
+form.sign-out, form.sign-out button { margin: 0; }
+form.sign-out button { padding: 0.25rem 0.75rem; }
+.sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 `;
 
 const API = String.raw`

@@ -45,7 +45,7 @@ function pagePolicy(nonce: string): string {
   return [
     "default-src 'none'",
     `script-src 'nonce-${nonce}'`,
-    "style-src 'self' 'unsafe-inline'",
+    "style-src 'self'",
     "img-src 'self' data:",
     "connect-src 'self'",
     "form-action 'self'",

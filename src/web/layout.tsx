@@ -45,8 +45,8 @@ function Nav(props: { frame: PageFrame }) {
           {!onConsole && consoleUrl && viewer.role !== 'user' ? <li><a href={consoleUrl}>Operator console</a></li> : null}
           <li><a href="/account">Account ({viewer.username})</a></li>
           <li>
-            <form method="post" action="/sign-out" style="margin:0">
-              <button type="submit" class="secondary outline" style="margin:0;padding:0.25rem 0.75rem">Sign out</button>
+            <form method="post" action="/sign-out" class="sign-out">
+              <button type="submit" class="secondary outline">Sign out</button>
             </form>
           </li>
         </ul>
@@ -137,7 +137,7 @@ export function RecordTable(props: { rows: Array<Record<string, unknown>>; colum
   return (
     <div class="overflow-auto" tabindex={0} role="region" aria-label={props.caption}>
       <table class="striped">
-        <caption class="sr-only" style="text-align:left">{props.caption}</caption>
+        <caption class="sr-only">{props.caption}</caption>
         <thead>
           <tr>{columns.map((c) => <th scope="col">{c}</th>)}</tr>
         </thead>
