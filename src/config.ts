@@ -333,9 +333,17 @@ export type Config = ReturnType<typeof toConfig>;
 export const LOCAL_HOSTS = { ROOT_DOMAIN: 'localhost', PANEL_HOST: 'panel.localhost', CONSOLE_HOST: 'console.localhost' } as const;
 
 /**
+ * Where a browser reaches the pages of a host: the `.localhost` hosts of the quick start over plain
+ * HTTP on the external port, any other host over HTTPS behind the edge.
+ */
+export function pageUrl(host: string, port: number): string {
+  return host.endsWith('.localhost') || host === 'localhost' ? `http://${host}:${port}/` : `https://${host}/`;
+}
+
+/**
  * On the simulated cluster (the embedded quick start), a host variable that is absent takes its
  * `LOCAL_HOSTS` name; one set empty means "none". Passkeys then default to the relying party
- * `localhost` and the two hosts over plain HTTP on the external port (browsers count
+ * `panel.localhost` and the panel over plain HTTP on the external port (browsers count
  * `http://*.localhost` as a secure context). A cluster's hosts are always set by hand.
  */
 function withLocalHosts(env: z.infer<typeof envSchema>, raw: Record<string, string | undefined>): z.infer<typeof envSchema> {
@@ -345,8 +353,13 @@ function withLocalHosts(env: z.infer<typeof envSchema>, raw: Record<string, stri
     if (raw[name] === undefined) hosts[name] = LOCAL_HOSTS[name];
   }
   const defaulted = (name: keyof typeof LOCAL_HOSTS) => hosts[name] === LOCAL_HOSTS[name];
-  if (raw.WEBAUTHN_ORIGINS === undefined && defaulted('PANEL_HOST') && defaulted('CONSOLE_HOST')) {
-    hosts.WEBAUTHN_ORIGINS = [LOCAL_HOSTS.PANEL_HOST, LOCAL_HOSTS.CONSOLE_HOST].map((h) => `http://${h}:${env.EXTERNAL_PORT}`);
+  if (raw.WEBAUTHN_ORIGINS === undefined && raw.WEBAUTHN_RP_ID === undefined && defaulted('PANEL_HOST') && defaulted('CONSOLE_HOST')) {
+    // Chromium refuses the relying party `localhost` from `http://panel.localhost`: an RP ID must
+    // be the origin's host or a registrable domain above it, and `localhost` is not registrable.
+    // The panel's own host is both, so passkeys work on the panel; the console host, which no
+    // RP ID can share with the panel here, signs in by e-mail code (a real ROOT_DOMAIN covers both).
+    hosts.WEBAUTHN_RP_ID = LOCAL_HOSTS.PANEL_HOST;
+    hosts.WEBAUTHN_ORIGINS = [`http://${LOCAL_HOSTS.PANEL_HOST}:${env.EXTERNAL_PORT}`];
   }
   return hosts;
 }

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, pageUrl, type Config } from './config.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { startService } from './service.js';
 import { refuseEmbeddedInKubernetes, startupFailureLine } from './startup-failure.js';
@@ -20,6 +20,14 @@ async function main(): Promise<void> {
   const service = await startService(config, log);
   // For a person at a terminal: the commands to paste while the owner is still in setup (a
   // collected log has them in the JSON line's `next`).
+  const pages = {
+    panel: config.panelHost ? pageUrl(config.panelHost, service.external.port) : undefined,
+    console: config.consoleHost ? pageUrl(config.consoleHost, service.external.port) : undefined,
+  };
+  log.info(pages, 'the pages');
+  if (process.stderr.isTTY && (pages.panel || pages.console)) {
+    process.stderr.write(`felis: the panel is at ${pages.panel ?? '(no PANEL_HOST)'}, the operator console at ${pages.console ?? '(no CONSOLE_HOST)'}\n`);
+  }
   if (service.setupHint && process.stderr.isTTY) process.stderr.write(`${service.setupHint}\n`);
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {

@@ -20,6 +20,7 @@ import { webhookRoutes } from '../features/notifications/index.js';
 import { usageRoutes } from '../features/fleet/index.js';
 import { nodeRoutes } from '../features/nodes/index.js';
 import { createApp, type FaceApp } from './create-app.js';
+import { mountPages } from './web.js';
 
 /** Routers of the external face; each feature adds its own line. */
 export function mountExternalRoutes(app: FaceApp): void {
@@ -53,5 +54,6 @@ export function mountExternalRoutes(app: FaceApp): void {
 export function createExternalApp(deps: Deps): FaceApp {
   const app = createApp('external', deps);
   mountExternalRoutes(app);
+  mountPages(app);
   return app;
 }

@@ -23,6 +23,12 @@ describe('the answer headers merged into each writeHead (AnswerResponse)', () =>
     expect(Object.keys(tls).filter((name) => name.toLowerCase() === 'strict-transport-security')).toHaveLength(1);
   });
 
+  it("keeps a page's own Content-Security-Policy in place of the API's", () => {
+    const page = withAnswerHeaders({ 'Content-Security-Policy': "default-src 'none'; script-src 'nonce-abc'" }, 'id-4', false);
+    expect(page['Content-Security-Policy']).toBe("default-src 'none'; script-src 'nonce-abc'");
+    expect(Object.keys(page).filter((name) => name.toLowerCase() === 'content-security-policy')).toHaveLength(1);
+  });
+
   it('drops an own header named __proto__ without touching the prototype', () => {
     const merged = withAnswerHeaders(JSON.parse('{"__proto__":{"polluted":"1"},"X-Ok":"1"}') as never, 'id-3', false);
     expect(merged['X-Ok']).toBe('1');

@@ -48,6 +48,8 @@ function ownRequestId(own: OutgoingHttpHeaders | undefined): string | undefined 
 }
 
 /** The answer headers, then the answer's own (never one of ours; HSTS only behind the TLS edge). */
+const PAGE_POLICY = 'content-security-policy';
+
 export function withAnswerHeaders(own: OutgoingHttpHeaders | undefined, requestId: string, tls: boolean): OutgoingHttpHeaders {
   const merged: OutgoingHttpHeaders = answerHeaderObject(requestId);
   let hsts = false;
@@ -55,6 +57,12 @@ export function withAnswerHeaders(own: OutgoingHttpHeaders | undefined, requestI
     for (const name in own) {
       const lower = name.toLowerCase();
       // `__proto__` would replace the merged object's prototype instead of naming a header.
+      // A page of src/web brings its own policy (nonces, its own assets); the API's answers never
+      // set one and keep `default-src 'none'`.
+      if (lower === PAGE_POLICY && typeof own[name] === 'string') {
+        merged['Content-Security-Policy'] = own[name];
+        continue;
+      }
       if (ANSWER_HEADER_NAMES.includes(lower) || lower === '__proto__') continue;
       if (lower === HSTS_NAME) {
         if (!tls) continue;

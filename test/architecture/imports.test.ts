@@ -19,7 +19,7 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return sourceFiles(path);
-    return name.endsWith('.ts') && !name.endsWith('.test.ts') ? [path] : [];
+    return /\.tsx?$/.test(name) && !/\.test\.tsx?$/.test(name) ? [path] : [];
   });
 }
 
@@ -34,7 +34,8 @@ function importsOf(file: string): Import[] {
   const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
   return importedFiles.map(({ fileName }) => {
     if (!fileName.startsWith('.')) return { from: file, to: fileName.startsWith('@') ? fileName.split('/').slice(0, 2).join('/') : fileName.split('/')[0]!, local: false };
-    return { from: file, to: resolve(dirname(file), fileName.replace(/\.js$/, '.ts')), local: true };
+    const to = resolve(dirname(file), fileName.replace(/\.js$/, '.ts'));
+    return { from: file, to: existsSync(to) ? to : `${to}x`, local: true };
   });
 }
 
@@ -54,7 +55,7 @@ function featureOf(file: string): string | undefined {
 /** The layer a file is in: its first folder under src/, or the file itself at the top. */
 function layerOf(file: string): string {
   const [first] = relative(SRC, file).split(sep);
-  return first!.endsWith('.ts') ? first!.slice(0, -3) : first!;
+  return first!.replace(/\.tsx?$/, '');
 }
 
 /** What each layer may import (besides itself and packages). */
@@ -71,7 +72,9 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   'game-listener': ['lib'],
   features: ['lib', 'config', 'version', 'db', 'coordination', 'adapters', 'http', 'deps'],
   deps: ['lib', 'config', 'db', 'coordination', 'adapters', 'http', 'features'],
-  app: ['lib', 'config', 'version', 'http', 'features', 'deps'],
+  app: ['lib', 'config', 'version', 'http', 'features', 'deps', 'web'],
+  // The pages: the public HTTP API only (called in-process), never a feature.
+  web: ['lib', 'config', 'http'],
   'startup-failure': ['lib', 'config', 'db'],
   service: ['lib', 'config', 'db', 'coordination', 'adapters', 'http', 'runtime', 'game-listener', 'features', 'app', 'deps', 'startup-failure'],
   main: ['lib', 'config', 'service', 'startup-failure'],

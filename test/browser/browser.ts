@@ -19,7 +19,7 @@ export interface PasskeyBrowser {
  * Headless Debian Chromium with a CDP virtual authenticator (a CTAP2 platform authenticator that
  * holds resident keys and verifies its user), as in the environment notes.
  */
-export async function launchPasskeyBrowser(): Promise<PasskeyBrowser> {
+export async function launchPasskeyBrowser(options: { bypassCSP?: boolean } = {}): Promise<PasskeyBrowser> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
   const dir = mkdtempSync(join(tmpdir(), 'felis-chromium-'));
   const context = await chromium.launchPersistentContext(dir, {
@@ -27,7 +27,8 @@ export async function launchPasskeyBrowser(): Promise<PasskeyBrowser> {
     headless: true,
     // The pages are the API's JSON answers, whose CSP (default-src 'none') would forbid the
     // script's fetch calls; the script plays the panel, which is served from elsewhere.
-    bypassCSP: true,
+    // (The served pages' tests keep the CSP on: a violation is a console error there.)
+    bypassCSP: options.bypassCSP ?? true,
     args: [
       '--no-sandbox',
       '--disable-gpu',
@@ -36,7 +37,8 @@ export async function launchPasskeyBrowser(): Promise<PasskeyBrowser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
-      '--host-resolver-rules=MAP localhost 127.0.0.1',
+      // The service listens on 127.0.0.1; the default hosts are panel. and console.localhost.
+      '--host-resolver-rules=MAP localhost 127.0.0.1, MAP *.localhost 127.0.0.1',
     ],
   });
   const page = context.pages()[0] ?? (await context.newPage());

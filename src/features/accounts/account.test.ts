@@ -49,6 +49,14 @@ describe('account routes', () => {
       const body = (await (await app(deps).request('/api/v1/me', { headers: s.headers })).json()) as Record<string, unknown>;
       expect(body).toMatchObject({ role: 'admin', is_admin: true, is_owner: true, email, email_verified: true });
     });
+
+    it('offers no staff pages on the panel host: is_admin and is_owner are false there, the role stays', async () => {
+      const deps = createTestDeps(database());
+      const owner = await createUser(deps, { role: 'owner' });
+      const s = await signIn(deps, { userId: owner.id, host: deps.config.panelHost });
+      const body = (await (await app(deps).request('/api/v1/me', { headers: s.headers })).json()) as Record<string, unknown>;
+      expect(body).toMatchObject({ role: 'admin', is_admin: false, is_owner: false });
+    });
   });
 
   describe('own sessions', () => {

@@ -14,7 +14,7 @@ const link = defineRoute(admin, {
   summary: 'Link a game identity to an account by hand (owner only)',
   request: { params: UserIdParam, ...jsonBody(z.strictObject({ mc_uuid: McUuidSchema, auth_source: NamedAuthSource })) },
   responses: {
-    200: json(z.object({ ok: z.literal(true), mc_uuid: z.string(), auth_source: AuthSource }), 'linked'),
+    200: json(z.object({ ok: z.literal(true), mc_uuid: z.string(), auth_source: AuthSource }), 'linked, or linked to this account already (no change)'),
     400: errorAnswer('bad_request: auth_source is not primary, thirdparty, mojang or a configured source tag'),
     403: errorAnswer('forbidden: only an owner links identities'),
     404: errorAnswer('no such user'),

@@ -312,15 +312,18 @@ export async function linkIdentity(
   requireOwner(actor);
   const authSource = await linkSourceKind(deps, link.authSource);
   const now = deps.clock.now();
-  await unlessTaken(
+  return unlessTaken(
     deps.database.db.transaction(async (tx) => {
       await liveUserOr404(tx, id);
+      // Linked to this very account already: the original answers 200 and changes nothing.
+      const [held] = await tx.select({ userId: linkedAccounts.userId, authSource: linkedAccounts.authSource }).from(linkedAccounts).where(eq(linkedAccounts.mcUuid, link.mcUuid));
+      if (held?.userId === id) return held.authSource;
       await tx.insert(linkedAccounts).values({ mcUuid: link.mcUuid, userId: id, authSource, verifiedAt: now });
       await writeAudit(tx, { at: now, actor: actor.userId, action: 'link.add', target: id, detail: { mc_uuid: link.mcUuid, auth_source: authSource }, requestId });
+      return authSource;
     }),
     () => new DomainError('conflict', 'This game identity is linked to an account already.'),
   );
-  return authSource;
 }
 
 /**

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { createTestApps, createTestDeps, errorOf, jsonRequest, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { createUser, linkAccount, signIn } from '../../../test/helpers/sessions.js';
 import { linkedAccounts, users } from '../../db/schema/accounts.js';
+import { auditLog } from '../../db/schema/index.js';
 import type { PasskeyDirectory } from '../../deps.js';
 
 describe('admin: the user list, edits, sign-out, passkeys and links', () => {
@@ -85,7 +86,7 @@ describe('admin: the user list, edits, sign-out, passkeys and links', () => {
     expect(byAdmin.status).toBe(403);
   });
 
-  it('links and unlinks a game identity as an owner only; 409 for an identity linked elsewhere', async () => {
+  it('links and unlinks a game identity as an owner only; the same link again is 200 with no change, one linked elsewhere 409', async () => {
     const deps = createTestDeps(database());
     const o = await owner(deps);
     const user = await createUser(deps);
@@ -94,6 +95,11 @@ describe('admin: the user list, edits, sign-out, passkeys and links', () => {
     const res = await app(deps).request(path, jsonRequest('POST', { mc_uuid: uuid.replaceAll('-', '').toUpperCase(), auth_source: 'primary' }, o.headers));
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ ok: true, mc_uuid: uuid, auth_source: 'primary' });
+    // The same identity to the same account again: 200 with no change (no second audit row).
+    const again = await app(deps).request(path, jsonRequest('POST', { mc_uuid: uuid, auth_source: 'thirdparty' }, o.headers));
+    expect([again.status, await again.json()]).toEqual([200, { ok: true, mc_uuid: uuid, auth_source: 'primary' }]);
+    expect(await deps.database.db.select().from(linkedAccounts).where(eq(linkedAccounts.mcUuid, uuid))).toMatchObject([{ userId: user.id, authSource: 'primary' }]);
+    expect(await deps.database.db.select().from(auditLog).where(and(eq(auditLog.action, 'link.add'), eq(auditLog.target, user.id)))).toHaveLength(1);
     const other = await createUser(deps);
     const clash = await app(deps).request(`/api/v1/users/${other.id}/links`, jsonRequest('POST', { mc_uuid: uuid, auth_source: 'primary' }, o.headers));
     expect(clash.status).toBe(409);

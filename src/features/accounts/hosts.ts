@@ -22,6 +22,14 @@ export function isConsoleHost(config: Config, host: string): boolean {
 }
 
 /**
+ * Whether staff pages answer on this host: the admin tier is served only on the console host
+ * when one is configured (everywhere when none is).
+ */
+export function staffPagesHere(config: Config, host: string): boolean {
+  return config.consoleHost === undefined || isConsoleHost(config, host);
+}
+
+/**
  * Where a sign-in comes from: the host a session is bound to, and the client it records. Read at
  * the edge, so that the services that open sessions take plain values.
  */

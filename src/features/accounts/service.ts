@@ -19,8 +19,13 @@ type AccountDeps = Pick<Deps, 'database' | 'clock'>;
 
 const addressTaken = () => new DomainError('conflict', 'This address belongs to another account.');
 
-/** `/me`: from the account the session check read (`read`), else from a query of its own. */
-export async function accountOf(deps: AccountDeps, session: SessionContext, read: SignedInAccount | undefined) {
+/**
+ * `/me`: from the account the session check read (`read`), else from a query of its own.
+ * `is_admin` and `is_owner` say whether staff pages answer here, as the original computes them
+ * (the role, and a request that came through the admin access): on the panel host they are false,
+ * so a panel never offers staff pages that would answer 403; `role` still names the role.
+ */
+export async function accountOf(deps: AccountDeps, session: SessionContext, read: SignedInAccount | undefined, staffPagesHere: boolean) {
   const user = read ?? (await findUserById(deps.database.db, session.userId));
   if (!user) throw new DomainError('unauthorized');
   return {
@@ -30,8 +35,8 @@ export async function accountOf(deps: AccountDeps, session: SessionContext, read
     email: user.email ?? '',
     email_verified: user.emailVerified,
     role: signInRole(user.role),
-    is_admin: isStaffRole(user.role),
-    is_owner: user.role === 'owner',
+    is_admin: staffPagesHere && isStaffRole(user.role),
+    is_owner: staffPagesHere && user.role === 'owner',
     must_change_password: user.mustChangePassword,
     setup_required: user.inSetup,
   };

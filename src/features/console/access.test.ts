@@ -45,6 +45,9 @@ describe('POST /servers/{name}/command', () => {
     expect(peer.game.received).toEqual(['list', 'say hello']);
     expect(peer.accepted).toBe(1);
     const audit = await deps.database.db.select().from(auditLog).where(and(eq(auditLog.target, name), eq(auditLog.action, 'console.command')));
+    // The one leading slash players type is stripped, as the original panel expects.
+    expect((await call('POST', '/command', cast.owner, { command: ' /say hi' })).status).toBe(200);
+    expect(peer.game.received.at(-1)).toBe('say hi');
     expect(audit.map((a) => a.actor).sort()).toEqual([cast.owner.id, cast.admin.id].sort());
   });
 
@@ -87,7 +90,7 @@ describe('POST /servers/{name}/command', () => {
 
   it('refuses empty, multi-line, control-character and over-long commands with 400 before RCON', async () => {
     const { peer, cast, call } = await withPeer();
-    for (const command of ['', '   ', 'list\nop Steve', 'list\rop Steve', 'say \u0000', 'say \u001b[31m', 'say \u007f', `say ${'x'.repeat(1100)}`]) {
+    for (const command of ['', '   ', '/', ' / ', 'list\nop Steve', 'list\rop Steve', 'say \u0000', 'say \u001b[31m', 'say \u007f', `say ${'x'.repeat(1100)}`]) {
       const res = await call('POST', '/command', cast.owner, { command });
       expect([res.status, res.body.error.code], JSON.stringify(command)).toEqual([400, 'bad_request']);
     }

@@ -18,9 +18,13 @@ export const COMMAND_MAX_BYTES = 1024;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-/** The command as sent: trimmed; undefined when empty, multi-line, or too long. */
+/**
+ * The command as sent: trimmed, without the one leading slash players type ("/say hi"; RCON takes
+ * commands without it, and the original panel sends them as typed); refused when empty,
+ * multi-line, or too long.
+ */
 export function normaliseCommand(raw: string): { command: string } | { problem: string } {
-  const command = raw.trim();
+  const command = raw.trim().replace(/^\//, '').trim();
   if (command === '') return { problem: 'command is empty' };
   if (CONTROL.test(command)) return { problem: 'command holds a control character (one line only)' };
   if (Buffer.byteLength(command, 'utf8') > COMMAND_MAX_BYTES) return { problem: `command is longer than ${COMMAND_MAX_BYTES} bytes` };

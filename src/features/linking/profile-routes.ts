@@ -15,8 +15,11 @@ const lookupErrors = {
 const sources = defineRoute({ tier: 'app' }, {
   method: 'get',
   path: '/api/v1/account/link/sources',
-  summary: 'The session sources a login asks, primary first, and whether a profile can be looked up at each',
-  responses: { 200: json(z.object({ sources: z.array(z.object({ tag: z.string(), lookup_available: z.boolean() })) }), 'the sources') },
+  summary: 'The session sources a login asks, primary first, and whether a profile can be looked up at each (staff)',
+  responses: {
+    200: json(z.object({ sources: z.array(z.object({ tag: z.string(), lookup_available: z.boolean() })) }), 'the sources'),
+    403: errorAnswer('forbidden: staff only'),
+  },
 });
 
 const lookup = defineRoute({ tier: 'app' }, {
@@ -55,7 +58,7 @@ const link = defineRoute({ tier: 'app' }, {
 /** The panel's profile look-up and link through the configured sources. External face. */
 export function profileLinkRoutes() {
   return createRouter()
-    .openapi(sources, async (c) => c.json({ sources: await linkSources(c.var.deps) }, 200))
+    .openapi(sources, async (c) => c.json({ sources: await linkSources(c.var.deps, c.var.session) }, 200))
     .openapi(lookup, async (c) => {
       const { source, profile, name } = c.req.valid('query');
       const input = profile ?? name;

@@ -84,16 +84,16 @@ describe('the panel’s profile look-up and link through the configured sources'
       { method: 'POST', path: '/api/v1/account/link/profile', access: { tier: 'app' } },
     ]);
     const player = (await signIn(deps, { userId: (await createUser(deps)).id })).headers;
-    for (const res of [await lookup(player, 'littleskin', 'LemonMiaow'), await link(player, { source: 'littleskin', profile_uuid: NATIVE })]) {
+    for (const res of [await app().request('/api/v1/account/link/sources', { headers: player }), await lookup(player, 'littleskin', 'LemonMiaow'), await link(player, { source: 'littleskin', profile_uuid: NATIVE })]) {
       expect(res.status).toBe(403);
       expect((await errorOf(res)).code).toBe('forbidden');
     }
     expect(calls).toEqual([]);
   });
 
-  it('lists the sources a login asks, primary first, with whether each can look up a profile, and no URL', async () => {
-    const player = (await signIn(deps, { userId: (await createUser(deps)).id })).headers;
-    const res = await app().request('/api/v1/account/link/sources', { headers: player });
+  it('lists the sources a login asks to staff, primary first, with whether each can look up a profile, and no URL', async () => {
+    const { headers } = await staff();
+    const res = await app().request('/api/v1/account/link/sources', { headers });
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(JSON.parse(text)).toEqual({

@@ -30,8 +30,12 @@ async function sourcesInForce(deps: ProfileDeps): Promise<ActiveSource[]> {
   return activeSources(deps.config.sessionSources, await readAuthSources(deps.database.db, deps.config.sessionSources));
 }
 
-/** Every source a login asks, and whether a profile can be looked up there (no URL is shown). */
-export async function linkSources(deps: ProfileDeps): Promise<Array<{ tag: string; lookup_available: boolean }>> {
+/**
+ * Every source a login asks, and whether a profile can be looked up there (no URL is shown). For
+ * staff, as the original's route table says: it serves the staff's look-up and link.
+ */
+export async function linkSources(deps: ProfileDeps, session: SessionContext): Promise<Array<{ tag: string; lookup_available: boolean }>> {
+  requireStaff(session);
   return (await sourcesInForce(deps)).map((s) => ({ tag: s.name, lookup_available: s.primary || profileApiBase(s) !== undefined }));
 }
 

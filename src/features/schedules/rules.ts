@@ -44,8 +44,8 @@ export function scheduleSettings(input: ScheduleInput): ScheduleSettings {
   if (!ACTIONS.includes(action)) throw bad('action must be one of command, restart, stop, start, backup');
   let command = '';
   if (action === 'command') {
-    // The console's checks, after the one leading slash players type ("/say hi").
-    const checked = normaliseCommand((input.command ?? '').trim().replace(/^\//, ''));
+    // The console's checks, with the one leading slash players type ("/say hi").
+    const checked = normaliseCommand(input.command ?? '');
     if ('problem' in checked) throw new DomainError('bad_request', checked.problem);
     command = checked.command;
   } else if ((input.command ?? '').trim() !== '') {

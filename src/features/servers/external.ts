@@ -14,6 +14,7 @@ import {
   PatchServerBody,
   ServerInfoSchema,
   ServerNameParam,
+  ServerStatusSchema,
 } from './schema.js';
 import { allowlistRoutes } from './allowlist-routes.js';
 import { powerRoutes } from './power-routes.js';
@@ -67,7 +68,7 @@ const status = defineRoute({ tier: 'app' }, {
   path: '/api/v1/servers/{name}/status',
   summary: 'A server’s status (owner, staff, or an unclaimed server)',
   request: { params: ServerNameParam },
-  responses: { 200: json(ServerInfoSchema, 'the server'), 403: errorAnswer('claimed by someone else'), 404: errorAnswer('no such server') },
+  responses: { 200: json(ServerStatusSchema, 'the server'), 403: errorAnswer('claimed by someone else'), 404: errorAnswer('no such server') },
 });
 
 const mine = defineRoute({ tier: 'app', setupAllowed: true }, {

@@ -3,7 +3,8 @@ import { displayIdentities } from '../accounts/index.js';
 import type { CachedServer } from './cache.js';
 import { ownersOf, serversOwnedBy } from './claims.js';
 import { syncedCache } from './lookup.js';
-import type { FleetServer, MyServerView, ServerInfo } from './schema.js';
+import { retiringByServer } from './retirement.js';
+import type { FleetServer, MyServerView, RetiringView, ServerInfo } from './schema.js';
 
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
@@ -25,13 +26,22 @@ export async function fleet(deps: Pick<Deps, 'database' | 'cluster' | 'config' |
   const servers = [...cache.all()];
   let owners: Map<string, string> | undefined;
   let identities = new Map<string, string>();
+  let retiring = new Map<string, RetiringView>();
   try {
     owners = await ownersOf(deps.database.db);
     identities = await displayIdentities(deps.database.db, [...owners.values()]);
+    retiring = await retiringByServer(deps.database.db);
   } catch (err) {
     deps.log.warn({ err }, 'fleet owner lookup failed');
   }
-  return servers.map((server) => fleetRow(server, userId, owners, identities)).sort(byName);
+  return servers.map((server) => withRetiring(fleetRow(server, userId, owners, identities), retiring)).sort(byName);
+}
+
+/** The row with its pending retirement, as the original shows a retiring server in its lists. */
+function withRetiring<T extends { name: string; retiring?: RetiringView }>(row: T, retiring: Map<string, RetiringView>): T {
+  const pending = retiring.get(row.name);
+  if (pending) row.retiring = pending;
+  return row;
 }
 
 function fleetRow(
@@ -82,9 +92,10 @@ export async function myServers(deps: Pick<Deps, 'database' | 'cluster' | 'confi
     for (const [name, subdomain] of owned) rows.push(unreachableRow(name, subdomain));
     return rows.sort(byName);
   }
+  const retiring = await retiringByServer(deps.database.db);
   for (const [name, subdomain] of owned) {
     const server = cache.get(name);
-    rows.push(server ? myRow(server, true, false) : unreachableRow(name, subdomain));
+    rows.push(withRetiring(server ? myRow(server, true, false) : unreachableRow(name, subdomain), retiring));
   }
   const others = [...cache.all()].filter((s) => !s.system && !owned.has(s.info.name));
   const otherOwners = await ownersOf(
@@ -92,7 +103,8 @@ export async function myServers(deps: Pick<Deps, 'database' | 'cluster' | 'confi
     others.map((s) => s.info.name),
   );
   for (const server of others) {
-    if (!otherOwners.has(server.info.name)) rows.push(myRow(server, false, true));
+    // An ownerless server on its way out is shown retiring, and not claimable (the claim is refused).
+    if (!otherOwners.has(server.info.name)) rows.push(withRetiring(myRow(server, false, !retiring.has(server.info.name)), retiring));
   }
   return rows.sort(byName);
 }

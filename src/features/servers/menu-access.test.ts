@@ -177,6 +177,20 @@ describe('menu-access and claim for the proxy', () => {
     }
   });
 
+  it('shows an ownerless server as claimable in its menu, unless its retirement is pending', async () => {
+    const free = addServer(deps, { name: uniqueServerName('f') }).spec.name;
+    const leaving = addServer(deps, { name: uniqueServerName('l') }).spec.name;
+    const staff = await createUser(deps, { role: 'admin' });
+    await deps.database.db.insert(serverRetirements).values({ serverName: leaving, requestedAt: deps.clock.now(), requestedBy: staff.id, delete: true });
+    const menu = async (name: string) => {
+      const res = await createTestApps(deps).internal.request(`/api/v1/internal/servers/${name}/menu`, { headers: bearer('proxy') });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { claimable: boolean };
+    };
+    expect(await menu(free)).toMatchObject({ claimable: true });
+    expect(await menu(leaving)).toMatchObject({ claimable: false });
+  });
+
   it('answers 503 while the cluster cannot be listed', async () => {
     const d = createTestDeps(database());
     d.cluster.setReachable(false);

@@ -4,15 +4,16 @@ import { findUserByMcUuid, isStaffRole } from '../accounts/index.js';
 import { allowlistedServers } from './allowlist.js';
 import { ownerOf, ownersOf } from './claims.js';
 import { requireServer, syncedCache } from './lookup.js';
-import { retiringServers } from './retirement.js';
+import { isRetiring, retiringServers } from './retirement.js';
 import type { ServerMenu } from './schema.js';
 
-/** What the in-game menu shows of one server. */
+/** What the in-game menu shows of one server: an ownerless server on its way out is not claimable. */
 export async function serverMenu(deps: Pick<Deps, 'database' | 'cluster' | 'config'>, name: string): Promise<ServerMenu> {
   const server = await requireServer(deps, name);
-  const owner = await ownerOf(deps.database.db, name);
+  const db = deps.database.db;
+  const [owner, retiring] = await Promise.all([ownerOf(db, name), isRetiring(db, name)]);
   const { info } = server;
-  return { name, phase: info.phase, ready: info.ready, playersOnline: info.playersOnline, playersMax: info.playersMax, claimable: owner === undefined };
+  return { name, phase: info.phase, ready: info.ready, playersOnline: info.playersOnline, playersMax: info.playersMax, claimable: owner === undefined && !retiring };
 }
 
 /**

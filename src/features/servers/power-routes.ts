@@ -9,7 +9,8 @@ const restart = defineRoute({ tier: 'app' }, {
   summary: 'Restart a running server: a graceful stop, then a start within the wake rules (owner or staff)',
   request: { params: ServerNameParam },
   responses: {
-    202: json(z.object({ name: z.string(), status: z.literal('restarting') }).openapi('RestartStarted'), 'the server is stopping, and starts again once down'),
+    // The original's answer: the state the server is headed for once the restart is over.
+    202: json(DesiredStateResponse('Running').openapi('RestartStarted'), 'the server is stopping, and starts again once down'),
     403: errorAnswer('not the owner or staff'),
     404: errorAnswer('no such server'),
     409: errorAnswer('not_running, maintenance_in_progress, retiring, or conflict (a restart is under way)'),
@@ -39,7 +40,7 @@ export function powerRoutes() {
     .openapi(restart, async (c) => {
       const { name } = c.req.valid('param');
       await restartFromPanel(c.var.deps, name, c.var.session, c.var.requestId);
-      return c.json({ name, status: 'restarting' as const }, 202);
+      return c.json({ name, desiredState: 'Running' as const }, 202);
     })
     .openapi(stopNow, async (c) => {
       const { name } = c.req.valid('param');

@@ -47,7 +47,7 @@ describe('restart and emergency stop', () => {
     deps.clock.advance(60_000); // past the wake cooldown of that start
     const res = await post('restart', owner.headers);
     expect(res.status).toBe(202);
-    expect(await res.json()).toEqual({ name, status: 'restarting' });
+    expect(await res.json()).toEqual({ name, desiredState: 'Running' });
     expect(deps.cluster.server(name)!.status.phase).toBe('Stopping');
 
     const again = await post('restart', owner.headers);

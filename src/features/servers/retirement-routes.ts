@@ -1,11 +1,9 @@
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { cancelRetirement, requestRetirement } from './retirement.js';
-import { ServerNameParam } from './schema.js';
+import { cancelRetirement, requestRetirement, retiringView } from './retirement.js';
+import { RetiringSchema as RetiringView, ServerNameParam } from './schema.js';
 
-const RetiringSchema = z
-  .object({ name: z.string(), retiring: z.object({ requested_at: z.iso.datetime({ offset: true }), delete: z.boolean() }) })
-  .openapi('Retirement');
+const RetiringSchema = z.object({ name: z.string(), retiring: RetiringView }).openapi('Retirement');
 
 const request = defineRoute({ tier: 'app' }, {
   method: 'put',
@@ -38,7 +36,7 @@ export function retirementRoutes() {
       const { name } = c.req.valid('param');
       const body = c.req.valid('json');
       const row = await requestRetirement(c.var.deps, name, c.var.session, body.delete, c.var.requestId, body.confirm);
-      return c.json({ name, retiring: { requested_at: row.requestedAt.toISOString(), delete: row.delete } }, 200);
+      return c.json({ name, retiring: retiringView(row) }, 200);
     })
     .openapi(cancel, async (c) => {
       await cancelRetirement(c.var.deps, c.req.valid('param').name, c.var.session, c.var.requestId);

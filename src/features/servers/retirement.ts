@@ -7,6 +7,7 @@ import { DomainError } from '../../lib/errors.js';
 import { writeAudit } from '../audit/index.js';
 import { assertOwnerOrStaff } from './access.js';
 import { requireServer } from './lookup.js';
+import type { RetiringView } from './schema.js';
 
 /**
  * Retirement of a server, asked for by its owner or staff: the server is stopped, then released or
@@ -22,6 +23,28 @@ async function retirementOf(db: Queryable, serverName: string): Promise<Retireme
   return row;
 }
 
+/** A retirement as the API shows it. */
+export function retiringView(row: Retirement): RetiringView {
+  return { requested_at: row.requestedAt.toISOString(), delete: row.delete };
+}
+
+/** The pending retirement of a server, as the API shows it, if any. */
+export async function retiringOf(db: Queryable, serverName: string): Promise<RetiringView | undefined> {
+  const row = await retirementOf(db, serverName);
+  return row && retiringView(row);
+}
+
+/** Every pending retirement by server, as the API shows it (status lists show it on each row). */
+export async function retiringByServer(db: Queryable): Promise<Map<string, RetiringView>> {
+  const rows = await db.select().from(serverRetirements);
+  return new Map(rows.map((r) => [r.serverName, retiringView(r)]));
+}
+
+/** Whether the server's retirement is pending. */
+export async function isRetiring(db: Queryable, serverName: string): Promise<boolean> {
+  return (await retirementOf(db, serverName)) !== undefined;
+}
+
 /** The names of the servers being retired. */
 export async function retiringServers(db: Queryable): Promise<Set<string>> {
   const rows = await db.select({ serverName: serverRetirements.serverName }).from(serverRetirements);
@@ -30,7 +53,7 @@ export async function retiringServers(db: Queryable): Promise<Set<string>> {
 
 /** A retiring server is never started again (409 server_retiring, the original's code). */
 export async function refuseRetiring(db: Queryable, serverName: string): Promise<void> {
-  if (await retirementOf(db, serverName)) throw new DomainError('server_retiring', `${serverName} is being retired.`);
+  if (await isRetiring(db, serverName)) throw new DomainError('server_retiring', `${serverName} is being retired.`);
 }
 
 /** Asks for a retirement (again: `delete` is updated, the first request's time stays). */

@@ -37,7 +37,15 @@ export const ServerInfoSchema = z
   .openapi('ServerInfo');
 export type ServerInfo = z.infer<typeof ServerInfoSchema>;
 
+/** A pending retirement, as its own route answers it; absent while the server is not retiring. */
+export const RetiringSchema = z.object({ requested_at: z.iso.datetime({ offset: true }), delete: z.boolean() }).openapi('Retiring');
+export type RetiringView = z.infer<typeof RetiringSchema>;
+
+/** A server's status on the external face: the proxy's view, and its retirement when one is pending. */
+export const ServerStatusSchema = ServerInfoSchema.extend({ retiring: RetiringSchema.optional() }).openapi('ServerStatus');
+
 export const FleetServerSchema = ServerInfoSchema.extend({
+  retiring: RetiringSchema.optional(),
   owned: z.boolean(),
   claimable: z.boolean(),
   owner: z.string().optional(),
@@ -61,6 +69,7 @@ export const MyServerViewSchema = z
     playerCountUnknown: z.boolean().optional(),
     autoRestarts: int32.optional(),
     startGaveUp: z.boolean().optional(),
+    retiring: RetiringSchema.optional(),
   })
   .openapi('MyServerView');
 export type MyServerView = z.infer<typeof MyServerViewSchema>;

@@ -128,7 +128,16 @@ describe('server administration: edit, wake allowlist, retirement, the panel’s
     expect((await errorOf(mismatch)).code).toBe('confirm_mismatch');
     const res = await send(deps, 'PUT', path, headers, { confirm: name, delete: false });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ name, retiring: { requested_at: deps.clock.now().toISOString(), delete: false } });
+    const retiring = { requested_at: deps.clock.now().toISOString(), delete: false };
+    expect(await res.json()).toEqual({ name, retiring });
+    // The server's status and the lists show it retiring.
+    const status = await createTestApps(deps).external.request(`/api/v1/servers/${name}/status`, { headers });
+    expect(await status.json()).toMatchObject({ name, retiring });
+    const mine = (await (await createTestApps(deps).external.request('/api/v1/me/servers', { headers })).json()) as { servers: Array<{ name: string }> };
+    expect(mine.servers.find((s) => s.name === name)).toMatchObject({ retiring });
+    const staff = await signIn(deps, { userId: (await createUser(deps, { role: 'admin' })).id });
+    const fleetRows = (await (await createTestApps(deps).external.request('/api/v1/fleet', { headers: staff.headers })).json()) as { servers: Array<{ name: string }> };
+    expect(fleetRows.servers.find((s) => s.name === name)).toMatchObject({ retiring });
     const refused = await createTestApps(deps).internal.request(`/api/v1/internal/servers/${name}/wake`, jsonRequest('POST', { mc_uuid: randomMcUuid() }, bearer('proxy')));
     expect(refused.status).toBe(409);
     expect((await errorOf(refused)).code).toBe('server_retiring');

@@ -11,11 +11,11 @@ import { LEASE_KEYS, leaseOf } from '../../coordination/index.js';
 import { assertOwnerOrStaff } from './access.js';
 import { addJoinedPlayer, linkedIdentityOnWakeAllowlist, onWakeAllowlist } from './allowlist.js';
 import type { CachedServer } from './cache.js';
-import type { ServerInfo } from './schema.js';
+import type { ServerInfo, RetiringView } from './schema.js';
 import { ownerOf } from './claims.js';
 import { clusterCall, requireServer } from './lookup.js';
 import { startWithinCapacity, type Waker } from './capacity.js';
-import { refuseRetiring } from './retirement.js';
+import { refuseRetiring, retiringOf } from './retirement.js';
 import { takeWakeSlot } from './wake-slot.js';
 import { refuseOnNodeInMaintenance } from './node-guard.js';
 
@@ -132,13 +132,14 @@ export async function stopFromPanel(deps: Pick<Deps, 'database' | 'cluster' | 'c
 }
 
 /** A server's status for a signed-in user: its owner, staff, or anyone while it is unclaimed. */
-export async function statusForUser(deps: Pick<Deps, 'database' | 'cluster' | 'config'>, name: string, session: SessionContext): Promise<ServerInfo> {
+export async function statusForUser(deps: Pick<Deps, 'database' | 'cluster' | 'config'>, name: string, session: SessionContext): Promise<ServerInfo & { retiring?: RetiringView }> {
   const server = await requireServer(deps, name);
   if (!isStaffRole(session.role)) {
     const owner = await ownerOf(deps.database.db, name);
     if (owner !== undefined && owner !== session.userId) throw new DomainError('forbidden', 'This server belongs to someone else.');
   }
-  return server.info;
+  const retiring = await retiringOf(deps.database.db, name);
+  return retiring ? { ...server.info, retiring } : server.info;
 }
 
 /** The backend answered the proxy: the server is ready for players. */
