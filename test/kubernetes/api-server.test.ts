@@ -12,7 +12,7 @@ describe.skipIf(!realApiServer())('the cluster adapter on a real API server', ()
 
   it('creates a MinecraftServer under the shipped CRD and lists it back', async () => {
     const { kubeConfig, namespace } = api();
-    await applyManifest(kubeConfig, 'crd.yaml');
+    await applyManifest(kubeConfig, 'base/crd.yaml');
     const cluster = new KubernetesCluster({ kubeConfig, namespace, clock: new ManualClock('2026-06-01T12:00:00.000Z') });
     // A new CRD is served a moment after it is created.
     let created;

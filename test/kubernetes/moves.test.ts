@@ -45,7 +45,7 @@ describe.skipIf(!realApiServer())('server moves between node-local volumes on a 
 
   beforeAll(async () => {
     ({ kubeConfig: admin, namespace } = api());
-    await applyManifest(admin, 'crd.yaml');
+    await applyManifest(admin, 'base/crd.yaml');
     await applyServiceRbac(admin, namespace);
     const core = admin.makeApiClient(CoreV1Api);
     await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'default' } } });

@@ -77,7 +77,7 @@ describe.skipIf(!realApiServer())('nodes on a real API server', () => {
       expect(await nodes.serversRunningOn(name)).toEqual(['survival']);
       expect(await nodes.serversRunningOn('another-node')).toEqual([]);
 
-      await applyManifest(kubeConfig, 'crd.yaml');
+      await applyManifest(kubeConfig, 'base/crd.yaml');
       let created;
       for (let tries = 0; !created; tries++) {
         try {
@@ -99,7 +99,7 @@ describe.skipIf(!realApiServer())('nodes on a real API server', () => {
   it('under the shipped RBAC (nodes read, never written) node control is unavailable and a write is refused as forbidden', async () => {
     const { kubeConfig, namespace } = api();
     // The ClusterRoleBinding names the service account felis/felis, whatever the namespace.
-    await applyManifest(kubeConfig, 'rbac.yaml', namespace);
+    await applyManifest(kubeConfig, 'base/rbac.yaml', namespace);
     const asService = impersonating(kubeConfig, 'system:serviceaccount:felis:felis');
     const cluster = new KubernetesCluster({ kubeConfig: asService, namespace });
     try {

@@ -68,7 +68,7 @@ describe.skipIf(!realApiServer())('the cluster adapter as its own service accoun
 
   beforeAll(async () => {
     ({ kubeConfig: admin, namespace } = api());
-    await applyManifest(admin, 'crd.yaml');
+    await applyManifest(admin, 'base/crd.yaml');
     await applyServiceRbac(admin, namespace);
     // No controller-manager here: the namespace's `default` account a pod needs is made by hand.
     await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'default' } } });
@@ -265,7 +265,7 @@ describe.skipIf(!realApiServer())('the service account with a verb taken from it
 
   it('cannot read a pod log without pods/log get, and the console says so as a fault', async () => {
     const { kubeConfig: admin, namespace } = api();
-    await applyManifest(admin, 'crd.yaml');
+    await applyManifest(admin, 'base/crd.yaml');
     await applyServiceRbac(admin, namespace, (rules) => rules.filter((rule) => !rule.resources.includes('pods/log')));
     await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'default' } } });
     const cluster = new KubernetesCluster({ kubeConfig: await eventually(() => serviceAccountKubeConfig(admin, namespace), 'token'), namespace });
@@ -296,7 +296,7 @@ describe.skipIf(!realApiServer())('the service account whose Role cannot patch S
 
   it('cannot apply a StatefulSet: the pass logs the 403 and leaves no set', async () => {
     const { kubeConfig: admin, namespace } = api();
-    await applyManifest(admin, 'crd.yaml');
+    await applyManifest(admin, 'base/crd.yaml');
     await applyServiceRbac(admin, namespace, (rules) =>
       rules.map((rule) => (rule.resources.includes('statefulsets') ? { ...rule, verbs: rule.verbs.filter((verb) => verb !== 'patch') } : rule)),
     );

@@ -26,7 +26,7 @@ describe.skipIf(!postgres || !apiServer)('failover of one of two replicas under 
   beforeAll(async () => {
     s3 = await startS3rver(tempDir());
     const { kubeConfig } = api();
-    await applyManifest(kubeConfig, 'crd.yaml');
+    await applyManifest(kubeConfig, 'base/crd.yaml');
     await kubeConfig.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: api().namespace });
   });
   afterAll(async () => {

@@ -26,7 +26,7 @@ describe.skipIf(!realApiServer())('builds on Kubernetes, through the running ser
 
   beforeAll(async () => {
     ({ kubeConfig: kube, namespace: NS } = api());
-    await applyManifest(kube, 'crd.yaml');
+    await applyManifest(kube, 'base/crd.yaml');
     await applyServiceRbac(kube, NS);
     await new PlayedCluster(kube, NS).prepareNamespace();
     kubelet = await FakeKubelet.start();

@@ -40,7 +40,7 @@ describe.skipIf(!envtestAvailable())('Kubernetes adapter against a real API serv
     core = admin.makeApiClient(CoreV1Api);
     apps = admin.makeApiClient(AppsV1Api);
     await core.createNamespace({ body: { metadata: { name: NS } } });
-    await applyManifest(admin, 'crd.yaml');
+    await applyManifest(admin, 'base/crd.yaml');
     played = new PlayedCluster(admin, NS);
     await played.prepareNamespace();
     cluster = new KubernetesCluster({

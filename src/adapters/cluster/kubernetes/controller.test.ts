@@ -45,7 +45,7 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
 
   beforeAll(async () => {
     ({ kubeConfig: admin, namespace: NS } = api());
-    await applyManifest(admin, 'crd.yaml');
+    await applyManifest(admin, 'base/crd.yaml');
     await applyServiceRbac(admin, NS);
     played = new PlayedCluster(admin, NS);
     await played.prepareNamespace();
