@@ -1,4 +1,4 @@
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApps, createTestDeps } from '../../../../test/helpers/app.js';
@@ -13,7 +13,7 @@ import { createLogger } from '../../../lib/logger.js';
 import { RconConnection } from '../../rcon/client.js';
 import { PaperGame } from '../simulated-paper.js';
 import { FIELD_MANAGER, KubernetesCluster } from './adapter.js';
-import { LifecycleController, type RconOpener } from './controller.js';
+import { CONTROLLER_LEASE, LifecycleController, type RconOpener } from './controller.js';
 import { DEFAULT_CRD, type MinecraftServer } from './resource.js';
 
 const FIXED_BYTE = 7;
@@ -28,7 +28,12 @@ const database = useTestDatabase();
 /** A replica's leadership of its own name, so each controller of a test leads alone or races only its twin. */
 const leadership = (identity: string, clock: ManualClock, name = uniqueServerName('l')) =>
   new Leadership({ db: database().db, clock, replica: identity }, { name });
-afterEach(() => peer?.close());
+/** Each test's cluster adapter, closed after it (its caches' watches end). */
+const clusters: KubernetesCluster[] = [];
+afterEach(async () => {
+  peer?.close();
+  await Promise.all(clusters.splice(0).map((c) => c.close()));
+});
 
 /**
  * The lifecycle controller on the run's real kube-apiserver, signed in as the service's own
@@ -73,6 +78,7 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
       rconAddress: () => ({ host: '127.0.0.1', port: peer.endpoint.port }),
       watchBackoffMs: { initial: 20, max: 200 },
     });
+    clusters.push(cluster);
     const controller = (identity: string) =>
       new LifecycleController({
         cluster,
@@ -233,7 +239,7 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
     await c.stop();
   });
 
-  it('passes at once when kicked (a wake), not only at its interval', async () => {
+  it('reconciles a woken server at once, from its watch, without waiting for a resync', async () => {
     const { cluster } = await setUp();
     const kickClock = new ManualClock('2026-06-01T12:00:00.000Z');
     const c = new LifecycleController({
@@ -242,23 +248,23 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
       rcon,
       clock: kickClock,
       log: silentLog,
-      intervalMs: 3_600_000,
+      resyncMs: 3_600_000,
     });
     const name = uniqueServerName('kick');
     await cluster.createServer({ name, subdomain: name, image: 'itzg/minecraft-server:java21', desiredState: 'Stopped', labels: {} });
-    c.kick(); // not started: nothing happens
+    c.kick(name); // not started: nothing happens
     expect(c.passesActed).toBe(0);
     c.start();
     await vi.waitFor(async () => expect((await statefulSet(name))?.spec?.replicas).toBe(0));
+    await vi.waitFor(async () => expect((await server(name)).status).toMatchObject({ phase: 'Stopped', observedGeneration: 1 }));
     await cluster.setDesiredState(name, 'Running');
-    c.kick();
-    c.kick();
+    c.kick(name);
     await vi.waitFor(async () => expect((await statefulSet(name))?.spec?.replicas).toBe(1));
-    expect(c.passesActed).toBe(2);
+    await vi.waitFor(async () => expect((await server(name)).status).toMatchObject({ phase: 'Starting', observedGeneration: 2 }));
     await c.stop();
   });
 
-  it('runs as the cluster task: leads, acts and listens for desired-state changes while started, and lets go when stopped', async () => {
+  it('runs as the cluster task: leads by a coordination.k8s.io Lease, acts, listens for desired-state changes while started, and gives the Lease up when stopped', async () => {
     const { clock, cluster } = await setUp();
     const registry = new Registry();
     const listeners = new Set<(name: string) => void>();
@@ -280,9 +286,16 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
     expect(listeners.size).toBe(1);
     await vi.waitFor(async () => expect((await statefulSet(name))?.spec?.replicas).toBe(0));
     expect(await registry.metrics()).toContain('felis_lifecycle_leader 1');
+    const leases = admin.makeApiClient(CoordinationV1Api);
+    const held = await leases.readNamespacedLease({ name: CONTROLLER_LEASE, namespace: NS });
+    expect(held.spec).toMatchObject({ leaseDurationSeconds: 15, holderIdentity: expect.stringContaining('_') });
+    // The database's leadership is not what it leads by on Kubernetes.
+    expect(lock.holds()).toBe(false);
+    for (const listener of listeners) listener(name);
     await task!.stop();
     expect(listeners.size).toBe(0);
-    expect(lock.holds()).toBe(false);
+    expect((await leases.readNamespacedLease({ name: CONTROLLER_LEASE, namespace: NS })).spec?.holderIdentity).toBeUndefined();
+    expect(await registry.metrics()).toContain('felis_lifecycle_leader 0');
   });
 
   it('stops a running server cleanly when asked (warning, save-all flush, then scale to zero)', async () => {
