@@ -196,8 +196,8 @@ export class LifecycleController {
     clearInterval(this.#resyncTimer);
     clearInterval(this.#probeTimer);
     this.#stopCacheEvents?.();
+    // Probes under way end by their own deadline; their results are no longer acted on.
     await this.#stepDown();
-    await Promise.all(this.#probing.values());
     await this.#o.lock.release();
     this.#leaderGauge?.set(0);
   }
@@ -239,6 +239,7 @@ export class LifecycleController {
    */
   async tick(): Promise<void> {
     if (!(await this.#lead())) return;
+    await this.#work().drained();
     await this.#o.cluster.catchUp();
     await Promise.all(this.#probeCandidates().map((name) => this.#probe(name)));
     this.kick();

@@ -193,9 +193,10 @@ export class ClusterCaches {
    */
   async catchUp(timeoutMs = 15_000): Promise<void> {
     this.start();
-    const listed = await Promise.all(CACHED_KINDS.map(async (kind) => [kind, (await this.#lists[kind]!()).items] as const));
     const deadline = Date.now() + timeoutMs;
     for (;;) {
+      // Listed again each round: a write made meanwhile (the controller's own) is in the next list.
+      const listed = await Promise.all(CACHED_KINDS.map(async (kind) => [kind, (await this.#lists[kind]!()).items] as const));
       const behind = listed.filter(([kind, items]) => {
         const names = new Set(items.map((i) => i.metadata?.name));
         if (this.list(kind).some((o) => !names.has(o.metadata?.name))) return true;
@@ -216,7 +217,7 @@ export class ClusterCaches {
         });
         throw new Error(`cluster caches behind the API server: ${detail.join(', ')}`);
       }
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
 
