@@ -85,6 +85,8 @@ export interface KubernetesClusterOptions {
   watchBackoffMs?: { initial: number; max: number };
   /** The world volumes are network storage that every node mounts (nodes.ts `sharedVolumes`). */
   sharedWorldVolumes?: boolean;
+  /** How long a pod log request may wait for the first answer (pod-log.ts POD_LOG_ANSWER_MS by default). */
+  podLogAnswerMs?: number;
 }
 
 /**
@@ -587,12 +589,12 @@ export class KubernetesCluster implements ClusterAdapter {
 
   /** The console's lines of a server's pod, each with its runtime timestamp. */
   podLogs(server: string, options: PodLogOptions): AsyncIterable<PodLogLine> {
-    return followPodLog(this.kubeConfig, this.namespace, podName(server), SERVER_CONTAINER, options);
+    return followPodLog(this.kubeConfig, this.namespace, podName(server), SERVER_CONTAINER, options, this.#options.podLogAnswerMs);
   }
 
   /** The lines of one container of any pod (a Job's step), stamped; ClusterNoPodError before it starts. */
   containerLog(pod: string, container: string, options: PodLogOptions): AsyncIterable<PodLogLine> {
-    return followPodLog(this.kubeConfig, this.namespace, pod, container, options);
+    return followPodLog(this.kubeConfig, this.namespace, pod, container, options, this.#options.podLogAnswerMs);
   }
 
   // ---- world volumes (claims of the servers' StatefulSets) ----
