@@ -584,6 +584,26 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
     await Promise.all([a.stop(), b.stop()]);
     await proxy.close();
   });
+
+  it('keeps /readyz up through an API-server blip once its caches have synced, and not before', async () => {
+    const proxy = await TcpProxy.start(Number(new URL(serviceAccount.getCurrentCluster()!.server).port));
+    const relayedConfig = new KubeConfig();
+    relayedConfig.loadFromString(serviceAccount.exportConfig());
+    relayedConfig.clusters = relayedConfig.clusters.map((x) => ({ ...x, server: `https://127.0.0.1:${proxy.port}` }));
+    const cut = new KubernetesCluster({ kubeConfig: relayedConfig, namespace: NS, watchBackoffMs: { initial: 20, max: 200 } });
+    clusters.push(cut);
+    const { internal } = createTestApps(createTestDeps(database(), { overrides: { cluster: cut as never } }));
+    expect((await internal.request('/readyz')).status).toBe(200);
+    proxy.blackHole();
+    expect((await internal.request('/readyz')).status).toBe(503); // nothing cached yet: the API server must answer
+    proxy.restore();
+    cut.caches.start();
+    await vi.waitFor(() => expect(cut.cachesSynced()).toBe(true));
+    proxy.blackHole();
+    expect((await internal.request('/readyz')).status).toBe(200);
+    proxy.restore();
+    await proxy.close();
+  });
 });
 
 /** A TCP port that accepts and never answers (a frozen game's RCON). */
