@@ -93,6 +93,15 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
     return { clock, cluster, controller };
   }
 
+  /** The service account's kubeconfig through a TCP relay that the test can cut (proxy.blackHole()). */
+  async function relayedServiceAccount(): Promise<{ proxy: TcpProxy; relayedConfig: KubeConfig }> {
+    const proxy = await TcpProxy.start(Number(new URL(serviceAccount.getCurrentCluster()!.server).port));
+    const relayedConfig = new KubeConfig();
+    relayedConfig.loadFromString(serviceAccount.exportConfig());
+    relayedConfig.clusters = relayedConfig.clusters.map((x) => ({ ...x, server: `https://127.0.0.1:${proxy.port}` }));
+    return { proxy, relayedConfig };
+  }
+
   /** One pass of the controller, then the StatefulSet controller's part of what it asked for. */
   async function pass(c: LifecycleController): Promise<void> {
     await c.tick();
@@ -534,10 +543,7 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
 
   it('hands the work to the other replica when the leader is cut off from the API server (its Lease lapses), and the other carries out a wake', async () => {
     const { cluster } = await setUp();
-    const proxy = await TcpProxy.start(Number(new URL(serviceAccount.getCurrentCluster()!.server).port));
-    const relayedConfig = new KubeConfig();
-    relayedConfig.loadFromString(serviceAccount.exportConfig());
-    relayedConfig.clusters = relayedConfig.clusters.map((x) => ({ ...x, server: `https://127.0.0.1:${proxy.port}` }));
+    const { proxy, relayedConfig } = await relayedServiceAccount();
     const cutCluster = new KubernetesCluster({ kubeConfig: relayedConfig, namespace: NS, rconAddress: () => ({ host: '127.0.0.1', port: peer.endpoint.port }), watchBackoffMs: { initial: 20, max: 200 } });
     clusters.push(cutCluster);
     const timing = { leaseDurationMs: 2_000, renewDeadlineMs: 1_000, retryPeriodMs: 100 };
@@ -586,10 +592,7 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
   });
 
   it('keeps /readyz up through an API-server blip once its caches have synced, and not before', async () => {
-    const proxy = await TcpProxy.start(Number(new URL(serviceAccount.getCurrentCluster()!.server).port));
-    const relayedConfig = new KubeConfig();
-    relayedConfig.loadFromString(serviceAccount.exportConfig());
-    relayedConfig.clusters = relayedConfig.clusters.map((x) => ({ ...x, server: `https://127.0.0.1:${proxy.port}` }));
+    const { proxy, relayedConfig } = await relayedServiceAccount();
     const cut = new KubernetesCluster({ kubeConfig: relayedConfig, namespace: NS, watchBackoffMs: { initial: 20, max: 200 } });
     clusters.push(cut);
     const { internal } = createTestApps(createTestDeps(database(), { overrides: { cluster: cut as never } }));
