@@ -157,6 +157,8 @@ export class LifecycleController {
       workers: this.#o.workers,
       handle: (name) => this.#reconcileOne(name),
       onError: (name, err) => {
+        // A reconcile cut short by a step-down is no failure: the next leader looks again.
+        if (err instanceof NotLeadingError) return this.#o.log.debug({ server: name }, 'lifecycle controller: reconcile stopped at a step-down');
         this.#requeues?.inc();
         this.#o.log.warn({ err, server: name }, 'lifecycle controller: reconcile failed');
       },
