@@ -63,6 +63,13 @@ const percentile = (values: number[], p: number) => [...values].sort((a, b) => a
 const goal = (value: number, limit: number, unit: string) => `${value.toFixed(2)} ${unit} (goal ≤ ${limit} ${unit}: ${value <= limit ? 'met' : 'NOT met'})`;
 
 const envtest = startEnvtest();
+// An interrupted run still stops its API server and etcd.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    envtest.stop();
+    process.exit(130);
+  });
+}
 const hungSockets = new Set<Socket>();
 const hung = createServer((socket) => {
   hungSockets.add(socket);

@@ -769,7 +769,7 @@ export const CONTROLLER_LEASE = 'felis-lifecycle-controller';
  * one that reaches the API server it acts on, and one that cannot renew steps down. A wake or stop
  * from the API queues the server it concerns at once.
  */
-export function lifecycleTask(cluster: KubernetesCluster, clock: Clock, deps: ClusterTaskDeps, identity = `${hostname()}_${randomUUID()}`): ClusterTask {
+export function lifecycleTask(cluster: KubernetesCluster, clock: Clock, deps: ClusterTaskDeps, identity = `${process.env.POD_NAME || hostname()}_${randomUUID()}`): ClusterTask {
   const log = deps.log.child({ component: 'lifecycle' });
   const lock = new LeaseLock({ kubeConfig: cluster.kubeConfig, namespace: cluster.namespace, name: CONTROLLER_LEASE, identity, log });
   const controller = new LifecycleController({
