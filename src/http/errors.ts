@@ -121,10 +121,15 @@ export const ERROR_STATUS = {
 /** Codes that answer under another code's name: the claim's `not_linked` is a 412, elsewhere a 404. */
 const WIRE_CODE: Partial<Record<ErrorCode, ErrorCode>> = { claim_not_linked: 'not_linked' };
 
+/** Retry-After of a 503 whose error names no wait of its own (DependencyUnavailable's default too). */
+const DEFAULT_RETRY_AFTER_SECONDS = 5;
+
 /** How a domain error answers: its status, the code the envelope names, the headers its facts make. */
 export function answerOf(err: DomainError): { status: ContentfulStatusCode; code: ErrorCode; headers: Record<string, string> } {
   const headers: Record<string, string> = {};
   if (err.facts.retryAfterSeconds !== undefined) headers['Retry-After'] = String(err.facts.retryAfterSeconds);
+  // Every 503 says when to try again (a cluster or dependency outage is brief or it is paged).
+  else if (ERROR_STATUS[err.code] === 503) headers['Retry-After'] = String(DEFAULT_RETRY_AFTER_SECONDS);
   if (err.facts.uploadOffset !== undefined) headers['Upload-Offset'] = String(err.facts.uploadOffset);
   if (err.facts.challenge !== undefined) headers['WWW-Authenticate'] = err.facts.challenge;
   return { status: ERROR_STATUS[err.code], code: WIRE_CODE[err.code] ?? err.code, headers };

@@ -95,12 +95,12 @@ describe('deploy/ manifests', () => {
     expect(open.flatMap((rule: any) => rule.ports.map((p: any) => p.port))).toEqual([8080]);
   });
 
-  it('grant least privilege: no wildcard, secrets never listed or watched, nodes read-only', () => {
+  it('grant least privilege: no wildcard, secrets only read and created, nodes read-only', () => {
     for (const role of docs.filter((d) => d.kind === 'Role' || d.kind === 'ClusterRole')) {
       for (const rule of role.rules) {
         expect(rule.verbs).not.toContain('*');
         expect(rule.resources).not.toContain('*');
-        if (rule.resources.includes('secrets')) expect(rule.verbs.sort()).toEqual(['create', 'get']);
+        if (rule.resources.includes('secrets')) expect(rule.verbs.sort()).toEqual(['create', 'get', 'list', 'watch']);
       }
     }
     expect(find('ClusterRole').rules).toEqual([{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] }]);
@@ -133,6 +133,7 @@ describe('deploy/ manifests', () => {
       emptySince: 't',
       retryAt: 't',
       idleStopSeconds: 60,
+      node: 'n',
       conditions: [{ type: 'Ready', status: 'True', reason: 'r', message: 'm', lastTransitionTime: 't', observedGeneration: 1 }],
       observedGeneration: 1,
     };

@@ -2,9 +2,10 @@ import { createHash, randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { eq, like } from 'drizzle-orm';
 import { S3BackupStore } from '../../src/adapters/backup-store/s3.js';
+import { CONTROLLER_LEASE } from '../../src/adapters/cluster/kubernetes/controller.js';
 import { rconSecretName } from '../../src/adapters/cluster/kubernetes/resource.js';
 import { HEARTBEAT_TTL_MS } from '../../src/coordination/index.js';
 import { leases } from '../../src/db/schema/coordination.js';
@@ -204,10 +205,18 @@ export async function runFailover(setup: FailoverSetup): Promise<FailoverFigures
     const step = setup.step ?? (() => undefined);
     step('both replicas listen');
     // Wait until the controller has a leader; that replica is the one killed.
-    const leaders = async () => db!.db.select({ key: leases.key, holder: leases.holder }).from(leases).where(like(leases.key, 'leader:%'));
+    // The database's leader leases, and the lifecycle controller's Kubernetes Lease (its holder
+    // `<pod>_<uuid>` written as `<pod>/…` like the others').
+    const coordination = adminKubeConfig(setup.kubeconfig).makeApiClient(CoordinationV1Api);
+    const leaders = async () => {
+      const rows = await db!.db.select({ key: leases.key, holder: leases.holder }).from(leases).where(like(leases.key, 'leader:%'));
+      const lease = await coordination.readNamespacedLease({ name: CONTROLLER_LEASE, namespace: setup.namespace }).catch(() => undefined);
+      const holder = lease?.spec?.holderIdentity;
+      return holder ? [...rows, { key: `lease:${CONTROLLER_LEASE}`, holder: holder.replace('_', '/') }] : rows;
+    };
     let victim: (typeof names)[number] | undefined;
     for (let i = 0; i < 200 && !victim; i++) {
-      const controller = (await leaders()).find((l) => l.key === 'leader:controller');
+      const controller = (await leaders()).find((l) => l.key === `lease:${CONTROLLER_LEASE}`);
       victim = names.find((pod) => controller?.holder.startsWith(`${pod}/`));
       if (!victim) await sleep(100);
     }

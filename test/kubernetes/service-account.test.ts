@@ -209,7 +209,11 @@ describe.skipIf(!realApiServer())('the cluster adapter as its own service accoun
     // Operator conventions: the status says which spec generation it answers, conditions are a map by type.
     expect(woken.metadata.generation).toBeGreaterThan(1);
     expect(woken.status?.observedGeneration).toBe(woken.metadata.generation);
-    expect(woken.status?.conditions).toEqual([expect.objectContaining({ type: 'Ready', status: 'False', reason: 'Starting', observedGeneration: woken.metadata.generation })]);
+    expect(woken.status?.conditions).toEqual([
+      expect.objectContaining({ type: 'Ready', status: 'False', reason: 'Starting', observedGeneration: woken.metadata.generation }),
+      expect.objectContaining({ type: 'Progressing', status: 'True', reason: 'Starting', observedGeneration: woken.metadata.generation }),
+      expect.objectContaining({ type: 'Degraded', status: 'False', observedGeneration: woken.metadata.generation }),
+    ]);
     // ...and a core Event on the server, written as the service account (the Role must allow it).
     const events = await admin.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace, fieldSelector: 'involvedObject.name=delta' });
     expect(events.items.map((e) => [e.type, e.reason, e.involvedObject.kind, e.involvedObject.uid])).toContainEqual(['Normal', 'Starting', 'MinecraftServer', woken.metadata.uid]);

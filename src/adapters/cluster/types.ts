@@ -171,6 +171,12 @@ export interface ClusterAdapter {
   readonly builds?: BuildJobs;
   /** Resolves when the cluster answers; rejects with the reason otherwise. */
   ping(): Promise<void>;
+  /**
+   * Whether the reads of the cluster this replica serves come from watch-fed caches that have
+   * synced (Kubernetes' informers): readiness holds through an API-server blip while they have.
+   * Absent where there are no such caches.
+   */
+  cachesSynced?(): boolean;
   close(): Promise<void>;
 
   listServers(): Promise<ServerList>;

@@ -193,8 +193,18 @@ describe('nodes and node control on the simulated cluster', () => {
     const res = await post(TASKS, request('cordon', 'sim-node-1'));
     expect(res.status).toBe(503);
     expect((await errorOf(res)).code).toBe('node_control_unavailable');
+    expect(res.headers.get('Retry-After')).toBe('5');
     cluster.nodes.setWritable(true);
     expect(((await (await get('/api/v1/settings/node-control')).json()) as { available: boolean }).available).toBe(true);
+  });
+
+  it('a node task while the cluster does not answer is an outage (503 unavailable with Retry-After), not a refusal', async () => {
+    cluster.setReachable(false);
+    const res = await post(TASKS, request('cordon', 'sim-node-1'));
+    expect(res.status).toBe(503);
+    expect((await errorOf(res)).code).toBe('unavailable');
+    expect(res.headers.get('Retry-After')).toBe('5');
+    cluster.setReachable(true);
   });
 
   it('an unreachable cluster answers 503 unavailable on GET /nodes', async () => {

@@ -1,3 +1,4 @@
+import { DependencyUnavailable } from '../../lib/unavailable.js';
 import { desc, eq } from 'drizzle-orm';
 import { ClusterForbiddenError, type ClusterNodes } from '../../adapters/cluster/nodes.js';
 import { ClusterNotFoundError } from '../../adapters/cluster/types.js';
@@ -110,10 +111,18 @@ export async function nodeControl(deps: NodeDeps): Promise<{ available: boolean;
   return { available: await available(deps), tasks: rows.map((r) => toTaskView(r)) };
 }
 
+/**
+ * Node writes are allowed; else `node_control_unavailable` (RBAC). A cluster that does not answer
+ * the question is an outage, `unavailable` with Retry-After, not a refusal.
+ */
 async function requireAvailable(deps: NodeDeps): Promise<void> {
-  if (!(await available(deps))) {
-    throw new DomainError('node_control_unavailable', 'The cluster does not let the control plane label or cordon nodes.');
+  let allowed = false;
+  try {
+    allowed = (await deps.cluster.nodes?.canWriteNodes()) ?? false;
+  } catch (err) {
+    throw new DependencyUnavailable('cluster', 'it did not say whether node writes are allowed', 5, { cause: err });
   }
+  if (!allowed) throw new DomainError('node_control_unavailable', 'The cluster does not let the control plane label or cordon nodes.');
 }
 
 export async function nodeTask(deps: NodeDeps, id: string): Promise<NodeTaskView> {

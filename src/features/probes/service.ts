@@ -14,7 +14,9 @@ export async function requireReady(deps: Pick<Deps, 'database' | 'cluster' | 'lo
 async function unreadyDependencies(deps: Pick<Deps, 'database' | 'cluster' | 'log'>): Promise<string[]> {
   const checks: Array<[string, () => Promise<void>]> = [
     ['database', () => withTimeout(deps.database.ping(CHECK_TIMEOUT_MS), CHECK_TIMEOUT_MS, 'database')],
-    ['cluster', () => withTimeout(deps.cluster.ping(), CHECK_TIMEOUT_MS, 'cluster')],
+    // Once the cluster's reads come from synced watch caches, an API-server blip does not take
+    // every replica out of its Services together (the proxy's by-host path reads only the caches).
+    ['cluster', () => (deps.cluster.cachesSynced?.() ? Promise.resolve() : withTimeout(deps.cluster.ping(), CHECK_TIMEOUT_MS, 'cluster'))],
   ];
   const results = await Promise.allSettled(checks.map(([, check]) => check()));
   const failed: string[] = [];

@@ -1,4 +1,5 @@
 import { AppsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { envtestAvailable } from '../../../../test/helpers/envtest.js';
 import { FakeKubelet } from '../../../../test/helpers/fake-kubelet.js';
@@ -321,6 +322,42 @@ describe.skipIf(!envtestAvailable())('Kubernetes adapter against a real API serv
       ]);
     } finally {
       await kubelet.close();
+    }
+  });
+
+  it('gives up on a pod log whose kubelet never answers by the service\'s own deadline, as a 503 fault', async () => {
+    // A node whose kubelet accepts the connection and says nothing.
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const node = 'silent-node';
+      await core.createNode({ body: { metadata: { name: node } } });
+      const created = await core.readNode({ name: node });
+      await core.replaceNodeStatus({
+        name: node,
+        body: {
+          ...created,
+          status: {
+            conditions: [{ type: 'Ready', status: 'True' }],
+            addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
+            daemonEndpoints: { kubeletEndpoint: { Port: (silent.address() as AddressInfo).port } },
+          },
+        },
+      });
+      const pod = podName('iota');
+      await core.createNamespacedPod({
+        namespace: NS,
+        body: { metadata: { name: pod }, spec: { nodeName: node, automountServiceAccountToken: false, containers: [{ name: 'server', image: 'x' }] } },
+      });
+      const impatient = new KubernetesCluster({ kubeConfig: cluster.kubeConfig, namespace: NS, podLogAnswerMs: 300 });
+      const read = async () => {
+        for await (const _ of impatient.podLogs('iota', { follow: true, signal: new AbortController().signal })) break;
+      };
+      await expect(read()).rejects.toMatchObject({ code: 503, message: expect.stringContaining('no answer within 300 ms') });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
     }
   });
 });

@@ -55,6 +55,7 @@ import {
   type MinecraftServerSpec,
   type MinecraftServerStatus,
 } from './resource.js';
+import { ClusterCaches } from './informers.js';
 import { resumableWatch, type WatchEventType } from './watch.js';
 import { appliedStatefulSet, MANAGED_SELECTOR, RCON_PORT, SERVER_CONTAINER } from './workloads.js';
 import { quantityBytes } from '../quantity.js';
@@ -65,6 +66,10 @@ import { KubernetesWorldVolumes, worldVolumeOf } from './world-volumes.js';
 import { defaultWorldClaim, type WorldVolumeRef } from '../world-volumes.js';
 
 const CONFLICT_RETRIES = 5;
+/** An event repeated within this long raises the first one's count (client-go's correlator window). */
+const EVENT_AGGREGATION_MS = 10 * 60_000;
+/** Events remembered for aggregation (the oldest forgotten first). */
+const EVENT_CACHE_SIZE = 4096;
 
 export interface KubernetesClusterOptions {
   kubeConfig: KubeConfig;
@@ -80,6 +85,8 @@ export interface KubernetesClusterOptions {
   watchBackoffMs?: { initial: number; max: number };
   /** The world volumes are network storage that every node mounts (nodes.ts `sharedVolumes`). */
   sharedWorldVolumes?: boolean;
+  /** How long a pod log request may wait for the first answer (pod-log.ts POD_LOG_ANSWER_MS by default). */
+  podLogAnswerMs?: number;
 }
 
 /**
@@ -128,6 +135,10 @@ export class KubernetesCluster implements ClusterAdapter {
   readonly #log: Logger | undefined;
   readonly #options: KubernetesClusterOptions;
   readonly #watches = new Set<ServerWatch>();
+  /** Recent events by what they say, to aggregate repeats (recordServerEvent). */
+  readonly #events = new Map<string, { name: string; count: number; last: number }>();
+  /** Watch-fed caches of what the controller reads (informers.ts); started by the controller or the first read that uses them. */
+  readonly caches: ClusterCaches;
 
   constructor(options: KubernetesClusterOptions) {
     this.#options = options;
@@ -141,6 +152,7 @@ export class KubernetesCluster implements ClusterAdapter {
     this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? cryptoRandom;
     this.#log = options.log;
+    this.caches = new ClusterCaches({ kubeConfig: this.kubeConfig, namespace: this.namespace, crd: this.crd, log: options.log, initialBackoffMs: options.watchBackoffMs?.initial, maxBackoffMs: options.watchBackoffMs?.max });
     this.builds = new KubernetesBuildJobs(this, buildJobOptionsFor(this.namespace));
     this.nodes = new KubernetesNodes({
       kubeConfig: this.kubeConfig,
@@ -172,7 +184,17 @@ export class KubernetesCluster implements ClusterAdapter {
     await this.#custom.listNamespacedCustomObject({ ...this.#crdParams, limit: 1 });
   }
 
+  cachesSynced(): boolean {
+    return this.caches.synced();
+  }
+
+  /** The caches hold what the API server holds now (LifecycleController.tick's barrier). */
+  catchUp(): Promise<void> {
+    return this.caches.catchUp();
+  }
+
   async close(): Promise<void> {
+    await this.caches.stop();
     for (const watch of this.#watches) watch.stop();
     this.#watches.clear();
   }
@@ -409,12 +431,18 @@ export class KubernetesCluster implements ClusterAdapter {
 
   /** The RCON address and password of a server, from its Secret; ClusterNoPodError when no pod runs. */
   async rconEndpoint(name: string): Promise<RconEndpoint> {
-    const [server, pod] = await Promise.all([this.getServerObject(name), this.getPod(podName(name))]);
+    // From the caches once they answer (no GET per probe); straight from the API before that.
+    const cached = this.caches.synced();
+    const [server, pod] = cached
+      ? [this.caches.get('servers', name), this.caches.get('pods', podName(name))]
+      : await Promise.all([this.getServerObject(name), this.getPod(podName(name))]);
+    if (!server) throw new ClusterNotFoundError(`server ${name} not found`);
     if (pod?.status?.phase !== 'Running' || pod.metadata?.deletionTimestamp) throw new ClusterNoPodError(`${name} runs no pod`);
     const ref = server.spec.rconSecretRef ?? { name: rconSecretName(name), key: 'password' };
-    let secret;
+    let secret = cached ? this.caches.get('secrets', ref.name) : undefined;
     try {
-      secret = await this.#core.readNamespacedSecret({ name: ref.name, namespace: this.namespace });
+      // A Secret the service did not make (not labelled as ours, so not cached) is read.
+      secret ??= await this.#core.readNamespacedSecret({ name: ref.name, namespace: this.namespace });
     } catch (err) {
       translate(err, `secret ${ref.name}`);
     }
@@ -430,11 +458,31 @@ export class KubernetesCluster implements ClusterAdapter {
 
   /**
    * A core/v1 Event on a server (`kubectl describe mcs`, `kubectl get events`): what the
-   * controller did. Its times are metav1.Time (whole seconds); the MicroTime eventTime is left out.
+   * controller did. Aggregated as client-go's event recorder does: the same event (server, type,
+   * reason, message) again within ten minutes raises the first one's `count` and `lastTimestamp`
+   * rather than adding another. Its times are metav1.Time (whole seconds); the MicroTime eventTime
+   * is left out. The reporting instance is this replica's pod (POD_NAME), else its host name.
    */
   async recordServerEvent(server: MinecraftServer, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
     const now = new Date(Math.floor(this.#clock.now().getTime() / 1000) * 1000);
-    await this.#core.createNamespacedEvent({
+    const key = [server.metadata.name, server.metadata.uid, type, reason, message].join('\u0000');
+    const seen = this.#events.get(key);
+    if (seen && now.getTime() - seen.last < EVENT_AGGREGATION_MS) {
+      seen.count += 1;
+      seen.last = now.getTime();
+      try {
+        await this.#core.patchNamespacedEvent(
+          { name: seen.name, namespace: this.namespace, body: { count: seen.count, lastTimestamp: now }, fieldManager: FIELD_MANAGER },
+          mergePatch,
+        );
+        return;
+      } catch (err) {
+        // Gone (events expire after an hour by default): a new one is written.
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    const instance = process.env.POD_NAME || hostname();
+    const created = await this.#core.createNamespacedEvent({
       namespace: this.namespace,
       body: {
         metadata: { generateName: `${server.metadata.name}.`, namespace: this.namespace },
@@ -451,12 +499,14 @@ export class KubernetesCluster implements ClusterAdapter {
         count: 1,
         firstTimestamp: now,
         lastTimestamp: now,
-        source: { component: 'felis-lifecycle-controller' },
+        source: { component: 'felis-lifecycle-controller', host: instance },
         reportingComponent: 'felis.dev/lifecycle-controller',
-        reportingInstance: hostname(),
+        reportingInstance: instance,
       },
       fieldManager: FIELD_MANAGER,
     });
+    if (this.#events.size >= EVENT_CACHE_SIZE) this.#events.delete(this.#events.keys().next().value!);
+    this.#events.set(key, { name: created.metadata?.name ?? '', count: 1, last: now.getTime() });
   }
 
   // ---- workloads (the controller's) ----
@@ -539,12 +589,12 @@ export class KubernetesCluster implements ClusterAdapter {
 
   /** The console's lines of a server's pod, each with its runtime timestamp. */
   podLogs(server: string, options: PodLogOptions): AsyncIterable<PodLogLine> {
-    return followPodLog(this.kubeConfig, this.namespace, podName(server), SERVER_CONTAINER, options);
+    return followPodLog(this.kubeConfig, this.namespace, podName(server), SERVER_CONTAINER, options, this.#options.podLogAnswerMs);
   }
 
   /** The lines of one container of any pod (a Job's step), stamped; ClusterNoPodError before it starts. */
   containerLog(pod: string, container: string, options: PodLogOptions): AsyncIterable<PodLogLine> {
-    return followPodLog(this.kubeConfig, this.namespace, pod, container, options);
+    return followPodLog(this.kubeConfig, this.namespace, pod, container, options, this.#options.podLogAnswerMs);
   }
 
   // ---- world volumes (claims of the servers' StatefulSets) ----

@@ -1,4 +1,5 @@
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { Registry } from 'prom-client';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApps, createTestDeps } from '../../../../test/helpers/app.js';
@@ -6,6 +7,7 @@ import { useTestDatabase } from '../../../../test/helpers/database.js';
 import { applyManifest, applyServiceRbac, PlayedCluster, realApiServer, serviceAccountKubeConfig, useApiNamespace } from '../../../../test/helpers/kube-api.js';
 import { startRconPeer, type RconPeer } from '../../../../test/helpers/rcon-peer.js';
 import { uniqueServerName } from '../../../../test/helpers/servers.js';
+import { TcpProxy } from '../../../../test/helpers/tcp-proxy.js';
 import { createUser, signIn } from '../../../../test/helpers/sessions.js';
 import { Leadership } from '../../../coordination/index.js';
 import { ManualClock } from '../../../lib/clock.js';
@@ -13,7 +15,8 @@ import { createLogger } from '../../../lib/logger.js';
 import { RconConnection } from '../../rcon/client.js';
 import { PaperGame } from '../simulated-paper.js';
 import { FIELD_MANAGER, KubernetesCluster } from './adapter.js';
-import { LifecycleController, type RconOpener } from './controller.js';
+import { CONTROLLER_LEASE, LifecycleController, type RconOpener } from './controller.js';
+import { LeaseLock } from './lease.js';
 import { DEFAULT_CRD, type MinecraftServer } from './resource.js';
 
 const FIXED_BYTE = 7;
@@ -28,7 +31,12 @@ const database = useTestDatabase();
 /** A replica's leadership of its own name, so each controller of a test leads alone or races only its twin. */
 const leadership = (identity: string, clock: ManualClock, name = uniqueServerName('l')) =>
   new Leadership({ db: database().db, clock, replica: identity }, { name });
-afterEach(() => peer?.close());
+/** Each test's cluster adapter, closed after it (its caches' watches end). */
+const clusters: KubernetesCluster[] = [];
+afterEach(async () => {
+  peer?.close();
+  await Promise.all(clusters.splice(0).map((c) => c.close()));
+});
 
 /**
  * The lifecycle controller on the run's real kube-apiserver, signed in as the service's own
@@ -61,7 +69,7 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
     return () => core.deleteNode({ name: `${NS}-node` }).then(() => undefined, () => undefined);
   });
 
-  async function setUp(options: { game?: PaperGame } = {}) {
+  async function setUp(options: { game?: PaperGame; rconPort?: (name: string) => number | undefined } = {}) {
     game = options.game ?? new PaperGame();
     peer = await startRconPeer({ password: PASSWORD, game });
     const clock = new ManualClock('2026-06-01T12:00:00.000Z');
@@ -70,9 +78,10 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
       namespace: NS,
       clock,
       random: { bytes: (n) => new Uint8Array(n).fill(FIXED_BYTE) },
-      rconAddress: () => ({ host: '127.0.0.1', port: peer.endpoint.port }),
+      rconAddress: (name) => ({ host: '127.0.0.1', port: options.rconPort?.(name) ?? peer.endpoint.port }),
       watchBackoffMs: { initial: 20, max: 200 },
     });
+    clusters.push(cluster);
     const controller = (identity: string) =>
       new LifecycleController({
         cluster,
@@ -82,6 +91,15 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
         log: silentLog,
       });
     return { clock, cluster, controller };
+  }
+
+  /** The service account's kubeconfig through a TCP relay that the test can cut (proxy.blackHole()). */
+  async function relayedServiceAccount(): Promise<{ proxy: TcpProxy; relayedConfig: KubeConfig }> {
+    const proxy = await TcpProxy.start(Number(new URL(serviceAccount.getCurrentCluster()!.server).port));
+    const relayedConfig = new KubeConfig();
+    relayedConfig.loadFromString(serviceAccount.exportConfig());
+    relayedConfig.clusters = relayedConfig.clusters.map((x) => ({ ...x, server: `https://127.0.0.1:${proxy.port}` }));
+    return { proxy, relayedConfig };
   }
 
   /** One pass of the controller, then the StatefulSet controller's part of what it asked for. */
@@ -233,7 +251,7 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
     await c.stop();
   });
 
-  it('passes at once when kicked (a wake), not only at its interval', async () => {
+  it('reconciles a woken server at once, from its watch, without waiting for a resync', async () => {
     const { cluster } = await setUp();
     const kickClock = new ManualClock('2026-06-01T12:00:00.000Z');
     const c = new LifecycleController({
@@ -242,23 +260,23 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
       rcon,
       clock: kickClock,
       log: silentLog,
-      intervalMs: 3_600_000,
+      resyncMs: 3_600_000,
     });
     const name = uniqueServerName('kick');
     await cluster.createServer({ name, subdomain: name, image: 'itzg/minecraft-server:java21', desiredState: 'Stopped', labels: {} });
-    c.kick(); // not started: nothing happens
+    c.kick(name); // not started: nothing happens
     expect(c.passesActed).toBe(0);
     c.start();
     await vi.waitFor(async () => expect((await statefulSet(name))?.spec?.replicas).toBe(0));
+    await vi.waitFor(async () => expect((await server(name)).status).toMatchObject({ phase: 'Stopped', observedGeneration: 1 }));
     await cluster.setDesiredState(name, 'Running');
-    c.kick();
-    c.kick();
+    c.kick(name);
     await vi.waitFor(async () => expect((await statefulSet(name))?.spec?.replicas).toBe(1));
-    expect(c.passesActed).toBe(2);
+    await vi.waitFor(async () => expect((await server(name)).status).toMatchObject({ phase: 'Starting', observedGeneration: 2 }));
     await c.stop();
   });
 
-  it('runs as the cluster task: leads, acts and listens for desired-state changes while started, and lets go when stopped', async () => {
+  it('runs as the cluster task: leads by a coordination.k8s.io Lease, acts, listens for desired-state changes while started, and gives the Lease up when stopped', async () => {
     const { clock, cluster } = await setUp();
     const registry = new Registry();
     const listeners = new Set<(name: string) => void>();
@@ -280,9 +298,16 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
     expect(listeners.size).toBe(1);
     await vi.waitFor(async () => expect((await statefulSet(name))?.spec?.replicas).toBe(0));
     expect(await registry.metrics()).toContain('felis_lifecycle_leader 1');
+    const leases = admin.makeApiClient(CoordinationV1Api);
+    const held = await leases.readNamespacedLease({ name: CONTROLLER_LEASE, namespace: NS });
+    expect(held.spec).toMatchObject({ leaseDurationSeconds: 15, holderIdentity: expect.stringContaining('_') });
+    // The database's leadership is not what it leads by on Kubernetes.
+    expect(lock.holds()).toBe(false);
+    for (const listener of listeners) listener(name);
     await task!.stop();
     expect(listeners.size).toBe(0);
-    expect(lock.holds()).toBe(false);
+    expect((await leases.readNamespacedLease({ name: CONTROLLER_LEASE, namespace: NS })).spec?.holderIdentity).toBeUndefined();
+    expect(await registry.metrics()).toContain('felis_lifecycle_leader 0');
   });
 
   it('stops a running server cleanly when asked (warning, save-all flush, then scale to zero)', async () => {
@@ -407,4 +432,197 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
     expect((await server(name)).status?.conditions).toContainEqual(expect.objectContaining({ type: 'Retired', status: 'True' }));
     await c.stop();
   });
+
+  it('writes status, conditions and observedGeneration from the first reconcile, follows every spec change, and writes nothing when nothing changed', async () => {
+    const { cluster, controller } = await setUp();
+    const c = controller('a');
+    const name = uniqueServerName('gen');
+    await cluster.createServer({ name, subdomain: name, image: 'itzg/minecraft-server:java21', desiredState: 'Stopped', labels: {} });
+    await pass(c);
+    const first = await server(name);
+    expect(first.status).toMatchObject({ phase: 'Stopped', ready: false, observedGeneration: first.metadata.generation });
+    expect(first.status?.conditions?.map((x) => [x.type, x.status, x.reason])).toEqual([
+      ['Ready', 'False', 'Stopped'],
+      ['Progressing', 'False', 'Stopped'],
+      ['Degraded', 'False', 'AsExpected'],
+    ]);
+    // A spec change on a Stopped server (a move's node, a new image) is observed, not left behind.
+    await cluster.patchServerSpec(name, { image: 'itzg/minecraft-server:java17' });
+    await pass(c);
+    const changed = await server(name);
+    expect(changed.metadata.generation).toBe((first.metadata.generation ?? 0) + 1);
+    expect(changed.status?.observedGeneration).toBe(changed.metadata.generation);
+    expect(changed.status?.conditions?.every((x) => x.observedGeneration === changed.metadata.generation)).toBe(true);
+    // At rest, passes write nothing: the object is not touched again.
+    await pass(c);
+    await pass(c);
+    expect((await server(name)).metadata.resourceVersion).toBe(changed.metadata.resourceVersion);
+
+    const running = await runningServer(cluster, c, 'still');
+    const before = (await server(running)).metadata.resourceVersion;
+    await pass(c);
+    await pass(c);
+    expect((await server(running)).metadata.resourceVersion).toBe(before);
+    await c.stop();
+  });
+
+  it('says Ready only when the pod is Ready as well as RCON answering, and records the node the pod runs on', async () => {
+    const { cluster, controller } = await setUp();
+    const c = controller('a');
+    const name = uniqueServerName('podready');
+    await cluster.createServer({ name, subdomain: name, image: 'itzg/minecraft-server:java21', desiredState: 'Running', labels: {} });
+    await pass(c);
+    await admin.makeApiClient(CoreV1Api).createNamespacedPodBinding({
+      name: `${name}-0`,
+      namespace: NS,
+      body: { metadata: { name: `${name}-0` }, target: { apiVersion: 'v1', kind: 'Node', name: `${NS}-node` } },
+    });
+    await played.setPodReady(`${name}-0`, false);
+    await pass(c);
+    const notReady = (await server(name)).status;
+    expect(notReady).toMatchObject({ phase: 'Running', ready: false, node: `${NS}-node` });
+    expect(notReady?.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'False' }));
+    expect(notReady?.conditions).toContainEqual(expect.objectContaining({ type: 'Degraded', status: 'True', reason: 'NotReady' }));
+    await played.setPodReady(`${name}-0`, true);
+    await pass(c);
+    const ready = (await server(name)).status;
+    expect(ready).toMatchObject({ phase: 'Running', ready: true, node: `${NS}-node` });
+    expect(ready?.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'True', reason: 'RconAnswered' }));
+    expect((await cluster.listServers()).servers.find((s) => s.spec.name === name)?.status.node).toBe(`${NS}-node`);
+    await c.stop();
+  });
+
+  it('scales a Stopped server\'s StatefulSet back to 0 when someone scales it up, from the watch, with one aggregated Event', async () => {
+    const { cluster, clock } = await setUp();
+    const c = new LifecycleController({ cluster, lock: leadership('a', clock), rcon, clock, log: silentLog, resyncMs: 3_600_000 });
+    const name = uniqueServerName('drift');
+    await cluster.createServer({ name, subdomain: name, image: 'itzg/minecraft-server:java21', desiredState: 'Stopped', labels: {} });
+    c.start();
+    await vi.waitFor(async () => expect((await server(name)).status?.phase).toBe('Stopped'));
+    const apps = admin.makeApiClient(AppsV1Api);
+    for (let round = 0; round < 2; round += 1) {
+      await apps.patchNamespacedStatefulSetScale({ name, namespace: NS, body: { spec: { replicas: 1 } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      await vi.waitFor(async () => expect((await statefulSet(name))?.spec?.replicas).toBe(0));
+    }
+    const events = await admin.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: NS, fieldSelector: `involvedObject.name=${name},reason=ScaledBack` });
+    expect(events.items.map((e) => [e.type, e.count])).toEqual([['Warning', 2]]);
+    expect((await server(name)).status?.phase).toBe('Stopped');
+    await c.stop();
+  });
+
+  it('carries out a wake while the probes of hung games are still waiting: one hung game slows only itself', async () => {
+    const hung = await startHungPeer();
+    const hungNames = new Set<string>();
+    const { cluster } = await setUp({ rconPort: (name) => (hungNames.has(name) ? hung.port : undefined) });
+    const clock = new ManualClock('2026-06-01T12:00:00.000Z');
+    const c = new LifecycleController({ cluster, lock: leadership('a', clock), rcon, clock, log: silentLog, startProbeMs: 50, resyncMs: 3_600_000 });
+    for (let i = 0; i < 3; i += 1) {
+      const name = uniqueServerName('frozen');
+      hungNames.add(name);
+      await cluster.createServer({ name, subdomain: name, image: 'itzg/minecraft-server:java21', desiredState: 'Running', labels: {} });
+      // A frozen JVM: its RCON accepts and never answers, for longer than this test runs.
+      await cluster.patchServerSpec(name, { readinessTimeoutSeconds: 3_600 });
+    }
+    const woken = uniqueServerName('woken');
+    await cluster.createServer({ name: woken, subdomain: woken, image: 'itzg/minecraft-server:java21', desiredState: 'Stopped', labels: {} });
+    c.start();
+    await vi.waitFor(async () => expect((await statefulSet(woken))?.spec?.replicas).toBe(0));
+    await played.syncStatefulSets();
+    for (const name of hungNames) await played.setPodReady(`${name}-0`, true);
+    await vi.waitFor(() => expect(hung.open()).toBe(3), { timeout: 20_000 });
+
+    await cluster.setDesiredState(woken, 'Running');
+    c.kick(woken);
+    await vi.waitFor(async () => expect((await statefulSet(woken))?.spec?.replicas).toBe(1));
+    // The hung probes are all still waiting for an answer.
+    expect(hung.open()).toBe(3);
+    for (const name of hungNames) expect((await server(name)).status?.phase).toBe('Starting');
+    await c.stop();
+    hung.close();
+  });
+
+  it('hands the work to the other replica when the leader is cut off from the API server (its Lease lapses), and the other carries out a wake', async () => {
+    const { cluster } = await setUp();
+    const { proxy, relayedConfig } = await relayedServiceAccount();
+    const cutCluster = new KubernetesCluster({ kubeConfig: relayedConfig, namespace: NS, rconAddress: () => ({ host: '127.0.0.1', port: peer.endpoint.port }), watchBackoffMs: { initial: 20, max: 200 } });
+    clusters.push(cutCluster);
+    const timing = { leaseDurationMs: 2_000, renewDeadlineMs: 1_000, retryPeriodMs: 100 };
+    const leaseName = uniqueServerName('lease');
+    const replica = (c: KubernetesCluster, identity: string) =>
+      new LifecycleController({
+        cluster: c,
+        lock: new LeaseLock({ kubeConfig: c.kubeConfig, namespace: NS, name: leaseName, identity, timing }),
+        rcon,
+        clock: new ManualClock('2026-06-01T12:00:00.000Z'),
+        log: silentLog,
+        leaseRetryMs: timing.retryPeriodMs,
+        resyncMs: 3_600_000,
+      });
+    const aLock = new LeaseLock({ kubeConfig: relayedConfig, namespace: NS, name: leaseName, identity: 'a', timing });
+    const a = new LifecycleController({
+      cluster: cutCluster,
+      lock: aLock,
+      rcon,
+      clock: new ManualClock('2026-06-01T12:00:00.000Z'),
+      log: silentLog,
+      leaseRetryMs: timing.retryPeriodMs,
+      resyncMs: 3_600_000,
+    });
+    const b = replica(cluster, 'b');
+    a.start();
+    const name = uniqueServerName('handover');
+    await cluster.createServer({ name, subdomain: name, image: 'itzg/minecraft-server:java21', desiredState: 'Stopped', labels: {} });
+    await vi.waitFor(async () => expect((await statefulSet(name))?.spec?.replicas).toBe(0));
+    b.start();
+    expect(b.passesActed).toBe(0);
+
+    proxy.blackHole();
+    // The cut replica steps down by itself (its renewals hang), and acts no more.
+    await vi.waitFor(() => expect(aLock.holds()).toBe(false), { timeout: 20_000 });
+    const acted = a.passesActed;
+    await cluster.setDesiredState(name, 'Running');
+    await vi.waitFor(async () => expect((await statefulSet(name))?.spec?.replicas).toBe(1), { timeout: 20_000 });
+    expect(b.passesActed).toBeGreaterThan(0);
+    expect(a.passesActed).toBe(acted);
+    const lease = await admin.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: leaseName, namespace: NS });
+    expect(lease.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+    proxy.restore();
+    await Promise.all([a.stop(), b.stop()]);
+    await proxy.close();
+  });
+
+  it('keeps /readyz up through an API-server blip once its caches have synced, and not before', async () => {
+    const { proxy, relayedConfig } = await relayedServiceAccount();
+    const cut = new KubernetesCluster({ kubeConfig: relayedConfig, namespace: NS, watchBackoffMs: { initial: 20, max: 200 } });
+    clusters.push(cut);
+    const { internal } = createTestApps(createTestDeps(database(), { overrides: { cluster: cut as never } }));
+    expect((await internal.request('/readyz')).status).toBe(200);
+    proxy.blackHole();
+    expect((await internal.request('/readyz')).status).toBe(503); // nothing cached yet: the API server must answer
+    proxy.restore();
+    cut.caches.start();
+    await vi.waitFor(() => expect(cut.cachesSynced()).toBe(true));
+    proxy.blackHole();
+    expect((await internal.request('/readyz')).status).toBe(200);
+    proxy.restore();
+    await proxy.close();
+  });
 });
+
+/** A TCP port that accepts and never answers (a frozen game's RCON). */
+async function startHungPeer(): Promise<{ port: number; open(): number; close(): void }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    open: () => sockets.size,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    },
+  };
+}

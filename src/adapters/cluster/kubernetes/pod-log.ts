@@ -21,12 +21,20 @@ export function parseStampedLine(text: string): PodLogLine | undefined {
  * The request is the client's own (its authentication and TLS through RequestContext), read as
  * the fetch body it is: the client's `Log` pipes a stream whose abort error nobody listens for.
  */
+/**
+ * How long the API server (and through it the node's kubelet) has to start answering a log
+ * request: the service's own deadline, far below the API server's proxy time-out, so a silent
+ * kubelet is a prompt fault rather than a console that waits.
+ */
+export const POD_LOG_ANSWER_MS = 5_000;
+
 export async function* followPodLog(
   kubeConfig: KubeConfig,
   namespace: string,
   pod: string,
   container: string,
   options: PodLogOptions,
+  answerWithinMs = POD_LOG_ANSWER_MS,
 ): AsyncGenerator<PodLogLine> {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error('no current cluster in the kubeconfig');
@@ -45,12 +53,20 @@ export async function* followPodLog(
   options.signal.addEventListener('abort', abort, { once: true });
   try {
     let response: Awaited<ReturnType<typeof fetch>>;
+    let late = false;
+    const deadline = setTimeout(() => {
+      late = true;
+      controller.abort();
+    }, answerWithinMs);
     try {
       // undici's own fetch, the one whose dispatcher (the kubeconfig's TLS) the client makes.
       response = await fetch(url, { headers: context.getHeaders(), dispatcher: context.getDispatcher(), signal: controller.signal });
     } catch (err) {
+      if (late) throw new ApiException(503, `pod log of ${pod}: no answer within ${answerWithinMs} ms (the node's kubelet is silent)`, undefined, {});
       if (controller.signal.aborted) return;
       throw new ApiException(503, `pod log of ${pod}: ${(err as Error).message}`, undefined, {});
+    } finally {
+      clearTimeout(deadline);
     }
     if (response.status !== 200 || !response.body) {
       const body = (await response.json().catch(() => undefined)) as { code?: number; message?: string } | undefined;

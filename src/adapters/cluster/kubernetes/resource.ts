@@ -82,6 +82,8 @@ export interface MinecraftServerStatus {
   retryAt?: string;
   idleStopSeconds?: number;
   conditions?: Condition[];
+  /** The node the server's pod runs on, while it has one. */
+  node?: string;
   /** The metadata.generation of the spec the controller last acted on. */
   observedGeneration?: number;
 }
@@ -152,6 +154,7 @@ export function toServerResource(object: MinecraftServer): ServerResource {
     },
     resourceVersion: metadata.resourceVersion ?? '',
   };
+  if (status.node) resource.status.node = status.node;
   if (status.endpoint) {
     resource.status.endpointMode = status.endpoint.mode;
     resource.status.endpointAddress = status.endpoint.address;
