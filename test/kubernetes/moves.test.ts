@@ -22,7 +22,7 @@ import type { SessionContext } from '../../src/http/session.js';
 import { beginMove, MoveInterrupted, retryMove, type MoveStage } from '../../src/features/nodes/moves.js';
 import { serverCacheOf } from '../../src/features/servers/cache.js';
 import { LOCK_LEASE_MS } from '../../src/features/worlds/jobs/lock.js';
-import { JobTracker } from '../../src/features/worlds/runtime.js';
+import { JobTracker } from '../../src/features/worlds/volumes/runtime.js';
 import { ManualClock } from '../../src/lib/clock.js';
 
 /**

@@ -19,7 +19,7 @@ import { main as worldJobCli } from '../../cli/world-job.js';
 import { serverMoves } from '../../db/schema/nodes.js';
 import type { SessionContext } from '../../http/session.js';
 import { serverCacheOf } from '../servers/cache.js';
-import { JobTracker } from '../worlds/runtime.js';
+import { JobTracker } from '../worlds/volumes/runtime.js';
 import { LOCK_LEASE_MS } from '../worlds/jobs/lock.js';
 import { beginMove, MoveInterrupted, retryMove, type MoveStage } from './moves.js';
 

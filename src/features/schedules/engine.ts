@@ -12,6 +12,7 @@ import { beginRestart, inMaintenance, ownerOf, restartOf, serverCacheOf, startWi
 import { pruneScheduledBackups, startBackup } from '../worlds/index.js';
 import { nextRun } from './next-run.js';
 import { warningLine } from './rules.js';
+import type { WorldsParts } from '../worlds/index.js';
 
 /**
  * The schedule runner. Each round (on one replica at a time, src/coordination) warns the players
@@ -34,7 +35,7 @@ import { warningLine } from './rules.js';
 
 export type ScheduleRow = typeof serverSchedules.$inferSelect;
 export type RunState = (typeof RUN_STATES)[number];
-export type EngineDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'rcon' | 'worlds' | 'random' | 'replica' | 'metrics' | 'staging'>;
+export type EngineDeps = Pick<Deps & WorldsParts, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'rcon' | 'worlds' | 'random' | 'replica' | 'metrics' | 'staging'>;
 
 /** How long a run may sit in its first step before it is taken for one whose replica died. */
 export const CLAIMED_STALE_MS = 2 * 60_000;

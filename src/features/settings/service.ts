@@ -22,6 +22,7 @@ import {
   type EntryPolicyView,
   type WakePolicy,
 } from './store/index.js';
+import type { VerifierParts } from '../verifier/index.js';
 
 type SettingsDeps = Pick<Deps, 'database' | 'clock' | 'cluster' | 'config' | 'log'>;
 
@@ -103,7 +104,7 @@ export function authSources(deps: SettingsDeps, session?: SessionContext): Promi
  * list again before its next login; the others within their refresh interval.
  */
 export async function saveAuthSources(
-  deps: SettingsDeps & Pick<Deps, 'sessionVerifier'>,
+  deps: SettingsDeps & Pick<Deps & VerifierParts, 'sessionVerifier'>,
   session: SessionContext,
   body: { sources: AuthSourceEntry[]; revision: string },
   requestId: string | undefined,

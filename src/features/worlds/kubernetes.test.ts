@@ -22,7 +22,7 @@ import { startBackup, startRestore } from './backups/service.js';
 import { lockSweep } from './housekeeping.js';
 import { reclaimIdleWorlds } from './reclaim/service.js';
 import { KubernetesWorldJobRunner, worldJobName } from '../../adapters/cluster/kubernetes/world-jobs.js';
-import { JobTracker } from './runtime.js';
+import { JobTracker } from './volumes/index.js';
 
 const JOB_ID = '0b6f8f8e-5f0c-4d5e-9a4b-3c2d1e0f9a8b';
 const database = useTestDatabase();

@@ -4,18 +4,20 @@ import { externalExportRoutes } from './exports/index.js';
 import { externalFileRoutes } from './files/index.js';
 import { externalJobRoutes } from './jobs/index.js';
 import { externalUploadRoutes } from './uploads/index.js';
+import type { WorldsParts } from './volumes/index.js';
+import type { AppDeps } from '../../http/env.js';
 
 /** The worlds feature on the external face: backups, restores, jobs, files, exports, uploads. */
-export function externalWorldRoutes() {
+export function externalWorldRoutes(deps: AppDeps & WorldsParts) {
   return createRouter()
-    .include(externalBackupRoutes())
+    .include(externalBackupRoutes(deps))
     .include(externalJobRoutes())
-    .include(externalFileRoutes())
-    .include(externalExportRoutes())
-    .include(externalUploadRoutes());
+    .include(externalFileRoutes(deps))
+    .include(externalExportRoutes(deps))
+    .include(externalUploadRoutes(deps));
 }
 
 /** The worlds feature on the internal face: the break-glass backup. */
-export function internalWorldRoutes() {
-  return internalBackupRoutes();
+export function internalWorldRoutes(deps: AppDeps & WorldsParts) {
+  return internalBackupRoutes(deps);
 }

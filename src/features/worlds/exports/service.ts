@@ -8,6 +8,7 @@ import { readableBackup } from '../backups/index.js';
 import { newId, requireWorld, runnerOf, startWorldJob, stepFailed, untilRecorded, type Caller, type JobDeps, type JobOutcome, type SettleDeps } from '../jobs/index.js';
 import { readWorldTimes } from '../settings/index.js';
 import { downloadTarget } from '../volumes/index.js';
+import type { WorldsParts } from '../volumes/index.js';
 
 export type ExportRow = typeof worldExports.$inferSelect;
 
@@ -117,7 +118,7 @@ export async function ownExport(deps: Pick<Deps, 'database' | 'clock'>, ticket: 
  * fails). The download spends the ticket in one statement, so of two downloads at once on any
  * replicas only one gets the bytes; a store that cannot be read gives the ticket back.
  */
-export async function openExport(deps: Pick<Deps, 'database' | 'clock' | 'worlds' | 'log'>, ticket: string, userId: string): Promise<{ row: ExportRow; body: Readable }> {
+export async function openExport(deps: Pick<Deps & WorldsParts, 'database' | 'clock' | 'worlds' | 'log'>, ticket: string, userId: string): Promise<{ row: ExportRow; body: Readable }> {
   const row = await ownExport(deps, ticket, userId);
   if (row.state !== 'ready') throw new DomainError('conflict', `The export is ${exportStateOf(row)}.`);
   const db = deps.database.db;
@@ -137,7 +138,7 @@ export async function openExport(deps: Pick<Deps, 'database' | 'clock' | 'worlds
 }
 
 /** Expires exports past their time; an archive made for an export is deleted with it. */
-export async function sweepExpiredExports(deps: Pick<Deps, 'database' | 'clock' | 'worlds' | 'log'>): Promise<number> {
+export async function sweepExpiredExports(deps: Pick<Deps & WorldsParts, 'database' | 'clock' | 'worlds' | 'log'>): Promise<number> {
   const due = await deps.database.db
     .update(worldExports)
     .set({ state: 'expired' })

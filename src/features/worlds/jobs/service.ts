@@ -9,10 +9,11 @@ import { runVolumeStep, type WorldFolders } from '../volumes/index.js';
 import { requireStopped, requireWorld, type Caller } from './access.js';
 import { holdWorld, maintenanceError, type LockKind } from './lock.js';
 import { finishJob, jobsOf, newId, recordJob, type JobKind, type JobRow } from './records.js';
+import type { WorldsParts } from '../volumes/index.js';
 
-export type JobDeps = Pick<Deps, 'database' | 'clock' | 'random' | 'worlds' | 'log' | 'cluster' | 'config' | 'staging'> & Partial<Pick<Deps, 'shutdown' | 'heartbeat'>>;
+export type JobDeps = Pick<Deps & WorldsParts, 'database' | 'clock' | 'random' | 'worlds' | 'log' | 'cluster' | 'config' | 'staging'> & Partial<Pick<Deps, 'shutdown' | 'heartbeat'>>;
 /** What recording a step's outcome needs: whichever replica does it, from the job's plan alone. */
-export type SettleDeps = Pick<Deps, 'database' | 'clock' | 'worlds' | 'log'> & Partial<Pick<Deps, 'shutdown'>>;
+export type SettleDeps = Pick<Deps & WorldsParts, 'database' | 'clock' | 'worlds' | 'log'> & Partial<Pick<Deps, 'shutdown'>>;
 
 export interface JobOutcome {
   message?: string;
@@ -92,7 +93,7 @@ class InProcessJobRunner implements WorldJobRunner {
  * The runner of this service's world jobs, or 503: on Kubernetes without an S3 backup store no
  * Job could reach the store, and a process without local folders cannot run one itself.
  */
-export function runnerOf(deps: Pick<Deps, 'worlds' | 'log'> & Partial<Pick<Deps, 'heartbeat'>>): WorldJobRunner {
+export function runnerOf(deps: Pick<Deps & WorldsParts, 'worlds' | 'log'> & Partial<Pick<Deps, 'heartbeat'>>): WorldJobRunner {
   const { worlds, heartbeat } = deps;
   if (worlds.runner) return worlds.runner;
   if (worlds.folders) return new InProcessJobRunner(worlds.folders, () => worlds.store, deps.log, heartbeat && (() => heartbeat.whileAlive()));
