@@ -25,7 +25,7 @@ import { nodeTasksRecovery } from './features/nodes/index.js';
 import { identityHousekeepingTask } from './features/linking/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory, passkeyHousekeepingTask } from './features/passkeys/index.js';
-import { serverCacheOf, countServersByOwner, restartsTask, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
+import { ServerCache, countServersByOwner, restartsTask, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
 import { schedulesTask } from './features/schedules/index.js';
 import { createSessionVerifier } from './features/verifier/index.js';
 import { worldsTasks, createWorldsRuntime } from './features/worlds/index.js';
@@ -92,6 +92,7 @@ export function assembleDeps(parts: DepsParts): ServiceParts {
     cluster,
     metrics,
     rcon: parts.rcon ?? new RconPool((name) => cluster.rconEndpoint(name)),
+    serverCache: parts.serverCache ?? new ServerCache(cluster, parts.config.rootDomain),
     consoleLogs: parts.consoleLogs ?? new LogHubs({ cluster, clock, log: parts.log }),
     sessionVerifier: parts.sessionVerifier ?? createSessionVerifier({ ...parts, clock, metrics }),
     worlds: parts.worlds ?? createWorldsRuntime(parts.config, cluster, { log: parts.log, signal: parts.shutdown, clock }),
@@ -185,7 +186,7 @@ function serviceTasks(deps: ServiceParts): BackgroundTask[] {
       leadership,
       registry: deps.metrics.registry,
       log: deps.log,
-      onDesiredStateChange: (listener) => serverCacheOf(deps).onDesiredStateChange(listener),
+      onDesiredStateChange: (listener) => deps.serverCache.onDesiredStateChange(listener),
     }),
   );
   if (cluster.builds) tasks.push(...clusterBuildTasks(deps, cluster.builds));

@@ -3,7 +3,7 @@ import { SimulatedCluster } from '../../src/adapters/cluster/simulated.js';
 import { loadConfig } from '../../src/config.js';
 import type { ServiceParts } from '../../src/app/index.js';
 import { openDatabase } from '../../src/db/client.js';
-import { serverCacheOf, type ServerCache } from '../../src/features/servers/cache.js';
+import { type ServerCache } from '../../src/features/servers/cache.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { assembleDeps } from '../../src/service.js';
@@ -35,7 +35,7 @@ export async function byHostFleet(): Promise<{ deps: ServiceParts; cache: Server
   }
   const log = createLogger(config.logLevel, pino.destination({ dest: '/dev/null', sync: true }));
   const deps = assembleDeps({ config, log, database, cluster });
-  const cache = serverCacheOf(deps);
+  const cache = deps.serverCache;
   await cache.ready();
   return { deps, cache };
 }

@@ -27,12 +27,12 @@ export function mountExternalRoutes(app: FaceApp, parts: ServiceParts): void {
   app.addRoutes(authRoutes(parts));
   app.addRoutes(accountRoutes());
   app.addRoutes(adminAccountRoutes(parts));
-  app.addRoutes(externalServerRoutes());
+  app.addRoutes(externalServerRoutes(parts));
   app.addRoutes(imageRoutes());
   app.addRoutes(externalOperationsRoutes());
   app.addRoutes(buildRoutes(parts));
   app.addRoutes(submissionRoutes(parts));
-  app.addRoutes(consoleRoutes());
+  app.addRoutes(consoleRoutes(parts));
   app.addRoutes(consoleStreamRoutes(parts));
   app.addRoutes(externalLinkingRoutes());
   app.addRoutes(externalOpLoginRoutes());
@@ -43,9 +43,9 @@ export function mountExternalRoutes(app: FaceApp, parts: ServiceParts): void {
   app.addRoutes(scheduleRoutes(parts));
   app.addRoutes(settingsRoutes(parts));
   app.addRoutes(profileLinkRoutes());
-  app.addRoutes(activityRoutes());
+  app.addRoutes(activityRoutes(parts));
   app.addRoutes(webhookRoutes());
-  app.addRoutes(usageRoutes());
+  app.addRoutes(usageRoutes(parts));
   app.addRoutes(nodeRoutes(parts));
 }
 

@@ -19,7 +19,7 @@ import { createRouter, defineRoute, json } from '../http/route.js';
 export function mountInternalRoutes(app: FaceApp, parts: ServiceParts): void {
   app.addRoutes(healthRoutes());
   app.addRoutes(internalProbeRoutes());
-  app.addRoutes(internalServerRoutes());
+  app.addRoutes(internalServerRoutes(parts));
   app.addRoutes(verifierRoutes(parts));
   app.addRoutes(internalOperationsRoutes());
   app.addRoutes(internalBuildRoutes(parts));

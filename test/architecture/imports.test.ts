@@ -158,7 +158,6 @@ const WEAKMAP_REGISTRIES_TODAY = [
   'src/features/fleet/figures.ts',
   'src/features/fleet/metrics.ts',
   'src/features/nodes/cache.ts',
-  'src/features/servers/cache.ts',
 ];
 
 describe('the shape of the service', () => {

@@ -9,6 +9,7 @@ import { LastEventIdHeader } from './event-ids.js';
 import { ServerNameParam } from './schema.js';
 import { openConsoleStream } from './stream.js';
 import type { ConsoleParts } from './log-hub.js';
+import type { ServersParts } from '../servers/index.js';
 
 const consoleStream = defineRoute(
   { tier: 'app' },
@@ -54,7 +55,7 @@ async function sessionNow(c: Context<SignedInEnv>): Promise<SessionContext | und
   }
 }
 
-export function consoleStreamRoutes(deps: AppDeps & ConsoleParts) {
+export function consoleStreamRoutes(deps: AppDeps & ConsoleParts & ServersParts) {
   return createRouter().openapi(consoleStream, async (c) => {
     const body = await openConsoleStream(deps, {
       session: c.var.session,

@@ -5,6 +5,7 @@ import { createSchedule, deleteSchedule, listSchedules, runScheduleNow, updateSc
 import { toScheduleView } from './views.js';
 import type { WorldsParts } from '../worlds/index.js';
 import type { AppDeps } from '../../http/env.js';
+import type { ServersParts } from '../servers/index.js';
 
 const gate = {
   403: errorAnswer('not the owner or staff'),
@@ -58,7 +59,7 @@ const run = defineRoute({ tier: 'app' }, {
 });
 
 /** The schedule routes of the external face (owner or staff). */
-export function scheduleRoutes(deps: AppDeps & WorldsParts) {
+export function scheduleRoutes(deps: AppDeps & WorldsParts & ServersParts) {
   return createRouter()
     .openapi(list, async (c) => {
       const { name } = c.req.valid('param');

@@ -13,6 +13,7 @@ import {
 import { AuthSourceEntrySchema, EntryPolicyFields, WakePolicyFields } from './store/index.js';
 import type { VerifierParts } from '../verifier/index.js';
 import type { AppDeps } from '../../http/env.js';
+import type { ServersParts } from '../servers/index.js';
 
 const Revision = z.string().max(32).openapi({ description: 'the revision read with the setting, named back when saving' });
 
@@ -113,12 +114,12 @@ const testSource = defineRoute(OWNER, {
 });
 
 /** The proxy's and the login limbo's read of the entry policy. Internal face. */
-export function internalSettingsRoutes(deps: AppDeps & VerifierParts) {
+export function internalSettingsRoutes(deps: AppDeps & VerifierParts & ServersParts) {
   return createRouter().openapi(internalEntryPolicy, async (c) => c.json(await entryPolicy(deps), 200));
 }
 
 /** The platform settings pages. External face, admin tier, the owner only. */
-export function settingsRoutes(deps: AppDeps & VerifierParts) {
+export function settingsRoutes(deps: AppDeps & VerifierParts & ServersParts) {
   return createRouter()
     .openapi(getEntryPolicy, async (c) => c.json(await entryPolicy(deps, c.var.session), 200))
     .openapi(putEntryPolicy, async (c) => c.json(await saveEntryPolicy(deps, c.var.session, c.req.valid('json'), c.var.requestId), 200))

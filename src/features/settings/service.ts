@@ -23,8 +23,9 @@ import {
   type WakePolicy,
 } from './store/index.js';
 import type { VerifierParts } from '../verifier/index.js';
+import type { ServersParts } from '../servers/index.js';
 
-type SettingsDeps = Pick<Deps, 'database' | 'clock' | 'cluster' | 'config' | 'log'>;
+type SettingsDeps = Pick<Deps, 'database' | 'clock' | 'cluster' | 'config' | 'log'> & ServersParts;
 
 /** A server players may be sent to: a well-formed name that is not a platform server (the original's rule). */
 export const isTargetName = (name: string) => SERVER_NAME_PATTERN.test(name) && !isReservedServerName(name);

@@ -17,7 +17,6 @@ import { kubeConfigFor } from '../../adapters/cluster/kubernetes/kubeconfig.js';
 import { worldBackups, worldJobs } from '../../db/schema/worlds.js';
 import { main as worldJobCli } from '../../cli/world-job.js';
 import { DomainError } from '../../lib/errors.js';
-import { serverCacheOf } from '../servers/cache.js';
 import { startBackup, startRestore } from './backups/service.js';
 import { lockSweep } from './housekeeping.js';
 import { reclaimIdleWorlds } from './reclaim/service.js';
@@ -41,7 +40,7 @@ function worldJobWorld(cluster: () => { client: KubernetesCluster; namespace: st
     const store = new LocalBackupStore(join(root, 'backups'));
     const deps = createTestDeps(database(), { overrides: { worlds: { store, jobs: new JobTracker() } } });
     deps.worlds.runner = new KubernetesWorldJobRunner({ client, namespace: NS, image: 'felis:test', storeSecret: 'store', deadlineSeconds: 600, log: deps.log, pollMs: 5, signal });
-    await serverCacheOf(deps).ready();
+    await deps.serverCache.ready();
     const name = addServer(deps).spec.name;
     const volume = join(root, 'volume');
     mkdirSync(join(volume, 'world'), { recursive: true });

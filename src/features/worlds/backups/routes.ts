@@ -1,5 +1,5 @@
 import { createRouter, defineRoute, errorAnswer, json } from '../../../http/route.js';
-import { CodedServerNameParam, ServerNameParam } from '../../servers/index.js';
+import { CodedServerNameParam, ServerNameParam, type ServersParts } from '../../servers/index.js';
 import {
   BackupDeletedSchema,
   BackupIdParam,
@@ -65,7 +65,7 @@ const remove = defineRoute({ tier: 'app' }, {
 });
 
 /** Backups and restores of the external face (owner or staff). */
-export function externalBackupRoutes(deps: AppDeps & WorldsParts) {
+export function externalBackupRoutes(deps: AppDeps & WorldsParts & ServersParts) {
   return createRouter()
     .openapi(backupNow, async (c) => {
       const { name } = c.req.valid('param');
@@ -105,7 +105,7 @@ const breakGlass = defineRoute({ tier: 'service', callers: ['ops'] }, {
 });
 
 /** The internal face's break-glass backup (ops). */
-export function internalBackupRoutes(deps: AppDeps & WorldsParts) {
+export function internalBackupRoutes(deps: AppDeps & WorldsParts & ServersParts) {
   return createRouter().openapi(breakGlass, async (c) => {
     const { name } = c.req.valid('param');
     await breakGlassBackup(deps, { serverName: name, osUser: c.req.valid('json').os_user?.trim() ?? '', requestId: c.var.requestId ?? null });

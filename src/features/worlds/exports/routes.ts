@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json } from '../../../http/route.js';
-import { ServerNameParam } from '../../servers/index.js';
+import { ServerNameParam, type ServersParts } from '../../servers/index.js';
 import { BackupOfServer, DownloadQuery, StateSchema, TicketParam, TicketSchema } from './schema.js';
 import { exportBackup, exportStateOf, exportWorld, openExport, ownExport, type ExportRow } from './service.js';
 import type { WorldsParts } from '../volumes/index.js';
@@ -67,7 +67,7 @@ const exportDownload = defineRoute(
 const ticketOf = (row: ExportRow) => ({ ticket: row.ticket, state: exportStateOf(row), filename: row.filename });
 
 /** Exports and downloads of the external face. */
-export function externalExportRoutes(deps: AppDeps & WorldsParts) {
+export function externalExportRoutes(deps: AppDeps & WorldsParts & ServersParts) {
   return createRouter()
     .openapi(backupExport, async (c) => {
       const { name, id } = c.req.valid('param');

@@ -9,6 +9,7 @@ import { newId, requireWorld, runnerOf, startWorldJob, stepFailed, untilRecorded
 import { readWorldTimes } from '../settings/index.js';
 import { downloadTarget } from '../volumes/index.js';
 import type { WorldsParts } from '../volumes/index.js';
+import type { ServersParts } from '../../servers/index.js';
 
 export type ExportRow = typeof worldExports.$inferSelect;
 
@@ -25,7 +26,7 @@ async function insertExport(deps: Pick<Deps, 'database' | 'clock'>, row: Omit<Ex
 }
 
 /** A backup's own archive, ready at once, for the caller alone (owner or staff, who may read the backup). */
-export async function exportBackup(deps: Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'random'>, input: { serverName: string; backupId: string; caller: Caller }) {
+export async function exportBackup(deps: Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'random'> & ServersParts, input: { serverName: string; backupId: string; caller: Caller }) {
   await requireWorld(deps, input.serverName, input.caller);
   const backup = await readableBackup(deps, input.serverName, input.backupId, input.caller);
   return insertExport(deps, {

@@ -1,6 +1,6 @@
 import { rawBodyOf } from '../../../http/raw-body.js';
 import { createRouter, defineRoute, errorAnswer, json, rawBody } from '../../../http/route.js';
-import { ServerNameParam } from '../../servers/index.js';
+import { ServerNameParam, type ServersParts } from '../../servers/index.js';
 import {
   DoneSchema,
   FileSchema,
@@ -83,7 +83,7 @@ const upload = defineRoute(
 );
 
 /** File routes of the external face (owner or staff; the server must be stopped). */
-export function externalFileRoutes(deps: AppDeps & WorldsParts) {
+export function externalFileRoutes(deps: AppDeps & WorldsParts & ServersParts) {
   return createRouter()
     .openapi(list, async (c) => {
       const { name } = c.req.valid('param');

@@ -10,8 +10,9 @@ import { requireStopped, requireWorld, type Caller } from './access.js';
 import { holdWorld, maintenanceError, type LockKind } from './lock.js';
 import { finishJob, jobsOf, newId, recordJob, type JobKind, type JobRow } from './records.js';
 import type { WorldsParts } from '../volumes/index.js';
+import type { ServersParts } from '../../servers/index.js';
 
-export type JobDeps = Pick<Deps & WorldsParts, 'database' | 'clock' | 'random' | 'worlds' | 'log' | 'cluster' | 'config' | 'staging'> & Partial<Pick<Deps, 'shutdown' | 'heartbeat'>>;
+export type JobDeps = Pick<Deps & WorldsParts, 'database' | 'clock' | 'random' | 'worlds' | 'log' | 'cluster' | 'config' | 'staging'> & Partial<Pick<Deps, 'shutdown' | 'heartbeat'>> & ServersParts;
 /** What recording a step's outcome needs: whichever replica does it, from the job's plan alone. */
 export type SettleDeps = Pick<Deps & WorldsParts, 'database' | 'clock' | 'worlds' | 'log'> & Partial<Pick<Deps, 'shutdown'>>;
 
@@ -157,7 +158,7 @@ function jobMessage(err: unknown): string {
 }
 
 /** What runs or ran on a world, newest first (owner or staff). */
-export async function listServerJobs(deps: Pick<Deps, 'database' | 'cluster' | 'config'>, serverName: string, caller: Caller): Promise<JobRow[]> {
+export async function listServerJobs(deps: Pick<Deps, 'database' | 'cluster' | 'config'> & ServersParts, serverName: string, caller: Caller): Promise<JobRow[]> {
   await requireWorld(deps, serverName, caller);
   return jobsOf(deps.database.db, serverName);
 }

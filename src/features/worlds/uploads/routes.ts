@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import type { AppDeps, AppEnv } from '../../../http/env.js';
 import { rawBodyOf } from '../../../http/raw-body.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody, rawBody } from '../../../http/route.js';
-import { ServerNameParam } from '../../servers/index.js';
+import { ServerNameParam, type ServersParts } from '../../servers/index.js';
 import {
   BeginUploadBody,
   FileOpBody,
@@ -123,7 +123,7 @@ const ops = defineRoute(APP, {
 });
 
 /** Upload sessions, unzip and the ops list (owner or staff; beginning, committing and unzipping need a stopped server). */
-export function externalUploadRoutes(deps: AppDeps & WorldsParts) {
+export function externalUploadRoutes(deps: AppDeps & WorldsParts & ServersParts) {
   return createRouter()
     .openapi(begin, async (c) => {
       const { name } = c.req.valid('param');
