@@ -18,7 +18,6 @@ import postgres from 'postgres';
 import { SimulatedCluster } from '../src/adapters/cluster/simulated.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, openPglite } from '../src/db/client.js';
-import { serverCacheOf } from '../src/features/servers/cache.js';
 import { systemClock } from '../src/lib/clock.js';
 import { createLogger } from '../src/lib/logger.js';
 import { assembleDeps } from '../src/service.js';
@@ -67,7 +66,7 @@ for (let i = 0; i < FLEET_SIZE; i++) {
 }
 const log = createLogger(config.logLevel, pino.destination({ dest: '/dev/null', sync: true }));
 const deps = assembleDeps({ config, log, database, cluster });
-await serverCacheOf(deps).ready();
+await deps.serverCache.ready();
 const { internal, external, cookie } = await serveWithSignedInUser(deps, log);
 process.once('SIGTERM', () => void database.close().finally(() => process.exit(0)));
 process.stdout.write(

@@ -11,7 +11,6 @@ import { openDatabase } from '../src/db/client.js';
 import { users } from '../src/db/schema/accounts.js';
 import { serverClaims } from '../src/db/schema/servers.js';
 import { mintSession } from '../src/features/accounts/session-service.js';
-import { serverCacheOf } from '../src/features/servers/cache.js';
 import { systemClock } from '../src/lib/clock.js';
 import { createLogger } from '../src/lib/logger.js';
 import { serve } from '../src/runtime/serve.js';
@@ -28,7 +27,7 @@ for (let i = 0; i < SERVERS; i++) {
 }
 const log = createLogger('info', pino.destination({ dest: '/dev/null', sync: false }));
 const deps = assembleDeps({ config, log, database, cluster });
-await serverCacheOf(deps).ready();
+await deps.serverCache.ready();
 const now = new Date();
 const [user] = await database.db.insert(users).values({ username: 'bench', createdAt: now, updatedAt: now }).returning();
 for (let i = 0; i < SERVERS; i += 500) {

@@ -21,7 +21,7 @@ import type { AddressInfo } from 'node:net';
 import { serve as honoServe } from '@hono/node-server';
 import { Hono } from 'hono';
 import { SimulatedCluster } from '../src/adapters/cluster/simulated.js';
-import { serverCacheOf } from '../src/features/servers/cache.js';
+import { ServerCache } from '../src/features/servers/cache.js';
 import { systemClock } from '../src/lib/clock.js';
 
 // The baseline imports only what it runs (its RSS is the memory rows' baseline); the service's
@@ -54,7 +54,7 @@ process.once('SIGTERM', () => {
 
 if (role === 'bare') {
   const cluster = fleet();
-  const cache = serverCacheOf({ cluster, config: { rootDomain: 'felis.test' } });
+  const cache = new ServerCache(cluster, 'felis.test');
   await cache.ready();
   const app = new Hono()
     .get('/healthz', (c) => c.json({ status: 'ok' }))
@@ -116,7 +116,7 @@ if (role === 'bare') {
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
   cleanups.push(() => database.close());
   const deps = assembleDeps({ config, log, database, cluster: fleet() });
-  await serverCacheOf(deps).ready();
+  await deps.serverCache.ready();
   const { internal, external, cookie } = await serveWithSignedInUser(deps, log);
   cleanups.push(() => Promise.all([internal.close(1000), external.close(1000)]));
   process.stdout.write(`${JSON.stringify({ internal: internal.port, external: external.port, cookie })}\n`);

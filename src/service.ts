@@ -11,11 +11,10 @@ import { RconPool } from './adapters/rcon/pool.js';
 import { OciRegistry } from './adapters/registry/oci.js';
 import { StaticRegistry } from './adapters/registry/static.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
-import { createApps } from './app/index.js';
+import { createApps, type ServiceParts } from './app/index.js';
 import type { Config } from './config.js';
 import { Leadership, releasePreviousLives, ReplicaHeartbeat, TaskList, type BackgroundTask, type PreviousLives } from './coordination/index.js';
 import { openDatabase, type DatabaseHandle } from './db/client.js';
-import type { Deps } from './deps.js';
 import { accountHousekeepingTask, createSessionAuthenticator, withPasswordChangeGate } from './features/accounts/index.js';
 import { changeRecorder } from './features/audit/index.js';
 import { setupOnStart } from './features/auth/index.js';
@@ -27,7 +26,7 @@ import { nodeTasksRecovery } from './features/nodes/index.js';
 import { identityHousekeepingTask } from './features/linking/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory, passkeyHousekeepingTask } from './features/passkeys/index.js';
-import { serverCacheOf, countServersByOwner, restartsTask, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
+import { ServerCache, countServersByOwner, restartsTask, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
 import { schedulesTask } from './features/schedules/index.js';
 import { createSessionVerifier } from './features/verifier/index.js';
 import { worldsTasks, createWorldsRuntime } from './features/worlds/index.js';
@@ -54,7 +53,7 @@ export function replicaName(config: Pick<Config, 'podName'>): string {
   return `${config.podName ?? hostname()}/${randomBytes(4).toString('hex')}`;
 }
 
-export type DepsParts = Pick<Deps, 'config' | 'log' | 'database'> & Partial<Omit<Deps, 'config' | 'log' | 'database'>>;
+export type DepsParts = Pick<ServiceParts, 'config' | 'log' | 'database'> & Partial<Omit<ServiceParts, 'config' | 'log' | 'database'>>;
 
 /**
  * Assembles Deps: the service, the test harness, the benches and the process fixtures all start
@@ -62,13 +61,13 @@ export type DepsParts = Pick<Deps, 'config' | 'log' | 'database'> & Partial<Omit
  * Defaults: system clock and randomness, a bare simulated cluster, the configured registry, mail
  * and session sources, the real session authenticator.
  */
-export function assembleDeps(parts: DepsParts): Deps {
+export function assembleDeps(parts: DepsParts): ServiceParts {
   const clock = parts.clock ?? systemClock;
   const cluster: ClusterAdapter = parts.cluster ?? new SimulatedCluster({ clock });
   const metrics = parts.metrics ?? createMetrics();
   const staging = parts.staging ?? createStagingStore(parts.config);
   const replica = parts.replica ?? replicaName(parts.config);
-  const deps: Deps = {
+  const deps: ServiceParts = {
     random: cryptoRandom,
     registry: createRegistry(parts.config),
     mail: createMail(parts.config, parts.log),
@@ -95,6 +94,7 @@ export function assembleDeps(parts: DepsParts): Deps {
     cluster,
     metrics,
     rcon: parts.rcon ?? new RconPool((name) => cluster.rconEndpoint(name)),
+    serverCache: parts.serverCache ?? new ServerCache(cluster, parts.config.rootDomain),
     consoleLogs: parts.consoleLogs ?? new LogHubs({ cluster, clock, log: parts.log }),
     sessionVerifier: parts.sessionVerifier ?? createSessionVerifier({ ...parts, clock, metrics }),
     worlds: parts.worlds ?? createWorldsRuntime(parts.config, cluster, { log: parts.log, signal: parts.shutdown, clock }),
@@ -105,7 +105,7 @@ export function assembleDeps(parts: DepsParts): Deps {
 }
 
 export interface RunningService {
-  deps: Deps;
+  deps: ServiceParts;
   internal: Listening;
   external: Listening;
   /** The game listener, when GAME_PORT is set. */
@@ -180,7 +180,7 @@ function task(name: string, start: () => (() => void | Promise<void>) | void, st
 }
 
 /** Every background task of the service, in the order they start. */
-function serviceTasks(deps: Deps): BackgroundTask[] {
+function serviceTasks(deps: ServiceParts): BackgroundTask[] {
   const { cluster, replica } = deps;
   const tasks: BackgroundTask[] = [
     // First to start and last to stop: the others judge this replica's in-process locks by it.
@@ -200,7 +200,7 @@ function serviceTasks(deps: Deps): BackgroundTask[] {
       leadership,
       registry: deps.metrics.registry,
       log: deps.log,
-      onDesiredStateChange: (listener) => serverCacheOf(deps).onDesiredStateChange(listener),
+      onDesiredStateChange: (listener) => deps.serverCache.onDesiredStateChange(listener),
     }),
   );
   if (cluster.builds) tasks.push(...clusterBuildTasks(deps, cluster.builds));
@@ -217,7 +217,7 @@ function serviceTasks(deps: Deps): BackgroundTask[] {
  * the embedded database every one (one process opens it at a time); on PostgreSQL those of
  * replicas with this pod's name (POD_NAME), none without one (two processes may share a host).
  */
-async function forgetPreviousLives(deps: Deps, startedAt: Date): Promise<void> {
+async function forgetPreviousLives(deps: ServiceParts, startedAt: Date): Promise<void> {
   const current = deps.replica;
   const lives: PreviousLives | undefined =
     deps.database.kind === 'pglite'
@@ -305,7 +305,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
   }
   const db = database;
   // What has started so far: `stop` and a failed start both stop it, in this one order.
-  let deps: Deps | undefined;
+  let deps: ServiceParts | undefined;
   let cluster: ClusterAdapter | undefined;
   let tasks: TaskList | undefined;
   let internal: Listening | undefined;

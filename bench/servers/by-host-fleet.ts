@@ -1,9 +1,9 @@
 import { pino } from 'pino';
 import { SimulatedCluster } from '../../src/adapters/cluster/simulated.js';
 import { loadConfig } from '../../src/config.js';
-import type { Deps } from '../../src/deps.js';
+import type { ServiceParts } from '../../src/app/index.js';
 import { openDatabase } from '../../src/db/client.js';
-import { serverCacheOf, type ServerCache } from '../../src/features/servers/cache.js';
+import { type ServerCache } from '../../src/features/servers/cache.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { assembleDeps } from '../../src/service.js';
@@ -20,7 +20,7 @@ export const BENCH_HOST = `PLAY${Math.floor(FLEET_SIZE / 2)}.Felis.Test.:25565`;
  * synchronously, as main.ts's logger writes stdout; the hot reads' lines are sampled as
  * LOG_HOT_READS_SAMPLE (passed through) says.
  */
-export async function byHostFleet(): Promise<{ deps: Deps; cache: ServerCache }> {
+export async function byHostFleet(): Promise<{ deps: ServiceParts; cache: ServerCache }> {
   const config = loadConfig({
     DATABASE_URL: 'memory:',
     SERVICE_TOKEN_PROXY: BENCH_TOKEN,
@@ -35,7 +35,7 @@ export async function byHostFleet(): Promise<{ deps: Deps; cache: ServerCache }>
   }
   const log = createLogger(config.logLevel, pino.destination({ dest: '/dev/null', sync: true }));
   const deps = assembleDeps({ config, log, database, cluster });
-  const cache = serverCacheOf(deps);
+  const cache = deps.serverCache;
   await cache.ready();
   return { deps, cache };
 }

@@ -4,7 +4,7 @@
  */
 import { createApps } from '../../src/app/index.js';
 import { users } from '../../src/db/schema/accounts.js';
-import type { Deps } from '../../src/deps.js';
+import type { ServiceParts } from '../../src/app/index.js';
 import { mintSession } from '../../src/features/accounts/session-service.js';
 import type { Logger } from '../../src/lib/logger.js';
 import { serve, type Listening } from '../../src/runtime/serve.js';
@@ -12,7 +12,7 @@ import { serve, type Listening } from '../../src/runtime/serve.js';
 /** The panel's host: the bench user's session is minted for it. */
 export const PANEL_HOST = 'panel.felis.test';
 
-export async function serveWithSignedInUser(deps: Deps, log: Logger): Promise<{ internal: Listening; external: Listening; cookie: string }> {
+export async function serveWithSignedInUser(deps: ServiceParts, log: Logger): Promise<{ internal: Listening; external: Listening; cookie: string }> {
   const now = new Date();
   const [user] = await deps.database.db.insert(users).values({ username: 'bench', createdAt: now, updatedAt: now }).returning();
   const { token } = await mintSession(deps, deps.database.db, { userId: user!.id, host: PANEL_HOST, method: 'passkey' });

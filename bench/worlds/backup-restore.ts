@@ -17,7 +17,7 @@ import { SimulatedWorldFolders } from '../../src/adapters/cluster/simulated-worl
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/client.js';
 import { backUpFolder, restoreFolder } from '../../src/features/worlds/backups/folders.js';
-import { JobTracker } from '../../src/features/worlds/runtime.js';
+import { JobTracker } from '../../src/features/worlds/volumes/runtime.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { assembleDeps } from '../../src/service.js';
 import { writeWorld } from './world-files.js';

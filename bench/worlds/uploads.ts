@@ -17,7 +17,7 @@ import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/client.js';
 import { users } from '../../src/db/schema/accounts.js';
 import { uploadWorldFile } from '../../src/features/worlds/volumes/files.js';
-import { JobTracker } from '../../src/features/worlds/runtime.js';
+import { JobTracker } from '../../src/features/worlds/volumes/runtime.js';
 import { unzipInWorld } from '../../src/features/worlds/uploads/unzip.js';
 import { appendPart, beginUpload, stagedBytes } from '../../src/features/worlds/uploads/sessions.js';
 import { createLogger } from '../../src/lib/logger.js';

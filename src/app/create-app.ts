@@ -1,6 +1,5 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { Deps } from '../deps.js';
-import type { AppEnv, Face } from '../http/env.js';
+import type { AppDeps, AppEnv, Face } from '../http/env.js';
 import { handleError, notFoundHandler } from '../http/error-handler.js';
 import { behindFrontDoor, routeStep } from '../http/pipeline.js';
 import type { RouteTable } from '../http/route.js';
@@ -13,7 +12,7 @@ import type { RouteTable } from '../http/route.js';
 export class FaceApp extends OpenAPIHono<AppEnv> {
   constructor(
     readonly face: Face,
-    readonly deps: Deps,
+    readonly deps: AppDeps,
   ) {
     super();
     this.notFound(behindFrontDoor(face, deps, 'unmatched', notFoundHandler(this)));
@@ -33,6 +32,6 @@ export class FaceApp extends OpenAPIHono<AppEnv> {
   }
 }
 
-export function createApp(face: Face, deps: Deps): FaceApp {
+export function createApp(face: Face, deps: AppDeps): FaceApp {
   return new FaceApp(face, deps);
 }

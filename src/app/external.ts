@@ -1,4 +1,4 @@
-import type { Deps } from '../deps.js';
+import type { ServiceParts } from './parts.js';
 import { accountRoutes, adminAccountRoutes } from '../features/accounts/index.js';
 import { authRoutes } from '../features/auth/index.js';
 import { externalOperationsRoutes } from '../features/operations/index.js';
@@ -23,37 +23,37 @@ import { createApp, type FaceApp } from './create-app.js';
 import { mountPages } from './web.js';
 
 /** Routers of the external face; each feature adds its own line. */
-export function mountExternalRoutes(app: FaceApp): void {
+export function mountExternalRoutes(app: FaceApp, parts: ServiceParts): void {
   app.addRoutes(healthRoutes());
-  app.addRoutes(authRoutes());
+  app.addRoutes(authRoutes(parts));
   app.addRoutes(accountRoutes());
-  app.addRoutes(adminAccountRoutes());
-  app.addRoutes(externalServerRoutes());
+  app.addRoutes(adminAccountRoutes(parts));
+  app.addRoutes(externalServerRoutes(parts));
   app.addRoutes(imageRoutes());
   app.addRoutes(externalOperationsRoutes());
-  app.addRoutes(buildRoutes());
-  app.addRoutes(submissionRoutes());
-  app.addRoutes(consoleRoutes());
-  app.addRoutes(consoleStreamRoutes());
+  app.addRoutes(buildRoutes(parts));
+  app.addRoutes(submissionRoutes(parts));
+  app.addRoutes(consoleRoutes(parts));
+  app.addRoutes(consoleStreamRoutes(parts));
   app.addRoutes(externalLinkingRoutes());
   app.addRoutes(externalOpLoginRoutes());
   app.addRoutes(externalMigrationRoutes());
   app.addRoutes(passkeyRoutes());
   app.addRoutes(reauthRoutes());
-  app.addRoutes(externalWorldRoutes());
-  app.addRoutes(scheduleRoutes());
-  app.addRoutes(settingsRoutes());
+  app.addRoutes(externalWorldRoutes(parts));
+  app.addRoutes(scheduleRoutes(parts));
+  app.addRoutes(settingsRoutes(parts));
   app.addRoutes(profileLinkRoutes());
-  app.addRoutes(activityRoutes());
+  app.addRoutes(activityRoutes(parts));
   app.addRoutes(webhookRoutes());
-  app.addRoutes(usageRoutes());
-  app.addRoutes(nodeRoutes());
+  app.addRoutes(usageRoutes(parts));
+  app.addRoutes(nodeRoutes(parts));
 }
 
 /** The external face: the browser panel and the operator console. */
-export function createExternalApp(deps: Deps): FaceApp {
-  const app = createApp('external', deps);
-  mountExternalRoutes(app);
+export function createExternalApp(parts: ServiceParts): FaceApp {
+  const app = createApp('external', parts);
+  mountExternalRoutes(app, parts);
   mountPages(app);
   return app;
 }

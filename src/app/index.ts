@@ -1,9 +1,11 @@
-import type { Deps } from '../deps.js';
+import type { ServiceParts } from './parts.js';
 import { createExternalApp } from './external.js';
 import { createInternalApp } from './internal.js';
 
-export function createApps(deps: Deps) {
-  const external = createExternalApp(deps);
-  const internal = createInternalApp(deps, external);
+/** Both faces: each feature's routes are handed the parts they use; the front door sees the infrastructure. */
+export function createApps(parts: ServiceParts) {
+  const external = createExternalApp(parts);
+  const internal = createInternalApp(parts, external);
   return { internal, external };
 }
+export type { ServiceParts } from './parts.js';

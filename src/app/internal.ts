@@ -1,4 +1,4 @@
-import type { Deps } from '../deps.js';
+import type { ServiceParts } from './parts.js';
 import { internalOperationsRoutes } from '../features/operations/index.js';
 import { healthRoutes, internalProbeRoutes } from '../features/probes/index.js';
 import { internalServerRoutes } from '../features/servers/index.js';
@@ -16,19 +16,19 @@ import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, json } from '../http/route.js';
 
 /** Routers of the internal face; each feature adds its own line. */
-export function mountInternalRoutes(app: FaceApp): void {
+export function mountInternalRoutes(app: FaceApp, parts: ServiceParts): void {
   app.addRoutes(healthRoutes());
   app.addRoutes(internalProbeRoutes());
-  app.addRoutes(internalServerRoutes());
-  app.addRoutes(verifierRoutes());
+  app.addRoutes(internalServerRoutes(parts));
+  app.addRoutes(verifierRoutes(parts));
   app.addRoutes(internalOperationsRoutes());
-  app.addRoutes(internalBuildRoutes());
+  app.addRoutes(internalBuildRoutes(parts));
   app.addRoutes(internalLinkingRoutes());
   app.addRoutes(internalOpLoginRoutes());
   app.addRoutes(internalMigrationRoutes());
-  app.addRoutes(reclaimRoutes());
-  app.addRoutes(internalWorldRoutes());
-  app.addRoutes(internalSettingsRoutes());
+  app.addRoutes(reclaimRoutes(parts));
+  app.addRoutes(internalWorldRoutes(parts));
+  app.addRoutes(internalSettingsRoutes(parts));
 }
 
 /** The route of one face's OpenAPI document (not part of the documents themselves). */
@@ -47,9 +47,9 @@ const documentRoute = (face: 'internal' | 'external') =>
  * The internal face (proxy, limbo, build, ops). It also publishes both faces' OpenAPI documents:
  * the external face must not describe more than the panel needs.
  */
-export function createInternalApp(deps: Deps, externalApp: FaceApp): FaceApp {
-  const app = createApp('internal', deps);
-  mountInternalRoutes(app);
+export function createInternalApp(parts: ServiceParts, externalApp: FaceApp): FaceApp {
+  const app = createApp('internal', parts);
+  mountInternalRoutes(app, parts);
   let internalDoc: unknown;
   let externalDoc: unknown;
   app.addRoutes(

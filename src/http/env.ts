@@ -11,8 +11,9 @@ export type Face = 'internal' | 'external';
 
 /**
  * The dependencies a handler reaches as `c.var.deps`. Here, only what the cross-cutting steps of
- * src/http/ read; src/deps.ts widens it to every dependency by declaration merging, so handlers
- * see all of them while src/http/ names no feature (DESIGN.md: dependencies flow one way).
+ * src/http/ read; src/deps.ts widens it to the infrastructure by declaration merging (never to a
+ * feature's part: a route gets those from its route factory), so src/http/ names neither the
+ * infrastructure's adapters nor any feature (docs/architecture.md: dependencies flow one way).
  */
 export interface AppDeps {
   config: Config;

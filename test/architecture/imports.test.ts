@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -71,7 +71,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   // The game listener knows the service only through the internal face's contract (over HTTP).
   'game-listener': ['lib'],
   features: ['lib', 'config', 'version', 'db', 'coordination', 'adapters', 'http', 'deps'],
-  deps: ['lib', 'config', 'db', 'coordination', 'adapters', 'http', 'features'],
+  deps: ['lib', 'config', 'db', 'coordination', 'adapters', 'http'],
   app: ['lib', 'config', 'version', 'http', 'features', 'deps', 'web'],
   // The pages: the public HTTP API only (called in-process), never a feature.
   web: ['lib', 'config', 'http'],
@@ -80,6 +80,90 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   main: ['lib', 'config', 'service', 'startup-failure'],
   cli: ['lib', 'config', 'version', 'db', 'coordination', 'adapters', 'features', 'service', 'deps', 'startup-failure'],
 };
+
+const SCHEMA = join(SRC, 'db', 'schema');
+
+/** The feature a file belongs to at the top: its folder directly under src/features. */
+const topFeatureOf = (file: string) => relative(FEATURES, file).split(sep)[0];
+
+/** Which feature owns each schema file of src/db/schema (its tables are that feature's alone). */
+const TABLE_OWNER: Record<string, string> = {
+  accounts: 'accounts',
+  audit: 'audit',
+  builds: 'builds',
+  console: 'console',
+  images: 'images',
+  linking: 'linking',
+  migration: 'migration',
+  nodes: 'nodes',
+  notifications: 'notifications',
+  'op-login': 'op-login',
+  operations: 'operations',
+  passkeys: 'passkeys',
+  schedules: 'schedules',
+  servers: 'servers',
+  settings: 'settings',
+  submissions: 'builds',
+  usage: 'fleet',
+  verifier: 'verifier',
+  'world-files': 'worlds',
+  worlds: 'worlds',
+};
+
+/**
+ * Features that still read or write another feature's tables (or src/coordination's, or the
+ * schema index) instead of asking its API: issue 39's debt. Remove a line when its import goes;
+ * never add one.
+ */
+const FOREIGN_TABLE_READS_TODAY = [
+  'src/features/accounts/proofs.ts -> passkeys',
+  'src/features/activity/service.ts -> accounts',
+  'src/features/activity/service.ts -> audit',
+  'src/features/activity/service.ts -> servers',
+  'src/features/auth/email-door-service.ts -> accounts',
+  'src/features/auth/owner-recovery.ts -> accounts',
+  'src/features/auth/password-service.ts -> accounts',
+  'src/features/auth/setup-service.ts -> accounts',
+  'src/features/auth/setup-token.ts -> accounts',
+  'src/features/builds/scan-policy.ts -> settings',
+  'src/features/builds/service.ts -> images',
+  'src/features/console/stream-slots.ts -> accounts',
+  'src/features/doors/rate-limit.ts -> accounts',
+  'src/features/fleet/figures.ts -> builds',
+  'src/features/fleet/figures.ts -> notifications',
+  'src/features/fleet/figures.ts -> operations',
+  'src/features/fleet/figures.ts -> worlds',
+  'src/features/linking/bind.ts -> accounts',
+  'src/features/linking/housekeeping.ts -> op-login',
+  'src/features/linking/service.ts -> accounts',
+  'src/features/migration/confirm.ts -> accounts',
+  'src/features/migration/service.ts -> accounts',
+  'src/features/migration/service.ts -> servers',
+  'src/features/op-login/service.ts -> accounts',
+  'src/features/passkeys/account-service.ts -> accounts',
+  'src/features/reclaim/service.ts -> verifier',
+  'src/features/schedules/engine.ts -> worlds',
+  'src/features/servers/allowlist.ts -> accounts',
+  'src/features/servers/capacity.ts -> accounts',
+  'src/features/servers/claims.ts -> accounts',
+  'src/features/servers/node-guard.ts -> nodes',
+  'src/features/servers/settings.ts -> settings',
+  'src/features/verifier/bar-list.ts -> index',
+  'src/features/worlds/jobs/records.ts -> coordination',
+  'src/features/worlds/reclaim/service.ts -> servers',
+];
+
+/**
+ * Module-level WeakMap registries that still hold state nobody starts or stops (issue 39): each is
+ * to become a field of its module, made by the composition root. Remove a line when it goes.
+ */
+const WEAKMAP_REGISTRIES_TODAY = [
+  'src/features/accounts/authenticator.ts',
+  'src/features/auth/hash-limit.ts',
+  'src/features/fleet/figures.ts',
+  'src/features/fleet/metrics.ts',
+  'src/features/nodes/cache.ts',
+];
 
 describe('the shape of the service', () => {
   it('knows every layer it finds', () => {
@@ -124,6 +208,27 @@ describe('the shape of the service', () => {
     };
     for (const node of edges.keys()) if (!state.has(node)) visit(node);
     expect(cycles).toEqual([]);
+  });
+
+  it('keeps the infrastructure free of feature types: src/deps.ts and the layers below it name no feature', () => {
+    const infrastructure = new Set(['lib', 'version', 'config', 'db', 'coordination', 'adapters', 'http', 'runtime', 'deps']);
+    const wrong = IMPORTS.filter((i) => i.local && infrastructure.has(layerOf(i.from)) && i.to.startsWith(FEATURES + sep)).map((i) => `${rel(i.from)} -> ${rel(i.to)}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it('reads and writes a table only in the feature that owns it (today\'s exceptions listed, to be removed)', () => {
+    const wrong = IMPORTS.filter((i) => i.local && i.to.startsWith(SCHEMA + sep) && i.from.startsWith(FEATURES + sep))
+      .filter((i) => TABLE_OWNER[basename(i.to, '.ts')] !== topFeatureOf(i.from))
+      .map((i) => `${rel(i.from)} -> ${basename(i.to, '.ts')}`);
+    expect(wrong.filter((w) => !FOREIGN_TABLE_READS_TODAY.includes(w))).toEqual([]);
+    // An exception that is gone leaves the list, so the list only shrinks.
+    expect(FOREIGN_TABLE_READS_TODAY.filter((w) => !wrong.includes(w))).toEqual([]);
+  });
+
+  it('keeps no module-level WeakMap registry in a feature (today\'s exceptions listed, to be removed)', () => {
+    const found = FILES.filter((f) => f.startsWith(FEATURES + sep) && /^(?:export )?(?:const|let) \w+ = new WeakMap\b/m.test(readFileSync(f, 'utf8'))).map(rel);
+    expect(found.filter((f) => !WEAKMAP_REGISTRIES_TODAY.includes(f))).toEqual([]);
+    expect(WEAKMAP_REGISTRIES_TODAY.filter((f) => !found.includes(f))).toEqual([]);
   });
 
   it('keeps the Kubernetes client inside the cluster adapter', () => {

@@ -3,10 +3,9 @@ import { SimulatedCluster } from '../../src/adapters/cluster/simulated.js';
 import { StaticRegistry } from '../../src/adapters/registry/static.js';
 import { createApp, type FaceApp } from '../../src/app/create-app.js';
 import type { RouteTable } from '../../src/http/route.js';
-import { createApps } from '../../src/app/index.js';
+import { createApps, type ServiceParts } from '../../src/app/index.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { DatabaseHandle } from '../../src/db/client.js';
-import type { Deps } from '../../src/deps.js';
 import type { AppEnv, Face } from '../../src/http/env.js';
 import { createMetrics } from '../../src/http/metrics.js';
 import { ManualClock } from '../../src/lib/clock.js';
@@ -39,12 +38,12 @@ export const TEST_ENV = {
   EMAIL_DOOR_ANSWER_MS: '0',
 };
 
-export type TestDeps = Deps & { clock: ManualClock; cluster: SimulatedCluster; captured: CapturedLog };
+export type TestDeps = ServiceParts & { clock: ManualClock; cluster: SimulatedCluster; captured: CapturedLog };
 
 /** Deps on the embedded adapters, a manual clock and a captured log; override anything. */
 export function createTestDeps(
   database: DatabaseHandle,
-  options: { env?: Record<string, string | undefined>; overrides?: Partial<Deps> } = {},
+  options: { env?: Record<string, string | undefined>; overrides?: Partial<ServiceParts> } = {},
 ): TestDeps {
   const config: Config = loadConfig({ ...TEST_ENV, ...options.env } as NodeJS.ProcessEnv);
   const captured = captureLog(config.logLevel);
@@ -65,12 +64,12 @@ export function createTestDeps(
 }
 
 /** Both faces, exactly as main.ts builds them. */
-export function createTestApps(deps: Deps) {
+export function createTestApps(deps: ServiceParts) {
   return createApps(deps);
 }
 
 /** One router on the real middleware stack of a face, for focused tests. */
-export function createTestApp(face: Face, deps: Deps, routes: RouteTable): FaceApp {
+export function createTestApp(face: Face, deps: ServiceParts, routes: RouteTable): FaceApp {
   return createApp(face, deps).addRoutes(routes);
 }
 

@@ -12,7 +12,7 @@ import { serverClaims } from '../../src/db/schema/servers.js';
 import { LocalBackupStore } from '../../src/adapters/backup-store/local.js';
 import type { BackupStore } from '../../src/adapters/backup-store/types.js';
 import { SimulatedWorldFolders } from '../../src/adapters/cluster/simulated-worlds.js';
-import { JobTracker, type WorldsRuntime } from '../../src/features/worlds/runtime.js';
+import { JobTracker, type WorldsRuntime } from '../../src/features/worlds/volumes/runtime.js';
 
 /** A temporary directory removed after the file's tests. */
 export function useTempDir(prefix = 'felis-worlds-'): () => string {

@@ -20,9 +20,8 @@ import { main as worldJobCli } from '../../src/cli/world-job.js';
 import { serverMoves } from '../../src/db/schema/nodes.js';
 import type { SessionContext } from '../../src/http/session.js';
 import { beginMove, MoveInterrupted, retryMove, type MoveStage } from '../../src/features/nodes/moves.js';
-import { serverCacheOf } from '../../src/features/servers/cache.js';
 import { LOCK_LEASE_MS } from '../../src/features/worlds/jobs/lock.js';
-import { JobTracker } from '../../src/features/worlds/runtime.js';
+import { JobTracker } from '../../src/features/worlds/volumes/runtime.js';
 import { ManualClock } from '../../src/lib/clock.js';
 
 /**
@@ -94,8 +93,8 @@ describe.skipIf(!realApiServer())('server moves between node-local volumes on a 
       }
     }
     await cluster.nodes.placeServer(name, nodes[0]);
-    await serverCacheOf(deps).ready();
-    for (let tries = 0; serverCacheOf(deps).get(name)?.resource.spec.node !== nodes[0]; tries++) {
+    await deps.serverCache.ready();
+    for (let tries = 0; deps.serverCache.get(name)?.resource.spec.node !== nodes[0]; tries++) {
       if (tries > 100) throw new Error('the cache never saw the placement');
       await new Promise((resolve) => setTimeout(resolve, 20));
     }

@@ -9,7 +9,7 @@ import type { ClusterAdapter } from '../../src/adapters/cluster/types.js';
 import { ObjectContextStore } from '../../src/features/builds/submissions/context-store.js';
 import { SimulatedBuildRunner } from '../../src/features/builds/simulated-runner.js';
 import { writeSetting } from '../../src/features/servers/settings.js';
-import { JobTracker } from '../../src/features/worlds/runtime.js';
+import { JobTracker } from '../../src/features/worlds/volumes/runtime.js';
 import { stagedObjects } from '../../src/features/worlds/uploads/sessions.js';
 import { hashStream } from '../../src/features/worlds/volumes/archive.js';
 import { lockSweep } from '../../src/features/worlds/housekeeping.js';

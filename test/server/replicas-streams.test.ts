@@ -18,7 +18,7 @@ describe('streams resumed on another replica', () => {
   function twoReplicas(): { a: TestDeps; b: TestDeps; killA: () => void } {
     const shutdownA = new AbortController();
     const a = createTestDeps(database(), { overrides: { shutdown: shutdownA.signal } });
-    const b = createTestDeps(database(), { overrides: { cluster: a.cluster, clock: a.clock } });
+    const b = createTestDeps(database(), { overrides: { cluster: a.cluster, serverCache: a.serverCache, clock: a.clock } });
     return { a, b, killA: () => shutdownA.abort() };
   }
 

@@ -2,6 +2,8 @@ import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { linkIdentity, unlinkIdentity } from './admin-service.js';
 import { McUuidSchema, UserIdParam } from './schema.js';
+import type { AccountsParts } from './parts.js';
+import type { AppDeps } from '../../http/env.js';
 
 const admin = { tier: 'admin' } as const;
 const AuthSource = z.enum(['primary', 'thirdparty']);
@@ -35,16 +37,16 @@ const unlink = defineRoute(admin, {
 });
 
 /** Game identities of an account, by hand. External face, admin tier, owner only. */
-export function adminLinkRoutes() {
+export function adminLinkRoutes(deps: AppDeps & AccountsParts) {
   return createRouter()
     .openapi(link, async (c) => {
       const { mc_uuid, auth_source } = c.req.valid('json');
-      const kind = await linkIdentity(c.var.deps, c.var.session, c.req.valid('param').id, { mcUuid: mc_uuid, authSource: auth_source }, c.var.requestId);
+      const kind = await linkIdentity(deps, c.var.session, c.req.valid('param').id, { mcUuid: mc_uuid, authSource: auth_source }, c.var.requestId);
       return c.json({ ok: true as const, mc_uuid, auth_source: kind }, 200);
     })
     .openapi(unlink, async (c) => {
       const { id, mc_uuid } = c.req.valid('param');
-      await unlinkIdentity(c.var.deps, c.var.session, id, mc_uuid, c.var.requestId);
+      await unlinkIdentity(deps, c.var.session, id, mc_uuid, c.var.requestId);
       return c.json({ ok: true as const, mc_uuid }, 200);
     });
 }

@@ -2,6 +2,8 @@ import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { replaceQuota, userQuota } from './admin-service.js';
 import { QuotaLimitSchema, QuotaViewSchema, UserIdParam } from './schema.js';
+import type { AccountsParts } from './parts.js';
+import type { AppDeps } from '../../http/env.js';
 
 const admin = { tier: 'admin' } as const;
 
@@ -33,8 +35,8 @@ const putQuota = defineRoute(admin, {
 });
 
 /** A user's quota. External face, admin tier. */
-export function adminQuotaRoutes() {
+export function adminQuotaRoutes(deps: AppDeps & AccountsParts) {
   return createRouter()
-    .openapi(getQuotaRoute, async (c) => c.json(await userQuota(c.var.deps, c.req.valid('param').id), 200))
-    .openapi(putQuota, async (c) => c.json(await replaceQuota(c.var.deps, c.var.session, c.req.valid('param').id, c.req.valid('json'), c.var.requestId), 200));
+    .openapi(getQuotaRoute, async (c) => c.json(await userQuota(deps, c.req.valid('param').id), 200))
+    .openapi(putQuota, async (c) => c.json(await replaceQuota(deps, c.var.session, c.req.valid('param').id, c.req.valid('json'), c.var.requestId), 200));
 }

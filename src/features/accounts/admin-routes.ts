@@ -5,6 +5,8 @@ import { adminQuotaRoutes } from './admin-quota-routes.js';
 import { adminSessionRoutes } from './admin-session-routes.js';
 import { createUser, deleteUser, listUsers, setUserDisabled, updateUser, userDetail } from './admin-service.js';
 import { EmailSchema, RoleSchema, UserDetailSchema, UserIdParam, UsernameSchema, UserViewSchema } from './schema.js';
+import type { AccountsParts } from './parts.js';
+import type { AppDeps } from '../../http/env.js';
 
 const admin = { tier: 'admin' } as const;
 
@@ -90,28 +92,28 @@ const deleteUserRoute = defineRoute(admin, {
 });
 
 /** Staff tools: users and, through the smaller tables, quotas, sessions, passkeys and links. External face, admin tier. */
-export function adminAccountRoutes() {
+export function adminAccountRoutes(deps: AppDeps & AccountsParts) {
   return createRouter()
     .openapi(listUsersRoute, async (c) => {
       const q = c.req.valid('query');
       const disabled = q.disabled === undefined ? undefined : q.disabled === 'true';
-      const page = await listUsers(c.var.deps, { query: q.query, role: q.role, disabled, limit: q.limit ?? USER_PAGE.default, offset: q.offset ?? 0 });
+      const page = await listUsers(deps, { query: q.query, role: q.role, disabled, limit: q.limit ?? USER_PAGE.default, offset: q.offset ?? 0 });
       return c.json(page, 200);
     })
-    .openapi(createUserRoute, async (c) => c.json(await createUser(c.var.deps, c.var.session, c.req.valid('json'), c.var.requestId), 201))
-    .openapi(getUser, async (c) => c.json(await userDetail(c.var.deps, c.req.valid('param').id), 200))
-    .openapi(patchUser, async (c) => c.json(await updateUser(c.var.deps, c.var.session, c.req.valid('param').id, c.req.valid('json'), c.var.requestId), 200))
+    .openapi(createUserRoute, async (c) => c.json(await createUser(deps, c.var.session, c.req.valid('json'), c.var.requestId), 201))
+    .openapi(getUser, async (c) => c.json(await userDetail(deps, c.req.valid('param').id), 200))
+    .openapi(patchUser, async (c) => c.json(await updateUser(deps, c.var.session, c.req.valid('param').id, c.req.valid('json'), c.var.requestId), 200))
     .openapi(disableUser, async (c) => {
       const { id } = c.req.valid('param');
       const { disabled } = c.req.valid('json');
-      await setUserDisabled(c.var.deps, c.var.session, id, disabled, c.var.requestId);
+      await setUserDisabled(deps, c.var.session, id, disabled, c.var.requestId);
       return c.json({ id, disabled }, 200);
     })
     .openapi(deleteUserRoute, async (c) => {
-      await deleteUser(c.var.deps, c.var.session, c.req.valid('param').id, c.var.requestId);
+      await deleteUser(deps, c.var.session, c.req.valid('param').id, c.var.requestId);
       return c.json({ deleted: true as const }, 200);
     })
-    .include(adminQuotaRoutes())
-    .include(adminSessionRoutes())
-    .include(adminLinkRoutes());
+    .include(adminQuotaRoutes(deps))
+    .include(adminSessionRoutes(deps))
+    .include(adminLinkRoutes(deps));
 }

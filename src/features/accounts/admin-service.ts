@@ -12,20 +12,21 @@ import { isStaffRole } from './roles.js';
 import { listLiveSessions, revokeSession, revokeUserSessions } from './session-service.js';
 import { findUserById, uniqueViolation, type UserRow } from './users.js';
 import { toSessionView, toUserDetail, toUserView } from './views.js';
+import type { AccountsParts } from './parts.js';
 
 /**
  * Staff tools over accounts: users, their quotas, sessions, passkeys and game identities. Every
  * change runs in one transaction with its audit row; `actor` is the staff session.
  */
 
-type AdminDeps = Pick<Deps, 'database' | 'clock' | 'serverCounts'>;
+type AdminDeps = Pick<Deps & AccountsParts, 'database' | 'clock' | 'serverCounts'>;
 
-async function serverCountsOf(deps: Pick<Deps, 'serverCounts'>, db: Queryable, ids: string[]): Promise<Map<string, number>> {
+async function serverCountsOf(deps: Pick<Deps & AccountsParts, 'serverCounts'>, db: Queryable, ids: string[]): Promise<Map<string, number>> {
   if (!deps.serverCounts || ids.length === 0) return new Map();
   return deps.serverCounts(db, ids);
 }
 
-async function userView(deps: Pick<Deps, 'serverCounts'>, db: Queryable, row: UserRow) {
+async function userView(deps: Pick<Deps & AccountsParts, 'serverCounts'>, db: Queryable, row: UserRow) {
   const counts = await serverCountsOf(deps, db, [row.id]);
   return toUserView(row, counts.get(row.id) ?? 0);
 }
@@ -89,7 +90,7 @@ export interface UserFilter {
 }
 
 /** Accounts that are not deleted, oldest first, one page; `total` counts every match. */
-export async function listUsers(deps: Pick<Deps, 'database' | 'serverCounts'>, filter: UserFilter) {
+export async function listUsers(deps: Pick<Deps & AccountsParts, 'database' | 'serverCounts'>, filter: UserFilter) {
   const db = deps.database.db;
   const text = filter.query?.trim();
   const where: SQL | undefined = and(
@@ -129,7 +130,7 @@ export async function createUser(
 }
 
 /** One account, deleted ones included, with its game identities. */
-export async function userDetail(deps: Pick<Deps, 'database' | 'serverCounts'>, id: string) {
+export async function userDetail(deps: Pick<Deps & AccountsParts, 'database' | 'serverCounts'>, id: string) {
   const db = deps.database.db;
   const row = await findUserById(db, id);
   if (!row) throw new DomainError('not_found', 'No such user.');
@@ -277,7 +278,7 @@ export async function revokeAllUserSessions(deps: AdminDeps, actor: SessionConte
 }
 
 /** Removes every passkey of a user (a lost authenticator); their sessions stay. */
-export async function removeUserPasskeys(deps: AdminDeps & Pick<Deps, 'passkeys'>, actor: SessionContext, id: string, requestId?: string): Promise<void> {
+export async function removeUserPasskeys(deps: AdminDeps & Pick<Deps & AccountsParts, 'passkeys'>, actor: SessionContext, id: string, requestId?: string): Promise<void> {
   const { passkeys } = deps;
   await changeUserAccess(deps, actor, id, 'passkey.remove_all', async (tx) => ({ removed: passkeys ? await passkeys.removeAll(tx, id) : 0 }), requestId);
 }

@@ -1,6 +1,8 @@
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
 import { removeUserPasskeys, revokeAllUserSessions, revokeUserSession, userSessions } from './admin-service.js';
 import { OkSchema, SessionListSchema, TokenHashParam, UserIdParam } from './schema.js';
+import type { AccountsParts } from './parts.js';
+import type { AppDeps } from '../../http/env.js';
 
 const admin = { tier: 'admin' } as const;
 
@@ -37,20 +39,20 @@ const removePasskeys = defineRoute(admin, {
 });
 
 /** A user's sessions and passkeys, for staff. External face, admin tier. */
-export function adminSessionRoutes() {
+export function adminSessionRoutes(deps: AppDeps & AccountsParts) {
   return createRouter()
-    .openapi(listUserSessions, async (c) => c.json({ sessions: await userSessions(c.var.deps, c.req.valid('param').id) }, 200))
+    .openapi(listUserSessions, async (c) => c.json({ sessions: await userSessions(deps, c.req.valid('param').id) }, 200))
     .openapi(revokeAll, async (c) => {
-      await revokeAllUserSessions(c.var.deps, c.var.session, c.req.valid('param').id, c.var.requestId);
+      await revokeAllUserSessions(deps, c.var.session, c.req.valid('param').id, c.var.requestId);
       return c.json({ ok: true as const }, 200);
     })
     .openapi(revokeOne, async (c) => {
       const { id, token_hash } = c.req.valid('param');
-      await revokeUserSession(c.var.deps, c.var.session, id, token_hash, c.var.requestId);
+      await revokeUserSession(deps, c.var.session, id, token_hash, c.var.requestId);
       return c.json({ ok: true as const }, 200);
     })
     .openapi(removePasskeys, async (c) => {
-      await removeUserPasskeys(c.var.deps, c.var.session, c.req.valid('param').id, c.var.requestId);
+      await removeUserPasskeys(deps, c.var.session, c.req.valid('param').id, c.var.requestId);
       return c.json({ ok: true as const }, 200);
     });
 }

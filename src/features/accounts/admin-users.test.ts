@@ -6,7 +6,7 @@ import { useTestDatabase } from '../../../test/helpers/database.js';
 import { createUser, linkAccount, signIn } from '../../../test/helpers/sessions.js';
 import { linkedAccounts, users } from '../../db/schema/accounts.js';
 import { auditLog } from '../../db/schema/index.js';
-import type { PasskeyDirectory } from '../../deps.js';
+import type { PasskeyDirectory } from './parts.js';
 
 describe('admin: the user list, edits, sign-out, passkeys and links', () => {
   const database = useTestDatabase();

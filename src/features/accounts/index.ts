@@ -18,3 +18,4 @@ export { EmailSchema, McUuidSchema, RoleSchema, SignInRoleSchema, UsernameSchema
 export { clearSessionCookie, sessionToken, setSessionCookie } from './session-cookie.js';
 export { USER_AGENT_MAX_BYTES, cutUtf8, mintSession, revokeSession, revokeUserSessions } from './session-service.js';
 export { findLiveUserByEmail, findUserById, uniqueViolation, type UserRow } from './users.js';
+export type { AccountsParts, PasskeyDirectory } from './parts.js';

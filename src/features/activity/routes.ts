@@ -1,7 +1,8 @@
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
-import { ServerNameParam } from '../servers/index.js';
+import { ServerNameParam, type ServersParts } from '../servers/index.js';
 import { ActivityQuery, AuditPageSchema, AuditQuery } from './schema.js';
 import { listAudit, serverActivity } from './service.js';
+import type { AppDeps } from '../../http/env.js';
 
 const audit = defineRoute(
   { tier: 'admin' },
@@ -31,8 +32,8 @@ const activity = defineRoute(
   },
 );
 
-export function activityRoutes() {
+export function activityRoutes(deps: AppDeps & ServersParts) {
   return createRouter()
-    .openapi(audit, async (c) => c.json(await listAudit(c.var.deps, c.req.valid('query')), 200))
-    .openapi(activity, async (c) => c.json(await serverActivity(c.var.deps, c.req.valid('param').name, c.var.session, c.req.valid('query')), 200));
+    .openapi(audit, async (c) => c.json(await listAudit(deps, c.req.valid('query')), 200))
+    .openapi(activity, async (c) => c.json(await serverActivity(deps, c.req.valid('param').name, c.var.session, c.req.valid('query')), 200));
 }

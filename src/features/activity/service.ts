@@ -9,6 +9,7 @@ import { DomainError } from '../../lib/errors.js';
 import { isStaffRole } from '../accounts/index.js';
 import { requireServer } from '../servers/index.js';
 import type { ActivityQuery, AuditEntryView, AuditQuery } from './schema.js';
+import type { ServersParts } from '../servers/index.js';
 
 interface Filters {
   actor?: string;
@@ -66,7 +67,7 @@ export function listAudit(deps: Pick<Deps, 'database'>, query: AuditQuery) {
  * A server's activity: the audited actions whose target is the server. Its owner sees what
  * happened since they claimed it (a former owner's history is not theirs to read); staff see all.
  */
-export async function serverActivity(deps: Pick<Deps, 'database' | 'cluster' | 'config'>, name: string, session: SessionContext, query: ActivityQuery) {
+export async function serverActivity(deps: Pick<Deps, 'database' | 'cluster' | 'config'> & ServersParts, name: string, session: SessionContext, query: ActivityQuery) {
   await requireServer(deps, name);
   const { db } = deps.database;
   let since = instant(query.since);

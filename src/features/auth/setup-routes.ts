@@ -5,6 +5,8 @@ import { doorLimit, limited } from '../doors/index.js';
 import { redeemSetupToken, setupStatus } from './setup-service.js';
 import { SetupStateSchema } from './setup-state.js';
 import { ownerExists } from './setup-token.js';
+import type { AccountsParts } from '../accounts/index.js';
+import type { AppDeps } from '../../http/env.js';
 
 const redeem = defineRoute(
   { tier: 'public' },
@@ -48,13 +50,13 @@ const ownerStatus = defineRoute(
 );
 
 /** First-run setup: the token door, the setup state, whether an owner exists. External face. */
-export function setupRoutes() {
+export function setupRoutes(deps: AppDeps & AccountsParts) {
   return createRouter()
     .openapi(redeem, async (c) => {
-      const redeemed = await redeemSetupToken(c.var.deps, c.req.valid('json'), signInClient(c), c.var.requestId);
+      const redeemed = await redeemSetupToken(deps, c.req.valid('json'), signInClient(c), c.var.requestId);
       setSessionCookie(c, redeemed.token);
       return c.json(redeemed.state, 200);
     })
-    .openapi(status, async (c) => c.json(await setupStatus(c.var.deps, c.var.session), 200))
-    .openapi(ownerStatus, async (c) => c.json({ owner_bound: await ownerExists(c.var.deps.database.db) }, 200));
+    .openapi(status, async (c) => c.json(await setupStatus(deps, c.var.session), 200))
+    .openapi(ownerStatus, async (c) => c.json({ owner_bound: await ownerExists(deps.database.db) }, 200));
 }

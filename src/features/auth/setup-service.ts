@@ -9,6 +9,7 @@ import { writeAudit } from '../audit/index.js';
 import { requireLocalAuth } from '../doors/index.js';
 import { setupState, type SetupState } from './setup-state.js';
 import { ownerExists, spendSetupToken } from './setup-token.js';
+import type { AccountsParts } from '../accounts/index.js';
 
 /** The owner's username when the redeem names none (api-extensions). */
 const DEFAULT_OWNER_USERNAME = 'owner';
@@ -48,7 +49,7 @@ async function recoverOwner(
  * recovery token signs in as the existing owner instead (`npm run recover-owner`).
  */
 export async function redeemSetupToken(
-  deps: Pick<Deps, 'config' | 'database' | 'clock' | 'random' | 'passkeys'>,
+  deps: Pick<Deps & AccountsParts, 'config' | 'database' | 'clock' | 'random' | 'passkeys'>,
   input: { token: string; username?: string; email?: string },
   client: SignInClient,
   requestId?: string,
@@ -85,7 +86,7 @@ export async function redeemSetupToken(
 }
 
 /** What first-run setup remains for the signed-in account. */
-export async function setupStatus(deps: Pick<Deps, 'database' | 'passkeys'>, session: SessionContext): Promise<SetupState> {
+export async function setupStatus(deps: Pick<Deps & AccountsParts, 'database' | 'passkeys'>, session: SessionContext): Promise<SetupState> {
   const user = await findUserById(deps.database.db, session.userId);
   if (!user) throw new DomainError('unauthorized');
   return setupState(deps, deps.database.db, user);

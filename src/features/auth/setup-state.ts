@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import type { Queryable } from '../../db/client.js';
 import type { Deps } from '../../deps.js';
 import { RoleSchema, type UserRow } from '../accounts/index.js';
+import type { AccountsParts } from '../accounts/index.js';
 
 export const SetupStateSchema = z
   .object({
@@ -19,7 +20,7 @@ export const SetupStateSchema = z
 export type SetupState = z.infer<typeof SetupStateSchema>;
 
 /** What setup remains for an account (api-extensions: SetupState). */
-export async function setupState(deps: Pick<Deps, 'passkeys'>, db: Queryable, user: UserRow): Promise<SetupState> {
+export async function setupState(deps: Pick<Deps & AccountsParts, 'passkeys'>, db: Queryable, user: UserRow): Promise<SetupState> {
   const passkeys = deps.passkeys ? await deps.passkeys.count(db, user.id) : 0;
   return {
     user_id: user.id,

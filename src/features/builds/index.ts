@@ -5,6 +5,7 @@
 export { internalBuildRoutes } from './internal-routes.js';
 export { buildRoutes } from './routes.js';
 export type { BuildRunner } from './runner.js';
+export type { BuildsParts } from './runner.js';
 export { SimulatedBuildRunner } from './simulated-runner.js';
 export { DirectoryContextStore, ObjectContextStore } from './submissions/context-store.js';
 export type { ContextStore } from './submissions/context-store.js';

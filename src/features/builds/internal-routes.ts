@@ -5,6 +5,8 @@ import { moveBuild, recordScan } from './service.js';
 import { contextAnswer, contextResponse } from './submissions/context-response.js';
 import { SubmissionIdParam } from './submissions/schema.js';
 import { openBuildContext, openContext } from './submissions/service.js';
+import type { BuildsParts } from './runner.js';
+import type { AppDeps } from '../../http/env.js';
 
 const BUILD: Access = { tier: 'service', callers: ['build'] };
 
@@ -49,17 +51,17 @@ const scan = defineRoute(BUILD, {
   },
 });
 
-export function internalBuildRoutes() {
+export function internalBuildRoutes(deps: AppDeps & BuildsParts) {
   return createRouter()
-    .openapi(submissionContext, async (c) => contextResponse(c, await openContext(c.var.deps, 'all', c.req.valid('param').id)) as never)
-    .openapi(buildContext, async (c) => contextResponse(c, await openBuildContext(c.var.deps, c.req.valid('param').id)) as never)
+    .openapi(submissionContext, async (c) => contextResponse(c, await openContext(deps, 'all', c.req.valid('param').id)) as never)
+    .openapi(buildContext, async (c) => contextResponse(c, await openBuildContext(deps, c.req.valid('param').id)) as never)
     .openapi(status, async (c) => {
       const body = c.req.valid('json');
-      await moveBuild(c.var.deps, c.req.valid('param').id, body.status, { error: body.error, logRef: body.log_ref });
+      await moveBuild(deps, c.req.valid('param').id, body.status, { error: body.error, logRef: body.log_ref });
       return c.body(null, 204);
     })
     .openapi(scan, async (c) => {
       const body = c.req.valid('json');
-      return c.json(await recordScan(c.var.deps, c.req.valid('param').id, { report: body.report, sbom: body.sbom }), 200);
+      return c.json(await recordScan(deps, c.req.valid('param').id, { report: body.report, sbom: body.sbom }), 200);
     });
 }

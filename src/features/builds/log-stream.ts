@@ -6,6 +6,7 @@ import { formatEventId, LineNumbering, resumePosition, takeStreamSlot, type Stre
 import { COPY_COMPLETE_SOURCE } from './log-copy.js';
 import { getBuild } from './service.js';
 import { isTerminal } from './states.js';
+import type { BuildsParts } from './runner.js';
 
 /** Section 6 and the stream rules of api-extensions. */
 export const STREAM_RULES = {
@@ -210,7 +211,7 @@ export interface BuildLogRequest {
  * reader stays signed in and given back when the stream ends.
  */
 export async function openBuildLog(
-  deps: Pick<Deps, 'database' | 'clock' | 'shutdown' | 'log' | 'buildRunner'>,
+  deps: Pick<Deps & BuildsParts, 'database' | 'clock' | 'shutdown' | 'log' | 'buildRunner'>,
   request: BuildLogRequest,
 ): Promise<ReadableStream<Uint8Array>> {
   const { buildId } = request;

@@ -4,6 +4,8 @@ import { LastEventIdHeader } from '../console/index.js';
 import { openBuildLog } from './log-stream.js';
 import { BuildIdParam, BuildListQuery, BuildListSchema, BuildScanSchema, BuildSchema, CreateBuildBody } from './schema.js';
 import { cancelBuild, createBuild, getBuild, getScan, getScanDocument, listBuilds } from './service.js';
+import type { BuildsParts } from './runner.js';
+import type { AppDeps } from '../../http/env.js';
 
 const ADMIN = { tier: 'admin' } as const;
 
@@ -87,11 +89,11 @@ const sbom = defineRoute(ADMIN, {
 
 const EVENT_STREAM_HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' };
 
-export function buildRoutes() {
+export function buildRoutes(deps: AppDeps & BuildsParts) {
   return createRouter()
     .openapi(create, async (c) => {
       const body = c.req.valid('json');
-      const build = await createBuild(c.var.deps, {
+      const build = await createBuild(deps, {
         imageRef: body.image_ref,
         requestedBy: c.var.session.userId,
         dockerfile: body.dockerfile,
@@ -100,11 +102,11 @@ export function buildRoutes() {
       });
       return c.json(build, 202);
     })
-    .openapi(list, async (c) => c.json(await listBuilds(c.var.deps.database.db, c.req.valid('query')), 200))
-    .openapi(get, async (c) => c.json(await getBuild(c.var.deps.database.db, c.req.valid('param').id), 200))
-    .openapi(cancel, async (c) => c.json(await cancelBuild(c.var.deps, c.req.valid('param').id), 202))
+    .openapi(list, async (c) => c.json(await listBuilds(deps.database.db, c.req.valid('query')), 200))
+    .openapi(get, async (c) => c.json(await getBuild(deps.database.db, c.req.valid('param').id), 200))
+    .openapi(cancel, async (c) => c.json(await cancelBuild(deps, c.req.valid('param').id), 202))
     .openapi(logs, async (c) => {
-      const { deps, session } = c.var;
+      const { session } = c.var;
       const events = await openBuildLog(deps, {
         buildId: c.req.valid('param').id,
         userId: session.userId,
@@ -117,7 +119,7 @@ export function buildRoutes() {
       });
       return c.body(events, 200, EVENT_STREAM_HEADERS) as never;
     })
-    .openapi(scan, async (c) => c.json(await getScan(c.var.deps.database.db, c.req.valid('param').id), 200))
-    .openapi(report, async (c) => c.json(await getScanDocument(c.var.deps.database.db, c.req.valid('param').id, 'report'), 200))
-    .openapi(sbom, async (c) => c.json(await getScanDocument(c.var.deps.database.db, c.req.valid('param').id, 'sbom'), 200));
+    .openapi(scan, async (c) => c.json(await getScan(deps.database.db, c.req.valid('param').id), 200))
+    .openapi(report, async (c) => c.json(await getScanDocument(deps.database.db, c.req.valid('param').id, 'report'), 200))
+    .openapi(sbom, async (c) => c.json(await getScanDocument(deps.database.db, c.req.valid('param').id, 'sbom'), 200));
 }

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { BuildJob } from '../../adapters/cluster/build-jobs.js';
 import type { ScanSummary } from './scan-gate.js';
+import type { ContextStore } from './submissions/context-store.js';
 
 /**
  * How an in-process job talks back: the same steps the `build` caller takes over the internal
@@ -19,6 +20,14 @@ export interface BuildReporter {
  * The cluster's build Jobs are one (they report over the internal face and leave the reporter
  * alone); the simulated runner is the other.
  */
+/** The builds feature's part of the service. */
+export interface BuildsParts {
+  /** Runs image builds as jobs; absent: build routes answer 503. */
+  buildRunner?: BuildRunner;
+  /** Where submission contexts are staged and stored; absent: upload routes answer 503. */
+  contextStore?: ContextStore;
+}
+
 export interface BuildRunner {
   readonly kind: 'simulated' | 'kubernetes';
   /** Hands the build off; resolves with the job's name once the job exists. */

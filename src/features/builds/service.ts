@@ -18,9 +18,10 @@ import { readScanPolicy } from './scan-policy.js';
 import { canMove, isTerminal, sourcesOf } from './states.js';
 import { isUuid } from '../../lib/uuid.js';
 import { raiseEvent } from '../notifications/index.js';
+import type { BuildsParts } from './runner.js';
 
 type BuildRow = typeof builds.$inferSelect;
-export type BuildDeps = Pick<Deps, 'database' | 'clock' | 'log' | 'buildRunner' | 'contextStore'>;
+export type BuildDeps = Pick<Deps & BuildsParts, 'database' | 'clock' | 'log' | 'buildRunner' | 'contextStore'>;
 
 /** Largest scanner documents kept with a scan (report and SBOM together); beyond it they are omitted. */
 export const SCAN_KEEP_SETTING = { key: 'scan_keep_max_bytes', fallback: 8 * 1024 * 1024 };
@@ -51,7 +52,7 @@ export async function getBuild(db: Queryable, id: string): Promise<BuildView> {
 }
 
 /** The runner builds are handed to; 503 when none is configured. */
-function requireRunner(deps: Pick<Deps, 'buildRunner'>): BuildRunner {
+function requireRunner(deps: Pick<Deps & BuildsParts, 'buildRunner'>): BuildRunner {
   if (!deps.buildRunner) throw new DomainError('unavailable', 'No image builder is configured.');
   return deps.buildRunner;
 }

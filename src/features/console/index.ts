@@ -3,6 +3,7 @@
  */
 export { comparePositions, formatEventId, LastEventIdHeader, LineNumbering, resumePosition, type StreamPosition } from './event-ids.js';
 export { LogHubs } from './log-hub.js';
+export type { ConsoleParts } from './log-hub.js';
 export { consoleRoutes } from './routes.js';
 export { consoleStreamRoutes } from './stream-route.js';
 export { releasePreviousStreamSlots, takeStreamSlot } from './stream-slots.js';

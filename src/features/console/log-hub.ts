@@ -246,3 +246,9 @@ export class LogHubs {
     for (const hub of [...this.#hubs.values()]) hub.close();
   }
 }
+
+/** The console feature's part of the service. */
+export interface ConsoleParts {
+  /** The console's log streams on this replica: one followed pod log per server, shared by its viewers. */
+  consoleLogs: LogHubs;
+}

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import type { SignedInEnv } from '../../http/env.js';
+import type { AppDeps, SignedInEnv } from '../../http/env.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import {
   changeBan,
@@ -30,6 +30,7 @@ import {
   WhitelistBody,
 } from './schema.js';
 import { consoleCommand, type ConsoleCaller } from './service.js';
+import type { ServersParts } from '../servers/index.js';
 
 const consoleErrors = {
   403: errorAnswer('not the owner or staff'),
@@ -88,57 +89,57 @@ const luckPerms = defineRoute({ tier: 'app' }, {
 const callerOf = (c: Context<SignedInEnv>): ConsoleCaller => ({ session: c.var.session, requestId: c.var.requestId });
 
 /** The console command and the access operations (external face, owner or staff). */
-export function consoleRoutes() {
+export function consoleRoutes(deps: AppDeps & ServersParts) {
   return createRouter()
     .openapi(command, async (c) => {
       const { name } = c.req.valid('param');
-      const output = await consoleCommand(c.var.deps, callerOf(c), name, c.req.valid('json').command);
+      const output = await consoleCommand(deps, callerOf(c), name, c.req.valid('json').command);
       return c.json({ name, output }, 200);
     })
     .openapi(whitelistList, async (c) => {
       const { name } = c.req.valid('param');
-      return c.json({ name, ...(await readWhitelist(c.var.deps, callerOf(c), name)) }, 200);
+      return c.json({ name, ...(await readWhitelist(deps, callerOf(c), name)) }, 200);
     })
     .openapi(players, async (c) => {
       const { name } = c.req.valid('param');
-      return c.json({ name, ...(await onlinePlayers(c.var.deps, callerOf(c), name)) }, 200);
+      return c.json({ name, ...(await onlinePlayers(deps, callerOf(c), name)) }, 200);
     })
     .openapi(banList, async (c) => {
       const { name } = c.req.valid('param');
-      return c.json({ name, ...(await readBanlist(c.var.deps, callerOf(c), name)) }, 200);
+      return c.json({ name, ...(await readBanlist(deps, callerOf(c), name)) }, 200);
     })
     .openapi(whitelist, async (c) => {
       const { name } = c.req.valid('param');
       const body = c.req.valid('json');
-      const output = await changeWhitelist(c.var.deps, callerOf(c), name, body);
+      const output = await changeWhitelist(deps, callerOf(c), name, body);
       return c.json({ name, action: body.action, player: body.player, output }, 200);
     })
     .openapi(ban, async (c) => {
       const { name } = c.req.valid('param');
       const body = c.req.valid('json');
-      const output = await changeBan(c.var.deps, callerOf(c), name, body);
+      const output = await changeBan(deps, callerOf(c), name, body);
       return c.json({ name, action: body.action, player: body.player, output }, 200);
     })
     .openapi(kick, async (c) => {
       const { name } = c.req.valid('param');
       const { player } = c.req.valid('json');
-      const output = await kickPlayer(c.var.deps, callerOf(c), name, player);
+      const output = await kickPlayer(deps, callerOf(c), name, player);
       return c.json({ name, player, output }, 200);
     })
     .openapi(permission, async (c) => {
       const { name } = c.req.valid('param');
       const body = c.req.valid('json');
-      const output = await changePermission(c.var.deps, callerOf(c), name, body);
+      const output = await changePermission(deps, callerOf(c), name, body);
       return c.json({ name, action: body.action, player: body.player, node: body.node, output }, 200);
     })
     .openapi(group, async (c) => {
       const { name } = c.req.valid('param');
       const body = c.req.valid('json');
-      const output = await changeGroup(c.var.deps, callerOf(c), name, body);
+      const output = await changeGroup(deps, callerOf(c), name, body);
       return c.json({ name, action: body.action, player: body.player, group: body.group, output }, 200);
     })
     .openapi(luckPerms, async (c) => {
       const { name, player } = c.req.valid('param');
-      return c.json({ player, ...(await luckPermsUser(c.var.deps, callerOf(c), name, player)) }, 200);
+      return c.json({ player, ...(await luckPermsUser(deps, callerOf(c), name, player)) }, 200);
     });
 }

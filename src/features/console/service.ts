@@ -7,8 +7,9 @@ import type { SessionContext } from '../../http/session.js';
 import { isOwnerOrStaff, requireServer, type CachedServer } from '../servers/index.js';
 import { normaliseCommand } from './charset.js';
 import { isUnknownCommand } from './replies.js';
+import type { ServersParts } from '../servers/index.js';
 
-export type ConsoleDeps = Pick<Deps, 'cluster' | 'config' | 'database' | 'log' | 'rcon' | 'clock'>;
+export type ConsoleDeps = Pick<Deps, 'cluster' | 'config' | 'database' | 'log' | 'rcon' | 'clock'> & ServersParts;
 
 /** The server a console operation acts on: 404 unknown, 403 not the owner or staff. */
 export async function consoleServer(deps: ConsoleDeps, name: string, session: SessionContext): Promise<CachedServer> {

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import type { AppEnv, SignedInEnv } from '../../http/env.js';
+import type { AppDeps, AppEnv, SignedInEnv } from '../../http/env.js';
 import { ERROR_STATUS } from '../../http/errors.js';
 import { createRouter, defineRoute, errorAnswer } from '../../http/route.js';
 import type { SessionContext } from '../../http/session.js';
@@ -8,6 +8,8 @@ import { DomainError } from '../../lib/errors.js';
 import { LastEventIdHeader } from './event-ids.js';
 import { ServerNameParam } from './schema.js';
 import { openConsoleStream } from './stream.js';
+import type { ConsoleParts } from './log-hub.js';
+import type { ServersParts } from '../servers/index.js';
 
 const consoleStream = defineRoute(
   { tier: 'app' },
@@ -53,9 +55,9 @@ async function sessionNow(c: Context<SignedInEnv>): Promise<SessionContext | und
   }
 }
 
-export function consoleStreamRoutes() {
+export function consoleStreamRoutes(deps: AppDeps & ConsoleParts & ServersParts) {
   return createRouter().openapi(consoleStream, async (c) => {
-    const body = await openConsoleStream(c.var.deps, {
+    const body = await openConsoleStream(deps, {
       session: c.var.session,
       name: c.req.valid('param').name,
       lastEventId: c.req.valid('header')['last-event-id'],

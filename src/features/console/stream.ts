@@ -1,17 +1,18 @@
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
-import { isOwnerOrStaff } from '../servers/index.js';
+import { isOwnerOrStaff, type ServersParts } from '../servers/index.js';
 import { RESUME_WINDOW_MS } from './log-hub.js';
 import { resumePosition } from './event-ids.js';
 import { consoleServer } from './service.js';
 import { consoleSse, type Recheck } from './sse.js';
 import { takeStreamSlot } from './stream-slots.js';
+import type { ConsoleParts } from './log-hub.js';
 
 /** A running pod (booting, serving or shutting down) has a log to read. */
 const HAS_POD = new Set(['Starting', 'Running', 'Stopping']);
 
-type StreamDeps = Pick<Deps, 'cluster' | 'config' | 'database' | 'clock' | 'log' | 'rcon' | 'consoleLogs' | 'shutdown'>;
+type StreamDeps = Pick<Deps & ConsoleParts, 'cluster' | 'config' | 'database' | 'clock' | 'log' | 'rcon' | 'consoleLogs' | 'shutdown'> & ServersParts;
 
 export interface ConsoleStreamRequest {
   session: SessionContext;

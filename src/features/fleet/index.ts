@@ -9,11 +9,12 @@ import { figuresOf, fleetFiguresTask } from './figures.js';
 import { fleetMetricsOf, registerFleetMetrics } from './metrics.js';
 import { serverEventsTask } from './server-events.js';
 import { usageSamplingTask } from './usage.js';
+import type { ServersParts } from '../servers/index.js';
 
 export { countScheduleRun, fleetMetricsOf, SCHEDULE_OUTCOMES, type FleetMetrics, type ScheduleOutcome } from './metrics.js';
 
 /** Registers the fleet's collectors on the deps' registry (once per registry). */
-export function startFleetMetrics(deps: Pick<Deps, 'metrics' | 'cluster' | 'config' | 'clock'>): void {
+export function startFleetMetrics(deps: Pick<Deps, 'metrics' | 'cluster' | 'config' | 'clock'> & ServersParts): void {
   registerFleetMetrics(deps, figuresOf(deps.metrics.registry));
 }
 
@@ -26,7 +27,7 @@ export function refreshFleetFigures(deps: Pick<Deps, 'database' | 'clock' | 'met
  * The fleet's background work: each replica refreshes the figures its /metrics shows, and raises
  * the webhook events of the server transitions its cache sees (kept once by their key).
  */
-export function fleetTasks(deps: Deps, replica: string): BackgroundTask[] {
+export function fleetTasks(deps: Deps & ServersParts, replica: string): BackgroundTask[] {
   return [fleetFiguresTask(deps, replica, () => fleetMetricsOf(deps.metrics.registry)), serverEventsTask(deps), usageSamplingTask(deps, replica)];
 }
 

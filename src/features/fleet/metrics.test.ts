@@ -7,7 +7,6 @@ import { builds, buildScans } from '../../db/schema/builds.js';
 import { dbBackups, updateReports } from '../../db/schema/operations.js';
 import { worldBackups, worldJobs } from '../../db/schema/worlds.js';
 import { SERVICE_VERSION } from '../../version.js';
-import { serverCacheOf } from '../servers/index.js';
 import { countScheduleRun, refreshFleetFigures } from './index.js';
 
 type Labels = Record<string, string | number>;
@@ -47,7 +46,7 @@ describe('fleet metrics', () => {
     deps.cluster.addServer(spec('bravo'));
     deps.cluster.addServer(spec('charlie'));
     deps.cluster.addServer({ ...spec('lobby', 'Running'), labels: { 'felis.dev/system': 'true' } });
-    await serverCacheOf(deps).ready();
+    await deps.serverCache.ready();
   });
 
   it('felis_build_info names the running version', async () => {
@@ -213,7 +212,7 @@ describe('fleet metrics', () => {
     const other = createTestDeps(database(), { env: { METRICS_SERVER_SERIES: '0' } });
     other.cluster.addServer(spec('delta'));
     other.cluster.setPlayers('delta', 4);
-    await serverCacheOf(other).ready();
+    await other.serverCache.ready();
     expect(await seriesOf(other.metrics.registry, 'felis_server_players_online')).toEqual([]);
     expect(await valueOf(other.metrics.registry, 'felis_players_online')).toBe(4);
   });

@@ -2,8 +2,8 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { DESIRED_STATES, PHASES, type ServerResource } from '../../adapters/cluster/types.js';
 import type { Deps } from '../../deps.js';
 import { SERVICE_VERSION } from '../../version.js';
-import { serverCacheOf } from '../servers/index.js';
 import { SEVERITY_NAMES, type FleetFigures } from './figures.js';
+import type { ServersParts } from '../servers/index.js';
 
 /**
  * The game-level collectors of `/metrics` (`felis_*`). Nothing here queries anything when scraped:
@@ -62,12 +62,12 @@ function labelled<T extends { resource: ServerResource }>(servers: Iterable<T>, 
  * cache's transitions: a wake (desired state to Running) until the server is ready, a start that
  * fails, a start that gives up.
  */
-export function registerFleetMetrics(deps: Pick<Deps, 'metrics' | 'cluster' | 'config' | 'clock'>, figures: FleetFigures): FleetMetrics {
+export function registerFleetMetrics(deps: Pick<Deps, 'metrics' | 'cluster' | 'config' | 'clock'> & ServersParts, figures: FleetFigures): FleetMetrics {
   const { registry } = deps.metrics;
   const existing = byRegistry.get(registry);
   if (existing) return existing;
   const registers = [registry];
-  const cache = serverCacheOf(deps);
+  const cache = deps.serverCache;
   const limit = deps.config.metricsServerSeries;
   const now = () => deps.clock.now().getTime();
 

@@ -1,7 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
-import { ServerNameParam } from '../servers/index.js';
+import { ServerNameParam, type ServersParts } from '../servers/index.js';
 import { usageHistory, USAGE_RANGES, type UsageRange } from './usage.js';
+import type { AppDeps } from '../../http/env.js';
 
 const UsageQuery = z.strictObject({
   range: z.enum(Object.keys(USAGE_RANGES) as [UsageRange, ...UsageRange[]]).default('24h').openapi({ description: '24h: a point a minute; 30d: a point an hour' }),
@@ -38,8 +39,8 @@ const usage = defineRoute(
   },
 );
 
-export function usageRoutes() {
+export function usageRoutes(deps: AppDeps & ServersParts) {
   return createRouter().openapi(usage, async (c) =>
-    c.json(await usageHistory(c.var.deps, c.req.valid('param').name, c.var.session, c.req.valid('query').range), 200),
+    c.json(await usageHistory(deps, c.req.valid('param').name, c.var.session, c.req.valid('query').range), 200),
   );
 }

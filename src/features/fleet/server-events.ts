@@ -1,14 +1,14 @@
 import type { BackgroundTask } from '../../coordination/index.js';
 import type { Deps } from '../../deps.js';
 import { raiseEvent } from '../notifications/index.js';
-import { serverCacheOf } from '../servers/index.js';
+import type { ServersParts } from '../servers/index.js';
 
 /**
  * Servers that fail to start, and starts that give up, as webhook events. Every replica's cache
  * sees the same transition; the event's key (server, kind, resource version) makes the outbox keep
  * it once. A failed write is logged: the metrics still count the transition.
  */
-export function serverEventsTask(deps: Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log'>): BackgroundTask {
+export function serverEventsTask(deps: Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log'> & ServersParts): BackgroundTask {
   let stop: (() => void) | undefined;
   const pending = new Set<Promise<unknown>>();
   const raise = (event: Parameters<typeof raiseEvent>[1]) => {
@@ -20,7 +20,7 @@ export function serverEventsTask(deps: Pick<Deps, 'database' | 'cluster' | 'conf
   return {
     name: 'server_events',
     start() {
-      stop = serverCacheOf(deps).onChange((before, after) => {
+      stop = deps.serverCache.onChange((before, after) => {
         if (!before || !after) return;
         const name = after.spec.name;
         const data = { server: name, auto_restarts: after.status.autoRestarts, desired_state: after.spec.desiredState ?? 'Stopped' };

@@ -6,7 +6,6 @@ import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { describeTierMatrix } from '../../../test/helpers/tiers.js';
 import { serverClaims } from '../../db/schema/servers.js';
 import { serverUsage } from '../../db/schema/usage.js';
-import { serverCacheOf } from '../servers/index.js';
 import { sampleUsage } from './index.js';
 
 const MINUTE = 60_000;
@@ -27,7 +26,7 @@ describe('usage history: sampled each minute, kept downsampled', () => {
     owner = (await createUser(deps)).id;
     deps.cluster.addServer({ name: 'busy', subdomain: 'busy', desiredState: 'Running', labels: {} });
     deps.cluster.addServer({ name: 'idle', subdomain: 'idle', labels: {} });
-    await serverCacheOf(deps).ready();
+    await deps.serverCache.ready();
     deps.clock.advance(60_000);
     deps.cluster.tick();
     await deps.database.db.insert(serverClaims).values({ serverName: 'busy', subdomain: 'busy', userId: owner, claimedAt: deps.clock.now() });

@@ -5,7 +5,8 @@ import { serverUsage } from '../../db/schema/usage.js';
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
-import { isOwnerOrStaff, requireServer, serverCacheOf } from '../servers/index.js';
+import { isOwnerOrStaff, requireServer } from '../servers/index.js';
+import type { ServersParts } from '../servers/index.js';
 
 const MINUTE = 60_000;
 const HOUR = 3600_000;
@@ -13,7 +14,7 @@ const HOUR = 3600_000;
 export const KEEP_MINUTES_MS = 24 * HOUR;
 export const KEEP_HOURS_MS = 30 * 24 * HOUR;
 
-type UsageDeps = Pick<Deps, 'database' | 'clock' | 'cluster' | 'config' | 'log'>;
+type UsageDeps = Pick<Deps, 'database' | 'clock' | 'cluster' | 'config' | 'log'> & ServersParts;
 
 const floorTo = (ms: number, step: number) => Math.floor(ms / step) * step;
 
@@ -34,7 +35,7 @@ export async function sampleUsage(deps: UsageDeps): Promise<void> {
     // Players are still worth keeping when the metrics API does not answer.
     deps.log.warn({ err }, 'pod usage not read; sampling players only');
   }
-  const rows = [...serverCacheOf(deps).all()].map(({ resource }) => {
+  const rows = [...deps.serverCache.all()].map(({ resource }) => {
     const pod = usage?.get(resource.spec.name);
     return {
       serverName: resource.spec.name,
@@ -78,7 +79,7 @@ export const USAGE_RANGES = { '24h': { resolution: 'minute', spanMs: KEEP_MINUTE
 export type UsageRange = keyof typeof USAGE_RANGES;
 
 /** A server's usage as a time series, oldest first: minutes over the last day, or hours over 30 days. */
-export async function usageHistory(deps: Pick<Deps, 'database' | 'clock' | 'cluster' | 'config'>, name: string, session: SessionContext, range: UsageRange) {
+export async function usageHistory(deps: Pick<Deps, 'database' | 'clock' | 'cluster' | 'config'> & ServersParts, name: string, session: SessionContext, range: UsageRange) {
   await requireServer(deps, name);
   if (!(await isOwnerOrStaff(deps, name, session))) throw new DomainError('forbidden', `Only ${name}'s owner may read its usage.`);
   const { resolution, spanMs } = USAGE_RANGES[range];

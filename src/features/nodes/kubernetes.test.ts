@@ -18,8 +18,7 @@ import { moveClaimName } from '../../adapters/cluster/world-volumes.js';
 import { main as worldJobCli } from '../../cli/world-job.js';
 import { serverMoves } from '../../db/schema/nodes.js';
 import type { SessionContext } from '../../http/session.js';
-import { serverCacheOf } from '../servers/cache.js';
-import { JobTracker } from '../worlds/runtime.js';
+import { JobTracker } from '../worlds/volumes/runtime.js';
 import { LOCK_LEASE_MS } from '../worlds/jobs/lock.js';
 import { beginMove, MoveInterrupted, retryMove, type MoveStage } from './moves.js';
 
@@ -57,8 +56,8 @@ describe('moving a world between node-local volumes on Kubernetes (API stand-in;
     const name = `mv-${Math.random().toString(36).slice(2, 8)}`;
     await cluster.createServer({ name, subdomain: name, labels: {}, desiredState: 'Stopped', node: 'node-a', storage: '5Gi' });
     await cluster.nodes!.placeServer(name, 'node-a');
-    await serverCacheOf(deps).ready();
-    await vi.waitFor(() => expect(serverCacheOf(deps).get(name)?.resource.spec.node).toBe('node-a'));
+    await deps.serverCache.ready();
+    await vi.waitFor(() => expect(deps.serverCache.get(name)?.resource.spec.node).toBe('node-a'));
     // What the controller and the StatefulSet controller made before the move: the set and its claim.
     const object = standIn.get(DEFAULT_CRD.plural, NS, name, DEFAULT_CRD.group) as unknown as MinecraftServer;
     standIn.put('statefulsets', statefulSetFor(object, cluster.crd) as never);

@@ -11,8 +11,9 @@ import { moveClaimName, type NodeLocalVolumes } from '../../adapters/cluster/wor
 import { archiveForMove, deadLockTakers, heldFresh, holdWorld, releaseForMove, requireStopped, restoreForMove, type JobDeps } from '../worlds/index.js';
 import { nodeCacheOf } from './cache.js';
 import { clusterNodes } from './service.js';
+import type { ServersParts } from '../servers/index.js';
 
-type MoveDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'random'> & JobDeps;
+type MoveDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'random'> & JobDeps & ServersParts;
 type MoveRow = typeof serverMoves.$inferSelect;
 
 export function toMoveView(row: MoveRow) {

@@ -1,9 +1,11 @@
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { ServerNameParam } from '../servers/index.js';
+import { ServerNameParam, type ServersParts } from '../servers/index.js';
 import { beginMove, latestMove, retryMove } from './moves.js';
 import { MigrationSchema, NodeControlSchema, NodeName, NodesSchema, NodeTaskRequest, NodeTaskSchema, TaskIdParam } from './schema.js';
 import { listNodes, nodeControl, nodeTask, requireOwner, retryNodeTask, startNodeTask } from './service.js';
+import type { WorldsParts } from '../worlds/index.js';
+import type { AppDeps } from '../../http/env.js';
 
 const ADMIN = { tier: 'admin' } as const;
 const OWNER_ONLY = 'forbidden (node control is the owner\'s), setup_required or cross_site';
@@ -105,31 +107,31 @@ const migrateRetry = defineRoute(ADMIN, {
   },
 });
 
-export function nodeRoutes() {
+export function nodeRoutes(deps: AppDeps & WorldsParts & ServersParts) {
   return createRouter()
-    .openapi(nodes, async (c) => c.json(await listNodes(c.var.deps), 200))
+    .openapi(nodes, async (c) => c.json(await listNodes(deps), 200))
     .openapi(control, async (c) => {
       requireOwner(c.var.session);
-      return c.json(await nodeControl(c.var.deps), 200);
+      return c.json(await nodeControl(deps), 200);
     })
     .openapi(start, async (c) => {
       requireOwner(c.var.session);
-      return c.json(await startNodeTask(c.var.deps, c.var.session, c.req.valid('json'), c.var.requestId), 202);
+      return c.json(await startNodeTask(deps, c.var.session, c.req.valid('json'), c.var.requestId), 202);
     })
     .openapi(task, async (c) => {
       requireOwner(c.var.session);
-      return c.json(await nodeTask(c.var.deps, c.req.valid('param').id), 200);
+      return c.json(await nodeTask(deps, c.req.valid('param').id), 200);
     })
     .openapi(retry, async (c) => {
       requireOwner(c.var.session);
-      return c.json(await retryNodeTask(c.var.deps, c.var.session, c.req.valid('param').id, c.var.requestId), 202);
+      return c.json(await retryNodeTask(deps, c.var.session, c.req.valid('param').id, c.var.requestId), 202);
     })
-    .openapi(migration, async (c) => c.json(await latestMove(c.var.deps, c.req.valid('param').name, c.req.valid('query').id), 200))
+    .openapi(migration, async (c) => c.json(await latestMove(deps, c.req.valid('param').name, c.req.valid('query').id), 200))
     .openapi(migrate, async (c) =>
-      c.json(await beginMove(c.var.deps, c.var.session, c.req.valid('param').name, c.req.valid('json').targetNode, c.var.requestId), 202),
+      c.json(await beginMove(deps, c.var.session, c.req.valid('param').name, c.req.valid('json').targetNode, c.var.requestId), 202),
     )
     .openapi(migrateRetry, async (c) => {
       const { name, id } = c.req.valid('param');
-      return c.json(await retryMove(c.var.deps, c.var.session, name, id, c.var.requestId), 202);
+      return c.json(await retryMove(deps, c.var.session, name, id, c.var.requestId), 202);
     });
 }

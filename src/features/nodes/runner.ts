@@ -5,8 +5,9 @@ import type { Deps } from '../../deps.js';
 import { raiseEvent, type FleetEvent } from '../notifications/index.js';
 import { clusterCall, syncedCache } from '../servers/index.js';
 import type { NodeTaskRequest } from './schema.js';
+import type { ServersParts } from '../servers/index.js';
 
-type RunDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'replica' | 'rcon'>;
+type RunDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'replica' | 'rcon'> & ServersParts;
 
 /** A task's lease: long enough to outlive a slow step, renewed while its replica lives. */
 const TASK_LEASE_MS = 60_000;

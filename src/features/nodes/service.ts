@@ -12,8 +12,9 @@ import { holdsSlot, integerSetting, SERVER_SETTINGS, syncedCache } from '../serv
 import { nodeCacheOf, type NodeCache } from './cache.js';
 import { runNodeTask } from './runner.js';
 import type { NodeTaskRequest, NodeTaskView } from './schema.js';
+import type { ServersParts } from '../servers/index.js';
 
-type NodeDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'random' | 'replica' | 'rcon'>;
+type NodeDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'random' | 'replica' | 'rcon'> & ServersParts;
 
 /** The last tasks shown, as the original's list (newest first). */
 const LISTED_TASKS = 100;

@@ -9,7 +9,6 @@ import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { describeBadBodies, describeTierMatrix } from '../../../test/helpers/tiers.js';
 import { auditLog } from '../../db/schema/audit.js';
 import { webhookDeliveries } from '../../db/schema/notifications.js';
-import { serverCacheOf } from '../servers/index.js';
 import { serverEventsTask } from '../fleet/index.js';
 import { raiseEvent } from './index.js';
 import { CIRCUIT_THRESHOLD, deliverDue, MAX_ATTEMPTS, RETRY_DELAYS_S } from './outbox.js';
@@ -306,7 +305,7 @@ describe('webhooks: delivery through the outbox to a real receiver', () => {
     await clear();
     const hook = await endpoint({ events: ['server.start_failed', 'server.start_gave_up'] });
     deps.cluster.addServer({ name: 'wobbly', subdomain: 'wobbly', labels: {} });
-    await serverCacheOf(deps).ready();
+    await deps.serverCache.ready();
     // Two replicas' tasks on the same cache stand for two caches that see the same transitions.
     const tasks = [serverEventsTask(deps), serverEventsTask(deps)];
     for (const t of tasks) t.start();

@@ -1,8 +1,8 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
-import type { PasskeyDirectory } from '../../deps.js';
 import { passkeyCredentials } from '../../db/schema/passkeys.js';
 import { isUuid } from '../../lib/uuid.js';
+import type { PasskeyDirectory } from '../accounts/index.js';
 
 export type CredentialRow = typeof passkeyCredentials.$inferSelect;
 export type NewCredential = typeof passkeyCredentials.$inferInsert;

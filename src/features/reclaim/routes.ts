@@ -3,6 +3,8 @@ import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../ht
 import { McUuidSchema } from '../accounts/index.js';
 import { DateTime, McUuidParam, PrintableText } from '../linking/index.js';
 import { isBarred, reclaim } from './service.js';
+import type { VerifierParts } from '../verifier/index.js';
+import type { AppDeps } from '../../http/env.js';
 
 const ReclaimRequest = z.strictObject({
   squatter_uuid: McUuidSchema,
@@ -36,11 +38,11 @@ const blacklist = defineRoute(
 );
 
 /** Reclaim and the login gate's bar check. Internal face. */
-export function reclaimRoutes() {
+export function reclaimRoutes(deps: AppDeps & VerifierParts) {
   return createRouter()
     .openapi(reclaimRoute, async (c) => {
       const body = c.req.valid('json');
-      const holdExpiresAt = await reclaim(c.var.deps, {
+      const holdExpiresAt = await reclaim(deps, {
         squatterUuid: body.squatter_uuid,
         username: body.username,
         dataRef: body.data_ref,
@@ -49,7 +51,7 @@ export function reclaimRoutes() {
       return c.json({ blacklisted: true as const, username: body.username, hold_expires_at: holdExpiresAt.toISOString() }, 200);
     })
     .openapi(blacklist, async (c) => {
-      const blacklisted = await isBarred(c.var.deps.database.db, c.req.valid('param').mc_uuid);
+      const blacklisted = await isBarred(deps.database.db, c.req.valid('param').mc_uuid);
       return c.json({ blacklisted }, 200);
     });
 }

@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import { isStaffRole, findUserByMcUuid } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
+import type { VerifierParts } from '../verifier/index.js';
 
 /** How long a reclaimed player's data is held (contract section 8). */
 export const RECLAIM_HOLD_MS = 30 * 24 * 60 * 60 * 1000;
@@ -22,7 +23,7 @@ export interface ReclaimInput {
  * and the refusal is audited. The bar reaches this replica's verifier at once, the others within
  * the bar list's staleness bound.
  */
-export async function reclaim(deps: Pick<Deps, 'clock' | 'database' | 'sessionVerifier'>, input: ReclaimInput): Promise<Date> {
+export async function reclaim(deps: Pick<Deps & VerifierParts, 'clock' | 'database' | 'sessionVerifier'>, input: ReclaimInput): Promise<Date> {
   const db = deps.database.db;
   const now = deps.clock.now();
   const detail = { squatter_uuid: input.squatterUuid, username: input.username };

@@ -51,9 +51,9 @@ async function setUp(start = '2026-06-01T12:00:00.000Z') {
   return { deps, peer, name, owner, worlds, schedule, row, said };
 }
 
-/** Another replica: its own Deps (its own replica name, tasks and loops) on the same database, cluster, clock, RCON and store. */
+/** Another replica: its own Deps (its own replica name, tasks and loops) on the same database, cluster (and its cache), clock, RCON and store. */
 function replicaOf(deps: TestDeps): TestDeps {
-  return createTestDeps(deps.database, { overrides: { cluster: deps.cluster, clock: deps.clock, rcon: deps.rcon, worlds: deps.worlds } });
+  return createTestDeps(deps.database, { overrides: { cluster: deps.cluster, serverCache: deps.serverCache, clock: deps.clock, rcon: deps.rcon, worlds: deps.worlds } });
 }
 
 async function run(deps: TestDeps, name: string): Promise<void> {

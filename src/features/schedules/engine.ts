@@ -8,10 +8,12 @@ import { writeAudit } from '../audit/index.js';
 import { countScheduleRun } from '../fleet/index.js';
 import { raiseEvent } from '../notifications/index.js';
 import { rconCommand } from '../console/index.js';
-import { beginRestart, inMaintenance, ownerOf, restartOf, serverCacheOf, startWithinCapacity, type CachedServer } from '../servers/index.js';
+import { beginRestart, inMaintenance, ownerOf, restartOf, startWithinCapacity, type CachedServer } from '../servers/index.js';
 import { pruneScheduledBackups, startBackup } from '../worlds/index.js';
 import { nextRun } from './next-run.js';
 import { warningLine } from './rules.js';
+import type { WorldsParts } from '../worlds/index.js';
+import type { ServersParts } from '../servers/index.js';
 
 /**
  * The schedule runner. Each round (on one replica at a time, src/coordination) warns the players
@@ -34,7 +36,7 @@ import { warningLine } from './rules.js';
 
 export type ScheduleRow = typeof serverSchedules.$inferSelect;
 export type RunState = (typeof RUN_STATES)[number];
-export type EngineDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'rcon' | 'worlds' | 'random' | 'replica' | 'metrics' | 'staging'>;
+export type EngineDeps = Pick<Deps & WorldsParts, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'rcon' | 'worlds' | 'random' | 'replica' | 'metrics' | 'staging'> & ServersParts;
 
 /** How long a run may sit in its first step before it is taken for one whose replica died. */
 export const CLAIMED_STALE_MS = 2 * 60_000;
@@ -141,7 +143,7 @@ async function startForRun(deps: EngineDeps, server: CachedServer): Promise<void
 /** Takes the first step of a run just claimed (`claimed`). */
 export async function beginRun(deps: EngineDeps, row: ScheduleRow): Promise<void> {
   const done = (result: 'ok' | 'skipped' | 'failed', detail = '') => finish(deps, row, 'claimed', result, detail);
-  const server = serverCacheOf(deps).get(row.serverName);
+  const server = deps.serverCache.get(row.serverName);
   if (!server) return done('skipped', 'the server no longer exists');
   const { spec, status } = server.resource;
   const running = spec.desiredState === 'Running';
@@ -210,7 +212,7 @@ export async function advanceRun(deps: EngineDeps, row: ScheduleRow): Promise<vo
     return finish(deps, row, 'claimed', 'failed', 'the replica running this run stopped in the middle of its first step; it was not run again');
   }
   if (state === 'restarting') return advanceRestarting(deps, row);
-  const server = serverCacheOf(deps).get(row.serverName);
+  const server = deps.serverCache.get(row.serverName);
   if (!server) return finish(deps, row, state!, 'skipped', 'the server no longer exists');
   if (state === 'stopping') return advanceStopping(deps, row, server, waited);
   if (state === 'backing_up') return advanceBackingUp(deps, row, waited);
@@ -255,7 +257,7 @@ async function advanceStopping(deps: EngineDeps, row: ScheduleRow, server: Cache
 
 async function advanceBackingUp(deps: EngineDeps, row: ScheduleRow, waited: number): Promise<void> {
   const [job] = row.runRef ? await deps.database.db.select().from(worldJobs).where(eq(worldJobs.id, row.runRef)) : [];
-  const server = serverCacheOf(deps).get(row.serverName);
+  const server = deps.serverCache.get(row.serverName);
   if (!job) return resumeOrFinish(deps, row, 'backing_up', 'failed', 'the backup job is gone', server);
   if (job.state === 'running') {
     if (waited < BACKUP_WAIT_MS) return;
@@ -281,7 +283,7 @@ async function advanceStarting(deps: EngineDeps, row: ScheduleRow, server: Cache
 async function warn(deps: EngineDeps, row: ScheduleRow, due: Date, now: Date): Promise<void> {
   if (row.warnMinutes === 0 || now.getTime() < due.getTime() - row.warnMinutes * 60_000) return;
   if (row.warnedFor?.getTime() === due.getTime()) return;
-  const server = serverCacheOf(deps).get(row.serverName);
+  const server = deps.serverCache.get(row.serverName);
   if (server?.resource.status.phase !== 'Running') return;
   const marked = await deps.database.db
     .update(serverSchedules)
@@ -329,7 +331,7 @@ async function tickSchedule(deps: EngineDeps, row: ScheduleRow, replica: string,
 
 /** One round: every schedule due (or warning) soon and every run in progress. One failure never holds up the rest. */
 export async function tickSchedules(deps: EngineDeps, replica: string): Promise<void> {
-  const cache = serverCacheOf(deps);
+  const cache = deps.serverCache;
   if (!cache.synced) return; // nothing is judged on a cache that has not seen the cluster yet
   const now = deps.clock.now();
   const rows = await deps.database.db

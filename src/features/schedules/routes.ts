@@ -3,6 +3,9 @@ import { MAX_SCHEDULES_PER_SERVER } from './rules.js';
 import { ScheduleInput, ScheduleListSchema, ScheduleParams, ScheduleSchema, ServerNameParam } from './schema.js';
 import { createSchedule, deleteSchedule, listSchedules, runScheduleNow, updateSchedule } from './service.js';
 import { toScheduleView } from './views.js';
+import type { WorldsParts } from '../worlds/index.js';
+import type { AppDeps } from '../../http/env.js';
+import type { ServersParts } from '../servers/index.js';
 
 const gate = {
   403: errorAnswer('not the owner or staff'),
@@ -56,31 +59,31 @@ const run = defineRoute({ tier: 'app' }, {
 });
 
 /** The schedule routes of the external face (owner or staff). */
-export function scheduleRoutes() {
+export function scheduleRoutes(deps: AppDeps & WorldsParts & ServersParts) {
   return createRouter()
     .openapi(list, async (c) => {
       const { name } = c.req.valid('param');
-      const rows = await listSchedules(c.var.deps, name, c.var.session);
+      const rows = await listSchedules(deps, name, c.var.session);
       return c.json({ server: name, schedules: rows.map(toScheduleView), limit: MAX_SCHEDULES_PER_SERVER }, 200);
     })
     .openapi(create, async (c) => {
       const { name } = c.req.valid('param');
-      const row = await createSchedule(c.var.deps, name, c.req.valid('json'), { session: c.var.session, requestId: c.var.requestId });
+      const row = await createSchedule(deps, name, c.req.valid('json'), { session: c.var.session, requestId: c.var.requestId });
       return c.json(toScheduleView(row), 201);
     })
     .openapi(update, async (c) => {
       const { name, id } = c.req.valid('param');
-      const row = await updateSchedule(c.var.deps, name, Number(id), c.req.valid('json'), { session: c.var.session, requestId: c.var.requestId });
+      const row = await updateSchedule(deps, name, Number(id), c.req.valid('json'), { session: c.var.session, requestId: c.var.requestId });
       return c.json(toScheduleView(row), 200);
     })
     .openapi(remove, async (c) => {
       const { name, id } = c.req.valid('param');
-      await deleteSchedule(c.var.deps, name, Number(id), { session: c.var.session, requestId: c.var.requestId });
+      await deleteSchedule(deps, name, Number(id), { session: c.var.session, requestId: c.var.requestId });
       return c.body(null, 204);
     })
     .openapi(run, async (c) => {
       const { name, id } = c.req.valid('param');
-      const row = await runScheduleNow(c.var.deps, name, Number(id), { session: c.var.session, requestId: c.var.requestId });
+      const row = await runScheduleNow(deps, name, Number(id), { session: c.var.session, requestId: c.var.requestId });
       return c.json(toScheduleView(row), 202);
     });
 }

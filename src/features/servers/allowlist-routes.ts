@@ -3,6 +3,8 @@ import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../ht
 import { McUuidSchema } from '../accounts/index.js';
 import { setWakeAllowed, wakeAllowlist } from './allowlist.js';
 import { ServerNameParam } from './schema.js';
+import type { ServersParts } from './cache.js';
+import type { AppDeps } from '../../http/env.js';
 
 const AllowlistEntry = z.object({ mc_uuid: z.string(), can_wake: z.boolean(), added_at: z.iso.datetime({ offset: true }) });
 
@@ -30,17 +32,17 @@ const put = defineRoute({ tier: 'app' }, {
 });
 
 /** The wake allowlist of a server. External face, owner or staff. */
-export function allowlistRoutes() {
+export function allowlistRoutes(deps: AppDeps & ServersParts) {
   return createRouter()
     .openapi(list, async (c) => {
       const { name } = c.req.valid('param');
-      const rows = await wakeAllowlist(c.var.deps, name, c.var.session);
+      const rows = await wakeAllowlist(deps, name, c.var.session);
       const entries = rows.map((r) => ({ mc_uuid: r.mcUuid, can_wake: r.canWake, added_at: r.addedAt.toISOString() }));
       return c.json({ server: name, entries }, 200);
     })
     .openapi(put, async (c) => {
       const { name, uuid } = c.req.valid('param');
-      await setWakeAllowed(c.var.deps, name, c.var.session, uuid, c.req.valid('json').can_wake);
+      await setWakeAllowed(deps, name, c.var.session, uuid, c.req.valid('json').can_wake);
       return c.body(null, 204);
     });
 }

@@ -6,6 +6,7 @@ import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { requireServer } from './lookup.js';
 import { assertOwnerOrStaff } from './access.js';
+import type { ServersParts } from './cache.js';
 
 /**
  * A server's wake allowlist: the players who may wake it under the `allowlist` autostart policy.
@@ -13,7 +14,7 @@ import { assertOwnerOrStaff } from './access.js';
  * take a player's wake right away or give it back, and the row stays either way.
  */
 
-type AllowlistDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock'>;
+type AllowlistDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock'> & ServersParts;
 
 export interface AllowlistEntry {
   mcUuid: string;

@@ -183,17 +183,11 @@ export class ServerCache {
   }
 }
 
-const caches = new WeakMap<ClusterAdapter, ServerCache>();
-
 /**
- * The one cache of a cluster adapter (and so of a process, or of a test's deps). Keyed by the
- * adapter so that each test's deps get their own.
+ * The servers feature's part of the service: the one cache of the cluster's servers of this
+ * process (made by the composition root with the cluster, started and closed with the servers
+ * feature: startServersFeature / stopServersFeature).
  */
-export function serverCacheOf(deps: { cluster: ClusterAdapter; config: { rootDomain: string | undefined } }): ServerCache {
-  let cache = caches.get(deps.cluster);
-  if (!cache) {
-    cache = new ServerCache(deps.cluster, deps.config.rootDomain);
-    caches.set(deps.cluster, cache);
-  }
-  return cache;
+export interface ServersParts {
+  serverCache: ServerCache;
 }

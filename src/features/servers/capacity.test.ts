@@ -34,7 +34,7 @@ describe('node capacity and the fair share', () => {
     const other = await secondHandle(deps.database);
     try {
       // The second replica shares the cluster but nothing in memory: its own deps, cache and pool.
-      const replica = other ? createTestDeps(other, { overrides: { cluster: deps.cluster } }) : deps;
+      const replica = other ? createTestDeps(other, { overrides: { cluster: deps.cluster, serverCache: deps.serverCache } }) : deps;
       const names = Array.from({ length: 50 }, () => addServer(deps, { autostartPolicy: 'public' }).spec.name);
       const answers = await Promise.all(names.map((name, i) => wake(i % 2 === 0 ? deps : replica, name, randomMcUuid())));
       const statuses = answers.map((a) => a.status).sort();

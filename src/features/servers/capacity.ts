@@ -8,10 +8,11 @@ import { serverClaims, serverGuestWakes, serverWakes } from '../../db/schema/ser
 import { isStaffRole } from '../accounts/index.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
-import { serverCacheOf, type CachedServer } from './cache.js';
+import { type CachedServer } from './cache.js';
 import { clusterCall } from './lookup.js';
 import { integerSetting, SERVER_SETTINGS, wakePolicyInForce } from './settings.js';
 import { takeWakeSlot } from './wake-slot.js';
+import type { ServersParts } from './cache.js';
 
 /** Serialises every start that needs a node slot, on every replica that shares the database. */
 /** A guest start this recent holds its slot even if the cache has not seen it yet. */
@@ -30,12 +31,12 @@ export interface Waker {
   owns: boolean;
 }
 
-type StartDeps = Pick<Deps, 'database' | 'cluster' | 'clock' | 'config'>;
+type StartDeps = Pick<Deps, 'database' | 'cluster' | 'clock' | 'config'> & ServersParts;
 
 /** Names of the servers that hold a slot now, as this replica's cache sees them. */
-function slotHolders(deps: Pick<Deps, 'cluster' | 'config'>): Set<string> {
+function slotHolders(deps: ServersParts): Set<string> {
   const names = new Set<string>();
-  for (const server of serverCacheOf(deps).all()) if (holdsSlot(server.resource)) names.add(server.resource.spec.name);
+  for (const server of deps.serverCache.all()) if (holdsSlot(server.resource)) names.add(server.resource.spec.name);
   return names;
 }
 

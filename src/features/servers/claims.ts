@@ -8,6 +8,7 @@ import { findUserByMcUuid, getQuota } from '../accounts/index.js';
 import type { CachedServer } from './cache.js';
 import { requireServer } from './lookup.js';
 import { cpuMilli, memoryMb, storageGb } from '../../adapters/cluster/quantity.js';
+import type { ServersParts } from './cache.js';
 
 /** Claim without a linked game identity: 412 `not_linked`, the original's code (api-extensions). */
 const notLinked = () =>
@@ -98,7 +99,7 @@ async function claimServer(deps: Pick<Deps, 'database' | 'clock'>, server: Cache
   });
 }
 
-type ClaimDeps = Pick<Deps, 'database' | 'clock' | 'cluster' | 'config'>;
+type ClaimDeps = Pick<Deps, 'database' | 'clock' | 'cluster' | 'config'> & ServersParts;
 
 /** The panel's claim: the signed-in user, who must have linked a game identity. */
 export async function claimForUser(deps: ClaimDeps, name: string, userId: string): Promise<void> {

@@ -7,11 +7,12 @@ import { syncedCache } from './lookup.js';
 import { isReservedServerName } from './names.js';
 import type { CreateServerInput } from './schema.js';
 import { DEFAULT_IMAGE_SETTING, seedSetting } from './settings.js';
+import type { ServersParts } from './cache.js';
 
 /** Hosts of the platform itself under ROOT_DOMAIN: no server may take them as its subdomain. */
 const RESERVED_SUBDOMAINS = new Set(['api', 'api-internal', 'panel', 'console', 'www', 'registry']);
 
-export type CreateDeps = Pick<Deps, 'database' | 'registry' | 'cluster' | 'clock' | 'config'>;
+export type CreateDeps = Pick<Deps, 'database' | 'registry' | 'cluster' | 'clock' | 'config'> & ServersParts;
 
 /**
  * The platform default image: the `platform_default_image` setting, seeded from DEFAULT_IMAGE and

@@ -21,6 +21,8 @@ import { powerRoutes } from './power-routes.js';
 import { retirementRoutes } from './retirement-routes.js';
 import { statusForUser, stopFromPanel, wakeFromPanel } from './service.js';
 import { updateServer } from './update.js';
+import type { ServersParts } from './cache.js';
+import type { AppDeps } from '../../http/env.js';
 
 const wake = defineRoute({ tier: 'app' }, {
   method: 'post',
@@ -112,36 +114,36 @@ const patchRoute = defineRoute({ tier: 'admin' }, {
 });
 
 /** Server routes of the external face: the panel (app tier) and the operator console (admin). */
-export function externalServerRoutes() {
+export function externalServerRoutes(deps: AppDeps & ServersParts) {
   return createRouter()
     .openapi(wake, async (c) => {
       const { name } = c.req.valid('param');
-      await wakeFromPanel(c.var.deps, name, c.var.session, c.var.requestId);
+      await wakeFromPanel(deps, name, c.var.session, c.var.requestId);
       return c.json({ name, desiredState: 'Running' as const }, 202);
     })
     .openapi(stop, async (c) => {
       const { name } = c.req.valid('param');
-      await stopFromPanel(c.var.deps, name, c.var.session);
+      await stopFromPanel(deps, name, c.var.session);
       return c.json({ name, desiredState: 'Stopped' as const }, 202);
     })
     .openapi(claim, async (c) => {
       const { name } = c.req.valid('param');
-      await claimForUser(c.var.deps, name, c.var.session.userId);
+      await claimForUser(deps, name, c.var.session.userId);
       return c.json({ name, claimed: true as const }, 200);
     })
-    .openapi(status, async (c) => c.json(await statusForUser(c.var.deps, c.req.valid('param').name, c.var.session), 200))
-    .openapi(mine, async (c) => c.json({ servers: await myServers(c.var.deps, c.var.session.userId) }, 200))
+    .openapi(status, async (c) => c.json(await statusForUser(deps, c.req.valid('param').name, c.var.session), 200))
+    .openapi(mine, async (c) => c.json({ servers: await myServers(deps, c.var.session.userId) }, 200))
     .openapi(create, async (c) => {
-      const spec = await createServer(c.var.deps, c.req.valid('json'));
+      const spec = await createServer(deps, c.req.valid('json'));
       return c.json({ name: spec.name, subdomain: spec.subdomain, desiredState: 'Stopped' as const }, 201);
     })
-    .openapi(fleetRoute, async (c) => c.json({ servers: await fleet(c.var.deps, c.var.session.userId) }, 200))
+    .openapi(fleetRoute, async (c) => c.json({ servers: await fleet(deps, c.var.session.userId) }, 200))
     .openapi(patchRoute, async (c) => {
       const { name } = c.req.valid('param');
-      const desiredState = await updateServer(c.var.deps, name, c.req.valid('json'), c.var.session.userId, c.var.requestId);
+      const desiredState = await updateServer(deps, name, c.req.valid('json'), c.var.session.userId, c.var.requestId);
       return c.json({ name, desiredState }, 200);
     })
-    .include(allowlistRoutes())
-    .include(retirementRoutes())
-    .include(powerRoutes());
+    .include(allowlistRoutes(deps))
+    .include(retirementRoutes(deps))
+    .include(powerRoutes(deps));
 }

@@ -1,7 +1,8 @@
 /**
  * The front door of the servers feature: what the rest of the service may use of it.
  */
-export { serverCacheOf } from './cache.js';
+export { ServerCache } from './cache.js';
+export type { ServersParts } from './cache.js';
 export type { CachedServer, ServerChangeListener } from './cache.js';
 export { countServersByOwner, ownerOf } from './claims.js';
 export { externalServerRoutes } from './external.js';

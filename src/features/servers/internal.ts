@@ -15,6 +15,8 @@ import {
 } from './schema.js';
 import { MenuAccessResponse, menuAccess, serverMenu } from './menu-access.js';
 import { recordJoin, recordReady, wakeForPlayer } from './service.js';
+import type { ServersParts } from './cache.js';
+import type { AppDeps } from '../../http/env.js';
 
 const PROXY: Access = { tier: 'service', callers: ['proxy'] };
 /** The proxy asks these on every connection: their successful answers' log lines are sampled. */
@@ -116,37 +118,37 @@ const menuAccessRoute = defineRoute(PROXY, {
 });
 
 /** The proxy's server routes on the internal face; lookups are answered from the cache. */
-export function internalServerRoutes() {
+export function internalServerRoutes(deps: AppDeps & ServersParts) {
   return createRouter()
-    .openapi(list, async (c) => c.json({ servers: await allServers(c.var.deps) }, 200))
+    .openapi(list, async (c) => c.json({ servers: await allServers(deps) }, 200))
     .openapi(byHost, (c) => {
       // The proxy's hot path: one map lookup, answered synchronously once the cache is synced.
-      const found = serverByHost(c.get('deps'), c.req.valid('param').host);
+      const found = serverByHost(deps, c.req.valid('param').host);
       return found instanceof Promise ? found.then((server) => c.json(server.info, 200)) : c.json(found.info, 200);
     })
     .openapi(ready, async (c) => {
-      await recordReady(c.var.deps, c.req.valid('param').name);
+      await recordReady(deps, c.req.valid('param').name);
       return c.body(null, 204);
     })
     .openapi(joinEvent, async (c) => {
-      await recordJoin(c.var.deps, c.req.valid('param').name, c.req.valid('json').mc_uuid);
+      await recordJoin(deps, c.req.valid('param').name, c.req.valid('json').mc_uuid);
       return c.body(null, 204);
     })
     .openapi(wake, async (c) => {
       const { name } = c.req.valid('param');
-      const woken = await wakeForPlayer(c.var.deps, name, c.req.valid('json').mc_uuid);
+      const woken = await wakeForPlayer(deps, name, c.req.valid('json').mc_uuid);
       return c.json({ name, desiredState: 'Running' as const, phase: woken.status.phase, ready: woken.status.ready }, 202);
     })
     .openapi(status, (c) => {
       // Like by-host: answered synchronously from the synced cache.
-      const found = serverByName(c.get('deps'), c.req.valid('param').name);
+      const found = serverByName(deps, c.req.valid('param').name);
       return found instanceof Promise ? found.then((server) => c.json(server.info, 200)) : c.json(found.info, 200);
     })
     .openapi(claim, async (c) => {
       const { name } = c.req.valid('param');
-      await claimForPlayer(c.var.deps, name, c.req.valid('json').mc_uuid);
+      await claimForPlayer(deps, name, c.req.valid('json').mc_uuid);
       return c.json({ name, claimed: true as const }, 200);
     })
-    .openapi(menuAccessRoute, async (c) => c.json({ servers: await menuAccess(c.var.deps, c.req.valid('param').mc_uuid) }, 200))
-    .openapi(menu, async (c) => c.json(await serverMenu(c.get('deps'), c.req.valid('param').name), 200));
+    .openapi(menuAccessRoute, async (c) => c.json({ servers: await menuAccess(deps, c.req.valid('param').mc_uuid) }, 200))
+    .openapi(menu, async (c) => c.json(await serverMenu(deps, c.req.valid('param').name), 200));
 }

@@ -5,11 +5,12 @@ import { ownersOf, serversOwnedBy } from './claims.js';
 import { syncedCache } from './lookup.js';
 import { retiringByServer } from './retirement.js';
 import type { FleetServer, MyServerView, RetiringView, ServerInfo } from './schema.js';
+import type { ServersParts } from './cache.js';
 
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 /** Every server as the proxy lists it, from the cache. */
-export async function allServers(deps: Pick<Deps, 'cluster' | 'config'>): Promise<ServerInfo[]> {
+export async function allServers(deps: Pick<Deps, 'cluster' | 'config'> & ServersParts): Promise<ServerInfo[]> {
   const cache = await syncedCache(deps);
   const servers = [];
   for (const server of cache.all()) servers.push(server.info);
@@ -21,7 +22,7 @@ export async function allServers(deps: Pick<Deps, 'cluster' | 'config'>): Promis
  * display identities from the accounts feature, both best effort: when either fails the row says
  * `ownerUnknown` and is not claimable.
  */
-export async function fleet(deps: Pick<Deps, 'database' | 'cluster' | 'config' | 'log'>, userId: string): Promise<FleetServer[]> {
+export async function fleet(deps: Pick<Deps, 'database' | 'cluster' | 'config' | 'log'> & ServersParts, userId: string): Promise<FleetServer[]> {
   const cache = await syncedCache(deps);
   const servers = [...cache.all()];
   let owners: Map<string, string> | undefined;
@@ -71,7 +72,7 @@ function fleetRow(
  * The caller's servers: those they own (from the database, so they are listed even while the
  * cluster cannot be reached) and the unclaimed ones they could claim. Live fields are best effort.
  */
-export async function myServers(deps: Pick<Deps, 'database' | 'cluster' | 'config' | 'log'>, userId: string): Promise<MyServerView[]> {
+export async function myServers(deps: Pick<Deps, 'database' | 'cluster' | 'config' | 'log'> & ServersParts, userId: string): Promise<MyServerView[]> {
   const owned = await serversOwnedBy(deps.database.db, userId);
   const unreachableRow = (name: string, subdomain: string): MyServerView => ({
     name,

@@ -1,14 +1,15 @@
 import { ClusterNotFoundError } from '../../adapters/cluster/types.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
-import { serverCacheOf, type CachedServer, type ServerCache } from './cache.js';
+import { type CachedServer, type ServerCache } from './cache.js';
 import { normalizeHost } from './names.js';
+import type { ServersParts } from './cache.js';
 
-type CacheDeps = Pick<Deps, 'cluster' | 'config'>;
+type CacheDeps = Pick<Deps, 'cluster' | 'config'> & ServersParts;
 
 /** The synced cache; 503 while the cluster cannot be listed. */
 export async function syncedCache(deps: CacheDeps): Promise<ServerCache> {
-  const cache = serverCacheOf(deps);
+  const cache = deps.serverCache;
   if (!cache.synced) {
     try {
       await cache.ready();
@@ -29,7 +30,7 @@ export async function requireServer(deps: CacheDeps, name: string): Promise<Cach
  * only before the first list does it wait.
  */
 export function serverByName(deps: CacheDeps, name: string): CachedServer | Promise<CachedServer> {
-  const cache = serverCacheOf(deps);
+  const cache = deps.serverCache;
   if (cache.synced) return reachableByName(cache, name);
   return syncedCache(deps).then((synced) => reachableByName(synced, name));
 }
@@ -45,7 +46,7 @@ function reachableByName(cache: ServerCache, name: string): CachedServer {
  * path: answered synchronously from the synced cache; only before the first list does it wait.
  */
 export function serverByHost(deps: CacheDeps, host: string): CachedServer | Promise<CachedServer> {
-  const cache = serverCacheOf(deps);
+  const cache = deps.serverCache;
   if (cache.synced) return reachableByHost(cache, host, deps.config.rootDomain);
   return syncedCache(deps).then((synced) => reachableByHost(synced, host, deps.config.rootDomain));
 }

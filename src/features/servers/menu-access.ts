@@ -6,9 +6,10 @@ import { ownerOf, ownersOf } from './claims.js';
 import { requireServer, syncedCache } from './lookup.js';
 import { isRetiring, retiringServers } from './retirement.js';
 import type { ServerMenu } from './schema.js';
+import type { ServersParts } from './cache.js';
 
 /** What the in-game menu shows of one server: an ownerless server on its way out is not claimable. */
-export async function serverMenu(deps: Pick<Deps, 'database' | 'cluster' | 'config'>, name: string): Promise<ServerMenu> {
+export async function serverMenu(deps: Pick<Deps, 'database' | 'cluster' | 'config'> & ServersParts, name: string): Promise<ServerMenu> {
   const server = await requireServer(deps, name);
   const db = deps.database.db;
   const [owner, retiring] = await Promise.all([ownerOf(db, name), isRetiring(db, name)]);
@@ -28,7 +29,7 @@ export const MenuAccessResponse = z
   .openapi('MenuAccess');
 
 /** One verdict per server that is a menu tile (servers reserved for the platform are not), in one pass over the cache. */
-export async function menuAccess(deps: Pick<Deps, 'database' | 'cluster' | 'config'>, mcUuid: string): Promise<Record<string, MenuVerdict>> {
+export async function menuAccess(deps: Pick<Deps, 'database' | 'cluster' | 'config'> & ServersParts, mcUuid: string): Promise<Record<string, MenuVerdict>> {
   const db = deps.database.db;
   const cache = await syncedCache(deps);
   const [player, owners, allowlisted, retiring] = await Promise.all([

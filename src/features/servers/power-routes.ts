@@ -2,6 +2,8 @@ import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { emergencyStop, restartFromPanel } from './power.js';
 import { DesiredStateResponse, ServerNameParam } from './schema.js';
+import type { ServersParts } from './cache.js';
+import type { AppDeps } from '../../http/env.js';
 
 const restart = defineRoute({ tier: 'app' }, {
   method: 'post',
@@ -35,16 +37,16 @@ const stopNow = defineRoute({ tier: 'app' }, {
 });
 
 /** Restart and emergency stop of a server. External face, owner or staff. */
-export function powerRoutes() {
+export function powerRoutes(deps: AppDeps & ServersParts) {
   return createRouter()
     .openapi(restart, async (c) => {
       const { name } = c.req.valid('param');
-      await restartFromPanel(c.var.deps, name, c.var.session, c.var.requestId);
+      await restartFromPanel(deps, name, c.var.session, c.var.requestId);
       return c.json({ name, desiredState: 'Running' as const }, 202);
     })
     .openapi(stopNow, async (c) => {
       const { name } = c.req.valid('param');
-      await emergencyStop(c.var.deps, name, c.req.valid('json').confirm, c.var.session, c.var.requestId);
+      await emergencyStop(deps, name, c.req.valid('json').confirm, c.var.session, c.var.requestId);
       return c.json({ name, desiredState: 'Stopped' as const }, 202);
     });
 }

@@ -9,11 +9,11 @@ import { DomainError } from '../../lib/errors.js';
 import { requireReauth } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
 import { assertOwnerOrStaff } from './access.js';
-import { serverCacheOf } from './cache.js';
 import { startWithinCapacity } from './capacity.js';
 import { clusterCall, requireServer } from './lookup.js';
 import { refuseRetiring } from './retirement.js';
 import { inMaintenance } from './service.js';
+import type { ServersParts } from './cache.js';
 
 /**
  * Restart and emergency stop. A restart is a row (server_restarts) moved on by whichever replica
@@ -24,7 +24,7 @@ import { inMaintenance } from './service.js';
  */
 
 export type RestartRow = typeof serverRestarts.$inferSelect;
-type PowerDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log'>;
+type PowerDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log'> & ServersParts;
 
 /** How long a restart waits for the server to stop, and then to be started again, before it fails. */
 export const RESTART_STOP_WAIT_MS = 15 * 60_000;
@@ -96,7 +96,7 @@ async function advanceRestart(deps: PowerDeps, row: RestartRow): Promise<void> {
   const db = deps.database.db;
   const now = deps.clock.now();
   const waited = now.getTime() - row.stepAt.getTime();
-  const server = serverCacheOf(deps).get(row.serverName);
+  const server = deps.serverCache.get(row.serverName);
   if (!server) {
     await finishRestart(db, row.id, row.state, 'failed', 'the server no longer exists', now);
     return;
@@ -129,7 +129,7 @@ async function startAgain(deps: PowerDeps, row: RestartRow): Promise<void> {
   const db = deps.database.db;
   const now = deps.clock.now();
   const waited = now.getTime() - row.stepAt.getTime();
-  const server = serverCacheOf(deps).get(row.serverName);
+  const server = deps.serverCache.get(row.serverName);
   if (!server) {
     await finishRestart(db, row.id, 'starting', 'failed', 'the server no longer exists', now);
     return;

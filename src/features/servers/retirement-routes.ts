@@ -2,6 +2,8 @@ import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { cancelRetirement, requestRetirement, retiringView } from './retirement.js';
 import { RetiringSchema as RetiringView, ServerNameParam } from './schema.js';
+import type { ServersParts } from './cache.js';
+import type { AppDeps } from '../../http/env.js';
 
 const RetiringSchema = z.object({ name: z.string(), retiring: RetiringView }).openapi('Retirement');
 
@@ -30,16 +32,16 @@ const cancel = defineRoute({ tier: 'app' }, {
 });
 
 /** Retirement of a server. External face, owner or staff. */
-export function retirementRoutes() {
+export function retirementRoutes(deps: AppDeps & ServersParts) {
   return createRouter()
     .openapi(request, async (c) => {
       const { name } = c.req.valid('param');
       const body = c.req.valid('json');
-      const row = await requestRetirement(c.var.deps, name, c.var.session, body.delete, c.var.requestId, body.confirm);
+      const row = await requestRetirement(deps, name, c.var.session, body.delete, c.var.requestId, body.confirm);
       return c.json({ name, retiring: retiringView(row) }, 200);
     })
     .openapi(cancel, async (c) => {
-      await cancelRetirement(c.var.deps, c.req.valid('param').name, c.var.session, c.var.requestId);
+      await cancelRetirement(deps, c.req.valid('param').name, c.var.session, c.var.requestId);
       return c.body(null, 204);
     });
 }

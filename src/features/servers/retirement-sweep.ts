@@ -4,13 +4,13 @@ import { ClusterNotFoundError } from '../../adapters/cluster/types.js';
 import { writeAudit } from '../audit/index.js';
 import { serverClaims, serverGuestWakes, serverRetirements, serverWakeAllowlist, serverWakes } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
-import { serverCacheOf } from './cache.js';
 import { integerSetting, SERVER_SETTINGS } from './settings.js';
+import type { ServersParts } from './cache.js';
 
 /** The loop's name: one replica at a time runs a round (src/coordination). */
 export const RETIREMENT_SWEEP = 'retirement_sweep';
 
-type SweepDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log'>;
+type SweepDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log'> & ServersParts;
 
 /**
  * One round of the retirement sweep: every retiring server is asked to stop; one that has stopped
@@ -20,7 +20,7 @@ type SweepDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log'>
 export async function sweepRetirements(deps: SweepDeps): Promise<string[]> {
   return deps.database.db.transaction(async (tx) => {
     const done: string[] = [];
-    const cache = serverCacheOf(deps);
+    const cache = deps.serverCache;
     for (const retiring of await tx.select().from(serverRetirements)) {
       const name = retiring.serverName;
       const server = cache.get(name);

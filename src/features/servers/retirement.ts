@@ -8,6 +8,7 @@ import { writeAudit } from '../audit/index.js';
 import { assertOwnerOrStaff } from './access.js';
 import { requireServer } from './lookup.js';
 import type { RetiringView } from './schema.js';
+import type { ServersParts } from './cache.js';
 
 /**
  * Retirement of a server, asked for by its owner or staff: the server is stopped, then released or
@@ -16,7 +17,7 @@ import type { RetiringView } from './schema.js';
 
 export type Retirement = typeof serverRetirements.$inferSelect;
 
-type RetirementDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock'>;
+type RetirementDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock'> & ServersParts;
 
 async function retirementOf(db: Queryable, serverName: string): Promise<Retirement | undefined> {
   const [row] = await db.select().from(serverRetirements).where(eq(serverRetirements.serverName, serverName));

@@ -18,6 +18,7 @@ import { startWithinCapacity, type Waker } from './capacity.js';
 import { refuseRetiring, retiringOf } from './retirement.js';
 import { takeWakeSlot } from './wake-slot.js';
 import { refuseOnNodeInMaintenance } from './node-guard.js';
+import type { ServersParts } from './cache.js';
 
 /** Whether the server is under maintenance: marked so, or its world held by a job (its world lease). */
 export async function inMaintenance(db: Queryable, serverName: string): Promise<boolean> {
@@ -50,7 +51,7 @@ async function refuseInMaintenance(deps: Pick<Deps, 'database'>, server: CachedS
   }
 }
 
-type WakeDeps = Pick<Deps, 'database' | 'clock' | 'cluster' | 'config'>;
+type WakeDeps = Pick<Deps, 'database' | 'clock' | 'cluster' | 'config'> & ServersParts;
 
 /** How a linked player, or an unlinked UUID, is counted by the fair share. */
 async function wakerOfPlayer(db: Queryable, server: CachedServer, mcUuid: string): Promise<Waker> {
@@ -125,14 +126,14 @@ async function userMayWake(deps: Pick<Deps, 'database'>, server: CachedServer, u
   return linkedIdentityOnWakeAllowlist(deps.database.db, server.resource.spec.name, userId);
 }
 
-export async function stopFromPanel(deps: Pick<Deps, 'database' | 'cluster' | 'config'>, name: string, session: SessionContext): Promise<void> {
+export async function stopFromPanel(deps: Pick<Deps, 'database' | 'cluster' | 'config'> & ServersParts, name: string, session: SessionContext): Promise<void> {
   await requireServer(deps, name);
   await assertOwnerOrStaff(deps, name, session, 'stop it');
   await clusterCall(name, () => deps.cluster.setDesiredState(name, 'Stopped'));
 }
 
 /** A server's status for a signed-in user: its owner, staff, or anyone while it is unclaimed. */
-export async function statusForUser(deps: Pick<Deps, 'database' | 'cluster' | 'config'>, name: string, session: SessionContext): Promise<ServerInfo & { retiring?: RetiringView }> {
+export async function statusForUser(deps: Pick<Deps, 'database' | 'cluster' | 'config'> & ServersParts, name: string, session: SessionContext): Promise<ServerInfo & { retiring?: RetiringView }> {
   const server = await requireServer(deps, name);
   if (!isStaffRole(session.role)) {
     const owner = await ownerOf(deps.database.db, name);
@@ -143,7 +144,7 @@ export async function statusForUser(deps: Pick<Deps, 'database' | 'cluster' | 'c
 }
 
 /** The backend answered the proxy: the server is ready for players. */
-export async function recordReady(deps: Pick<Deps, 'database' | 'clock' | 'cluster' | 'config'>, name: string): Promise<void> {
+export async function recordReady(deps: Pick<Deps, 'database' | 'clock' | 'cluster' | 'config'> & ServersParts, name: string): Promise<void> {
   await requireServer(deps, name);
   await clusterCall(name, () => deps.cluster.reportReady(name));
   const now = deps.clock.now();
@@ -154,7 +155,7 @@ export async function recordReady(deps: Pick<Deps, 'database' | 'clock' | 'clust
 }
 
 /** A player joined: the idle timer starts over from now, and the player is on the wake allowlist. */
-export async function recordJoin(deps: Pick<Deps, 'database' | 'clock' | 'cluster' | 'config'>, name: string, mcUuid: string): Promise<void> {
+export async function recordJoin(deps: Pick<Deps, 'database' | 'clock' | 'cluster' | 'config'> & ServersParts, name: string, mcUuid: string): Promise<void> {
   await requireServer(deps, name);
   const now = deps.clock.now();
   await deps.database.db.transaction(async (tx) => {

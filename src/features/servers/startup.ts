@@ -1,7 +1,7 @@
 import { SYSTEM_LABEL, type ServerSpec } from '../../adapters/cluster/types.js';
 import type { Deps } from '../../deps.js';
-import { serverCacheOf } from './cache.js';
 import { platformDefaultImage } from './create.js';
+import type { ServersParts } from './cache.js';
 
 /** The system services a simulated cluster provisions, as a platform install would. */
 export const SIMULATED_SYSTEM_SERVERS: ServerSpec[] = [
@@ -14,16 +14,16 @@ export const SIMULATED_SYSTEM_SERVERS: ServerSpec[] = [
  * start, and the server cache is filled before the first proxy call (a failure is logged; the
  * cache retries on the first request).
  */
-export async function startServersFeature(deps: Deps): Promise<void> {
+export async function startServersFeature(deps: Deps & ServersParts): Promise<void> {
   const image = await platformDefaultImage(deps);
   deps.log.info({ image }, 'platform default image');
   try {
-    await serverCacheOf(deps).ready();
+    await deps.serverCache.ready();
   } catch (err) {
     deps.log.warn({ err }, 'server cache: first list failed; retried on demand');
   }
 }
 
-export function stopServersFeature(deps: Deps): void {
-  serverCacheOf(deps).close();
+export function stopServersFeature(deps: Deps & ServersParts): void {
+  deps.serverCache.close();
 }

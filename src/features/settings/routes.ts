@@ -11,6 +11,9 @@ import {
   wakePolicy,
 } from './service.js';
 import { AuthSourceEntrySchema, EntryPolicyFields, WakePolicyFields } from './store/index.js';
+import type { VerifierParts } from '../verifier/index.js';
+import type { AppDeps } from '../../http/env.js';
+import type { ServersParts } from '../servers/index.js';
 
 const Revision = z.string().max(32).openapi({ description: 'the revision read with the setting, named back when saving' });
 
@@ -111,18 +114,18 @@ const testSource = defineRoute(OWNER, {
 });
 
 /** The proxy's and the login limbo's read of the entry policy. Internal face. */
-export function internalSettingsRoutes() {
-  return createRouter().openapi(internalEntryPolicy, async (c) => c.json(await entryPolicy(c.var.deps), 200));
+export function internalSettingsRoutes(deps: AppDeps & VerifierParts & ServersParts) {
+  return createRouter().openapi(internalEntryPolicy, async (c) => c.json(await entryPolicy(deps), 200));
 }
 
 /** The platform settings pages. External face, admin tier, the owner only. */
-export function settingsRoutes() {
+export function settingsRoutes(deps: AppDeps & VerifierParts & ServersParts) {
   return createRouter()
-    .openapi(getEntryPolicy, async (c) => c.json(await entryPolicy(c.var.deps, c.var.session), 200))
-    .openapi(putEntryPolicy, async (c) => c.json(await saveEntryPolicy(c.var.deps, c.var.session, c.req.valid('json'), c.var.requestId), 200))
-    .openapi(getWakePolicy, async (c) => c.json(await wakePolicy(c.var.deps, c.var.session), 200))
-    .openapi(putWakePolicy, async (c) => c.json(await saveWakePolicy(c.var.deps, c.var.session, c.req.valid('json'), c.var.requestId), 200))
-    .openapi(getAuthSources, async (c) => c.json(await authSources(c.var.deps, c.var.session), 200))
-    .openapi(putAuthSources, async (c) => c.json(await saveAuthSources(c.var.deps, c.var.session, c.req.valid('json'), c.var.requestId), 200))
-    .openapi(testSource, async (c) => c.json(await testAuthSource(c.var.deps, c.var.session, c.req.valid('json')), 200));
+    .openapi(getEntryPolicy, async (c) => c.json(await entryPolicy(deps, c.var.session), 200))
+    .openapi(putEntryPolicy, async (c) => c.json(await saveEntryPolicy(deps, c.var.session, c.req.valid('json'), c.var.requestId), 200))
+    .openapi(getWakePolicy, async (c) => c.json(await wakePolicy(deps, c.var.session), 200))
+    .openapi(putWakePolicy, async (c) => c.json(await saveWakePolicy(deps, c.var.session, c.req.valid('json'), c.var.requestId), 200))
+    .openapi(getAuthSources, async (c) => c.json(await authSources(deps, c.var.session), 200))
+    .openapi(putAuthSources, async (c) => c.json(await saveAuthSources(deps, c.var.session, c.req.valid('json'), c.var.requestId), 200))
+    .openapi(testSource, async (c) => c.json(await testAuthSource(deps, c.var.session, c.req.valid('json')), 200));
 }

@@ -22,8 +22,10 @@ import {
   type EntryPolicyView,
   type WakePolicy,
 } from './store/index.js';
+import type { VerifierParts } from '../verifier/index.js';
+import type { ServersParts } from '../servers/index.js';
 
-type SettingsDeps = Pick<Deps, 'database' | 'clock' | 'cluster' | 'config' | 'log'>;
+type SettingsDeps = Pick<Deps, 'database' | 'clock' | 'cluster' | 'config' | 'log'> & ServersParts;
 
 /** A server players may be sent to: a well-formed name that is not a platform server (the original's rule). */
 export const isTargetName = (name: string) => SERVER_NAME_PATTERN.test(name) && !isReservedServerName(name);
@@ -103,7 +105,7 @@ export function authSources(deps: SettingsDeps, session?: SessionContext): Promi
  * list again before its next login; the others within their refresh interval.
  */
 export async function saveAuthSources(
-  deps: SettingsDeps & Pick<Deps, 'sessionVerifier'>,
+  deps: SettingsDeps & Pick<Deps & VerifierParts, 'sessionVerifier'>,
   session: SessionContext,
   body: { sources: AuthSourceEntry[]; revision: string },
   requestId: string | undefined,

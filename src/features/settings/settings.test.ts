@@ -166,7 +166,7 @@ describe('settings: entry policy, wake policy, session sources', () => {
     expect((await put(WAKE, headers, { maxRunningServers: 1, wakeCooldownSeconds: 60, revision: '0' })).status).toBe(409);
 
     // Another replica's wake meets the saved cap: at_capacity.
-    const replica = createTestDeps(database(), { overrides: { cluster: deps.cluster } });
+    const replica = createTestDeps(database(), { overrides: { cluster: deps.cluster, serverCache: deps.serverCache } });
     const wake = (d: TestDeps, name: string, mcUuid: string) =>
       createTestApps(d).internal.request(`/api/v1/internal/servers/${name}/wake`, jsonRequest('POST', { mc_uuid: mcUuid }, bearer('proxy')));
     const stopped = addServer(deps, { autostartPolicy: 'public' }).spec.name;

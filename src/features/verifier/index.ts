@@ -4,5 +4,6 @@
 export { verifierRoutes } from './routes.js';
 export { createSessionVerifier } from './service.js';
 export type { SessionVerifier } from './service.js';
+export type { VerifierParts } from './service.js';
 export { isLegalUsername, thirdPartyUuid } from './service.js';
 export { parseUuid } from './uuid.js';

@@ -1,9 +1,10 @@
 import type { Context } from 'hono';
 import type { HasJoinedQuery } from '../../adapters/session-sources/sources.js';
-import type { AppEnv } from '../../http/env.js';
+import type { AppDeps, AppEnv } from '../../http/env.js';
 import { createRouter, defineRoute } from '../../http/route.js';
 import { HasJoinedProfileSchema } from './schema.js';
 import { byteLength, MAX_PARAM_BYTES } from './service.js';
+import type { VerifierParts } from './service.js';
 
 /** Without it the Node adapter sends an empty chunked body; the contract says no body at all. */
 const NO_BODY = { 'Content-Length': '0' };
@@ -72,11 +73,11 @@ function readQuery(all: Record<string, string[]>): HasJoinedQuery | undefined {
   return ip === undefined ? { username, serverId } : { username, serverId, ip };
 }
 
-export function verifierRoutes() {
+export function verifierRoutes(deps: AppDeps & VerifierParts) {
   return createRouter().openapi(hasJoined, async (c) => {
     const query = readQuery(c.req.queries());
     if (query === undefined) return c.body(null, 204);
-    const { deps, requestId } = c.var;
+    const { requestId } = c.var;
     const verdict = await deps.sessionVerifier.verify(query, requestId);
     if (verdict.status === 200) return c.json(verdict.profile, 200);
     return verdict.status === 204 ? c.body(null, 204) : c.body(null, 503, NO_BODY);

@@ -287,3 +287,9 @@ export function createSessionVerifier(
   const barList = new BarList(deps.database.db, deps.clock, deps.log);
   return new SessionVerifier(sources, names, barList, metrics, deps.log, close);
 }
+
+/** The verifier feature's part of the service. */
+export interface VerifierParts {
+  /** The hasJoined verifier (keep-alive clients to the session sources, name cache, bar-list snapshot). */
+  sessionVerifier: SessionVerifier;
+}

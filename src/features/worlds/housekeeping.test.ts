@@ -10,7 +10,7 @@ import { worldBackups } from '../../db/schema/worlds.js';
 import { writeSetting } from '../servers/settings.js';
 import { backUpFolder } from './backups/folders.js';
 import { backupRound } from './housekeeping.js';
-import { KUBERNETES_NEEDS_S3, createWorldsRuntime } from './runtime.js';
+import { KUBERNETES_NEEDS_S3, createWorldsRuntime } from './volumes/index.js';
 import { readWorldTimes } from './settings/settings.js';
 
 describe('the backup pass across replicas', () => {

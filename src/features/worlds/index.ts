@@ -6,8 +6,8 @@
  */
 export { worldsTasks } from './housekeeping.js';
 export { externalWorldRoutes, internalWorldRoutes } from './routes.js';
-export { createWorldsRuntime } from './runtime.js';
-export type { WorldsRuntime } from './runtime.js';
+export { createWorldsRuntime } from './volumes/index.js';
+export type { WorldsParts, WorldsRuntime } from './volumes/index.js';
 export { runFilesCommand, runVolumeStep } from './volumes/index.js';
 export { pruneScheduledBackups, startBackup } from './backups/index.js';
 export { lockHolderKind } from './jobs/index.js';

@@ -17,12 +17,11 @@ import { kubeConfigFor } from '../../adapters/cluster/kubernetes/kubeconfig.js';
 import { worldBackups, worldJobs } from '../../db/schema/worlds.js';
 import { main as worldJobCli } from '../../cli/world-job.js';
 import { DomainError } from '../../lib/errors.js';
-import { serverCacheOf } from '../servers/cache.js';
 import { startBackup, startRestore } from './backups/service.js';
 import { lockSweep } from './housekeeping.js';
 import { reclaimIdleWorlds } from './reclaim/service.js';
 import { KubernetesWorldJobRunner, worldJobName } from '../../adapters/cluster/kubernetes/world-jobs.js';
-import { JobTracker } from './runtime.js';
+import { JobTracker } from './volumes/index.js';
 
 const JOB_ID = '0b6f8f8e-5f0c-4d5e-9a4b-3c2d1e0f9a8b';
 const database = useTestDatabase();
@@ -41,7 +40,7 @@ function worldJobWorld(cluster: () => { client: KubernetesCluster; namespace: st
     const store = new LocalBackupStore(join(root, 'backups'));
     const deps = createTestDeps(database(), { overrides: { worlds: { store, jobs: new JobTracker() } } });
     deps.worlds.runner = new KubernetesWorldJobRunner({ client, namespace: NS, image: 'felis:test', storeSecret: 'store', deadlineSeconds: 600, log: deps.log, pollMs: 5, signal });
-    await serverCacheOf(deps).ready();
+    await deps.serverCache.ready();
     const name = addServer(deps).spec.name;
     const volume = join(root, 'volume');
     mkdirSync(join(volume, 'world'), { recursive: true });

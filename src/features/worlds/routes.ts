@@ -4,18 +4,21 @@ import { externalExportRoutes } from './exports/index.js';
 import { externalFileRoutes } from './files/index.js';
 import { externalJobRoutes } from './jobs/index.js';
 import { externalUploadRoutes } from './uploads/index.js';
+import type { WorldsParts } from './volumes/index.js';
+import type { AppDeps } from '../../http/env.js';
+import type { ServersParts } from '../servers/index.js';
 
 /** The worlds feature on the external face: backups, restores, jobs, files, exports, uploads. */
-export function externalWorldRoutes() {
+export function externalWorldRoutes(deps: AppDeps & WorldsParts & ServersParts) {
   return createRouter()
-    .include(externalBackupRoutes())
-    .include(externalJobRoutes())
-    .include(externalFileRoutes())
-    .include(externalExportRoutes())
-    .include(externalUploadRoutes());
+    .include(externalBackupRoutes(deps))
+    .include(externalJobRoutes(deps))
+    .include(externalFileRoutes(deps))
+    .include(externalExportRoutes(deps))
+    .include(externalUploadRoutes(deps));
 }
 
 /** The worlds feature on the internal face: the break-glass backup. */
-export function internalWorldRoutes() {
-  return internalBackupRoutes();
+export function internalWorldRoutes(deps: AppDeps & WorldsParts & ServersParts) {
+  return internalBackupRoutes(deps);
 }

@@ -24,6 +24,8 @@ import {
 } from './service.js';
 import { readUploadLimits } from './settings.js';
 import { completeUpload, partLimit, putPart, uploadProgress, uploadWhole } from './upload.js';
+import type { BuildsParts } from '../runner.js';
+import type { AppDeps } from '../../../http/env.js';
 
 const APP = { tier: 'app' } as const;
 const ADMIN = { tier: 'admin' } as const;
@@ -168,29 +170,29 @@ const download = defineRoute(ADMIN, {
   responses: { 200: contextAnswer('the tarball'), 404: errorAnswer('not_found'), 503: errorAnswer('unavailable') },
 }, { streamed: true });
 
-export function submissionRoutes() {
+export function submissionRoutes(deps: AppDeps & BuildsParts) {
   return createRouter()
-    .openapi(create, async (c) => c.json(await createSubmission(c.var.deps, c.var.session.userId, c.req.valid('json').display_name), 201))
-    .openapi(mine, async (c) => c.json(await listSubmissions(c.var.deps.database.db, { userId: c.var.session.userId }, c.req.valid('query')), 200))
-    .openapi(limits, async (c) => c.json({ max_context_bytes: (await readUploadLimits(c.var.deps.database.db)).contextMaxBytes }, 200))
-    .openapi(readMine, async (c) => c.json(await readSubmission(c.var.deps.database.db, { userId: c.var.session.userId }, c.req.valid('param').id), 200))
-    .openapi(withdraw, async (c) => c.json(await deleteSubmission(c.var.deps, { userId: c.var.session.userId }, c.req.valid('param').id), 200))
+    .openapi(create, async (c) => c.json(await createSubmission(deps, c.var.session.userId, c.req.valid('json').display_name), 201))
+    .openapi(mine, async (c) => c.json(await listSubmissions(deps.database.db, { userId: c.var.session.userId }, c.req.valid('query')), 200))
+    .openapi(limits, async (c) => c.json({ max_context_bytes: (await readUploadLimits(deps.database.db)).contextMaxBytes }, 200))
+    .openapi(readMine, async (c) => c.json(await readSubmission(deps.database.db, { userId: c.var.session.userId }, c.req.valid('param').id), 200))
+    .openapi(withdraw, async (c) => c.json(await deleteSubmission(deps, { userId: c.var.session.userId }, c.req.valid('param').id), 200))
     .openapi(uploadOnce, async (c) => {
-      return c.json(await uploadWhole(c.var.deps, c.var.session.userId, c.req.valid('param').id, rawBodyOf(c)), 200);
+      return c.json(await uploadWhole(deps, c.var.session.userId, c.req.valid('param').id, rawBodyOf(c)), 200);
     })
-    .openapi(progress, async (c) => c.json(await uploadProgress(c.var.deps, c.var.session.userId, c.req.valid('param').id), 200))
+    .openapi(progress, async (c) => c.json(await uploadProgress(deps, c.var.session.userId, c.req.valid('param').id), 200))
     .openapi(part, async (c) => {
       const { offset } = c.req.valid('query');
-      return c.json(await putPart(c.var.deps, c.var.session.userId, c.req.valid('param').id, offset, rawBodyOf(c)), 200);
+      return c.json(await putPart(deps, c.var.session.userId, c.req.valid('param').id, offset, rawBodyOf(c)), 200);
     })
-    .openapi(complete, async (c) => c.json(await completeUpload(c.var.deps, c.var.session.userId, c.req.valid('param').id), 200))
-    .openapi(all, async (c) => c.json(await listSubmissions(c.var.deps.database.db, 'all', c.req.valid('query')), 200))
+    .openapi(complete, async (c) => c.json(await completeUpload(deps, c.var.session.userId, c.req.valid('param').id), 200))
+    .openapi(all, async (c) => c.json(await listSubmissions(deps.database.db, 'all', c.req.valid('query')), 200))
     .openapi(approve, async (c) =>
-      c.json(await approveSubmission(c.var.deps, c.var.session.userId, c.req.valid('param').id, c.req.valid('json').expected_digest), 200),
+      c.json(await approveSubmission(deps, c.var.session.userId, c.req.valid('param').id, c.req.valid('json').expected_digest), 200),
     )
     .openapi(reject, async (c) =>
-      c.json(await rejectSubmission(c.var.deps, c.var.session.userId, c.req.valid('param').id, c.req.valid('json').reason), 200),
+      c.json(await rejectSubmission(deps, c.var.session.userId, c.req.valid('param').id, c.req.valid('json').reason), 200),
     )
-    .openapi(remove, async (c) => c.json(await deleteSubmission(c.var.deps, 'all', c.req.valid('param').id), 200))
-    .openapi(download, async (c) => contextResponse(c, await openContext(c.var.deps, 'all', c.req.valid('param').id)) as never);
+    .openapi(remove, async (c) => c.json(await deleteSubmission(deps, 'all', c.req.valid('param').id), 200))
+    .openapi(download, async (c) => contextResponse(c, await openContext(deps, 'all', c.req.valid('param').id)) as never);
 }

@@ -10,9 +10,10 @@ import { getBuild, handOff, insertBuild } from '../service.js';
 import { SUBMISSION_STATUSES, type SubmissionView } from './schema.js';
 import { contextRefOf, submissionIdOf, toSubmissionView } from './views.js';
 import { isUuid } from '../../../lib/uuid.js';
+import type { BuildsParts } from '../runner.js';
 
 type SubmissionRow = typeof submissions.$inferSelect;
-export type SubmissionDeps = Pick<Deps, 'database' | 'clock' | 'log' | 'registry' | 'buildRunner' | 'contextStore'>;
+export type SubmissionDeps = Pick<Deps & BuildsParts, 'database' | 'clock' | 'log' | 'registry' | 'buildRunner' | 'contextStore'>;
 
 /** Who asks: a submitter sees only their own; staff (`all`) see every user's. */
 export type Scope = { userId: string } | 'all';
@@ -184,7 +185,7 @@ export async function openBuildContext(deps: SubmissionDeps, buildId: string): P
   return context;
 }
 
-export function requireStore(deps: Pick<Deps, 'contextStore'>) {
+export function requireStore(deps: Pick<Deps & BuildsParts, 'contextStore'>) {
   if (!deps.contextStore) throw new DomainError('unavailable', 'The context store is not configured.');
   return deps.contextStore;
 }

@@ -14,7 +14,7 @@ import { worldBackups } from '../../../db/schema/worlds.js';
 import { reverifyBackups, sweepExpiredBackups } from './records.js';
 import { failOrphanedJobs, recordJob } from '../jobs/records.js';
 import { LOCK_LEASE_MS, sweepLapsedLocks } from '../jobs/lock.js';
-import { KUBERNETES_NEEDS_S3 } from '../runtime.js';
+import { KUBERNETES_NEEDS_S3 } from '../volumes/index.js';
 import type { BackupView } from './schema.js';
 import { claimFor, testWorlds, useTempDir, worldMember } from '../../../../test/helpers/worlds.js';
 

@@ -1,6 +1,7 @@
 import type { Deps } from '../../../deps.js';
 import { runVolumeStep, swapInRestoredWorld, unpackWorld } from '../volumes/index.js';
 import { createBackupRow, markCorrupt, recordArchiveOutcome, type BackupReason, type BackupRow } from './records.js';
+import type { WorldsParts } from '../volumes/index.js';
 
 /**
  * A backup and a restore of a local folder in this process, outside a world job: the archive
@@ -18,7 +19,7 @@ export class BackupCorruptError extends Error {
  * failure marks it failed and throws a JobFailure with the step's code.
  */
 export async function backUpFolder(
-  deps: Pick<Deps, 'database' | 'clock' | 'random' | 'worlds' | 'log'>,
+  deps: Pick<Deps & WorldsParts, 'database' | 'clock' | 'random' | 'worlds' | 'log'>,
   input: { serverName: string; folder: string; reason: BackupReason; formerOwner?: string },
 ): Promise<BackupRow> {
   const row = await createBackupRow(deps, input);
@@ -35,7 +36,7 @@ export async function backUpFolder(
  * marks the backup corrupt.
  */
 export async function restoreFolder(
-  deps: Pick<Deps, 'database' | 'worlds' | 'log' | 'clock'>,
+  deps: Pick<Deps & WorldsParts, 'database' | 'worlds' | 'log' | 'clock'>,
   backup: BackupRow,
   folder: string,
   jobId: string,

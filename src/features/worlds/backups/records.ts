@@ -7,6 +7,7 @@ import { newId, stepFailed, JobFailure } from '../jobs/index.js';
 import { readWorldTimes } from '../settings/index.js';
 import { hashStream } from '../volumes/index.js';
 import { raiseEvent } from '../../notifications/index.js';
+import type { WorldsParts } from '../volumes/index.js';
 
 export type BackupRow = typeof worldBackups.$inferSelect;
 export type BackupReason = BackupRow['reason'];
@@ -66,7 +67,7 @@ export async function recordArchive(deps: Pick<Deps, 'database' | 'clock' | 'log
 }
 
 /** A backup that could not be taken: `failed`, and whatever reached the store is deleted. */
-export async function failBackup(deps: Pick<Deps, 'database' | 'worlds' | 'clock'>, backupId: string): Promise<void> {
+export async function failBackup(deps: Pick<Deps & WorldsParts, 'database' | 'worlds' | 'clock'>, backupId: string): Promise<void> {
   const [row] = await deps.database.db.update(worldBackups).set({ status: 'failed' }).where(eq(worldBackups.id, backupId)).returning();
   if (!row) return;
   await raiseBackupEvent(deps, 'backup.failed', row, 'the backup could not be taken');
@@ -89,7 +90,7 @@ async function raiseBackupEvent(deps: Pick<Deps, 'database' | 'clock'>, type: 'b
  * The archive a backup step reported, recorded on the backup's row; a step that made none fails
  * the backup and throws a JobFailure with the step's code.
  */
-export async function recordArchiveOutcome(deps: Pick<Deps, 'database' | 'clock' | 'worlds' | 'log'>, backupId: string, outcome: StepOutcome): Promise<BackupRow> {
+export async function recordArchiveOutcome(deps: Pick<Deps & WorldsParts, 'database' | 'clock' | 'worlds' | 'log'>, backupId: string, outcome: StepOutcome): Promise<BackupRow> {
   if (!outcome.ok || !outcome.archive) {
     await failBackup(deps, backupId);
     throw outcome.ok ? new JobFailure('failed: the archive step reported nothing') : stepFailed(outcome);
@@ -101,7 +102,7 @@ export async function recordArchiveOutcome(deps: Pick<Deps, 'database' | 'clock'
  * Reads a backup back from the store and hashes it. A match records `verified_at`; a mismatch or a
  * missing object sets `corrupt`, for good: a corrupt backup is never restored.
  */
-export async function verifyBackup(deps: Pick<Deps, 'database' | 'clock' | 'worlds' | 'log'>, backup: BackupRow): Promise<BackupRow> {
+export async function verifyBackup(deps: Pick<Deps & WorldsParts, 'database' | 'clock' | 'worlds' | 'log'>, backup: BackupRow): Promise<BackupRow> {
   let matches: boolean;
   try {
     const { sha256 } = await hashStream(await deps.worlds.store.get(backup.storageKey));
@@ -129,7 +130,7 @@ export async function findBackup(deps: Pick<Deps, 'database'>, id: string): Prom
 }
 
 /** `expired`, and its archive deleted (a failure is logged: the API cannot reach it any more). */
-export async function expire(deps: Pick<Deps, 'database' | 'worlds' | 'log'>, backup: BackupRow): Promise<void> {
+export async function expire(deps: Pick<Deps & WorldsParts, 'database' | 'worlds' | 'log'>, backup: BackupRow): Promise<void> {
   await deps.database.db.update(worldBackups).set({ status: 'expired' }).where(eq(worldBackups.id, backup.id));
   await deps.worlds.store.delete(backup.storageKey).catch((err: unknown) =>
     deps.log.warn({ err, backup_id: backup.id }, 'could not delete an expired archive; it is unreachable from the API'),
@@ -137,7 +138,7 @@ export async function expire(deps: Pick<Deps, 'database' | 'worlds' | 'log'>, ba
 }
 
 /** Expires every present backup past its `expires_at` (idempotent; any replica may run it). */
-export async function sweepExpiredBackups(deps: Pick<Deps, 'database' | 'worlds' | 'log' | 'clock'>): Promise<number> {
+export async function sweepExpiredBackups(deps: Pick<Deps & WorldsParts, 'database' | 'worlds' | 'log' | 'clock'>): Promise<number> {
   const due = await deps.database.db
     .select()
     .from(worldBackups)
@@ -147,7 +148,7 @@ export async function sweepExpiredBackups(deps: Pick<Deps, 'database' | 'worlds'
 }
 
 /** Re-verifies present backups whose last good read-back is older than `maxAgeMs` (or never was). */
-export async function reverifyBackups(deps: Pick<Deps, 'database' | 'worlds' | 'log' | 'clock'>, maxAgeMs: number, batch = 10): Promise<number> {
+export async function reverifyBackups(deps: Pick<Deps & WorldsParts, 'database' | 'worlds' | 'log' | 'clock'>, maxAgeMs: number, batch = 10): Promise<number> {
   const before = new Date(deps.clock.now().getTime() - maxAgeMs);
   const due = await deps.database.db
     .select()

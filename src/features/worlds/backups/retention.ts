@@ -3,6 +3,7 @@ import { DateTime } from 'luxon';
 import { worldBackups, worldExports, worldJobs } from '../../../db/schema/worlds.js';
 import type { Deps } from '../../../deps.js';
 import { expire, type BackupRow } from './records.js';
+import type { WorldsParts } from '../volumes/index.js';
 
 /**
  * Retention of scheduled backups, per server: the newest N, and the newest backup of each of the
@@ -92,7 +93,7 @@ async function backupsInUse(deps: Pick<Deps, 'database'>, serverName: string, ro
  * the others are expired (their archives deleted). Idempotent, so two replicas pruning at once
  * agree. Resolves the ids expired.
  */
-export async function pruneScheduledBackups(deps: Pick<Deps, 'database' | 'worlds' | 'log' | 'config'>, serverName: string): Promise<string[]> {
+export async function pruneScheduledBackups(deps: Pick<Deps & WorldsParts, 'database' | 'worlds' | 'log' | 'config'>, serverName: string): Promise<string[]> {
   const { db } = deps.database;
   const rows = await db
     .select()

@@ -1,5 +1,5 @@
 import { createRouter, defineRoute, errorAnswer, json } from '../../../http/route.js';
-import { CodedServerNameParam, ServerNameParam } from '../../servers/index.js';
+import { CodedServerNameParam, ServerNameParam, type ServersParts } from '../../servers/index.js';
 import {
   BackupDeletedSchema,
   BackupIdParam,
@@ -12,6 +12,8 @@ import {
 } from './schema.js';
 import { backUpNow, breakGlassBackup, deleteBackup, listBackups, restoreBackup } from './service.js';
 import { toBackupView } from './views.js';
+import type { WorldsParts } from '../volumes/index.js';
+import type { AppDeps } from '../../../http/env.js';
 
 const worldErrors = {
   403: errorAnswer('not the owner or staff'),
@@ -63,27 +65,27 @@ const remove = defineRoute({ tier: 'app' }, {
 });
 
 /** Backups and restores of the external face (owner or staff). */
-export function externalBackupRoutes() {
+export function externalBackupRoutes(deps: AppDeps & WorldsParts & ServersParts) {
   return createRouter()
     .openapi(backupNow, async (c) => {
       const { name } = c.req.valid('param');
-      await backUpNow(c.var.deps, name, c.var.session);
+      await backUpNow(deps, name, c.var.session);
       return c.json({ name, status: 'backing_up' as const }, 202);
     })
     .openapi(restore, async (c) => {
       const { name } = c.req.valid('param');
       const body = c.req.valid('json');
       const safetySnapshot = body.safety_snapshot ?? true;
-      const { backup } = await restoreBackup(c.var.deps, { serverName: name, caller: c.var.session, backupId: body.backup_id, safetySnapshot });
+      const { backup } = await restoreBackup(deps, { serverName: name, caller: c.var.session, backupId: body.backup_id, safetySnapshot });
       return c.json({ name, status: 'restoring' as const, backup_id: backup.id, safety_snapshot: safetySnapshot }, 202);
     })
     .openapi(list, async (c) => {
-      const page = await listBackups(c.var.deps, c.var.session, c.req.valid('query'));
+      const page = await listBackups(deps, c.var.session, c.req.valid('query'));
       return c.json({ backups: page.rows.map(toBackupView), total: page.total }, 200);
     })
     .openapi(remove, async (c) => {
       const { id } = c.req.valid('param');
-      await deleteBackup(c.var.deps, id, c.var.session);
+      await deleteBackup(deps, id, c.var.session);
       return c.json({ id, status: 'expired' as const }, 200);
     });
 }
@@ -103,10 +105,10 @@ const breakGlass = defineRoute({ tier: 'service', callers: ['ops'] }, {
 });
 
 /** The internal face's break-glass backup (ops). */
-export function internalBackupRoutes() {
+export function internalBackupRoutes(deps: AppDeps & WorldsParts & ServersParts) {
   return createRouter().openapi(breakGlass, async (c) => {
     const { name } = c.req.valid('param');
-    await breakGlassBackup(c.var.deps, { serverName: name, osUser: c.req.valid('json').os_user?.trim() ?? '', requestId: c.var.requestId ?? null });
+    await breakGlassBackup(deps, { serverName: name, osUser: c.req.valid('json').os_user?.trim() ?? '', requestId: c.var.requestId ?? null });
     return c.json({ name, status: 'backing_up' as const }, 202);
   });
 }

@@ -23,9 +23,10 @@ import {
   type SettleDeps,
 } from '../jobs/index.js';
 import { createBackupRow, expire, failBackup, findBackup, markCorrupt, recordArchive, recordArchiveOutcome, type BackupRow } from './records.js';
+import type { WorldsParts } from '../volumes/index.js';
 
 /** 503 when the store cannot be reached, before a job is started that could only fail. */
-async function requireStore(deps: Pick<Deps, 'worlds' | 'log'>): Promise<void> {
+async function requireStore(deps: Pick<Deps & WorldsParts, 'worlds' | 'log'>): Promise<void> {
   try {
     await deps.worlds.store.ping();
   } catch (err) {
@@ -210,7 +211,7 @@ export async function listBackups(deps: Pick<Deps, 'database'>, caller: Caller, 
 }
 
 /** Expires one backup the caller may read (404 no_backup otherwise) and deletes its archive. */
-export async function deleteBackup(deps: Pick<Deps, 'database' | 'worlds' | 'log'>, id: string, caller: Caller): Promise<void> {
+export async function deleteBackup(deps: Pick<Deps & WorldsParts, 'database' | 'worlds' | 'log'>, id: string, caller: Caller): Promise<void> {
   const backup = await findBackup(deps, id);
   if (!backup || backup.status !== 'present' || !mayRead(backup, caller)) throw noBackup();
   if ((await lockHolderKind(deps.database.db, backup.serverName)) === 'restore') {

@@ -1,9 +1,11 @@
 import { Readable } from 'node:stream';
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json } from '../../../http/route.js';
-import { ServerNameParam } from '../../servers/index.js';
+import { ServerNameParam, type ServersParts } from '../../servers/index.js';
 import { BackupOfServer, DownloadQuery, StateSchema, TicketParam, TicketSchema } from './schema.js';
 import { exportBackup, exportStateOf, exportWorld, openExport, ownExport, type ExportRow } from './service.js';
+import type { WorldsParts } from '../volumes/index.js';
+import type { AppDeps } from '../../../http/env.js';
 
 const exportErrors = {
   403: errorAnswer('not the owner or staff'),
@@ -65,26 +67,26 @@ const exportDownload = defineRoute(
 const ticketOf = (row: ExportRow) => ({ ticket: row.ticket, state: exportStateOf(row), filename: row.filename });
 
 /** Exports and downloads of the external face. */
-export function externalExportRoutes() {
+export function externalExportRoutes(deps: AppDeps & WorldsParts & ServersParts) {
   return createRouter()
     .openapi(backupExport, async (c) => {
       const { name, id } = c.req.valid('param');
-      return c.json(ticketOf(await exportBackup(c.var.deps, { serverName: name, backupId: id, caller: c.var.session })), 202);
+      return c.json(ticketOf(await exportBackup(deps, { serverName: name, backupId: id, caller: c.var.session })), 202);
     })
     .openapi(worldExport, async (c) => {
       const { name } = c.req.valid('param');
-      return c.json(ticketOf(await exportWorld(c.var.deps, { serverName: name, caller: c.var.session })), 202);
+      return c.json(ticketOf(await exportWorld(deps, { serverName: name, caller: c.var.session })), 202);
     })
     .openapi(fileDownload, async (c) => {
       const { name } = c.req.valid('param');
-      return c.json(ticketOf(await exportWorld(c.var.deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path })), 202);
+      return c.json(ticketOf(await exportWorld(deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path })), 202);
     })
     .openapi(exportState, async (c) => {
-      const row = await ownExport(c.var.deps, c.req.valid('param').ticket, c.var.session.userId);
+      const row = await ownExport(deps, c.req.valid('param').ticket, c.var.session.userId);
       return c.json({ state: exportStateOf(row), ...(row.message ? { message: row.message } : {}) }, 200);
     })
     .openapi(exportDownload, async (c) => {
-      const { row, body } = await openExport(c.var.deps, c.req.valid('param').ticket, c.var.session.userId);
+      const { row, body } = await openExport(deps, c.req.valid('param').ticket, c.var.session.userId);
       const filename = row.filename.replace(/[^A-Za-z0-9._-]/g, '_');
       return c.body(Readable.toWeb(body) as ReadableStream<Uint8Array>, 200, {
         'Content-Type': row.contentType,

@@ -8,6 +8,8 @@ import { readableBackup } from '../backups/index.js';
 import { newId, requireWorld, runnerOf, startWorldJob, stepFailed, untilRecorded, type Caller, type JobDeps, type JobOutcome, type SettleDeps } from '../jobs/index.js';
 import { readWorldTimes } from '../settings/index.js';
 import { downloadTarget } from '../volumes/index.js';
+import type { WorldsParts } from '../volumes/index.js';
+import type { ServersParts } from '../../servers/index.js';
 
 export type ExportRow = typeof worldExports.$inferSelect;
 
@@ -24,7 +26,7 @@ async function insertExport(deps: Pick<Deps, 'database' | 'clock'>, row: Omit<Ex
 }
 
 /** A backup's own archive, ready at once, for the caller alone (owner or staff, who may read the backup). */
-export async function exportBackup(deps: Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'random'>, input: { serverName: string; backupId: string; caller: Caller }) {
+export async function exportBackup(deps: Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'random'> & ServersParts, input: { serverName: string; backupId: string; caller: Caller }) {
   await requireWorld(deps, input.serverName, input.caller);
   const backup = await readableBackup(deps, input.serverName, input.backupId, input.caller);
   return insertExport(deps, {
@@ -117,7 +119,7 @@ export async function ownExport(deps: Pick<Deps, 'database' | 'clock'>, ticket: 
  * fails). The download spends the ticket in one statement, so of two downloads at once on any
  * replicas only one gets the bytes; a store that cannot be read gives the ticket back.
  */
-export async function openExport(deps: Pick<Deps, 'database' | 'clock' | 'worlds' | 'log'>, ticket: string, userId: string): Promise<{ row: ExportRow; body: Readable }> {
+export async function openExport(deps: Pick<Deps & WorldsParts, 'database' | 'clock' | 'worlds' | 'log'>, ticket: string, userId: string): Promise<{ row: ExportRow; body: Readable }> {
   const row = await ownExport(deps, ticket, userId);
   if (row.state !== 'ready') throw new DomainError('conflict', `The export is ${exportStateOf(row)}.`);
   const db = deps.database.db;
@@ -137,7 +139,7 @@ export async function openExport(deps: Pick<Deps, 'database' | 'clock' | 'worlds
 }
 
 /** Expires exports past their time; an archive made for an export is deleted with it. */
-export async function sweepExpiredExports(deps: Pick<Deps, 'database' | 'clock' | 'worlds' | 'log'>): Promise<number> {
+export async function sweepExpiredExports(deps: Pick<Deps & WorldsParts, 'database' | 'clock' | 'worlds' | 'log'>): Promise<number> {
   const due = await deps.database.db
     .update(worldExports)
     .set({ state: 'expired' })

@@ -18,7 +18,7 @@ import { kubeConfigFor } from '../../../adapters/cluster/kubernetes/kubeconfig.j
 import { main as worldJobCli } from '../../../cli/world-job.js';
 import { RESULT_MARKER } from '../../../adapters/cluster/world-file-protocol.js';
 import { FILE_JOB_WAIT_MS, fileJobManifest, KubernetesWorldFileOps } from '../../../adapters/cluster/kubernetes/world-files.js';
-import { JobTracker } from '../runtime.js';
+import { JobTracker } from '../volumes/index.js';
 
 /** A Job as either API answers it. */
 type KubeObject = { metadata: { name: string; labels?: Record<string, string> }; spec?: unknown; status?: { conditions?: unknown[] } };

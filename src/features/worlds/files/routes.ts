@@ -1,6 +1,6 @@
 import { rawBodyOf } from '../../../http/raw-body.js';
 import { createRouter, defineRoute, errorAnswer, json, rawBody } from '../../../http/route.js';
-import { ServerNameParam } from '../../servers/index.js';
+import { ServerNameParam, type ServersParts } from '../../servers/index.js';
 import {
   DoneSchema,
   FileSchema,
@@ -15,6 +15,8 @@ import {
   WrittenSchema,
 } from './schema.js';
 import { listFiles, makeFolder, readFile, removePath, renamePath, uploadFile, writeFile } from './service.js';
+import type { WorldsParts } from '../volumes/index.js';
+import type { AppDeps } from '../../../http/env.js';
 
 const SMALL_UPLOAD_MAX_BYTES = 32 * 1024 * 1024;
 
@@ -81,40 +83,40 @@ const upload = defineRoute(
 );
 
 /** File routes of the external face (owner or staff; the server must be stopped). */
-export function externalFileRoutes() {
+export function externalFileRoutes(deps: AppDeps & WorldsParts & ServersParts) {
   return createRouter()
     .openapi(list, async (c) => {
       const { name } = c.req.valid('param');
-      return c.json(await listFiles(c.var.deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path }), 200);
+      return c.json(await listFiles(deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path }), 200);
     })
     .openapi(read, async (c) => {
       const { name } = c.req.valid('param');
-      return c.json(await readFile(c.var.deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path }), 200);
+      return c.json(await readFile(deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path }), 200);
     })
     .openapi(write, async (c) => {
       const { name } = c.req.valid('param');
       const { content, content_sha256: contentSha256, expect_sha256: expectSha256, create_only: createOnly } = c.req.valid('json');
       const target = { serverName: name, caller: c.var.session, path: c.req.valid('query').path };
-      return c.json(await writeFile(c.var.deps, { ...target, content, contentSha256, expectSha256, createOnly }), 200);
+      return c.json(await writeFile(deps, { ...target, content, contentSha256, expectSha256, createOnly }), 200);
     })
     .openapi(remove, async (c) => {
       const { name } = c.req.valid('param');
-      return c.json(await removePath(c.var.deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path }), 200);
+      return c.json(await removePath(deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path }), 200);
     })
     .openapi(mkdirRoute, async (c) => {
       const { name } = c.req.valid('param');
-      return c.json(await makeFolder(c.var.deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path }), 200);
+      return c.json(await makeFolder(deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path }), 200);
     })
     .openapi(renameRoute, async (c) => {
       const { name } = c.req.valid('param');
       const to = c.req.valid('json').to;
-      return c.json(await renamePath(c.var.deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path, to }), 200);
+      return c.json(await renamePath(deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path, to }), 200);
     })
     .openapi(upload, async (c) => {
       const { path, overwrite } = c.req.valid('query');
       const body = rawBodyOf(c);
       const { name } = c.req.valid('param');
-      const stored = await uploadFile(c.var.deps, { serverName: name, caller: c.var.session, path, body, overwrite: overwrite === 'true' });
+      const stored = await uploadFile(deps, { serverName: name, caller: c.var.session, path, body, overwrite: overwrite === 'true' });
       return c.json({ ...stored, sha256: body.sha256 }, 200);
     });
 }

@@ -4,13 +4,15 @@ import type { Deps } from '../../../deps.js';
 import { DomainError } from '../../../lib/errors.js';
 import { holdWorld, newId, requireStopped, requireStoppedWorld, type Caller } from '../jobs/index.js';
 import { fileOpsOf } from '../volumes/index.js';
+import type { WorldsParts } from '../volumes/index.js';
+import type { ServersParts } from '../../servers/index.js';
 
 /**
  * The file routes' operations on a stopped world the caller may touch (owner or staff), wherever
  * its volume is: a folder of this process, or a short Job on the server's claim.
  */
 
-type FileDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'worlds' | 'clock' | 'random' | 'log'>;
+type FileDeps = Pick<Deps & WorldsParts, 'database' | 'cluster' | 'config' | 'worlds' | 'clock' | 'random' | 'log'> & ServersParts;
 interface FileTarget {
   serverName: string;
   caller: Caller;

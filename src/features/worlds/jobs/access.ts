@@ -3,6 +3,7 @@ import { DomainError } from '../../../lib/errors.js';
 import type { SessionContext } from '../../../http/session.js';
 import { isStaffRole } from '../../accounts/index.js';
 import { ownerOf, requireServer, syncedCache } from '../../servers/index.js';
+import type { ServersParts } from '../../servers/index.js';
 
 /** Who asks, as the worlds' rules see them: a signed-in account and its role. */
 export type Caller = Pick<SessionContext, 'userId' | 'role'>;
@@ -10,7 +11,7 @@ export type Caller = Pick<SessionContext, 'userId' | 'role'>;
 export const isStaff = (caller: Caller) => isStaffRole(caller.role);
 
 /** The owner of a world the caller may touch: its owner or staff only (404 without the server). */
-export async function requireWorld(deps: Pick<Deps, 'database' | 'cluster' | 'config'>, name: string, caller: Caller): Promise<{ owner: string | undefined }> {
+export async function requireWorld(deps: Pick<Deps, 'database' | 'cluster' | 'config'> & ServersParts, name: string, caller: Caller): Promise<{ owner: string | undefined }> {
   await requireServer(deps, name);
   const owner = await ownerOf(deps.database.db, name);
   if (owner !== caller.userId && !isStaff(caller)) throw new DomainError('forbidden', `Only ${name}'s owner or staff may do this.`);
@@ -18,7 +19,7 @@ export async function requireWorld(deps: Pick<Deps, 'database' | 'cluster' | 'co
 }
 
 /** 409 not_stopped unless the server is down and meant to stay down (read fresh from the cache). */
-export async function requireStopped(deps: Pick<Deps, 'cluster' | 'config'>, name: string): Promise<void> {
+export async function requireStopped(deps: Pick<Deps, 'cluster' | 'config'> & ServersParts, name: string): Promise<void> {
   const server = (await syncedCache(deps)).get(name);
   if (!server) throw new DomainError('not_found', `No server named ${name}.`);
   const { spec, status } = server.resource;
@@ -31,7 +32,7 @@ export async function requireStopped(deps: Pick<Deps, 'cluster' | 'config'>, nam
  * A stopped world the caller may touch, and the way to its volume (`reach`): owner or staff, then
  * 503 when the volume cannot be reached, then 409 not_stopped.
  */
-export async function requireStoppedWorld<T>(deps: Pick<Deps, 'database' | 'cluster' | 'config'>, name: string, caller: Caller, reach: () => T): Promise<T> {
+export async function requireStoppedWorld<T>(deps: Pick<Deps, 'database' | 'cluster' | 'config'> & ServersParts, name: string, caller: Caller, reach: () => T): Promise<T> {
   await requireWorld(deps, name, caller);
   const reached = reach();
   await requireStopped(deps, name);

@@ -12,7 +12,7 @@ import {
 import type { Queryable } from '../../../db/client.js';
 import type { Deps } from '../../../deps.js';
 import { DomainError } from '../../../lib/errors.js';
-import { writeLinesOf } from './write-queue.js';
+import type { WorldsParts } from '../volumes/index.js';
 
 /**
  * A world's lock: the lease `world:<server>` (src/coordination), held by the one job or file
@@ -36,7 +36,7 @@ const key = LEASE_KEYS.world;
  * folders): it died with its replica. A cluster's world Jobs outlive the replica that started
  * them, so their locks are kept by whoever sees the Job run (adoption.ts) and lapse as before.
  */
-export function deadLockTakers(deps: Partial<Pick<Deps, 'heartbeat' | 'worlds'>>): string[] {
+export function deadLockTakers(deps: Partial<Pick<Deps & WorldsParts, 'heartbeat' | 'worlds'>>): string[] {
   return deps.worlds?.folders && deps.heartbeat ? deps.heartbeat.deadReplicas() : [];
 }
 
@@ -108,7 +108,7 @@ function waitedTooLong(serverName: string, waitMs: number): DomainError {
  * arrival order on this replica and at most `waitMs` (WRITE_WAIT_MS) in all, then 409.
  */
 export async function holdWorld(
-  deps: LockDeps & Partial<Pick<Deps, 'worlds'>>,
+  deps: LockDeps & Partial<Pick<Deps & WorldsParts, 'worlds'>>,
   serverName: string,
   holder: string,
   kind: LockKind,
@@ -152,7 +152,7 @@ export async function holdWorld(
  * lets the next writer of this replica have its turn; a lock of another kind is 409 at once.
  */
 async function queueForWorld(
-  deps: LockDeps & Partial<Pick<Deps, 'worlds'>>,
+  deps: LockDeps & Partial<Pick<Deps & WorldsParts, 'worlds'>>,
   serverName: string,
   holder: string,
   kind: LockKind,
@@ -162,7 +162,7 @@ async function queueForWorld(
   const { db } = deps.database;
   // Real time: the waiters are alive in this process or they are not.
   const deadline = Date.now() + waitMs;
-  const leave = deps.worlds ? await writeLinesOf(deps.worlds).enter(serverName, waitMs) : () => undefined;
+  const leave = deps.worlds ? await deps.worlds.jobs.writeLines.enter(serverName, waitMs) : () => undefined;
   if (!leave) throw waitedTooLong(serverName, waitMs);
   try {
     for (let pause = POLL_FIRST_MS; ; pause = Math.min(pause * 2, POLL_MAX_MS)) {

@@ -1,8 +1,9 @@
 import { createRouter, defineRoute, errorAnswer, json } from '../../../http/route.js';
-import { ServerNameParam } from '../../servers/index.js';
+import { ServerNameParam, type ServersParts } from '../../servers/index.js';
 import { ServerJobsSchema } from './schema.js';
 import { listServerJobs } from './service.js';
 import { toServerJob } from './views.js';
+import type { AppDeps } from '../../../http/env.js';
 
 const jobs = defineRoute({ tier: 'app' }, {
   method: 'get',
@@ -13,10 +14,10 @@ const jobs = defineRoute({ tier: 'app' }, {
 });
 
 /** The jobs of a world on the external face (owner or staff). */
-export function externalJobRoutes() {
+export function externalJobRoutes(deps: AppDeps & ServersParts) {
   return createRouter().openapi(jobs, async (c) => {
     const { name } = c.req.valid('param');
-    const rows = await listServerJobs(c.var.deps, name, c.var.session);
+    const rows = await listServerJobs(deps, name, c.var.session);
     return c.json({ server: name, jobs: rows.map(toServerJob) }, 200);
   });
 }

@@ -9,10 +9,12 @@ import { runVolumeStep, type WorldFolders } from '../volumes/index.js';
 import { requireStopped, requireWorld, type Caller } from './access.js';
 import { holdWorld, maintenanceError, type LockKind } from './lock.js';
 import { finishJob, jobsOf, newId, recordJob, type JobKind, type JobRow } from './records.js';
+import type { WorldsParts } from '../volumes/index.js';
+import type { ServersParts } from '../../servers/index.js';
 
-export type JobDeps = Pick<Deps, 'database' | 'clock' | 'random' | 'worlds' | 'log' | 'cluster' | 'config' | 'staging'> & Partial<Pick<Deps, 'shutdown' | 'heartbeat'>>;
+export type JobDeps = Pick<Deps & WorldsParts, 'database' | 'clock' | 'random' | 'worlds' | 'log' | 'cluster' | 'config' | 'staging'> & Partial<Pick<Deps, 'shutdown' | 'heartbeat'>> & ServersParts;
 /** What recording a step's outcome needs: whichever replica does it, from the job's plan alone. */
-export type SettleDeps = Pick<Deps, 'database' | 'clock' | 'worlds' | 'log'> & Partial<Pick<Deps, 'shutdown'>>;
+export type SettleDeps = Pick<Deps & WorldsParts, 'database' | 'clock' | 'worlds' | 'log'> & Partial<Pick<Deps, 'shutdown'>>;
 
 export interface JobOutcome {
   message?: string;
@@ -92,7 +94,7 @@ class InProcessJobRunner implements WorldJobRunner {
  * The runner of this service's world jobs, or 503: on Kubernetes without an S3 backup store no
  * Job could reach the store, and a process without local folders cannot run one itself.
  */
-export function runnerOf(deps: Pick<Deps, 'worlds' | 'log'> & Partial<Pick<Deps, 'heartbeat'>>): WorldJobRunner {
+export function runnerOf(deps: Pick<Deps & WorldsParts, 'worlds' | 'log'> & Partial<Pick<Deps, 'heartbeat'>>): WorldJobRunner {
   const { worlds, heartbeat } = deps;
   if (worlds.runner) return worlds.runner;
   if (worlds.folders) return new InProcessJobRunner(worlds.folders, () => worlds.store, deps.log, heartbeat && (() => heartbeat.whileAlive()));
@@ -156,7 +158,7 @@ function jobMessage(err: unknown): string {
 }
 
 /** What runs or ran on a world, newest first (owner or staff). */
-export async function listServerJobs(deps: Pick<Deps, 'database' | 'cluster' | 'config'>, serverName: string, caller: Caller): Promise<JobRow[]> {
+export async function listServerJobs(deps: Pick<Deps, 'database' | 'cluster' | 'config'> & ServersParts, serverName: string, caller: Caller): Promise<JobRow[]> {
   await requireWorld(deps, serverName, caller);
   return jobsOf(deps.database.db, serverName);
 }

@@ -63,7 +63,7 @@ describe('the world write queue', () => {
     const other = await secondHandle(deps.database);
     try {
       // The second replica shares the database and the cluster, nothing in memory.
-      const replica = other ? createTestDeps(other, { overrides: { cluster: deps.cluster, worlds: testWorlds(tempDir()) } }) : undefined;
+      const replica = other ? createTestDeps(other, { overrides: { cluster: deps.cluster, serverCache: deps.serverCache, worlds: testWorlds(tempDir()) } }) : undefined;
       const replicas = replica ? [deps, replica] : [deps];
       const outcomes = await writers(replicas, 'queued-world', 40, 2);
       const refused = outcomes.filter((o) => o.served === undefined);

@@ -9,7 +9,6 @@ import { createUser } from '../../../../test/helpers/sessions.js';
 import { BackupStoreFullError } from '../../../adapters/backup-store/types.js';
 import { serverActivity, serverClaims } from '../../../db/schema/servers.js';
 import { worldBackups, worldJobs } from '../../../db/schema/worlds.js';
-import { serverCacheOf } from '../../servers/cache.js';
 import { IDLE_RECLAIM_MS, reclaimIdleWorlds } from './service.js';
 import { restoreFolder } from '../backups/folders.js';
 import { testWorlds, useTempDir } from '../../../../test/helpers/worlds.js';
@@ -21,7 +20,7 @@ describe('idle reclaim', () => {
   it('archives a world stopped 15 days, verifies it, then releases the volume; the former owner keeps the backup', async () => {
     const worlds = testWorlds(tempDir());
     const deps = createTestDeps(database(), { overrides: { worlds } });
-    await serverCacheOf(deps).ready();
+    await deps.serverCache.ready();
     const owner = await createUser(deps);
     const idle = addServer(deps).spec.name;
     const busy = addServer(deps).spec.name;
@@ -55,7 +54,7 @@ describe('idle reclaim', () => {
   it('keeps the volume when the archive cannot be stored', async () => {
     const worlds = testWorlds(tempDir());
     const deps = createTestDeps(database(), { overrides: { worlds } });
-    await serverCacheOf(deps).ready();
+    await deps.serverCache.ready();
     const owner = await createUser(deps);
     const name = addServer(deps).spec.name;
     await deps.database.db.insert(serverClaims).values({ serverName: name, subdomain: name, userId: owner.id, claimedAt: deps.clock.now() });

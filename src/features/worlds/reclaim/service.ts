@@ -3,7 +3,6 @@ import type { StepOutcome, WorldJobPlan, WorldJobRunner } from '../../../adapter
 import { serverActivity, serverClaims } from '../../../db/schema/servers.js';
 import { worldJobs } from '../../../db/schema/worlds.js';
 import { DomainError } from '../../../lib/errors.js';
-import { serverCacheOf } from '../../servers/index.js';
 import { createBackupRow, recordArchiveOutcome } from '../backups/index.js';
 import { JobFailure, runnerOf, startWorldJob, type JobDeps, type JobOutcome, type SettleDeps } from '../jobs/index.js';
 import { readWorldTimes, WORLD_SETTINGS } from '../settings/index.js';
@@ -33,7 +32,7 @@ export async function reclaimIdleWorlds(deps: JobDeps): Promise<string[]> {
   } catch {
     return []; // no volume can be reached (the reason was logged at start)
   }
-  const cache = serverCacheOf(deps);
+  const cache = deps.serverCache;
   if (!cache.synced) return [];
   const { idleReclaimMs } = await readWorldTimes(deps.database.db);
   const cutoff = deps.clock.now().getTime() - idleReclaimMs;

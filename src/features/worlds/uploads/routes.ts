@@ -1,8 +1,8 @@
 import type { Context } from 'hono';
-import type { AppEnv } from '../../../http/env.js';
+import type { AppDeps, AppEnv } from '../../../http/env.js';
 import { rawBodyOf } from '../../../http/raw-body.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody, rawBody } from '../../../http/route.js';
-import { ServerNameParam } from '../../servers/index.js';
+import { ServerNameParam, type ServersParts } from '../../servers/index.js';
 import {
   BeginUploadBody,
   FileOpBody,
@@ -15,6 +15,7 @@ import {
   UploadSessionSchema,
 } from './schema.js';
 import { appendUploadPart, beginWorldUpload, cancelUpload, commitUpload, listWorldFileOps, listWorldUploads, partLimit, startUnzip, uploadStatus } from './service.js';
+import type { WorldsParts } from '../volumes/index.js';
 
 const APP = { tier: 'app' } as const;
 const base = '/api/v1/servers/{name}/files';
@@ -122,43 +123,43 @@ const ops = defineRoute(APP, {
 });
 
 /** Upload sessions, unzip and the ops list (owner or staff; beginning, committing and unzipping need a stopped server). */
-export function externalUploadRoutes() {
+export function externalUploadRoutes(deps: AppDeps & WorldsParts & ServersParts) {
   return createRouter()
     .openapi(begin, async (c) => {
       const { name } = c.req.valid('param');
-      const view = await beginWorldUpload(c.var.deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path, size: c.req.valid('json').size });
+      const view = await beginWorldUpload(deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path, size: c.req.valid('json').size });
       return c.json(view, 201);
     })
     .openapi(list, async (c) => {
       const { name } = c.req.valid('param');
-      return c.json({ uploads: await listWorldUploads(c.var.deps, name, c.var.session) }, 200);
+      return c.json({ uploads: await listWorldUploads(deps, name, c.var.session) }, 200);
     })
     .openapi(status, async (c) => {
       const { name, id } = c.req.valid('param');
-      return c.json(await uploadStatus(c.var.deps, { serverName: name, caller: c.var.session, id }), 200);
+      return c.json(await uploadStatus(deps, { serverName: name, caller: c.var.session, id }), 200);
     })
     .openapi(part, async (c) => {
       const { name, id } = c.req.valid('param');
-      const view = await appendUploadPart(c.var.deps, { serverName: name, caller: c.var.session, id, offset: c.req.valid('query').offset, body: rawBodyOf(c) });
+      const view = await appendUploadPart(deps, { serverName: name, caller: c.var.session, id, offset: c.req.valid('query').offset, body: rawBodyOf(c) });
       return c.json(view, 200);
     })
     .openapi(drop, async (c) => {
       const { name, id } = c.req.valid('param');
-      await cancelUpload(c.var.deps, { serverName: name, caller: c.var.session, id });
+      await cancelUpload(deps, { serverName: name, caller: c.var.session, id });
       return c.body(null, 204);
     })
     .openapi(commit, async (c) => {
       const { name, id } = c.req.valid('param');
-      const op = await commitUpload(c.var.deps, { serverName: name, caller: c.var.session, id, overwrite: c.req.valid('json').overwrite ?? false });
+      const op = await commitUpload(deps, { serverName: name, caller: c.var.session, id, overwrite: c.req.valid('json').overwrite ?? false });
       return c.json({ op }, 202);
     })
     .openapi(unzip, async (c) => {
       const { name } = c.req.valid('param');
-      const op = await startUnzip(c.var.deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path, overwrite: c.req.valid('json').overwrite ?? false });
+      const op = await startUnzip(deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path, overwrite: c.req.valid('json').overwrite ?? false });
       return c.json({ op }, 202);
     })
     .openapi(ops, async (c) => {
       const { name } = c.req.valid('param');
-      return c.json({ ops: await listWorldFileOps(c.var.deps, name, c.var.session) }, 200);
+      return c.json({ ops: await listWorldFileOps(deps, name, c.var.session) }, 200);
     });
 }

@@ -3,22 +3,15 @@ import type { Deps } from '../../../deps.js';
 import { DomainError } from '../../../lib/errors.js';
 import { deleteWorldPath, listFolder, makeWorldFolder, readWorldFile, renameWorldPath, uploadWorldFile, writeWorldFile } from './files.js';
 import { recoverWorldFolder } from './steps.js';
+import type { WorldFolders, WorldsParts } from './runtime.js';
 
 /**
  * The world volumes this process reaches as folders of its own (the simulated cluster): the file
  * routes' operations act on them here; elsewhere they are the cluster's Jobs (the runtime's `files`).
  */
 
-/** Where a server's world can be reached as a local folder (the simulated cluster's volumes). */
-export interface WorldFolders {
-  /** The server's world now, or its volume `claim` (a move's target volume). */
-  folder(serverName: string, claim?: string): Promise<string>;
-  exists(serverName: string): Promise<boolean>;
-  release(serverName: string, claim?: string): Promise<void>;
-}
-
 /** The world folders this process can reach, or 503 (worlds on cluster volumes are reached by jobs). */
-export function localFolders(deps: Pick<Deps, 'worlds'>): WorldFolders {
+export function localFolders(deps: Pick<Deps & WorldsParts, 'worlds'>): WorldFolders {
   if (!deps.worlds.folders) throw new DomainError('unavailable', 'World files cannot be reached from this service.');
   return deps.worlds.folders;
 }
@@ -66,7 +59,7 @@ class LocalWorldFileOps implements WorldFileOps {
 }
 
 /** The file operations of this service's worlds, or 503 when no world volume can be reached. */
-export function fileOpsOf(deps: Pick<Deps, 'worlds'>): WorldFileOps {
+export function fileOpsOf(deps: Pick<Deps & WorldsParts, 'worlds'>): WorldFileOps {
   if (deps.worlds.files) return deps.worlds.files;
   if (deps.worlds.folders) return new LocalWorldFileOps(deps.worlds.folders);
   throw new DomainError('unavailable', 'World files cannot be reached from this service.');

@@ -1,7 +1,3 @@
-import type { Deps } from '../../../deps.js';
-
-type WorldsRuntime = Deps['worlds'];
-
 /**
  * The waiting line of short file writes to one world on this replica: first come, first served,
  * each waiting at most until its own deadline. Only the writer at the head of a world's line asks
@@ -69,16 +65,4 @@ interface Waiter {
 }
 
 /** Writers that may wait for one world on one replica; the next is refused at once. */
-const MAX_WAITING = 64;
-
-const lines = new WeakMap<WorldsRuntime, WorldWriteLines>();
-
-/** This process's lines (one per worlds runtime, i.e. per replica). */
-export function writeLinesOf(worlds: WorldsRuntime): WorldWriteLines {
-  let found = lines.get(worlds);
-  if (!found) {
-    found = new WorldWriteLines(MAX_WAITING);
-    lines.set(worlds, found);
-  }
-  return found;
-}
+export const MAX_WAITING = 64;

@@ -1,18 +1,22 @@
 import { join } from 'node:path';
-import { createBackupStore } from '../../adapters/backup-store/index.js';
-import type { BackupStore } from '../../adapters/backup-store/types.js';
-import { SimulatedWorldFolders } from '../../adapters/cluster/simulated-worlds.js';
-import { ClusterNotFoundError, type ClusterAdapter } from '../../adapters/cluster/types.js';
-import type { WorldFileOps } from '../../adapters/cluster/world-files.js';
-import type { WorldJobRunner } from '../../adapters/cluster/world-jobs.js';
-import type { Config } from '../../config.js';
-import { systemClock, type Clock } from '../../lib/clock.js';
-import type { Logger } from '../../lib/logger.js';
-import type { WorldFolders } from './volumes/index.js';
+import { createBackupStore } from '../../../adapters/backup-store/index.js';
+import type { BackupStore } from '../../../adapters/backup-store/types.js';
+import { SimulatedWorldFolders } from '../../../adapters/cluster/simulated-worlds.js';
+import { ClusterNotFoundError, type ClusterAdapter } from '../../../adapters/cluster/types.js';
+import type { WorldFileOps } from '../../../adapters/cluster/world-files.js';
+import type { WorldJobRunner } from '../../../adapters/cluster/world-jobs.js';
+import type { Config } from '../../../config.js';
+import { systemClock, type Clock } from '../../../lib/clock.js';
+import type { Logger } from '../../../lib/logger.js';
+import { MAX_WAITING, WorldWriteLines } from './write-queue.js';
 
-/** Promises of the world jobs this process runs, so a test or a shutdown can wait for them. */
+/**
+ * The world jobs this process runs (their promises, so a test or a shutdown can wait for them) and
+ * the waiting lines of its short file writes, one per world: both live as long as the runtime.
+ */
 export class JobTracker {
   readonly #running = new Set<Promise<unknown>>();
+  readonly writeLines = new WorldWriteLines(MAX_WAITING);
 
   track(job: Promise<unknown>): void {
     const settled = job.then(
@@ -29,6 +33,14 @@ export class JobTracker {
   }
 }
 
+/** Where a server's world can be reached as a local folder (the simulated cluster's volumes). */
+export interface WorldFolders {
+  /** The server's world now, or its volume `claim` (a move's target volume). */
+  folder(serverName: string, claim?: string): Promise<string>;
+  exists(serverName: string): Promise<boolean>;
+  release(serverName: string, claim?: string): Promise<void>;
+}
+
 export interface WorldsRuntime {
   store: BackupStore;
   /** Absent when worlds live on cluster volumes this process cannot reach (Kubernetes). */
@@ -40,6 +52,12 @@ export interface WorldsRuntime {
   runner?: WorldJobRunner;
   /** Why world jobs cannot run here (the 503's message), when neither runner nor folders is set. */
   unavailable?: string;
+}
+
+/** The worlds feature's part of the service: what its services and the features above it are handed. */
+export interface WorldsParts {
+  /** World archives (the backup store), world folders and the world jobs of this process. */
+  worlds: WorldsRuntime;
 }
 
 /** Why world jobs cannot run on Kubernetes with a local store (a Job's pod cannot reach this process's disk). */

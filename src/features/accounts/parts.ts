@@ -1,0 +1,25 @@
+import type { Queryable } from '../../db/client.js';
+
+/** What the accounts feature needs of the passkey feature's table (the passkeys feature provides it). */
+export interface PasskeyDirectory {
+  count(db: Queryable, userId: string): Promise<number>;
+  /** Removes every passkey of a user; returns how many. */
+  removeAll(db: Queryable, userId: string): Promise<number>;
+}
+
+/**
+ * What the accounts feature is handed by the features above it (the composition root wires them):
+ * it names none of them.
+ */
+export interface AccountsParts {
+  /**
+   * How many servers each user owns, for the admin user list; provided by the servers feature.
+   * Absent: every count is 0.
+   */
+  serverCounts?: (db: Queryable, userIds: string[]) => Promise<Map<string, number>>;
+  /**
+   * Passkeys of accounts, provided by the passkey feature. Absent: nobody has a passkey (setup
+   * state reports none, removing them all removes nothing).
+   */
+  passkeys?: PasskeyDirectory;
+}
