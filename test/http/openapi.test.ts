@@ -4,6 +4,7 @@ import type { AppEnv } from '../../src/http/env.js';
 import { bearer, createTestApp, createTestApps, createTestDeps } from '../helpers/app.js';
 import { useTestDatabase } from '../helpers/database.js';
 import { fixtureRoutes } from '../helpers/fixture-routes.js';
+import { PAGE_PATHS } from '../../src/web/index.js';
 
 const DOCUMENT_ROUTES = new Set(['/openapi/internal.json', '/openapi/external.json']);
 
@@ -16,11 +17,14 @@ interface OpenApiDocument {
 /** `/a/:id{[0-9]+}` → `/a/{id}`. */
 const toOpenApiPath = (path: string) => path.replace(/:([\w-]+)(\{[^}]*\})?\??/g, '{$1}');
 
-/** Every route an app serves (middleware and the document routes aside) that its document omits. */
+/**
+ * Every route an app serves (middleware, the document routes and the pages aside: the pages of
+ * src/web answer HTML to browsers and are not part of the API) that its document omits.
+ */
 function undocumented(app: OpenAPIHono<AppEnv>, doc: OpenApiDocument): string[] {
   const missing: string[] = [];
   for (const route of app.routes) {
-    if (route.method === 'ALL' || DOCUMENT_ROUTES.has(route.path)) continue;
+    if (route.method === 'ALL' || DOCUMENT_ROUTES.has(route.path) || PAGE_PATHS.includes(route.path)) continue;
     const operation = doc.paths[toOpenApiPath(route.path)]?.[route.method.toLowerCase()];
     if (!operation) missing.push(`${route.method} ${route.path}`);
   }

@@ -63,7 +63,7 @@ describe('no client mistake reaches a 500', () => {
           for (const value of ODD_PARAMS) {
             await check(face, app, route.method, fill(route.path, value), { headers }, `param ${value.slice(0, 12)}`);
           }
-          if (route.method === 'GET') continue;
+          if (route.method === 'GET' || route.method === 'HEAD') continue;
           const url = fill(route.path, 'x');
           for (const [what, body] of ODD_BODIES) {
             await check(face, app, route.method, url, { headers: { ...headers, 'Content-Type': 'application/json' }, body }, what);
