@@ -1,6 +1,7 @@
 import type { Context, Hono } from 'hono';
 import type { AppEnv } from '../../http/env.js';
 import { noticeOf, type Web } from '../index.js';
+import { Check, FormError, Input, Pager, TextArea, offsetOf, refused, stateOf, type FormState } from '../forms.js';
 import { ActionButton, Field, RecordTable, show } from '../layout.js';
 
 interface ServerRow {
@@ -13,6 +14,12 @@ interface ServerRow {
   claimable: boolean;
   desiredState?: string;
 }
+
+/** Rows of the server list and of a server's activity a page shows. */
+const ACTIVITY_PAGE = 20;
+const LIST_PAGE = 100;
+/** A player name, as the access routes check it, before a page builds a console command with it. */
+const PLAYER = /^[A-Za-z0-9_]{1,16}$/;
 
 const SERVER_NAME = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/;
 
@@ -72,7 +79,10 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
     const viewer = await web.viewer(c);
     if (viewer instanceof Response) return viewer;
     const mine = await web.api<{ servers: ServerRow[] }>(c, 'GET', '/api/v1/me/servers');
-    const servers = mine.ok ? mine.body.servers : [];
+    const all = mine.ok ? mine.body.servers : [];
+    // `/me/servers` has no paging of its own: the page shows it LIST_PAGE rows at a time.
+    const offset = Math.min(offsetOf(c.req.query('offset')), Math.max(0, all.length - 1));
+    const servers = all.slice(offset, offset + LIST_PAGE);
     return web.render(
       c,
       { title, viewer, scripts: ['live.js'], notice: noticeOf(c) ?? (mine.ok ? undefined : { text: mine.error?.message ?? 'The servers cannot be listed now.', error: true }) },
@@ -86,6 +96,7 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
         <section aria-labelledby="list-heading">
           <h2 id="list-heading">Your servers</h2>
           <ServerTable servers={servers} />
+          <Pager base={new URL(c.req.url).pathname} offset={offset} limit={LIST_PAGE} total={all.length} shown={servers.length} label="Server list pages" />
         </section>
         <CreateForm values={form?.values} errors={form?.errors} />
       </>,
@@ -109,22 +120,20 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
     return listPage(c, 'Servers', { values: form, errors: { [field ?? '_']: message } }, answer.status);
   });
 
-  app.get('/servers/:name', async (c) => {
-    const name = c.req.param('name');
-    if (!SERVER_NAME.test(name)) return c.notFound();
+  /** A server's page at one tab; `state` is a form the API just refused, shown with its errors. */
+  const serverPage = async (c: Context<AppEnv>, name: string, tab: Tab, state?: FormState) => {
     const viewer = await web.viewer(c);
     if (viewer instanceof Response) return viewer;
-    const tab: Tab = (TABS as readonly string[]).includes(c.req.query('tab') ?? '') ? (c.req.query('tab') as Tab) : 'overview';
     const status = await web.api<Record<string, unknown> & { phase: string; playersOnline: number; playersMax: number }>(c, 'GET', `/api/v1/servers/${name}/status`);
     if (!status.ok) {
       return web.render(c, { title: name, viewer, notice: { text: status.error?.message ?? 'No such server.', error: true } }, <p><a href="/servers">Back to the servers</a></p>, status.status);
     }
     const s = status.body;
     const base = `/servers/${name}`;
-    const content = await tabContent(c, web, name, tab);
+    const content = await tabContent(c, web, name, tab, state);
     return web.render(
       c,
-      { title: show(s.displayName ?? name), viewer, notice: noticeOf(c), scripts: ['live.js', ...(content.scripts ?? [])], styles: content.styles },
+      { title: show(s.displayName ?? name), viewer, notice: state ? undefined : noticeOf(c), scripts: ['live.js', ...(content.scripts ?? [])], styles: content.styles },
       <>
         <p data-live-server={name}>
           {'Phase: '}<span class="phase" data-phase={s.phase} id="server-phase">{s.phase}</span>
@@ -147,7 +156,15 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
         </nav>
         {content.body}
       </>,
+      state?.status ?? 200,
     );
+  };
+
+  app.get('/servers/:name', async (c) => {
+    const name = c.req.param('name');
+    if (!SERVER_NAME.test(name)) return c.notFound();
+    const tab: Tab = (TABS as readonly string[]).includes(c.req.query('tab') ?? '') ? (c.req.query('tab') as Tab) : 'overview';
+    return serverPage(c, name, tab);
   });
 
   app.post('/servers/:name/power', async (c) => {
@@ -167,28 +184,66 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
     return web.back(c, base, answer.ok ? { done: action.done } : { error: answer.error?.message ?? 'Refused.' });
   });
 
-  /** The server's small forms: each one API call, then back to its tab with what happened. */
-  const actions: Record<string, (name: string, f: Record<string, string>) => { method: string; path: string; body?: unknown; tab: string; done: string }> = {
-    command: (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/command`, body: { command: f.command ?? '' }, tab: 'console', done: `Sent: ${f.command}` }),
+  /**
+   * The server's small forms: each one API call, then back to its tab with what happened; a
+   * refusal shows the page again with the form as typed and the message beside its field.
+   */
+  type Call = { method: string; path: string; body?: unknown; tab: Tab; done: string; fields?: string[]; byCode?: Record<string, string>; to?: string; refuse?: string };
+  const inDir = (f: Record<string, string>, name: string) => [f.dir ?? '', name.trim()].filter(Boolean).join('/');
+  const actions: Record<string, (name: string, f: Record<string, string>) => Call> = {
+    command: (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/command`, body: { command: f.command ?? '' }, tab: 'console', done: `Sent: ${f.command}`, fields: ['command'] }),
     backup: (n) => ({ method: 'POST', path: `/api/v1/servers/${n}/backup`, tab: 'backups', done: 'Backing up.' }),
     restore: (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/restore-backup`, body: { backup_id: f.backup_id }, tab: 'backups', done: 'Restoring.' }),
     export: (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/backups/${encodeURIComponent(f.backup_id ?? '')}/export`, tab: 'backups', done: 'Export started: its download appears in the jobs.' }),
     'delete-file': (n, f) => ({ method: 'DELETE', path: `/api/v1/servers/${n}/file?path=${encodeURIComponent(f.path ?? '')}`, tab: 'files', done: `Deleted ${f.path}.` }),
-    unzip: (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/files/unzip?path=${encodeURIComponent(f.path ?? '')}`, body: {}, tab: 'files', done: `Unzipping ${f.path}.` }),
-    whitelist: (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/access/whitelist`, body: { action: f.op ?? 'add', player: f.player }, tab: 'players', done: `Whitelist: ${f.op ?? 'add'} ${f.player}.` }),
-    ban: (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/access/ban`, body: { action: f.op ?? 'ban', player: f.player }, tab: 'players', done: `${f.op ?? 'ban'} ${f.player}.` }),
-    settings: (n, f) => ({ method: 'PATCH', path: `/api/v1/servers/${n}`, body: { ...(f.display_name ? { displayName: f.display_name } : {}), ...(f.autostart_policy ? { autostartPolicy: f.autostart_policy } : {}) }, tab: 'settings', done: 'Saved.' }),
-    schedule: (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/schedules`, body: { label: f.label, action: f.action, ...(f.command ? { command: f.command } : {}), every_minutes: Number(f.every_minutes) || 0 }, tab: 'schedules', done: 'Scheduled.' }),
+    unzip: (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/files/unzip?path=${encodeURIComponent(f.path ?? '')}`, body: f.overwrite === 'on' ? { overwrite: true } : {}, tab: 'files', done: `Unzipping ${f.path}: the files appear once it is done.` }),
+    'save-file': (n, f) => {
+      // A text area sends CRLF line ends: a file that had LF ones keeps them.
+      const text = f.eol === 'crlf' ? (f.content ?? '') : (f.content ?? '').replace(/\r\n/g, '\n');
+      const body: Record<string, unknown> = { content: Buffer.from(text, 'utf8').toString('base64') };
+      if (f.expect_sha256) body.expect_sha256 = f.expect_sha256;
+      return { method: 'PUT', path: `/api/v1/servers/${n}/file?path=${encodeURIComponent(f.path ?? '')}`, body, tab: 'files', done: `Saved ${f.path}.`, fields: ['content'], byCode: { file_changed: 'content', volume_full: 'content', too_large: 'content', digest_mismatch: 'content' }, to: `/servers/${n}?tab=files&dir=${encodeURIComponent(f.dir ?? '')}&edit=${encodeURIComponent(f.path ?? '')}` };
+    },
+    'new-file': (n, f) => {
+      const path = inDir(f, f.name ?? '');
+      return { method: 'PUT', path: `/api/v1/servers/${n}/file?path=${encodeURIComponent(path)}`, body: { content: '', create_only: true }, tab: 'files', done: `Created ${path}.`, fields: ['name'], byCode: { file_exists: 'name', bad_path: 'name', bad_request: 'name', not_found: 'name' }, to: `/servers/${n}?tab=files&dir=${encodeURIComponent(f.dir ?? '')}&edit=${encodeURIComponent(path)}` };
+    },
+    mkdir: (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/files/mkdir?path=${encodeURIComponent(inDir(f, f.name ?? ''))}`, tab: 'files', done: `Made the folder ${inDir(f, f.name ?? '')}.`, fields: ['name'], byCode: { file_exists: 'name', bad_path: 'name', bad_request: 'name', not_found: 'name' } }),
+    whitelist: (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/access/whitelist`, body: { action: f.op ?? 'add', player: f.player }, tab: 'players', done: `Whitelist: ${f.op ?? 'add'} ${f.player}.`, fields: ['player'] }),
+    ban: (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/access/ban`, body: { action: f.op === 'pardon' ? 'pardon' : 'ban', player: f.player }, tab: 'players', done: `${f.op === 'pardon' ? 'Pardoned' : 'Banned'} ${f.player}.`, fields: ['player'] }),
+    kick: (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/access/kick`, body: { player: f.player }, tab: 'players', done: `Kicked ${f.player}.`, fields: ['player'] }),
+    // The API has no operator route: `op`/`deop` go through the console, the name checked here first.
+    op: (n, f) => ({
+      method: 'POST',
+      path: `/api/v1/servers/${n}/command`,
+      body: { command: `${f.op === 'deop' ? 'deop' : 'op'} ${f.player ?? ''}` },
+      tab: 'players',
+      done: `${f.op === 'deop' ? 'No longer an operator' : 'Made an operator'}: ${f.player}.`,
+      fields: ['player'],
+      refuse: PLAYER.test(f.player ?? '') ? undefined : 'A player name is 1 to 16 letters, digits or underscores.',
+    }),
+    allowlist: (n, f) => ({ method: 'PUT', path: `/api/v1/servers/${n}/allowlist/${encodeURIComponent((f.uuid ?? '').trim())}`, body: { can_wake: f.can_wake === 'on' }, tab: 'players', done: `Allowlist: ${(f.uuid ?? '').trim()} ${f.can_wake === 'on' ? 'may' : 'may not'} wake it.`, fields: ['uuid', 'can_wake'], byCode: { bad_request: 'uuid', not_found: 'uuid' } }),
+    settings: (n, f) => ({ method: 'PATCH', path: `/api/v1/servers/${n}`, body: { ...(f.display_name ? { displayName: f.display_name } : {}), ...(f.autostart_policy ? { autostartPolicy: f.autostart_policy } : {}) }, tab: 'settings', done: 'Saved.', fields: ['displayName', 'autostartPolicy'] }),
+    schedule: (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/schedules`, body: { label: f.label, action: f.action, ...(f.command ? { command: f.command } : {}), every_minutes: Number(f.every_minutes) || 0 }, tab: 'schedules', done: 'Scheduled.', fields: ['label', 'action', 'command', 'every_minutes'] }),
   };
   app.post('/servers/:name/do/:what', async (c) => {
     const name = c.req.param('name');
-    const make = actions[c.req.param('what')];
+    const what = c.req.param('what');
+    const make = actions[what];
     if (!SERVER_NAME.test(name) || !make) return c.notFound();
     const form = await web.form(c);
     const call = make(name, form);
+    if (call.refuse) return serverPage(c, name, call.tab, { form: what, values: form, errors: { [call.fields?.[0] ?? '_']: call.refuse }, status: 400 });
     const answer = await web.api(c, call.method, call.path, call.body);
+    if (answer.ok) {
+      const extra = form.dir !== undefined ? `&dir=${encodeURIComponent(form.dir)}` : '';
+      return web.back(c, call.to ?? `/servers/${name}?tab=${call.tab}${extra}`, { done: call.done });
+    }
+    if (call.fields) {
+      return serverPage(c, name, call.tab, refused(what, form, answer, call.fields, call.byCode));
+    }
     const extra = form.dir !== undefined ? `&dir=${encodeURIComponent(form.dir)}` : '';
-    return web.back(c, `/servers/${name}?tab=${call.tab}${extra}`, answer.ok ? { done: call.done } : { error: answer.error?.message ?? 'Refused.' });
+    return web.back(c, `/servers/${name}?tab=${call.tab}${extra}`, { error: answer.error?.message ?? 'Refused.' });
   });
 
   app.get('/submissions', async (c) => {
@@ -206,9 +261,11 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
   });
 }
 
-async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab): Promise<{ body: unknown; scripts?: string[]; styles?: string[] }> {
+async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, state?: FormState): Promise<{ body: unknown; scripts?: string[]; styles?: string[] }> {
   const base = `/servers/${name}`;
   const api = `/api/v1/servers/${name}`;
+  // Where the page is (folder, file being edited): the address, or the refused form's own fields.
+  const q = (k: string) => c.req.query(k) ?? state?.values[k];
   switch (tab) {
     case 'console':
       return {
@@ -229,27 +286,76 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab):
         ),
       };
     case 'players': {
-      const [players, whitelist, bans] = await Promise.all([
+      const [players, whitelist, bans, allowlist] = await Promise.all([
         web.api<{ players: string[]; online: number; max: number }>(c, 'GET', `${api}/access/players`),
         web.api<{ players: string[] }>(c, 'GET', `${api}/access/whitelist`),
         web.api<{ players: string[] }>(c, 'GET', `${api}/access/ban`),
+        web.api<{ entries: Array<{ mc_uuid: string; can_wake: boolean; added_at: string }> }>(c, 'GET', `${api}/allowlist`),
       ]);
       const list = (a: typeof whitelist) => (a.ok ? (a.body.players.length ? a.body.players.join(', ') : 'none') : (a.error?.message ?? 'unavailable'));
+      const wl = stateOf(state, 'whitelist');
+      const ban = stateOf(state, 'ban');
+      const kick = stateOf(state, 'kick');
+      const op = stateOf(state, 'op');
+      const al = stateOf(state, 'allowlist');
       return {
         body: (
           <section aria-labelledby="players-heading">
             <h2 id="players-heading">Players</h2>
             <p>{`Online: ${list(players)}`}</p>
             <p>{`Whitelist: ${list(whitelist)}`}</p>
-            <p>{`Banned: ${list(bans)}`}</p>
-            <form method="post" action={`${base}/do/whitelist`}>
-              <Field name="player" label="Player name" required />
-              <fieldset role="group" aria-label="Whitelist">
-                <button type="submit" name="op" value="add">Add to the whitelist</button>
-                <button type="submit" name="op" value="remove" class="secondary">Remove from the whitelist</button>
-              </fieldset>
-            </form>
-            <p><a href={`${base}?tab=console`}>Ops, kicks and permissions: use the console.</a></p>
+            <p id="ban-list">{`Banned: ${list(bans)}`}</p>
+            <p><small>Lists and changes need the server running; they go to the game over RCON.</small></p>
+            <div class="grid">
+              <form method="post" action={`${base}/do/whitelist`} aria-labelledby="wl-heading">
+                <h3 id="wl-heading">Whitelist</h3>
+                <Input id="wl-player" name="player" label="Player name" value={wl.values.player} error={wl.errors.player} required />
+                <FormError errors={wl.errors} />
+                <fieldset role="group" aria-label="Whitelist">
+                  <button type="submit" name="op" value="add">Add</button>
+                  <button type="submit" name="op" value="remove" class="secondary">Remove</button>
+                </fieldset>
+              </form>
+              <form method="post" action={`${base}/do/ban`} aria-labelledby="ban-heading">
+                <h3 id="ban-heading">Bans</h3>
+                <Input id="ban-player" name="player" label="Player name" value={ban.values.player} error={ban.errors.player} required />
+                <FormError errors={ban.errors} />
+                <fieldset role="group" aria-label="Bans">
+                  <button type="submit" name="op" value="ban">Ban</button>
+                  <button type="submit" name="op" value="pardon" class="secondary">Pardon</button>
+                </fieldset>
+              </form>
+            </div>
+            <div class="grid">
+              <form method="post" action={`${base}/do/op`} aria-labelledby="op-heading">
+                <h3 id="op-heading">Operators</h3>
+                <Input id="op-player" name="player" label="Player name" value={op.values.player} error={op.errors.player} required />
+                <FormError errors={op.errors} />
+                <fieldset role="group" aria-label="Operators">
+                  <button type="submit" name="op" value="op">Make operator</button>
+                  <button type="submit" name="op" value="deop" class="secondary">Remove operator</button>
+                </fieldset>
+              </form>
+              <form method="post" action={`${base}/do/kick`} aria-labelledby="kick-heading">
+                <h3 id="kick-heading">Kick</h3>
+                <Input id="kick-player" name="player" label="Player name" value={kick.values.player} error={kick.errors.player} required />
+                <FormError errors={kick.errors} />
+                <button type="submit" class="secondary">Kick (they may rejoin)</button>
+              </form>
+            </div>
+            <section aria-labelledby="allowlist-heading">
+              <h3 id="allowlist-heading">Allowlist (who may wake it from the lobby)</h3>
+              {allowlist.ok ? (
+                <RecordTable caption="Allowlist" rows={allowlist.body.entries as unknown as Array<Record<string, unknown>>} columns={['mc_uuid', 'can_wake', 'added_at']} />
+              ) : <p>{allowlist.error?.message}</p>}
+              <form method="post" action={`${base}/do/allowlist`}>
+                <Input id="al-uuid" name="uuid" label="Player UUID" value={al.values.uuid} error={al.errors.uuid} required placeholder="069a79f4-44e9-4726-a5be-fca90e38aaf5" />
+                <Check id="al-can-wake" name="can_wake" label="May wake the server" checked={state?.form === 'allowlist' ? al.values.can_wake === 'on' : true} error={al.errors.can_wake} />
+                <FormError errors={al.errors} />
+                <button type="submit" class="secondary">Save</button>
+              </form>
+            </section>
+            <p><a href={`${base}?tab=console`}>Permissions and anything else: the console.</a></p>
           </section>
         ),
       };
@@ -316,15 +422,22 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab):
       };
     }
     case 'files': {
-      const dir = (c.req.query('dir') ?? '').replace(/^\/+|\/+$/g, '');
+      const dir = (q('dir') ?? '').replace(/^\/+|\/+$/g, '');
+      const edit = q('edit');
+      if (edit) return { body: await fileEditor(c, web, name, dir, edit, state) };
       const listing = await web.api<{ entries: Array<{ name: string; size: number; is_dir: boolean; mod_time: string }>; free_bytes: number }>(c, 'GET', `${api}/files?path=${encodeURIComponent(dir)}`);
+      const ops = await web.api<{ ops: Array<Record<string, unknown>> }>(c, 'GET', `${api}/files/ops`);
       const up = dir.includes('/') ? dir.slice(0, dir.lastIndexOf('/')) : '';
+      const nf = stateOf(state, 'new-file');
+      const md = stateOf(state, 'mkdir');
+      const fileUrl = (path: string) => `${base}?tab=files&dir=${encodeURIComponent(dir)}&edit=${encodeURIComponent(path)}`;
       return {
         scripts: ['upload.js'],
         body: (
           <section aria-labelledby="files-heading">
             <h2 id="files-heading">{`Files: /${dir}`}</h2>
             {dir ? <p><a href={`${base}?tab=files&dir=${encodeURIComponent(up)}`}>Up one folder</a></p> : null}
+            {state && state.form !== 'new-file' && state.form !== 'mkdir' ? <FormError errors={{ _: Object.values(state.errors)[0] ?? '' }} /> : null}
             {!listing.ok ? <p class="notice error">{listing.error?.message}</p> : (
               <table class="striped">
                 <thead><tr><th scope="col">Name</th><th scope="col">Size</th><th scope="col">Changed</th><th scope="col">Actions</th></tr></thead>
@@ -333,11 +446,11 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab):
                     const path = dir ? `${dir}/${e.name}` : e.name;
                     return (
                       <tr>
-                        <td>{e.is_dir ? <a href={`${base}?tab=files&dir=${encodeURIComponent(path)}`}>{`${e.name}/`}</a> : e.name}</td>
+                        <td>{e.is_dir ? <a href={`${base}?tab=files&dir=${encodeURIComponent(path)}`}>{`${e.name}/`}</a> : <a href={fileUrl(path)}>{e.name}</a>}</td>
                         <td>{e.is_dir ? '' : String(e.size)}</td>
                         <td>{e.mod_time}</td>
                         <td class="actions">
-                          {e.name.endsWith('.zip') ? <ActionButton action={`${base}/do/unzip`} fields={{ path, dir }} label="Unzip" secondary /> : null}
+                          {e.name.endsWith('.zip') ? <ActionButton action={`${base}/do/unzip`} fields={{ path, dir }} label={`Unzip ${e.name}`} secondary /> : null}
                           <ActionButton action={`${base}/do/delete-file`} fields={{ path, dir }} label={`Delete ${e.name}`} secondary />
                         </td>
                       </tr>
@@ -346,12 +459,32 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab):
                 </tbody>
               </table>
             )}
+            <div class="grid">
+              <form method="post" action={`${base}/do/new-file`}>
+                <input type="hidden" name="dir" value={dir} />
+                <Input id="nf-name" name="name" label="New file" value={nf.values.name} error={nf.errors.name} required placeholder="notes.txt" />
+                <FormError errors={nf.errors} />
+                <button type="submit" class="secondary">Create and edit</button>
+              </form>
+              <form method="post" action={`${base}/do/mkdir`}>
+                <input type="hidden" name="dir" value={dir} />
+                <Input id="md-name" name="name" label="New folder" value={md.values.name} error={md.errors.name} required placeholder="plugins" />
+                <FormError errors={md.errors} />
+                <button type="submit" class="secondary">Make the folder</button>
+              </form>
+            </div>
             <form id="upload-form" data-server={name} data-dir={dir}>
               <label for="upload-file">Upload a file here (sent in parts)</label>
               <input id="upload-file" type="file" name="file" required />
               <button type="submit">Upload</button>
             </form>
             <p id="upload-status" hidden role="status" />
+            {ops.ok && ops.body.ops.length > 0 ? (
+              <>
+                <h3>Uploads and unzips</h3>
+                <RecordTable caption="Uploads and unzips" rows={ops.body.ops.map((o) => ({ ...o, error: (o.error as { message?: string } | undefined)?.message }))} columns={['op', 'path', 'state', 'done', 'total', 'error', 'started_at']} />
+              </>
+            ) : null}
           </section>
         ),
       };
@@ -377,8 +510,9 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab):
         ),
       };
     default: {
-      const activity = await web.api<{ entries?: Array<Record<string, unknown>>; activity?: Array<Record<string, unknown>> }>(c, 'GET', `${api}/activity`);
-      const rows = activity.ok ? (activity.body.entries ?? activity.body.activity ?? []) : [];
+      const offset = offsetOf(c.req.query('offset'));
+      const activity = await web.api<{ entries: Array<Record<string, unknown>>; total: number }>(c, 'GET', `${api}/activity?limit=${ACTIVITY_PAGE}&offset=${offset}`);
+      const rows = activity.ok ? activity.body.entries : [];
       return {
         scripts: ['uplot.js', 'chart.js'],
         styles: ['uplot.css'],
@@ -390,11 +524,56 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab):
             </section>
             <section aria-labelledby="activity-heading">
               <h2 id="activity-heading">Activity</h2>
-              <RecordTable caption="Activity" rows={rows.slice(0, 20)} columns={['at', 'action', 'actor', 'detail']} />
+              {activity.ok ? null : <p>{activity.error?.message}</p>}
+              <RecordTable caption="Activity" rows={rows} columns={['at', 'action', 'actor_username', 'target', 'detail']} />
+              <Pager base={`${base}?tab=overview`} offset={offset} limit={ACTIVITY_PAGE} total={activity.ok ? activity.body.total : 0} shown={rows.length} label="Activity pages" />
             </section>
           </>
         ),
       };
     }
   }
+}
+
+/** The text of a file of the world, in a form that saves it only if nobody changed it since. */
+async function fileEditor(c: Context<AppEnv>, web: Web, name: string, dir: string, path: string, state?: FormState) {
+  const base = `/servers/${name}`;
+  const back = `${base}?tab=files&dir=${encodeURIComponent(dir)}`;
+  const file = await web.api<{ path: string; content: string; sha256: string }>(c, 'GET', `/api/v1/servers/${name}/file?path=${encodeURIComponent(path)}`);
+  const mine = stateOf(state, 'save-file');
+  if (!file.ok) {
+    return (
+      <section aria-labelledby="editor-heading">
+        <h2 id="editor-heading">{`Edit /${path}`}</h2>
+        <p class="notice error" role="alert">{file.error?.message ?? 'The file cannot be read.'}</p>
+        <p><a href={back}>Back to the folder</a></p>
+      </section>
+    );
+  }
+  const bytes = Buffer.from(file.body.content, 'base64');
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+  // A file that is not text (a NUL, or bytes that are not UTF-8) is not offered for editing.
+  const binary = bytes.includes(0) || Buffer.from(text, 'utf8').compare(bytes) !== 0;
+  // After a refusal: what was typed, and the digest it was typed against (so a changed file stays refused).
+  const content = state?.form === 'save-file' ? (mine.values.content ?? '') : text;
+  const expect = state?.form === 'save-file' ? (mine.values.expect_sha256 ?? file.body.sha256) : file.body.sha256;
+  return (
+    <section aria-labelledby="editor-heading">
+      <h2 id="editor-heading">{`Edit /${path}`}</h2>
+      <p><a href={back}>Back to the folder</a>{` · ${bytes.length} bytes · sha-256 ${file.body.sha256.slice(0, 12)}…`}</p>
+      {binary ? <p>This file is not text; download or replace it instead.</p> : (
+        <form method="post" action={`${base}/do/save-file`} id="editor-form">
+          <input type="hidden" name="path" value={path} />
+          <input type="hidden" name="dir" value={dir} />
+          <input type="hidden" name="edit" value={path} />
+          <input type="hidden" name="expect_sha256" value={expect} />
+          <input type="hidden" name="eol" value={text.includes('\r\n') ? 'crlf' : 'lf'} />
+          <TextArea id="editor-content" name="content" label="Content" value={content} error={mine.errors.content} rows={20} />
+          {mine.errors.content && state?.status === 409 ? <p><a href={`${back}&edit=${encodeURIComponent(path)}`}>Load the file as it is now</a> (your text above is not saved).</p> : null}
+          <FormError errors={mine.errors} />
+          <button type="submit">Save</button>
+        </form>
+      )}
+    </section>
+  );
 }
