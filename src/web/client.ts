@@ -23,6 +23,7 @@ nav.tabs ul { flex-wrap: wrap; }
 table { font-size: 0.9rem; }
 form.sign-out, form.sign-out button { margin: 0; }
 form.sign-out button { padding: 0.25rem 0.75rem; }
+.pager ul { display: flex; gap: 1rem; list-style: none; padding: 0; }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 `;
 
@@ -203,6 +204,36 @@ const UPLOAD_JS = API + String.raw`
 })();
 `;
 
+/**
+ * A build's log as it is written (EventSource). The stream ends once the build is over and every
+ * line went out; the browser would reconnect (resuming after its last line), so an ended stream
+ * asks the build's status and stops following a build that is over.
+ */
+const BUILD_LOG_JS = API + String.raw`
+(() => {
+  const out = document.getElementById('build-log');
+  if (!out) return;
+  const status = document.getElementById('build-status');
+  const note = document.getElementById('build-log-status');
+  const source = new EventSource(out.dataset.stream);
+  source.onmessage = (e) => {
+    const atEnd = out.scrollTop + out.clientHeight >= out.scrollHeight - 4;
+    out.append(e.data + '\n');
+    if (atEnd) out.scrollTop = out.scrollHeight;
+  };
+  source.addEventListener('revoked', () => { source.close(); if (note) note.textContent = 'Access to this log ended.'; });
+  source.onerror = async () => {
+    const answer = await felisApi('GET', '/images/build/' + encodeURIComponent(out.dataset.build));
+    if (!answer.ok) return;
+    if (status) status.textContent = answer.body.status;
+    if (['succeeded', 'failed', 'cancelled'].includes(answer.body.status)) {
+      source.close();
+      if (note) note.textContent = 'The build has ended (' + answer.body.status + '); its whole log is above.';
+    }
+  };
+})();
+`;
+
 export const CLIENT_SCRIPTS: Record<string, string> = {
   'panel.css': PANEL_CSS,
   'console.js': CONSOLE_JS,
@@ -210,4 +241,5 @@ export const CLIENT_SCRIPTS: Record<string, string> = {
   'passkey.js': PASSKEY_JS,
   'chart.js': CHART_JS,
   'upload.js': UPLOAD_JS,
+  'buildlog.js': BUILD_LOG_JS,
 };

@@ -119,7 +119,7 @@ export function Pager(props: { base: string; offset: number; limit: number; tota
   return (
     <nav aria-label={props.label} class="pager">
       <ul>
-        <li>{offset > 0 ? <a href={at(Math.max(0, offset - limit))} rel="prev">Newer / previous</a> : <span aria-disabled="true">Previous</span>}</li>
+        <li>{offset > 0 ? <a href={at(Math.max(0, offset - limit))} rel="prev">Previous</a> : <span aria-disabled="true">Previous</span>}</li>
         <li><span>{`${total === 0 ? 0 : offset + 1}–${offset + props.shown} of ${total}`}</span></li>
         <li>{offset + limit < total ? <a href={at(offset + limit)} rel="next">Next</a> : <span aria-disabled="true">Next</span>}</li>
       </ul>

@@ -1,41 +1,48 @@
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
+import type { Child } from 'hono/jsx';
 import type { AppEnv } from '../../http/env.js';
+import type { ApiAnswer } from '../api.js';
+import { Check, FormError, Input, Pager, Select, TextArea, offsetOf, refused, stateOf, type FormState } from '../forms.js';
 import { noticeOf, type Web } from '../index.js';
-import { RecordTable, show } from '../layout.js';
+import { ActionButton, RecordTable, show } from '../layout.js';
+
+type Row = Record<string, unknown>;
+
+/** One staff page: its title, and its body from the API's reads (and a refused form, if one was). */
+interface Section {
+  slug: string;
+  title: string;
+  render(c: Context<AppEnv>, web: Web, state?: FormState): Promise<{ body: Child; status?: number; error?: string; scripts?: string[] }>;
+}
 
 /**
- * The staff pages of the operator console, each one read of the API shown as a table (or the
- * setting's fields). Members and API keys come with the members issue: their rows go here.
+ * One form of a staff page: the API call its fields make, the fields a refusal may name, and
+ * what to say when it is done. `shown` renders the answer instead of going back (a webhook's
+ * secret is shown once, never put in an address).
  */
-const SECTIONS: Array<{ slug: string; title: string; path: string; link?: (r: Record<string, unknown>) => string | undefined; download?: boolean }> = [
-  { slug: 'users', title: 'Users', path: '/api/v1/users', link: (r) => `/staff/users/${show(r.id)}` },
-  { slug: 'fleet', title: 'Fleet', path: '/api/v1/fleet', link: (r) => `/servers/${show(r.name)}` },
-  { slug: 'images', title: 'Images', path: '/api/v1/images' },
-  { slug: 'builds', title: 'Builds', path: '/api/v1/images/build' },
-  { slug: 'submissions', title: 'Submissions lane', path: '/api/v1/submissions' },
-  { slug: 'nodes', title: 'Nodes', path: '/api/v1/nodes' },
-  { slug: 'node-tasks', title: 'Node tasks', path: '/api/v1/settings/node-control' },
-  { slug: 'backups', title: 'World backups', path: '/api/v1/backups' },
-  { slug: 'audit', title: 'Audit log', path: '/api/v1/audit' },
-  { slug: 'webhooks', title: 'Webhooks', path: '/api/v1/settings/webhooks' },
-  { slug: 'entry-policy', title: 'Lobby and entry policy', path: '/api/v1/settings/entry-policy' },
-  { slug: 'wake-policy', title: 'Wake policy', path: '/api/v1/settings/wake-policy' },
-  { slug: 'session-sources', title: 'Session sources', path: '/api/v1/settings/auth-sources' },
-  { slug: 'updates', title: 'Updates', path: '/api/v1/updates/report' },
-  { slug: 'update-window', title: 'Maintenance window', path: '/api/v1/updates/window' },
-  { slug: 'db-backup', title: 'Database backup', path: '/api/v1/platform/db-backup', download: true },
-];
+interface StaffForm {
+  call(f: Record<string, string>, c: Context<AppEnv>): { method: string; path: string; body?: unknown };
+  fields: string[];
+  byCode?: Record<string, string>;
+  done(f: Record<string, string>, body: Row): string;
+  to?(f: Record<string, string>, body: Row): string;
+  shown?(body: Row): Child;
+}
+
+const PAGE = 50;
+const SEVERITIES = ['CRITICAL', 'HIGH', 'MEDIUM', 'LOW', 'UNKNOWN'];
+const WEBHOOK_EVENTS = ['server.start_failed', 'server.start_gave_up', 'backup.failed', 'backup.corrupt', 'build.blocked', 'submission.pending_review', 'schedule.failed', 'node.maintenance_started', 'node.maintenance_ended', 'webhook.test'];
 
 /** The first list in an answer: `{users: [...]}`, `{servers: [...]}`… */
-function rowsOf(body: unknown): Array<Record<string, unknown>> | undefined {
-  if (Array.isArray(body)) return body as Array<Record<string, unknown>>;
+function rowsOf(body: unknown): Row[] | undefined {
+  if (Array.isArray(body)) return body as Row[];
   if (body && typeof body === 'object') {
-    for (const v of Object.values(body)) if (Array.isArray(v) && v.every((x) => x && typeof x === 'object')) return v as Array<Record<string, unknown>>;
+    for (const v of Object.values(body)) if (Array.isArray(v) && v.every((x) => x && typeof x === 'object')) return v as Row[];
   }
   return undefined;
 }
 
-function Fields(props: { body: Record<string, unknown> }) {
+function Fields(props: { body: Row }) {
   return (
     <dl>
       {Object.entries(props.body).map(([k, v]) => (
@@ -46,6 +53,639 @@ function Fields(props: { body: Record<string, unknown> }) {
       ))}
     </dl>
   );
+}
+
+/** A typed number as the API takes it: empty is null (unlimited), a number is a number, anything else goes as typed (and is refused beside its field). */
+function numberOrNull(v: string | undefined): number | null | string {
+  const t = (v ?? '').trim();
+  if (t === '') return null;
+  return /^-?\d+$/.test(t) ? Number(t) : t;
+}
+function numberOf(v: string | undefined): number | string {
+  const n = numberOrNull(v);
+  return n === null ? '' : n;
+}
+const on = (v: string | undefined) => v === 'on' || v === 'true';
+/** An RFC 3339 time from a `datetime-local` field read as UTC; empty is null. */
+function utcOrNull(v: string | undefined): string | null {
+  const t = (v ?? '').trim();
+  if (!t) return null;
+  return /Z$|[+-]\d\d:\d\d$/.test(t) ? t : `${t.length === 16 ? `${t}:00` : t}Z`;
+}
+const localOf = (v: unknown) => (typeof v === 'string' ? v.replace(/(\.\d+)?Z$/, '').slice(0, 16) : '');
+const enc = encodeURIComponent;
+
+function Unavailable(props: { answer: ApiAnswer<unknown> }) {
+  return <p class="notice error" role="alert">{props.answer.error?.message ?? 'Unavailable.'}</p>;
+}
+
+const SECTIONS: Section[] = [
+  {
+    slug: 'users',
+    title: 'Users',
+    async render(c, web, state) {
+      const offset = offsetOf(c.req.query('offset'));
+      const query = (c.req.query('query') ?? '').trim();
+      const list = await web.api<{ users: Row[]; total: number }>(c, 'GET', `/api/v1/users?limit=${PAGE}&offset=${offset}${query ? `&query=${enc(query)}` : ''}`);
+      if (!list.ok) return { body: <Unavailable answer={list} />, status: list.status };
+      const f = stateOf(state, 'create');
+      return {
+        body: (
+          <>
+            <form method="get" action="/staff/users" role="search">
+              <fieldset role="group">
+                <input name="query" aria-label="Find a user by name or address" placeholder="Find by name or address" value={query} />
+                <button type="submit" class="secondary">Find</button>
+              </fieldset>
+            </form>
+            <RecordTable caption="Users" rows={list.body.users} columns={['username', 'email', 'role', 'disabled', 'email_verified', 'server_count', 'created_at']} link={(r) => `/staff/users/${show(r.id)}`} />
+            <Pager base={`/staff/users${query ? `?query=${enc(query)}` : ''}`} offset={offset} limit={PAGE} total={list.body.total} shown={list.body.users.length} label="User pages" />
+            <h2>Add an account</h2>
+            <form method="post" action="/staff/users/do/create">
+              <div class="grid">
+                <Input id="u-username" name="username" label="Username" value={f.values.username} error={f.errors.username} required />
+                <Input id="u-email" name="email" label="E-mail (optional, unverified)" type="email" value={f.values.email} error={f.errors.email} />
+                <Select id="u-role" name="role" label="Role" options={['user', 'admin', 'owner']} value={f.values.role} error={f.errors.role} />
+              </div>
+              <FormError errors={f.errors} />
+              <button type="submit">Add</button>
+            </form>
+          </>
+        ),
+      };
+    },
+  },
+  {
+    slug: 'fleet',
+    title: 'Fleet',
+    async render(c, web) {
+      const fleet = await web.api<{ servers: Row[] }>(c, 'GET', '/api/v1/fleet');
+      if (!fleet.ok) return { body: <Unavailable answer={fleet} />, status: fleet.status };
+      return { body: <RecordTable caption="Fleet" rows={fleet.body.servers.map((s) => ({ ...s, retiring: s.retiring ? `since ${show((s.retiring as Row).requested_at)}${(s.retiring as Row).delete ? ', delete' : ''}` : '' }))} columns={['name', 'phase', 'owner', 'playersOnline', 'desiredState', 'image', 'retiring']} link={(r) => `/servers/${show(r.name)}`} /> };
+    },
+  },
+  {
+    slug: 'images',
+    title: 'Images',
+    async render(c, web, state) {
+      const images = await web.api<{ images: Row[] }>(c, 'GET', '/api/v1/images');
+      if (!images.ok) return { body: <Unavailable answer={images} />, status: images.status };
+      const f = stateOf(state, 'add');
+      return {
+        body: (
+          <>
+            {images.body.images.length === 0 ? <p>No image is whitelisted yet.</p> : (
+              <table class="striped">
+                <thead><tr><th scope="col">Image</th><th scope="col">Source</th><th scope="col">Enabled</th><th scope="col">Added</th><th scope="col">Actions</th></tr></thead>
+                <tbody>
+                  {images.body.images.map((i) => (
+                    <tr>
+                      <td>{show(i.image_ref)}</td>
+                      <td>{show(i.source)}</td>
+                      <td>{i.enabled ? 'yes' : 'no'}</td>
+                      <td>{show(i.added_at)}</td>
+                      <td class="actions">
+                        <ActionButton action="/staff/images/do/enable" fields={{ image_ref: show(i.image_ref), enabled: i.enabled ? 'false' : 'true' }} label={`${i.enabled ? 'Disable' : 'Enable'} ${show(i.image_ref)}`} secondary />
+                        <ActionButton action="/staff/images/do/remove" fields={{ image_ref: show(i.image_ref) }} label={`Remove ${show(i.image_ref)}`} secondary />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+            <h2>Whitelist an image</h2>
+            <form method="post" action="/staff/images/do/add">
+              <Input id="img-ref" name="image_ref" label="Image reference" value={f.values.image_ref} error={f.errors.image_ref} required placeholder="itzg/minecraft-server:java21" />
+              <FormError errors={f.errors} />
+              <button type="submit">Whitelist</button>
+            </form>
+          </>
+        ),
+      };
+    },
+  },
+  {
+    slug: 'builds',
+    title: 'Builds',
+    async render(c, web, state) {
+      const offset = offsetOf(c.req.query('offset'));
+      const list = await web.api<{ builds: Row[]; total: number }>(c, 'GET', `/api/v1/images/build?limit=${PAGE}&offset=${offset}`);
+      if (!list.ok) return { body: <Unavailable answer={list} />, status: list.status };
+      const f = stateOf(state, 'start');
+      return {
+        body: (
+          <>
+            <RecordTable caption="Builds" rows={list.body.builds} columns={['id', 'image_ref', 'status', 'requested_by', 'created_at', 'finished_at', 'error']} link={(r) => `/staff/builds/${show(r.id)}`} />
+            <Pager base="/staff/builds" offset={offset} limit={PAGE} total={list.body.total} shown={list.body.builds.length} label="Build pages" />
+            <h2>Start a build</h2>
+            <form method="post" action="/staff/builds/do/start">
+              <div class="grid">
+                <Input id="b-image" name="image_ref" label="Image to build" value={f.values.image_ref} error={f.errors.image_ref} required placeholder="registry.felis.local/felis/paper:1.21" />
+                <Input id="b-base" name="base_image" label="Base image (optional)" value={f.values.base_image} error={f.errors.base_image} />
+              </div>
+              <Input id="b-context" name="context_ref" label="Approved submission's context (optional)" value={f.values.context_ref} error={f.errors.context_ref} />
+              <TextArea id="b-dockerfile" name="dockerfile" label="Dockerfile (unless a context names one)" value={f.values.dockerfile} error={f.errors.dockerfile} rows={6} />
+              <FormError errors={f.errors} />
+              <button type="submit">Start</button>
+            </form>
+          </>
+        ),
+      };
+    },
+  },
+  {
+    slug: 'submissions',
+    title: 'Submissions lane',
+    async render(c, web, state) {
+      const list = await web.api<{ submissions: Row[] }>(c, 'GET', '/api/v1/submissions');
+      if (!list.ok) return { body: <Unavailable answer={list} />, status: list.status };
+      if (list.body.submissions.length === 0) return { body: <p>No submissions yet.</p> };
+      return {
+        body: (
+          <table class="striped">
+            <thead><tr><th scope="col">Modpack</th><th scope="col">Status</th><th scope="col">Context</th><th scope="col">Image and build</th><th scope="col">Decision</th></tr></thead>
+            <tbody>
+              {list.body.submissions.map((s) => {
+                const id = show(s.id);
+                const mine = state && state.values.id === id ? stateOf(state, state.form) : { values: {}, errors: {} as Record<string, string> };
+                return (
+                  <tr>
+                    <td>{show(s.display_name)}<br /><small>{`${show(s.submitted_by)} · ${show(s.created_at)}`}</small></td>
+                    <td>{show(s.status)}{s.reject_reason ? <><br /><small>{show(s.reject_reason)}</small></> : null}</td>
+                    <td>{s.context_sha256 ? <><a href={`/api/v1/submissions/${enc(id)}/context`} download>Download</a><br /><small>{`sha-256 ${show(s.context_sha256).slice(0, 12)}…`}</small></> : 'not uploaded'}</td>
+                    <td>{show(s.image_ref)}{s.build_id ? <><br /><a href={`/staff/builds/${enc(show(s.build_id))}`}>{`build ${show(s.build_status)}`}</a></> : null}</td>
+                    <td>
+                      {s.status === 'pending_review' ? (
+                        <>
+                          <form method="post" action="/staff/submissions/do/approve">
+                            <input type="hidden" name="id" value={id} />
+                            <input type="hidden" name="expected_digest" value={show(s.context_sha256)} />
+                            <button type="submit">{`Approve ${show(s.display_name)}`}</button>
+                          </form>
+                          <form method="post" action="/staff/submissions/do/reject">
+                            <input type="hidden" name="id" value={id} />
+                            <Input id={`reason-${id}`} name="reason" label="Reason to reject" value={state?.form === 'reject' ? mine.values.reason : ''} error={state?.form === 'reject' ? (mine.errors.reason ?? mine.errors._) : undefined} required />
+                            <button type="submit" class="secondary">Reject</button>
+                          </form>
+                        </>
+                      ) : null}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        ),
+      };
+    },
+  },
+  {
+    slug: 'nodes',
+    title: 'Nodes',
+    async render(c, web) {
+      const nodes = await web.api(c, 'GET', '/api/v1/nodes');
+      if (!nodes.ok) return { body: <Unavailable answer={nodes} />, status: nodes.status };
+      const rows = rowsOf(nodes.body) ?? [];
+      return { body: <><RecordTable caption="Nodes" rows={rows} /><p><a href="/staff/node-tasks">Node tasks: approve, cordon, drain, return or remove a node</a></p></> };
+    },
+  },
+  {
+    slug: 'node-tasks',
+    title: 'Node tasks',
+    async render(c, web, state) {
+      const control = await web.api<{ available: boolean; tasks: Row[] }>(c, 'GET', '/api/v1/settings/node-control');
+      if (!control.ok) return { body: <Unavailable answer={control} />, status: control.status };
+      const f = stateOf(state, 'start');
+      return {
+        body: (
+          <>
+            <p>{control.body.available ? 'This cluster allows node control (the owner only; a fresh proof of identity is asked).' : 'This cluster does not allow node control: a task is refused.'}</p>
+            {control.body.tasks.length === 0 ? <p>No node task yet.</p> : (
+              <table class="striped">
+                <thead><tr><th scope="col">Task</th><th scope="col">Node</th><th scope="col">State</th><th scope="col">Started</th><th scope="col">Error</th><th scope="col">Retry</th></tr></thead>
+                <tbody>
+                  {control.body.tasks.map((t) => (
+                    <tr>
+                      <td><a href={`/staff/node-tasks/${enc(show(t.id))}`}>{show((t.request as Row | undefined)?.action)}</a></td>
+                      <td>{show((t.request as Row | undefined)?.name)}</td>
+                      <td>{`${show(t.state)} (${show(t.stage)})`}</td>
+                      <td>{show(t.startedAt)}</td>
+                      <td>{show(t.error)}</td>
+                      <td>{t.state === 'failed' ? <ActionButton action="/staff/node-tasks/do/retry" fields={{ id: show(t.id) }} label="Retry" secondary /> : null}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+            <h2>Start a node task</h2>
+            <form method="post" action="/staff/node-tasks/do/start">
+              <div class="grid">
+                <Select id="nt-action" name="action" label="Action" options={['approve', 'cordon', 'drain', 'return', 'remove']} value={f.values.action} error={f.errors.action} />
+                <Input id="nt-name" name="name" label="Node name" value={f.values.name} error={f.errors.name} required />
+              </div>
+              <div class="grid">
+                <Input id="nt-ssh" name="sshTarget" label="SSH target (approve only)" value={f.values.sshTarget} error={f.errors.sshTarget} />
+                <Input id="nt-ip" name="externalIP" label="External IP (approve only)" value={f.values.externalIP} error={f.errors.externalIP} />
+              </div>
+              <Check id="nt-confirm" name="confirmMaintenance" label="I know the servers on this node stop or move" checked={on(f.values.confirmMaintenance)} error={f.errors.confirmMaintenance} />
+              <FormError errors={f.errors} />
+              <button type="submit">Start the task</button>
+            </form>
+          </>
+        ),
+      };
+    },
+  },
+  {
+    slug: 'backups',
+    title: 'World backups',
+    async render(c, web) {
+      const list = await web.api<{ backups: Row[] }>(c, 'GET', '/api/v1/backups');
+      if (!list.ok) return { body: <Unavailable answer={list} />, status: list.status };
+      return { body: <RecordTable caption="World backups" rows={list.body.backups} columns={['server_name', 'reason', 'status', 'size_bytes', 'created_at', 'expires_at', 'former_owner']} /> };
+    },
+  },
+  {
+    slug: 'audit',
+    title: 'Audit log',
+    async render(c, web) {
+      const offset = offsetOf(c.req.query('offset'));
+      const filters = Object.fromEntries(['actor', 'server', 'action'].map((k) => [k, (c.req.query(k) ?? '').trim()]).filter(([, v]) => v !== ''));
+      const qs = new URLSearchParams(filters).toString();
+      const list = await web.api<{ entries: Row[]; total: number }>(c, 'GET', `/api/v1/audit?limit=${PAGE}&offset=${offset}${qs ? `&${qs}` : ''}`);
+      const form = (
+        <form method="get" action="/staff/audit">
+          <div class="grid">
+            <Input id="a-actor" name="actor" label="Actor (account id)" value={filters.actor} />
+            <Input id="a-server" name="server" label="Server" value={filters.server} />
+            <Input id="a-action" name="action" label="Action" value={filters.action} />
+          </div>
+          <button type="submit" class="secondary">Filter</button>
+        </form>
+      );
+      if (!list.ok) return { body: <>{form}<Unavailable answer={list} /></>, status: list.status };
+      return {
+        body: (
+          <>
+            {form}
+            <RecordTable caption="Audit log" rows={list.body.entries} columns={['at', 'action', 'actor_username', 'target', 'detail', 'request_id']} />
+            <Pager base={`/staff/audit${qs ? `?${qs}` : ''}`} offset={offset} limit={PAGE} total={list.body.total} shown={list.body.entries.length} label="Audit log pages" />
+          </>
+        ),
+      };
+    },
+  },
+  {
+    slug: 'webhooks',
+    title: 'Webhooks',
+    async render(c, web, state) {
+      const list = await web.api<{ webhooks: Row[] }>(c, 'GET', '/api/v1/settings/webhooks');
+      if (!list.ok) return { body: <Unavailable answer={list} />, status: list.status };
+      const f = stateOf(state, 'add');
+      return {
+        body: (
+          <>
+            {list.body.webhooks.length === 0 ? <p>No webhook yet.</p> : (
+              <table class="striped">
+                <thead><tr><th scope="col">Name</th><th scope="col">Address</th><th scope="col">Events</th><th scope="col">Enabled</th><th scope="col">Actions</th></tr></thead>
+                <tbody>
+                  {list.body.webhooks.map((w) => {
+                    const id = show(w.id);
+                    return (
+                      <tr>
+                        <td>{show(w.name)}</td>
+                        <td>{show(w.url)}<br /><small>{show(w.format)}</small></td>
+                        <td><small>{(w.events as string[]).join(', ') || 'all'}</small></td>
+                        <td>{w.enabled ? 'yes' : 'no'}{w.paused_until ? <><br /><small>{`paused until ${show(w.paused_until)}`}</small></> : null}</td>
+                        <td class="actions">
+                          <ActionButton action="/staff/webhooks/do/enable" fields={{ id, enabled: w.enabled ? 'false' : 'true' }} label={`${w.enabled ? 'Disable' : 'Enable'} ${show(w.name)}`} secondary />
+                          <ActionButton action="/staff/webhooks/do/test" fields={{ id }} label={`Test ${show(w.name)}`} secondary />
+                          <ActionButton action="/staff/webhooks/do/rotate" fields={{ id }} label={`New secret for ${show(w.name)}`} secondary />
+                          <ActionButton action="/staff/webhooks/do/delete" fields={{ id }} label={`Delete ${show(w.name)}`} secondary />
+                        </td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            )}
+            <h2>Add a webhook</h2>
+            <form method="post" action="/staff/webhooks/do/add">
+              <div class="grid">
+                <Input id="wh-name" name="name" label="Name" value={f.values.name} error={f.errors.name} required />
+                <Input id="wh-url" name="url" label="Address (https)" type="url" value={f.values.url} error={f.errors.url} required />
+                <Select id="wh-format" name="format" label="Format" options={['json', 'discord']} value={f.values.format} error={f.errors.format} />
+              </div>
+              <fieldset>
+                <legend>Events (none ticked: all)</legend>
+                {WEBHOOK_EVENTS.map((e) => <Check id={`wh-ev-${e.replace(/\./g, '-')}`} name={`event:${e}`} label={e} checked={on(f.values[`event:${e}`])} />)}
+                {f.errors.events ? <small class="field-error">{f.errors.events}</small> : null}
+              </fieldset>
+              <FormError errors={f.errors} />
+              <button type="submit">Add</button>
+            </form>
+          </>
+        ),
+      };
+    },
+  },
+  {
+    slug: 'entry-policy',
+    title: 'Lobby and entry policy',
+    async render(c, web, state) {
+      const policy = await web.api<Row>(c, 'GET', '/api/v1/settings/entry-policy');
+      if (!policy.ok) return { body: <Unavailable answer={policy} />, status: policy.status };
+      const p = policy.body;
+      const f = stateOf(state, 'save');
+      const v = (k: string) => (state?.form === 'save' ? f.values[k] : show(p[k]));
+      return {
+        body: (
+          <form method="post" action="/staff/entry-policy/do/save">
+            <input type="hidden" name="revision" value={state?.form === 'save' ? f.values.revision : show(p.revision)} />
+            <div class="grid">
+              <Select id="ep-mode" name="mode" label="How players enter" options={[['lobby', 'the lobby'], ['direct', 'straight to a server'], ['domain', 'by the server’s domain']]} value={v('mode')} error={f.errors.mode} />
+              <Input id="ep-default" name="defaultServer" label="Default server (direct)" value={v('defaultServer')} error={f.errors.defaultServer} />
+            </div>
+            <div class="grid">
+              <Select id="ep-offline" name="offlineAction" label="When the server is offline" options={['wake', 'fallback', 'disconnect']} value={v('offlineAction')} error={f.errors.offlineAction} />
+              <Select id="ep-waiting" name="waitingSpace" label="Where they wait" options={['login', 'lobby']} value={v('waitingSpace')} error={f.errors.waitingSpace} />
+              <Input id="ep-fallback" name="fallbackServer" label="Fallback server" value={v('fallbackServer')} error={f.errors.fallbackServer} />
+            </div>
+            <Check id="ep-link" name="requireAccountLink" label="Players must link an account first" checked={state?.form === 'save' ? on(f.values.requireAccountLink) : p.requireAccountLink === true} error={f.errors.requireAccountLink} />
+            <FormError errors={f.errors} />
+            <button type="submit">Save</button>
+          </form>
+        ),
+      };
+    },
+  },
+  {
+    slug: 'wake-policy',
+    title: 'Wake policy',
+    async render(c, web, state) {
+      const policy = await web.api<Row>(c, 'GET', '/api/v1/settings/wake-policy');
+      if (!policy.ok) return { body: <Unavailable answer={policy} />, status: policy.status };
+      const p = policy.body;
+      const f = stateOf(state, 'save');
+      const v = (k: string) => (state?.form === 'save' ? f.values[k] : show(p[k]));
+      return {
+        body: (
+          <>
+            {p.managed ? <p>These values are set by the deployment's settings; a save here is refused.</p> : null}
+            <form method="post" action="/staff/wake-policy/do/save">
+              <input type="hidden" name="revision" value={v('revision')} />
+              <div class="grid">
+                <Input id="wp-max" name="maxRunningServers" label="Running servers a node may hold (0: no cap)" type="number" min="0" value={v('maxRunningServers')} error={f.errors.maxRunningServers} />
+                <Input id="wp-cooldown" name="wakeCooldownSeconds" label="Seconds between wakes of a server" type="number" min="0" value={v('wakeCooldownSeconds')} error={f.errors.wakeCooldownSeconds} />
+              </div>
+              <FormError errors={f.errors} />
+              <button type="submit">Save</button>
+            </form>
+          </>
+        ),
+      };
+    },
+  },
+  {
+    slug: 'session-sources',
+    title: 'Session sources',
+    async render(c, web, state) {
+      const sources = await web.api<{ sources: Row[]; revision: string; managed: boolean }>(c, 'GET', '/api/v1/settings/auth-sources');
+      if (!sources.ok) return { body: <Unavailable answer={sources} />, status: sources.status };
+      const f = stateOf(state, 'save');
+      const t = stateOf(state, 'test');
+      // One row a source, and an empty one to add; a refused save shows what was typed.
+      const count = state?.form === 'save' ? Number(f.values.count ?? 0) : sources.body.sources.length + 1;
+      const at = (i: number, k: string) => (state?.form === 'save' ? f.values[`${k}.${i}`] : show(sources.body.sources[i]?.[k]));
+      return {
+        body: (
+          <>
+            <p>The sources a login asks after the primary one, in this order.{sources.body.managed ? ' They are set by the deployment; a save here is refused.' : ''}</p>
+            <form method="post" action="/staff/session-sources/do/save">
+              <input type="hidden" name="revision" value={state?.form === 'save' ? f.values.revision : sources.body.revision} />
+              <input type="hidden" name="count" value={String(count)} />
+              {Array.from({ length: count }, (_, i) => (
+                <fieldset>
+                  <legend>{i < sources.body.sources.length ? `Source ${i + 1}` : 'Add a source (leave empty for none)'}</legend>
+                  <div class="grid">
+                    <Input id={`ss-tag-${i}`} name={`tag.${i}`} label="Tag" value={at(i, 'tag')} error={f.errors[`sources.${i}.tag`]} />
+                    <Input id={`ss-prefix-${i}`} name={`prefix.${i}`} label="Name prefix" value={at(i, 'prefix')} error={f.errors[`sources.${i}.prefix`]} />
+                  </div>
+                  <div class="grid">
+                    <Input id={`ss-url-${i}`} name={`url.${i}`} label="Session address" value={at(i, 'url')} error={f.errors[`sources.${i}.url`]} />
+                    <Input id={`ss-api-${i}`} name={`api_url.${i}`} label="Profile API address (optional)" value={at(i, 'api_url')} error={f.errors[`sources.${i}.api_url`]} />
+                  </div>
+                  <Check id={`ss-enabled-${i}`} name={`enabled.${i}`} label="Enabled" checked={state?.form === 'save' ? on(f.values[`enabled.${i}`]) : sources.body.sources[i]?.enabled !== false} />
+                  {i < sources.body.sources.length ? <Check id={`ss-remove-${i}`} name={`remove.${i}`} label="Remove this source" checked={on(f.values[`remove.${i}`])} /> : null}
+                </fieldset>
+              ))}
+              <FormError errors={f.errors} />
+              <button type="submit">Save the sources</button>
+            </form>
+            <h2>Test a source</h2>
+            <form method="post" action="/staff/session-sources/do/test">
+              <div class="grid">
+                <Input id="st-tag" name="tag" label="Tag" value={t.values.tag} error={t.errors.tag} required />
+                <Input id="st-prefix" name="prefix" label="Name prefix" value={t.values.prefix} error={t.errors.prefix} required />
+                <Input id="st-url" name="url" label="Session address" value={t.values.url} error={t.errors.url} required />
+              </div>
+              <FormError errors={t.errors} />
+              <button type="submit" class="secondary">Test</button>
+            </form>
+          </>
+        ),
+      };
+    },
+  },
+  {
+    slug: 'updates',
+    title: 'Updates',
+    async render(c, web, state) {
+      const [report, window] = await Promise.all([web.api<{ report: Row | null; stale: boolean }>(c, 'GET', '/api/v1/updates/report'), web.api<{ start: string | null; end: string | null }>(c, 'GET', '/api/v1/updates/window')]);
+      if (!report.ok) return { body: <Unavailable answer={report} />, status: report.status };
+      const f = stateOf(state, 'window');
+      const r = report.body.report;
+      return {
+        body: (
+          <>
+            <h2>Newest check</h2>
+            {r ? (
+              <>
+                <p>{`Checked ${show(r.checked_at)}${report.body.stale ? ' (stale: older than 26 hours)' : ''}.`}</p>
+                <RecordTable caption="Components" rows={(r.components as Row[]) ?? []} columns={['name', 'state', 'current', 'latest', 'selector', 'note', 'error']} />
+              </>
+            ) : <p>No update check is recorded yet.</p>}
+            <h2>Maintenance window (UTC)</h2>
+            <p>Automatic updates apply only inside it; clear both ends for none.</p>
+            <form method="post" action="/staff/updates/do/window">
+              <div class="grid">
+                <Input id="uw-start" name="start" label="Start (UTC)" type="datetime-local" value={state?.form === 'window' ? f.values.start : localOf(window.ok ? window.body.start : null)} error={f.errors.start} />
+                <Input id="uw-end" name="end" label="End (UTC)" type="datetime-local" value={state?.form === 'window' ? f.values.end : localOf(window.ok ? window.body.end : null)} error={f.errors.end} />
+              </div>
+              <FormError errors={f.errors} />
+              <button type="submit">Save the window</button>
+            </form>
+          </>
+        ),
+      };
+    },
+  },
+  {
+    slug: 'db-backup',
+    title: 'Database backup',
+    async render(c, web) {
+      const status = await web.api<{ last: Row | null; stale: boolean }>(c, 'GET', '/api/v1/platform/db-backup');
+      if (!status.ok) return { body: <Unavailable answer={status} />, status: status.status };
+      return {
+        body: (
+          <>
+            {status.body.last ? <Fields body={status.body.last} /> : <p>No database backup is recorded yet.</p>}
+            {status.body.stale ? <p class="notice error" role="status">The newest backup is older than 26 hours (or there is none).</p> : null}
+            <p>Bundles are made by <code>npm run db:backup</code> (or the nightly CronJob in a cluster), which records them here; the API takes no backup itself.</p>
+          </>
+        ),
+      };
+    },
+  },
+];
+
+/** The forms of each staff page, by page and form. */
+const FORMS: Record<string, Record<string, StaffForm>> = {
+  users: {
+    create: {
+      call: (f) => ({ method: 'POST', path: '/api/v1/users', body: { username: (f.username ?? '').trim(), ...(f.email?.trim() ? { email: f.email.trim() } : {}), role: f.role || 'user' } }),
+      fields: ['username', 'email', 'role'],
+      byCode: { conflict: 'username' },
+      done: (f) => `Added ${f.username}.`,
+      to: (_f, b) => `/staff/users/${enc(show(b.id))}`,
+    },
+  },
+  user: {
+    quotas: {
+      call: (f) => ({ method: 'PUT', path: `/api/v1/users/${enc(f.user_id ?? '')}/quotas`, body: { max_servers: numberOrNull(f.max_servers), max_cpu_milli: numberOrNull(f.max_cpu_milli), max_memory_mb: numberOrNull(f.max_memory_mb), max_storage_gb: numberOrNull(f.max_storage_gb) } }),
+      fields: ['max_servers', 'max_cpu_milli', 'max_memory_mb', 'max_storage_gb'],
+      done: () => 'Quota saved.',
+      to: (f) => `/staff/users/${enc(f.user_id ?? '')}`,
+    },
+    disable: {
+      call: (f) => ({ method: 'POST', path: `/api/v1/users/${enc(f.user_id ?? '')}/disable`, body: { disabled: f.disabled === 'true' } }),
+      fields: [],
+      done: (f) => (f.disabled === 'true' ? 'Disabled; every session is revoked.' : 'Enabled.'),
+      to: (f) => `/staff/users/${enc(f.user_id ?? '')}`,
+    },
+    'sign-out': {
+      call: (f) => ({ method: 'DELETE', path: `/api/v1/users/${enc(f.user_id ?? '')}/sessions` }),
+      fields: [],
+      done: () => 'Signed out everywhere.',
+      to: (f) => `/staff/users/${enc(f.user_id ?? '')}`,
+    },
+  },
+  images: {
+    add: { call: (f) => ({ method: 'POST', path: '/api/v1/images', body: { image_ref: (f.image_ref ?? '').trim() } }), fields: ['image_ref'], byCode: { conflict: 'image_ref', image_not_in_registry: 'image_ref', registry_unavailable: 'image_ref', bad_request: 'image_ref' }, done: (f) => `Whitelisted ${f.image_ref}.` },
+    enable: { call: (f) => ({ method: 'PATCH', path: `/api/v1/images/${enc(f.image_ref ?? '')}`, body: { enabled: f.enabled === 'true' } }), fields: [], done: (f) => `${f.enabled === 'true' ? 'Enabled' : 'Disabled'} ${f.image_ref}.` },
+    remove: { call: (f) => ({ method: 'DELETE', path: `/api/v1/images?ref=${enc(f.image_ref ?? '')}` }), fields: [], done: (f) => `Removed ${f.image_ref}.` },
+  },
+  builds: {
+    start: {
+      call: (f) => ({ method: 'POST', path: '/api/v1/images/build', body: { image_ref: (f.image_ref ?? '').trim(), ...Object.fromEntries(['dockerfile', 'context_ref', 'base_image'].filter((k) => (f[k] ?? '').trim() !== '').map((k) => [k, k === 'dockerfile' ? f[k]!.replace(/\r\n/g, '\n') : f[k]!.trim()])) } }),
+      fields: ['image_ref', 'dockerfile', 'context_ref', 'base_image'],
+      done: () => 'Build started.',
+      to: (_f, b) => `/staff/builds/${enc(show(b.id))}`,
+    },
+    cancel: { call: (f) => ({ method: 'POST', path: `/api/v1/images/build/${enc(f.id ?? '')}/cancel` }), fields: [], done: () => 'Cancelled.', to: (f) => `/staff/builds/${enc(f.id ?? '')}` },
+  },
+  submissions: {
+    approve: { call: (f) => ({ method: 'POST', path: `/api/v1/submissions/${enc(f.id ?? '')}/approve`, body: { expected_digest: f.expected_digest ?? '' } }), fields: [], done: () => 'Approved: its build starts.' },
+    reject: { call: (f) => ({ method: 'POST', path: `/api/v1/submissions/${enc(f.id ?? '')}/reject`, body: { reason: (f.reason ?? '').trim() } }), fields: ['reason'], done: () => 'Rejected.' },
+  },
+  'node-tasks': {
+    start: {
+      call: (f) => ({
+        method: 'POST',
+        path: '/api/v1/settings/node-control/tasks',
+        body: { action: f.action, name: (f.name ?? '').trim(), ...(f.sshTarget?.trim() ? { sshTarget: f.sshTarget.trim() } : {}), ...(f.externalIP?.trim() ? { externalIP: f.externalIP.trim() } : {}), confirmMaintenance: on(f.confirmMaintenance) },
+      }),
+      fields: ['action', 'name', 'sshTarget', 'externalIP', 'confirmMaintenance'],
+      byCode: { bad_node: 'name' },
+      done: () => 'Node task started.',
+      to: (_f, b) => `/staff/node-tasks/${enc(show(b.id))}`,
+    },
+    retry: { call: (f) => ({ method: 'POST', path: `/api/v1/settings/node-control/tasks/${enc(f.id ?? '')}/retry` }), fields: [], done: () => 'Started again.', to: (_f, b) => `/staff/node-tasks/${enc(show(b.id))}` },
+  },
+  webhooks: {
+    add: {
+      call: (f) => {
+        const events = WEBHOOK_EVENTS.filter((e) => on(f[`event:${e}`]));
+        return { method: 'POST', path: '/api/v1/settings/webhooks', body: { name: (f.name ?? '').trim(), url: (f.url ?? '').trim(), format: f.format || 'json', ...(events.length ? { events } : {}) } };
+      },
+      fields: ['name', 'url', 'format', 'events'],
+      done: (f) => `Added ${f.name}.`,
+      shown: (b) => <SecretOnce secret={show(b.secret)} what={`The webhook ${show(b.name)} is added`} />,
+    },
+    enable: { call: (f) => ({ method: 'PATCH', path: `/api/v1/settings/webhooks/${enc(f.id ?? '')}`, body: { enabled: f.enabled === 'true' } }), fields: [], done: (f) => (f.enabled === 'true' ? 'Enabled.' : 'Disabled.') },
+    rotate: { call: (f) => ({ method: 'PATCH', path: `/api/v1/settings/webhooks/${enc(f.id ?? '')}`, body: { rotate_secret: true } }), fields: [], done: () => 'New secret.', shown: (b) => <SecretOnce secret={show(b.secret)} what={`The webhook ${show(b.name)} has a new secret`} /> },
+    test: { call: (f) => ({ method: 'POST', path: `/api/v1/settings/webhooks/${enc(f.id ?? '')}/test` }), fields: [], done: () => 'A test delivery is queued.' },
+    delete: { call: (f) => ({ method: 'DELETE', path: `/api/v1/settings/webhooks/${enc(f.id ?? '')}` }), fields: [], done: () => 'Deleted.' },
+  },
+  'entry-policy': {
+    save: {
+      call: (f) => ({
+        method: 'PUT',
+        path: '/api/v1/settings/entry-policy',
+        body: { mode: f.mode, ...(f.defaultServer?.trim() ? { defaultServer: f.defaultServer.trim() } : {}), requireAccountLink: on(f.requireAccountLink), offlineAction: f.offlineAction, waitingSpace: f.waitingSpace, ...(f.fallbackServer?.trim() ? { fallbackServer: f.fallbackServer.trim() } : {}), revision: f.revision ?? '' },
+      }),
+      fields: ['mode', 'defaultServer', 'requireAccountLink', 'offlineAction', 'waitingSpace', 'fallbackServer'],
+      done: () => 'Entry policy saved.',
+    },
+  },
+  'wake-policy': {
+    save: { call: (f) => ({ method: 'PUT', path: '/api/v1/settings/wake-policy', body: { maxRunningServers: numberOf(f.maxRunningServers), wakeCooldownSeconds: numberOf(f.wakeCooldownSeconds), revision: f.revision ?? '' } }), fields: ['maxRunningServers', 'wakeCooldownSeconds'], done: () => 'Wake policy saved.' },
+  },
+  'session-sources': {
+    save: {
+      call: (f) => {
+        const sources = [];
+        for (let i = 0; i < Number(f.count ?? 0); i++) {
+          if (on(f[`remove.${i}`])) continue;
+          const tag = (f[`tag.${i}`] ?? '').trim();
+          const url = (f[`url.${i}`] ?? '').trim();
+          const prefix = (f[`prefix.${i}`] ?? '').trim();
+          if (!tag && !url && !prefix) continue;
+          const api = (f[`api_url.${i}`] ?? '').trim();
+          sources.push({ tag, prefix, url, ...(api ? { api_url: api } : {}), enabled: on(f[`enabled.${i}`]) });
+        }
+        return { method: 'PUT', path: '/api/v1/settings/auth-sources', body: { sources, revision: f.revision ?? '' } };
+      },
+      // `json sources.0.url: …` names a row's field; the form's own names are `url.0`.
+      fields: [],
+      done: () => 'Session sources saved.',
+    },
+    test: {
+      call: (f) => ({ method: 'POST', path: '/api/v1/settings/auth-sources/test', body: { tag: (f.tag ?? '').trim(), prefix: (f.prefix ?? '').trim(), url: (f.url ?? '').trim() } }),
+      fields: ['tag', 'prefix', 'url'],
+      byCode: { auth_source_unavailable: 'url' },
+      done: (_f, b) => `The source answered ${show(b.status)} in ${show(b.elapsed_ms)} ms${b.ok ? '' : ': not healthy'}.`,
+    },
+  },
+  updates: {
+    window: { call: (f) => ({ method: 'PUT', path: '/api/v1/updates/window', body: { start: utcOrNull(f.start), end: utcOrNull(f.end) } }), fields: ['start', 'end'], done: () => 'Maintenance window saved.' },
+  },
+};
+
+function SecretOnce(props: { secret: string; what: string }) {
+  return (
+    <>
+      <p class="notice" role="status">{`${props.what}. Its signing secret is shown this once: keep it now.`}</p>
+      <label for="secret-once">Signing secret</label>
+      <input id="secret-once" readonly value={props.secret} />
+      <p><a href="/staff/webhooks">Back to the webhooks</a></p>
+    </>
+  );
+}
+
+/** The field a row-shaped refusal names: `json sources.1.url: …` is the form's `sources.1.url`. */
+function rowField(message: string | undefined): string | undefined {
+  return /^json (sources\.\d+\.[a-z_]+)/.exec(message ?? '')?.[1];
 }
 
 export function staffPages(app: Hono<AppEnv>, web: Web): void {
@@ -63,46 +703,152 @@ export function staffPages(app: Hono<AppEnv>, web: Web): void {
     );
   });
 
-  app.get('/staff/users/:id', async (c) => {
+  const userPage = async (c: Context<AppEnv>, id: string, state?: FormState) => {
     const viewer = await web.viewer(c);
     if (viewer instanceof Response) return viewer;
-    const id = encodeURIComponent(c.req.param('id'));
+    const path = enc(id);
     const [user, quotas, sessions] = await Promise.all([
-      web.api(c, 'GET', `/api/v1/users/${id}`),
-      web.api(c, 'GET', `/api/v1/users/${id}/quotas`),
-      web.api(c, 'GET', `/api/v1/users/${id}/sessions`),
+      web.api(c, 'GET', `/api/v1/users/${path}`),
+      web.api<Row>(c, 'GET', `/api/v1/users/${path}/quotas`),
+      web.api(c, 'GET', `/api/v1/users/${path}/sessions`),
     ]);
     if (!user.ok) return web.render(c, { title: 'User', viewer, notice: { text: user.error?.message ?? 'Refused.', error: true } }, <p><a href="/staff/users">Users</a></p>, user.status);
+    const q = stateOf(state, 'quotas');
+    const qv = (k: string) => (state?.form === 'quotas' ? q.values[k] : show(quotas.ok ? quotas.body[k] : ''));
     return web.render(
       c,
-      { title: `User ${show(user.body.username)}`, viewer },
+      { title: `User ${show(user.body.username)}`, viewer, notice: state ? (state.errors._ && state.form !== 'quotas' ? { text: state.errors._, error: true } : undefined) : noticeOf(c) },
       <>
         <Fields body={Object.fromEntries(Object.entries(user.body).filter(([, v]) => !Array.isArray(v)))} />
+        <div class="actions" role="group" aria-label="Account">
+          <ActionButton action="/staff/user/do/disable" fields={{ user_id: id, disabled: user.body.disabled ? 'false' : 'true' }} label={user.body.disabled ? 'Enable' : 'Disable'} secondary />
+          <ActionButton action="/staff/user/do/sign-out" fields={{ user_id: id }} label="Sign out everywhere" secondary />
+        </div>
+        <h2>Quotas</h2>
+        {quotas.ok ? null : <p>{quotas.error?.message}</p>}
+        <form method="post" action="/staff/user/do/quotas">
+          <input type="hidden" name="user_id" value={id} />
+          <p><small>Empty is unlimited.</small></p>
+          <div class="grid">
+            <Input id="q-servers" name="max_servers" label="Servers" type="text" value={qv('max_servers')} error={q.errors.max_servers} />
+            <Input id="q-cpu" name="max_cpu_milli" label="CPU (millicores)" value={qv('max_cpu_milli')} error={q.errors.max_cpu_milli} />
+            <Input id="q-memory" name="max_memory_mb" label="Memory (MB)" value={qv('max_memory_mb')} error={q.errors.max_memory_mb} />
+            <Input id="q-storage" name="max_storage_gb" label="Storage (GB)" value={qv('max_storage_gb')} error={q.errors.max_storage_gb} />
+          </div>
+          <FormError errors={q.errors} />
+          <button type="submit">Save the quota</button>
+        </form>
         <h2>Linked identities</h2>
         <RecordTable caption="Linked identities" rows={rowsOf({ l: user.body.linked_accounts }) ?? []} />
-        <h2>Quotas</h2>
-        {quotas.ok ? <Fields body={quotas.body} /> : <p>{quotas.error?.message}</p>}
         <h2>Sessions</h2>
-        <RecordTable caption="Sessions" rows={rowsOf(sessions.body) ?? []} />
+        <RecordTable caption="Sessions" rows={rowsOf(sessions.body) ?? []} columns={['created_at', 'last_seen_at', 'expires_at', 'user_agent', 'client_ip']} />
+      </>,
+      state?.status ?? 200,
+    );
+  };
+  app.get('/staff/users/:id', (c) => userPage(c, c.req.param('id')));
+
+  const buildPage = async (c: Context<AppEnv>, id: string) => {
+    const viewer = await web.viewer(c);
+    if (viewer instanceof Response) return viewer;
+    const [build, scan] = await Promise.all([web.api<Row>(c, 'GET', `/api/v1/images/build/${enc(id)}`), web.api<Row>(c, 'GET', `/api/v1/images/build/${enc(id)}/scan`)]);
+    if (!build.ok) return web.render(c, { title: 'Build', viewer, notice: { text: build.error?.message ?? 'Refused.', error: true } }, <p><a href="/staff/builds">Builds</a></p>, build.status);
+    const b = build.body;
+    const terminal = ['succeeded', 'failed', 'cancelled'].includes(show(b.status));
+    const summary = scan.ok ? (scan.body.summary as Row) : undefined;
+    return web.render(
+      c,
+      { title: `Build of ${show(b.image_ref)}`, viewer, notice: noticeOf(c), scripts: ['buildlog.js'] },
+      <>
+        <p>{'Status: '}<strong id="build-status">{show(b.status)}</strong>{` · requested by ${show(b.requested_by)} at ${show(b.created_at)}${b.finished_at ? ` · finished ${show(b.finished_at)}` : ''}`}</p>
+        {b.error ? <p class="notice error" role="status">{show(b.error)}</p> : null}
+        {terminal ? null : <ActionButton action="/staff/builds/do/cancel" fields={{ id }} label="Cancel the build" secondary />}
+        <h2>Log</h2>
+        <pre class="console" id="build-log" data-stream={`/api/v1/images/build/${enc(id)}/logs`} data-build={id} tabindex={0} aria-label="Build log" aria-live="polite" />
+        <p id="build-log-status" role="status">{terminal ? 'The build has ended; its whole log is above.' : 'Following the log…'}</p>
+        <h2>Scan</h2>
+        {summary ? (
+          <>
+            <p>{`${summary.blocked ? 'Blocked: the image was not pushed.' : 'Passed the gate.'} ${show(summary.packages)} packages. Findings: ${SEVERITIES.map((s) => `${s} ${show((summary.counts as Row)[s] ?? 0)}`).join(', ')}.`}</p>
+            <RecordTable caption="Scan findings" rows={(summary.findings as Row[]) ?? []} columns={['id', 'kind', 'severity', 'package', 'installed', 'fixed', 'blocking']} />
+            <p>
+              {scan.body.has_report ? <a href={`/api/v1/images/build/${enc(id)}/scan/report`} download>Full report</a> : null}
+              {scan.body.has_report && scan.body.has_sbom ? ' · ' : null}
+              {scan.body.has_sbom ? <a href={`/api/v1/images/build/${enc(id)}/sbom`} download>SBOM</a> : null}
+            </p>
+          </>
+        ) : <p>Not scanned (yet).</p>}
+        {b.dockerfile ? <><h2>Dockerfile</h2><pre tabindex={0} aria-label="Dockerfile">{show(b.dockerfile)}</pre></> : null}
+        <p><a href="/staff/builds">All builds</a></p>
+      </>,
+    );
+  };
+  app.get('/staff/builds/:id', (c) => buildPage(c, c.req.param('id')));
+
+  app.get('/staff/node-tasks/:id', async (c) => {
+    const viewer = await web.viewer(c);
+    if (viewer instanceof Response) return viewer;
+    const task = await web.api<Row>(c, 'GET', `/api/v1/settings/node-control/tasks/${enc(c.req.param('id'))}`);
+    if (!task.ok) return web.render(c, { title: 'Node task', viewer, notice: { text: task.error?.message ?? 'Refused.', error: true } }, <p><a href="/staff/node-tasks">Node tasks</a></p>, task.status);
+    const t = task.body;
+    return web.render(
+      c,
+      { title: `Node task: ${show((t.request as Row).action)} ${show((t.request as Row).name)}`, viewer, notice: noticeOf(c) },
+      <>
+        <Fields body={Object.fromEntries(Object.entries(t).filter(([k]) => k !== 'log' && k !== 'request'))} />
+        <h2>Log</h2>
+        <pre class="console" tabindex={0} aria-label="Task log">{show(t.log)}</pre>
+        {t.state === 'failed' ? <ActionButton action="/staff/node-tasks/do/retry" fields={{ id: show(t.id) }} label="Retry" /> : null}
+        <p><a href="/staff/node-tasks">All node tasks</a></p>
       </>,
     );
   });
 
-  app.get('/staff/:section', async (c) => {
+  const sectionPage = async (c: Context<AppEnv>, section: Section, state?: FormState) => {
     const viewer = await web.viewer(c);
     if (viewer instanceof Response) return viewer;
-    const section = SECTIONS.find((s) => s.slug === c.req.param('section'));
-    if (!section) return c.notFound();
-    if (section.download) {
-      return web.render(c, { title: section.title, viewer }, <p><a href={section.path} download>Download a bundle of the database</a> (owner only; it needs a fresh proof of identity).</p>);
-    }
-    const answer = await web.api(c, 'GET', section.path);
-    if (!answer.ok) return web.render(c, { title: section.title, viewer, notice: { text: answer.error?.message ?? 'Refused.', error: true } }, <p><a href="/staff">Staff pages</a></p>, answer.status);
-    const rows = rowsOf(answer.body);
+    const out = await section.render(c, web, state);
     return web.render(
       c,
-      { title: section.title, viewer, notice: noticeOf(c) },
-      rows ? <RecordTable caption={section.title} rows={rows} link={section.link} /> : <Fields body={answer.body} />,
+      // A row's one-button form has no fields of its own to show its refusal beside: the page says it.
+      { title: section.title, viewer, notice: state ? (state.errors._ && FORMS[section.slug]?.[state.form]?.fields.length === 0 ? { text: state.errors._, error: true } : undefined) : noticeOf(c), scripts: out.scripts },
+      <>
+        {out.body}
+        <p><a href="/staff">Staff pages</a></p>
+      </>,
+      state?.status ?? out.status ?? 200,
     );
+  };
+
+  app.post('/staff/:section/do/:form', async (c) => {
+    const slug = c.req.param('section');
+    const what = c.req.param('form');
+    const form = FORMS[slug]?.[what];
+    if (!form) return c.notFound();
+    const values = await web.form(c);
+    const call = form.call(values, c);
+    const answer = await web.api<Row>(c, call.method, call.path, call.body);
+    if (answer.ok) {
+      if (form.shown) {
+        const viewer = await web.viewer(c);
+        if (viewer instanceof Response) return viewer;
+        return web.render(c, { title: SECTIONS.find((s) => s.slug === slug)?.title ?? 'Staff', viewer }, form.shown(answer.body), answer.status);
+      }
+      return web.back(c, form.to?.(values, answer.body) ?? `/staff/${slug}`, { done: form.done(values, answer.body) });
+    }
+    const state = refused(what, values, answer, form.fields, form.byCode);
+    const row = rowField(answer.error?.message);
+    if (row) state.errors = { [row]: answer.error?.message ?? 'Refused.' };
+    if (slug === 'user') return userPage(c, values.user_id ?? '', state);
+    if (slug === 'builds' && what === 'cancel') return web.back(c, `/staff/builds/${enc(values.id ?? '')}`, { error: answer.error?.message ?? 'Refused.' });
+    const section = SECTIONS.find((s) => s.slug === slug);
+    if (!section) return c.notFound();
+    return sectionPage(c, section, state);
+  });
+
+  app.get('/staff/:section', async (c) => {
+    const section = SECTIONS.find((s) => s.slug === c.req.param('section'));
+    if (!section) return c.notFound();
+    return sectionPage(c, section);
   });
 }
