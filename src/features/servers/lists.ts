@@ -104,8 +104,9 @@ export async function myServers(deps: Pick<Deps, 'database' | 'cluster' | 'confi
     others.map((s) => s.info.name),
   );
   for (const server of others) {
-    // An ownerless server on its way out is shown retiring, and not claimable (the claim is refused).
-    if (!otherOwners.has(server.info.name)) rows.push(withRetiring(myRow(server, false, !retiring.has(server.info.name)), retiring));
+    // An ownerless server on its way out is not claimable (the claim is refused); its retirement is
+    // owner detail, shown on the rows the caller owns only (the original's MyServerView).
+    if (!otherOwners.has(server.info.name)) rows.push(myRow(server, false, !retiring.has(server.info.name)));
   }
   return rows.sort(byName);
 }

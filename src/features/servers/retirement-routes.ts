@@ -16,9 +16,9 @@ const request = defineRoute({ tier: 'app' }, {
     ...jsonBody(z.strictObject({ confirm: z.string().max(255).openapi({ description: "the server's name, typed again" }), delete: z.boolean() })),
   },
   responses: {
-    200: json(RetiringSchema, 'retiring'),
+    202: json(RetiringSchema, 'retiring (the sweep carries it out)'),
     400: errorAnswer('confirm_mismatch: `confirm` is not the server’s name'),
-    403: errorAnswer('not the owner'),
+    403: errorAnswer('forbidden: not the owner, or `delete` asked by the owner (deleting is staff’s)'),
     404: errorAnswer('no such server'),
   },
 });
@@ -28,7 +28,7 @@ const cancel = defineRoute({ tier: 'app' }, {
   path: '/api/v1/servers/{name}/retirement',
   summary: 'Call off a retirement the sweep has not carried out yet',
   request: { params: ServerNameParam },
-  responses: { 204: { description: 'not retiring' }, 403: errorAnswer('not the owner'), 404: errorAnswer('no such server') },
+  responses: { 204: { description: 'not retiring' }, 403: errorAnswer('forbidden: not the owner, or a deletion staff asked for (staff call it off)'), 404: errorAnswer('no such server') },
 });
 
 /** Retirement of a server. External face, owner or staff. */
@@ -38,7 +38,7 @@ export function retirementRoutes(deps: AppDeps & ServersParts) {
       const { name } = c.req.valid('param');
       const body = c.req.valid('json');
       const row = await requestRetirement(deps, name, c.var.session, body.delete, c.var.requestId, body.confirm);
-      return c.json({ name, retiring: retiringView(row) }, 200);
+      return c.json({ name, retiring: retiringView(row) }, 202);
     })
     .openapi(cancel, async (c) => {
       await cancelRetirement(deps, c.req.valid('param').name, c.var.session, c.var.requestId);

@@ -4,6 +4,7 @@ import { serverRetirements } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
+import { isStaffRole } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
 import { assertOwnerOrStaff } from './access.js';
 import { requireServer } from './lookup.js';
@@ -68,6 +69,8 @@ export async function requestRetirement(
 ): Promise<Retirement> {
   await requireServer(deps, name);
   await assertOwnerOrStaff(deps, name, session, 'retire it');
+  // The owner gives a server up; deleting it is staff's call (the original's rule).
+  if (remove && !isStaffRole(session.role)) throw new DomainError('forbidden', 'Only staff can delete a server.');
   // The request repeats the server's name, as the original's panel asks the person to type it.
   if (confirm !== name) throw new DomainError('confirm_mismatch', `Type the server's name, ${name}, to confirm.`);
   const now = deps.clock.now();
@@ -86,6 +89,9 @@ export async function requestRetirement(
 export async function cancelRetirement(deps: RetirementDeps, name: string, session: SessionContext, requestId: string | undefined): Promise<void> {
   await requireServer(deps, name);
   await assertOwnerOrStaff(deps, name, session, 'call off its retirement');
+  // A deletion staff asked for is staff's to call off (the original's rule).
+  const pending = await retirementOf(deps.database.db, name);
+  if (pending?.delete && !isStaffRole(session.role)) throw new DomainError('forbidden', 'Only staff can call off the deletion of a server.');
   const now = deps.clock.now();
   await deps.database.db.transaction(async (tx) => {
     const removed = await tx.delete(serverRetirements).where(eq(serverRetirements.serverName, name)).returning({ n: serverRetirements.serverName });

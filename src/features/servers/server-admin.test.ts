@@ -126,8 +126,12 @@ describe('server administration: edit, wake allowlist, retirement, the panel’s
     const mismatch = await send(deps, 'PUT', path, headers, { confirm: `${name}x`, delete: false });
     expect(mismatch.status).toBe(400);
     expect((await errorOf(mismatch)).code).toBe('confirm_mismatch');
+    // Deleting is staff's: the owner may only give the server up (the original's 403 forbidden).
+    const ownerDelete = await send(deps, 'PUT', path, headers, { confirm: name, delete: true });
+    expect(ownerDelete.status).toBe(403);
+    expect((await errorOf(ownerDelete)).code).toBe('forbidden');
     const res = await send(deps, 'PUT', path, headers, { confirm: name, delete: false });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(202);
     const retiring = { requested_at: deps.clock.now().toISOString(), delete: false };
     expect(await res.json()).toEqual({ name, retiring });
     // The server's status and the lists show it retiring.
@@ -150,12 +154,14 @@ describe('server administration: edit, wake allowlist, retirement, the panel’s
     expect(await deps.database.db.select().from(serverClaims).where(eq(serverClaims.serverName, name))).toEqual([]);
     expect(deps.cluster.server(name)).toBeDefined();
 
-    // With delete, the server leaves the cluster; a called-off retirement does nothing.
+    // With delete (staff's), the server leaves the cluster; a called-off retirement does nothing.
     const gone = await ownedServer(deps);
-    expect((await send(deps, 'PUT', `/api/v1/servers/${gone.name}/retirement`, gone.headers, { confirm: gone.name, delete: true })).status).toBe(200);
+    expect((await send(deps, 'PUT', `/api/v1/servers/${gone.name}/retirement`, staff.headers, { confirm: gone.name, delete: true })).status).toBe(202);
     const kept = await ownedServer(deps);
-    expect((await send(deps, 'PUT', `/api/v1/servers/${kept.name}/retirement`, kept.headers, { confirm: kept.name, delete: true })).status).toBe(200);
-    expect((await send(deps, 'DELETE', `/api/v1/servers/${kept.name}/retirement`, kept.headers)).status).toBe(204);
+    expect((await send(deps, 'PUT', `/api/v1/servers/${kept.name}/retirement`, staff.headers, { confirm: kept.name, delete: true })).status).toBe(202);
+    // The owner may not call off a deletion staff asked for; staff may.
+    expect((await send(deps, 'DELETE', `/api/v1/servers/${kept.name}/retirement`, kept.headers)).status).toBe(403);
+    expect((await send(deps, 'DELETE', `/api/v1/servers/${kept.name}/retirement`, staff.headers)).status).toBe(204);
     expect(await sweepRetirements(deps)).toContain(gone.name);
     expect(deps.cluster.server(gone.name)).toBeUndefined();
     expect(deps.cluster.server(kept.name)).toBeDefined();

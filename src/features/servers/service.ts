@@ -135,11 +135,11 @@ export async function stopFromPanel(deps: Pick<Deps, 'database' | 'cluster' | 'c
 /** A server's status for a signed-in user: its owner, staff, or anyone while it is unclaimed. */
 export async function statusForUser(deps: Pick<Deps, 'database' | 'cluster' | 'config'> & ServersParts, name: string, session: SessionContext): Promise<ServerInfo & { retiring?: RetiringView }> {
   const server = await requireServer(deps, name);
-  if (!isStaffRole(session.role)) {
-    const owner = await ownerOf(deps.database.db, name);
-    if (owner !== undefined && owner !== session.userId) throw new DomainError('forbidden', 'This server belongs to someone else.');
-  }
-  const retiring = await retiringOf(deps.database.db, name);
+  const staff = isStaffRole(session.role);
+  const owner = staff ? undefined : await ownerOf(deps.database.db, name);
+  if (!staff && owner !== undefined && owner !== session.userId) throw new DomainError('forbidden', 'This server belongs to someone else.');
+  // Its owner and staff see a pending retirement; anyone else looking at an unclaimed server does not (the original).
+  const retiring = staff || owner === session.userId ? await retiringOf(deps.database.db, name) : undefined;
   return retiring ? { ...server.info, retiring } : server.info;
 }
 
