@@ -332,4 +332,18 @@ describe('the panel’s forms in a real browser', { timeout: 400_000 }, () => {
     await page.goto(`${consoleHost}/staff/builds`);
     expect(await page.locator('main table').textContent()).toContain('example.com/felis/custom:1');
   });
+
+  it('shows the server list 100 rows a page', async () => {
+    const { page, consoleHost } = rig;
+    const before = ((await rig.api('GET', '/me/servers')).body.servers as unknown[]).length;
+    const more = 101 - before;
+    for (let i = 0; i < more; i++) expect((await rig.api('POST', '/servers', { name: `paged-${i}`, subdomain: `paged-${i}` })).status).toBe(201);
+    await page.goto(`${consoleHost}/servers`);
+    await rig.pageIsClean('server list page 1');
+    expect(await page.locator('main table tbody tr').count()).toBe(100);
+    await page.click('a[rel=next]');
+    expect(await page.locator('main table tbody tr').count()).toBe(1);
+    expect(await page.locator('nav.pager').textContent()).toContain('101–101 of 101');
+    await rig.pageIsClean('server list page 2');
+  });
 });
