@@ -27,7 +27,11 @@ export function fieldOfError(answer: ApiAnswer<unknown>, fields: string[], byCod
 /** The state a refusal leaves a form in. */
 export function refused(form: string, values: Record<string, string>, answer: ApiAnswer<unknown>, fields: string[], byCode?: Record<string, string>): FormState {
   const field = fieldOfError(answer, fields, byCode);
-  return { form, values, errors: { [field]: answer.error?.message ?? 'Refused.' }, status: answer.status };
+  let message = answer.error?.message ?? 'Refused.';
+  // A sign-in by e-mailed code or passkey is a fresh proof (on the .localhost defaults the console
+  // host has no passkey of its own, so the page says the way that always works).
+  if (answer.error?.code === 'reauth_required') message += ' Sign out and in again (by e-mailed code or passkey), then save within 5 minutes.';
+  return { form, values, errors: { [field]: message }, status: answer.status };
 }
 
 /** What one form of a page is handed: its own state when it was the one refused. */
