@@ -157,7 +157,7 @@ describe('the panel and the operator console in a real browser', { timeout: 300_
     await expect
       .poll(async () => {
         await page.reload();
-        return page.locator('main table').textContent();
+        return page.locator('main table').first().textContent();
       }, { timeout: 30_000 })
       .toMatch(/notes\.txt3000/);
 
