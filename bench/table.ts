@@ -212,28 +212,26 @@ async function measure(kind: Kind): Promise<KindFigures> {
 }
 
 async function measureFleet(kind: Kind, size: number, figures: KindFigures, env: Record<string, string>): Promise<void> {
-  {
-    say(`${KIND_LABEL[kind]}, ${size} servers: starting`);
-    const bare = await start(['bare', String(size)], env);
-    const felis = await start(['felis', kind, String(size)], env);
-    try {
-      const proxy = { Authorization: `Bearer ${BENCH_TOKEN}` };
-      const [ours, theirs] = [{ pid: felis.child.pid, port: felis.internal }, { pid: bare.child.pid, port: bare.internal }];
-      const middle = Math.floor(size / 2);
-      const byHostPath = `${BY_HOST_PREFIX}${encodeURIComponent(`PLAY${middle}.Felis.Test.:25565`)}`;
-      if (wanted('by-host')) figures.byHost.set(size, await pair(`by-host ${size}`, { ...ours, path: byHostPath, headers: proxy }, { ...theirs, path: byHostPath, headers: proxy }));
-      if (size !== FLEET) return;
-      const statusPath = `/api/v1/internal/servers/s${middle}/status`;
-      if (wanted('status')) figures.status = await pair('internal status', { ...ours, path: statusPath, headers: proxy }, { ...theirs, path: statusPath, headers: proxy });
-      if (wanted('healthz')) figures.healthz = await pair('healthz', { ...ours, path: '/healthz', headers: {} }, { ...theirs, path: '/healthz', headers: {} });
-      const me = { Host: 'panel.felis.test', Cookie: felis.cookie! };
-      if (wanted('me')) figures.me = await pair('/me', { ...ours, port: felis.external!, path: '/api/v1/me', headers: me }, { ...theirs, path: '/healthz', headers: {} });
-      const hasJoinedPath = `/session/minecraft/hasJoined?username=Bench_Player&serverId=${'5f'.repeat(20)}&ip=203.0.113.7`;
-      if (wanted('hasJoined')) figures.hasJoined = await pair('hasJoined', { ...ours, path: hasJoinedPath, headers: {} }, { ...theirs, path: hasJoinedPath, headers: {} });
-    } finally {
-      await stop(felis);
-      await stop(bare);
-    }
+  say(`${KIND_LABEL[kind]}, ${size} servers: starting`);
+  const bare = await start(['bare', String(size)], env);
+  const felis = await start(['felis', kind, String(size)], env);
+  try {
+    const proxy = { Authorization: `Bearer ${BENCH_TOKEN}` };
+    const [ours, theirs] = [{ pid: felis.child.pid, port: felis.internal }, { pid: bare.child.pid, port: bare.internal }];
+    const middle = Math.floor(size / 2);
+    const byHostPath = `${BY_HOST_PREFIX}${encodeURIComponent(`PLAY${middle}.Felis.Test.:25565`)}`;
+    if (wanted('by-host')) figures.byHost.set(size, await pair(`by-host ${size}`, { ...ours, path: byHostPath, headers: proxy }, { ...theirs, path: byHostPath, headers: proxy }));
+    if (size !== FLEET) return;
+    const statusPath = `/api/v1/internal/servers/s${middle}/status`;
+    if (wanted('status')) figures.status = await pair('internal status', { ...ours, path: statusPath, headers: proxy }, { ...theirs, path: statusPath, headers: proxy });
+    if (wanted('healthz')) figures.healthz = await pair('healthz', { ...ours, path: '/healthz', headers: {} }, { ...theirs, path: '/healthz', headers: {} });
+    const me = { Host: 'panel.felis.test', Cookie: felis.cookie! };
+    if (wanted('me')) figures.me = await pair('/me', { ...ours, port: felis.external!, path: '/api/v1/me', headers: me }, { ...theirs, path: '/healthz', headers: {} });
+    const hasJoinedPath = `/session/minecraft/hasJoined?username=Bench_Player&serverId=${'5f'.repeat(20)}&ip=203.0.113.7`;
+    if (wanted('hasJoined')) figures.hasJoined = await pair('hasJoined', { ...ours, path: hasJoinedPath, headers: {} }, { ...theirs, path: hasJoinedPath, headers: {} });
+  } finally {
+    await stop(felis);
+    await stop(bare);
   }
 }
 
