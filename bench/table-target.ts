@@ -9,12 +9,18 @@
  *       BENCH_DATABASE_URL's PostgreSQL; one user signed in for /me.
  *   table-target.js bare <servers>
  *       the baseline: bare Hono routes on @hono/node-server (`/healthz`; by-host and status over
- *       the same simulated fleet's cache, looked up and answered with c.json, nothing else).
+ *       the same simulated fleet's cache, looked up and answered with c.json, nothing else;
+ *       hasJoined: the same outbound GET to the identity source, its profile answered with c.json).
+ *   table-target.js source
+ *       the identity source both ask for hasJoined: answers every hasJoined at once with a profile,
+ *       in a process of its own so that neither side's CPU figure carries it.
  *
- * Announces {"internal", "external", "cookie"} (bare: {"internal"}) on stdout once listening, and
- * exits on SIGTERM, dropping what it made (the data folder, the database).
+ * BENCH_SESSION_SOURCE (the source's URL) is the identity source of `felis` (SESSION_SOURCES) and
+ * of `bare`. Announces {"internal", "external", "cookie"} (bare, source: {"internal"}) on stdout
+ * once listening, and exits on SIGTERM, dropping what it made (the data folder, the database).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, createServer, get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -29,11 +35,14 @@ import { systemClock } from '../src/lib/clock.js';
 
 const [role, ...rest] = process.argv.slice(2);
 const kind = role === 'felis' ? rest[0] : undefined;
-const servers = Number(role === 'felis' ? rest[1] : rest[0]);
-if ((role !== 'felis' && role !== 'bare') || (role === 'felis' && kind !== 'pglite' && kind !== 'postgres') || !Number.isInteger(servers)) {
-  process.stderr.write('usage: table-target.js felis pglite|postgres SERVERS | bare SERVERS\n');
+const servers = role === 'source' ? 0 : Number(role === 'felis' ? rest[1] : rest[0]);
+if ((role !== 'felis' && role !== 'bare' && role !== 'source') || (role === 'felis' && kind !== 'pglite' && kind !== 'postgres') || !Number.isInteger(servers)) {
+  process.stderr.write('usage: table-target.js felis pglite|postgres SERVERS | bare SERVERS | source\n');
   process.exit(2);
 }
+const SESSION_SOURCE = process.env.BENCH_SESSION_SOURCE;
+/** The profile the stand-in identity source answers (a player with a skin, as Mojang's). */
+export const SOURCE_PROFILE_ID = '069a79f444e94726a5befca90e38aaf5';
 
 /** The fleet: `servers` simulated servers named s0…, subdomains play0… */
 function fleet(): SimulatedCluster {
@@ -52,7 +61,17 @@ process.once('SIGTERM', () => {
   })();
 });
 
-if (role === 'bare') {
+if (role === 'source') {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://source');
+    if (url.pathname !== '/session/minecraft/hasJoined') return void res.writeHead(404).end();
+    const body = JSON.stringify({ id: SOURCE_PROFILE_ID, name: url.searchParams.get('username'), properties: [{ name: 'textures', value: 'e30=', signature: 'c2ln' }] });
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(body);
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`${JSON.stringify({ internal: (server.address() as AddressInfo).port })}\n`));
+} else if (role === 'bare') {
+  const sourceAgent = new Agent({ keepAlive: true, scheduling: 'lifo' });
   const cluster = fleet();
   const cache = new ServerCache(cluster, 'felis.test');
   await cache.ready();
@@ -65,6 +84,24 @@ if (role === 'bare') {
     .get('/api/v1/internal/servers/:name/status', (c) => {
       const server = cache.get(c.req.param('name'));
       return server ? c.json(server.info) : c.json({ error: { code: 'not_found' } }, 404);
+    })
+    // The same outbound call as the service's verifier: a keep-alive GET to the source, its JSON
+    // profile read and answered; nothing else (no checks of the query, the profile or a bar list).
+    .get('/session/minecraft/hasJoined', async (c) => {
+      const url = new URL('/session/minecraft/hasJoined', SESSION_SOURCE);
+      for (const name of ['username', 'serverId', 'ip']) {
+        const value = c.req.query(name);
+        if (value !== undefined) url.searchParams.set(name, value);
+      }
+      const profile = await new Promise<unknown>((resolve, reject) => {
+        get(url, { agent: sourceAgent }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+          res.on('error', reject);
+        }).on('error', reject);
+      });
+      return c.json(profile as object);
     });
   honoServe({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) => {
     process.stdout.write(`${JSON.stringify({ internal: info.port })}\n`);
@@ -109,6 +146,7 @@ if (role === 'bare') {
     EXTERNAL_PORT: '0',
     INTERNAL_PORT: '0',
     LOG_LEVEL: 'info',
+    ...(SESSION_SOURCE ? { SESSION_SOURCES: JSON.stringify([{ name: 'bench', url: SESSION_SOURCE, primary: true }]) } : {}),
     ...(process.env.LOG_HOT_READS_SAMPLE ? { LOG_HOT_READS_SAMPLE: process.env.LOG_HOT_READS_SAMPLE } : {}),
   });
   // main.ts writes its lines to stdout through pino's asynchronous destination; here to /dev/null.

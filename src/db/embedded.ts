@@ -14,6 +14,11 @@ import { guardLogging, withTimeout, type Database, type DatabaseHandle, type Ope
 
 /** How long the thread may take to open the database (a large folder recovers its WAL first). */
 const START_TIMEOUT_MS = 60_000;
+/**
+ * How long a new folder's initdb may take: minutes of a loaded small machine's CPU (over 60 s on
+ * 2 cores at load 23, docs/notes/issue-46-hot-path-memory.md), and it runs once.
+ */
+const INITDB_TIMEOUT_MS = 300_000;
 /** How long a crashed thread is left before it is started again (a crash at start does not spin). */
 const RESTART_DELAY_MS = 250;
 /** The guard's probe: PGlite answers a `select 1` on the thread within this. */
@@ -70,7 +75,7 @@ class EmbeddedThread {
   }
 
   /** Resolves once the thread listens on its socket; rejects with why it could not. */
-  ready(): Promise<void> {
+  ready(timeoutMs = START_TIMEOUT_MS): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     let onMessage: ((message: { op?: string; message?: string; code?: string }) => void) | undefined;
     return new Promise<void>((resolve, reject) => {
@@ -80,7 +85,7 @@ class EmbeddedThread {
       };
       this.#worker.on('message', onMessage);
       void this.exited.then(() => reject(new EmbeddedDatabaseFailed('the embedded database thread stopped while opening')));
-      timer = setTimeout(() => reject(new EmbeddedDatabaseFailed(`the embedded database did not open within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+      timer = setTimeout(() => reject(new EmbeddedDatabaseFailed(`the embedded database did not open within ${timeoutMs} ms`)), timeoutMs);
     }).finally(() => {
       clearTimeout(timer);
       if (onMessage) this.#worker.off('message', onMessage);
@@ -102,16 +107,19 @@ class EmbeddedThread {
 }
 
 /**
- * A folder without a database yet is created (PGlite's initdb) on a thread of its own that is then
- * ended: the initdb grows PGlite's WebAssembly memory to several hundred MiB, which never shrinks
- * while its thread lives, and ending the thread returns it. The service's thread then opens the
- * made folder as on any restart (docs/notes/issue-29-speed.md: first start 579 -> ~470 MiB RSS).
+ * A folder without a database yet is created (PGlite's initdb) and migrated on a thread of its own
+ * that is then ended: the initdb and the migrations grow PGlite's WebAssembly memory to several
+ * hundred MiB, which never shrinks while its thread lives, and ending the thread returns it. The
+ * service's thread then opens the made folder as on any restart, its own migration finding nothing
+ * to do (docs/notes/issue-29-speed.md: first start 579 -> ~470 MiB RSS with the initdb moved;
+ * docs/notes/issue-46-hot-path-memory.md: the migrations moved too).
  */
 async function initializeFolder(dir: string | undefined, socket: string): Promise<void> {
   if (dir === undefined || existsSync(join(dir, 'PG_VERSION'))) return;
   const first = new EmbeddedThread(dir, socket);
   try {
-    await first.ready();
+    await first.ready(INITDB_TIMEOUT_MS);
+    await migratePostgres({ path: socket, onnotice: () => {}, connect_timeout: 3 });
     await withTimeout(first.ask('close'), 10_000, 'the embedded database');
   } finally {
     await first.terminate();

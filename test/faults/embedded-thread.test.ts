@@ -35,7 +35,7 @@ describe('the embedded database on its own thread', () => {
     const user = await createUser(deps);
     username = user.username;
     owner = await signIn(deps, { userId: user.id });
-  });
+  }, 180_000); // a new folder: initdb and migrations, minutes on a loaded 2-core machine (issue 46)
 
   afterAll(async () => {
     await database?.close();
