@@ -12,6 +12,7 @@ import { type CachedServer } from './cache.js';
 import { clusterCall } from './lookup.js';
 import { integerSetting, SERVER_SETTINGS, wakePolicyInForce } from './settings.js';
 import { takeWakeSlot } from './wake-slot.js';
+import { explicitStopSince, stopWords } from './stops.js';
 import type { ServersParts } from './cache.js';
 
 /** Serialises every start that needs a node slot, on every replica that shares the database. */
@@ -29,6 +30,11 @@ export interface Waker {
   privileged: boolean;
   /** The waker owns this server. */
   owns: boolean;
+  /**
+   * A start on someone's behalf (a scheduled run, a restart) asked for at this time: refused with
+   * 409 `conflict` when its owner or staff stopped the server explicitly since (servers/stops.ts).
+   */
+  unlessStoppedSince?: Date;
 }
 
 type StartDeps = Pick<Deps, 'database' | 'cluster' | 'clock' | 'config'> & ServersParts;
@@ -109,13 +115,21 @@ async function refuseOverRunningShare(tx: Queryable, deps: StartDeps, name: stri
 export async function startWithinCapacity(deps: StartDeps, server: CachedServer, who: Waker, actor: string): Promise<ServerResource> {
   const name = server.resource.spec.name;
   const db = deps.database.db;
-  if (holdsSlot(server.resource)) {
+  if (holdsSlot(server.resource) && !who.unlessStoppedSince) {
     await takeWakeSlot(db, deps.clock.now(), name);
     return clusterCall(name, () => deps.cluster.setDesiredState(name, 'Running'));
   }
   return db.transaction(async (tx) => {
     await lockForTransaction(tx, 'capacity');
     const now = deps.clock.now();
+    if (who.unlessStoppedSince) {
+      const stop = await explicitStopSince(tx, name, who.unlessStoppedSince);
+      if (stop) throw new DomainError('conflict', `${name} was stopped by ${stopWords(stop)} since; it is not started again.`);
+      if (holdsSlot(server.resource)) {
+        await takeWakeSlot(tx, now, name);
+        return clusterCall(name, () => deps.cluster.setDesiredState(name, 'Running'));
+      }
+    }
     if (!who.privileged && !who.owns) {
       const share = await integerSetting(tx, SERVER_SETTINGS.wakeSharePerPlayer);
       if ((await guestStartsOf(tx, deps, who.waker, now)) >= share) {

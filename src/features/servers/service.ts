@@ -17,6 +17,7 @@ import { clusterCall, requireServer } from './lookup.js';
 import { startWithinCapacity, type Waker } from './capacity.js';
 import { refuseRetiring, retiringOf } from './retirement.js';
 import { takeWakeSlot } from './wake-slot.js';
+import { recordExplicitStop } from './stops.js';
 import { refuseOnNodeInMaintenance } from './node-guard.js';
 import type { ServersParts } from './cache.js';
 
@@ -126,9 +127,10 @@ async function userMayWake(deps: Pick<Deps, 'database'>, server: CachedServer, u
   return linkedIdentityOnWakeAllowlist(deps.database.db, server.resource.spec.name, userId);
 }
 
-export async function stopFromPanel(deps: Pick<Deps, 'database' | 'cluster' | 'config'> & ServersParts, name: string, session: SessionContext): Promise<void> {
+export async function stopFromPanel(deps: Pick<Deps, 'database' | 'cluster' | 'config' | 'clock'> & ServersParts, name: string, session: SessionContext): Promise<void> {
   await requireServer(deps, name);
   await assertOwnerOrStaff(deps, name, session, 'stop it');
+  await recordExplicitStop(deps, name, session.userId, 'stop');
   await clusterCall(name, () => deps.cluster.setDesiredState(name, 'Stopped'));
 }
 
