@@ -10,7 +10,7 @@ import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { testWorlds, useTempDir, worldManifest } from '../../../test/helpers/worlds.js';
 import { SimulatedCluster } from '../../adapters/cluster/simulated.js';
 import { moveClaimName } from '../../adapters/cluster/world-volumes.js';
-import { serverMoves } from '../../db/schema/nodes.js';
+import { nodeTasks, serverMoves } from '../../db/schema/nodes.js';
 import { worldBackups } from '../../db/schema/worlds.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
@@ -196,6 +196,25 @@ describe('moving a world between node-local volumes (simulated cluster)', () => 
     await expectOnTarget(name, move.id, folder, before);
     expect((await post(`/api/v1/servers/${name}/wake`)).status).toBe(202);
     expect(cluster.server(name)?.status.node).toBe('sim-node-2');
+  });
+
+  it('a target cordoned while the world is copied fails the move at the switch, and a node under maintenance is refused as a target (issue 43 item 5)', async () => {
+    const { name, folder, before } = await stoppedWorld();
+    const move = await beginMove(deps, session, name, 'sim-node-2', undefined, {
+      checkpoint: async (at) => {
+        if (at === 'restoring') await cluster.nodes.setUnschedulable('sim-node-2', true);
+      },
+    });
+    expect(await settled(move.id)).toMatchObject({ state: 'failed', stage: 'switching', switched: false, error: expect.stringContaining('sim-node-2') });
+    await expectOnSource(name, folder, before);
+
+    // A node whose last task took it out of service (a cordon that failed, here) takes no world.
+    const now = deps.clock.now();
+    await deps.database.db.insert(nodeTasks).values({ id: 'task-1', action: 'cordon', node: 'sim-node-3', request: {}, actor: session.userId, state: 'failed', stage: 'cordoning', startedAt: now, finishedAt: now });
+    const other = await stoppedWorld();
+    const refused = await post(MOVES(other.name), { targetNode: 'sim-node-3' });
+    expect(refused.status).toBe(400);
+    expect((await errorOf(refused)).code).toBe('bad_node');
   });
 
   it('an archive that no longer matches its sha-256 fails the restore, the server stays on its source, and a retry archives again', async () => {

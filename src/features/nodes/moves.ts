@@ -63,6 +63,17 @@ async function requireTarget(deps: MoveDeps, target: string): Promise<void> {
   if (!node || !node.approved || !node.ready || node.unschedulable) {
     throw new DomainError('bad_node', `${target} is not a ready, approved game node in service.`);
   }
+  // A node whose last task (other than an approval) took it out of service (GET /nodes'
+  // `maintenance`), a failed cordon or drain included, takes no world until a return succeeds.
+  const [decisive] = await deps.database.db
+    .select({ action: nodeTasks.action, state: nodeTasks.state })
+    .from(nodeTasks)
+    .where(and(eq(nodeTasks.node, target), ne(nodeTasks.action, 'approve')))
+    .orderBy(desc(nodeTasks.startedAt))
+    .limit(1);
+  if (decisive && !(decisive.action === 'return' && decisive.state === 'succeeded')) {
+    throw new DomainError('bad_node', `${target} is under maintenance (its last task: ${decisive.action}, ${decisive.state}).`);
+  }
 }
 
 /** A move's preconditions: the server stopped (409 migration_busy, as the original) and the target usable. */
@@ -142,6 +153,10 @@ async function advance(deps: MoveDeps, row: MoveRow, checkpoint?: MoveCheckpoint
       await step('stopped', () => requireStopped(deps, row.server));
       if (volumes) await copyWorld(deps, volumes, current, step, note);
       await step('switching', async () => {
+        // The target may have been cordoned, drained or removed while the world was copied: it is
+        // checked again at the one step that commits, and the server stays whole on its source.
+        await refuseDuringNodeTask(deps);
+        await requireTarget(deps, row.targetNode);
         if (volumes) await volumes.switchTo(row.server, { claim: current.targetVolume!, node: row.targetNode });
         else await nodes.placeServer(row.server, row.targetNode);
         return { switched: true };
