@@ -8,9 +8,11 @@ export const SCHEDULE_ACTIONS = ['command', 'restart', 'stop', 'start', 'backup'
 /**
  * The step of a run in progress: `claimed` while its first step runs, `stopping` until the server is
  * down, `backing_up` while the world job runs, `starting` until it is wanted running again,
- * `restarting` while the servers feature restarts it. Null when no run is in progress.
+ * `restarting` while the servers feature restarts it; `queued` while another run on the same server
+ * is in progress (runs on one server go one at a time, in the order they fell due, then by
+ * schedule id). Null when no run is in progress.
  */
-export const RUN_STATES = ['claimed', 'stopping', 'backing_up', 'starting', 'restarting'] as const;
+export const RUN_STATES = ['claimed', 'stopping', 'backing_up', 'starting', 'restarting', 'queued'] as const;
 /** How a run ended. `missed`: every replica was down past the grace, so the run was not made. */
 export const RUN_RESULTS = ['ok', 'skipped', 'failed', 'missed'] as const;
 

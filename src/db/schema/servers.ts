@@ -109,3 +109,17 @@ export const serverRestarts = pgTable(
   },
   (t) => [uniqueIndex('server_restarts_active_idx').on(t.serverName).where(sql`state in ('stopping', 'starting')`)],
 );
+
+/**
+ * The last explicit stop of a server by its owner or staff (the panel's stop, the emergency stop).
+ * A start made on someone's behalf (a scheduled run starting the server again after its backup, a
+ * restart's start) is refused when an explicit stop came after it was asked for: the stop is never
+ * undone. Written under the capacity lock, where those starts check it (servers/capacity.ts).
+ */
+export const serverStops = pgTable('server_stops', {
+  serverName: text('server_name').primaryKey(),
+  stoppedAt: at('stopped_at').notNull(),
+  stoppedBy: text('stopped_by').notNull(),
+  /** `stop` or `emergency_stop`. */
+  kind: text('kind').notNull(),
+});

@@ -10,13 +10,13 @@ import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { testWorlds, useTempDir, worldManifest } from '../../../test/helpers/worlds.js';
 import { SimulatedCluster } from '../../adapters/cluster/simulated.js';
 import { moveClaimName } from '../../adapters/cluster/world-volumes.js';
-import { serverMoves } from '../../db/schema/nodes.js';
+import { nodeTasks, serverMoves } from '../../db/schema/nodes.js';
 import { worldBackups } from '../../db/schema/worlds.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
-import { LOCK_LEASE_MS } from '../worlds/jobs/lock.js';
+import { LOCK_LEASE_MS, sweepFreeLocks } from '../worlds/jobs/lock.js';
 import { startBackup } from '../worlds/index.js';
-import { beginMove, MOVE_STAGES, MoveInterrupted, retryMove, type MoveStage } from './moves.js';
+import { beginMove, failAbandonedMoves, MOVE_STAGES, MoveInterrupted, retryMove, type MoveStage } from './moves.js';
 
 const MOVES = (name: string) => `/api/v1/servers/${name}/migrations`;
 
@@ -165,6 +165,56 @@ describe('moving a world between node-local volumes (simulated cluster)', () => 
       expect(await settled(move.id)).toMatchObject({ state: 'succeeded', stage: 'succeeded', switched: true, attempt: 1 });
       await expectOnTarget(name, move.id, folder, before);
     });
+  });
+
+  it('a move whose runner died is marked failed before a wake may start the server, even once its world lock was swept (issue 43 item 6)', async () => {
+    const { name, folder, before } = await stoppedWorld();
+    const move = await beginMove(deps, session, name, 'sim-node-2', undefined, {
+      checkpoint: (at) => {
+        if (at === 'restoring') throw new MoveInterrupted('killed');
+      },
+    });
+    expect(await settled(move.id)).toMatchObject({ state: 'running', stage: 'restoring', switched: false });
+    // The runner's lock lapses and is swept (as the sweep on its replica's death does at once).
+    deps.clock.advance(LOCK_LEASE_MS + 1_000);
+    expect(await sweepFreeLocks(deps.database.db, deps.clock.now())).toHaveLength(1);
+
+    // Still "running": the server is not woken on its source meanwhile.
+    const early = await post(`/api/v1/servers/${name}/wake`);
+    expect(early.status).toBe(409);
+    expect((await errorOf(early)).code).toBe('maintenance_in_progress');
+    expect(cluster.server(name)?.spec.desiredState).toBe('Stopped');
+
+    // The round on any replica marks it failed, saying where it stopped; the server is whole on its source.
+    expect(await failAbandonedMoves(deps)).toBe(1);
+    expect(await failAbandonedMoves(deps)).toBe(0);
+    expect(await settled(move.id)).toMatchObject({ state: 'failed', error: expect.stringContaining('ended at the restoring step') });
+    await expectOnSource(name, folder, before);
+    const retried = await post(`${MOVES(name)}/${move.id}/retry`);
+    expect(retried.status).toBe(202);
+    expect(await settled(move.id)).toMatchObject({ state: 'succeeded', attempt: 1 });
+    await expectOnTarget(name, move.id, folder, before);
+    expect((await post(`/api/v1/servers/${name}/wake`)).status).toBe(202);
+    expect(cluster.server(name)?.status.node).toBe('sim-node-2');
+  });
+
+  it('a target cordoned while the world is copied fails the move at the switch, and a node under maintenance is refused as a target (issue 43 item 5)', async () => {
+    const { name, folder, before } = await stoppedWorld();
+    const move = await beginMove(deps, session, name, 'sim-node-2', undefined, {
+      checkpoint: async (at) => {
+        if (at === 'restoring') await cluster.nodes.setUnschedulable('sim-node-2', true);
+      },
+    });
+    expect(await settled(move.id)).toMatchObject({ state: 'failed', stage: 'switching', switched: false, error: expect.stringContaining('sim-node-2') });
+    await expectOnSource(name, folder, before);
+
+    // A node whose last task took it out of service (a cordon that failed, here) takes no world.
+    const now = deps.clock.now();
+    await deps.database.db.insert(nodeTasks).values({ id: 'task-1', action: 'cordon', node: 'sim-node-3', request: {}, actor: session.userId, state: 'failed', stage: 'cordoning', startedAt: now, finishedAt: now });
+    const other = await stoppedWorld();
+    const refused = await post(MOVES(other.name), { targetNode: 'sim-node-3' });
+    expect(refused.status).toBe(400);
+    expect((await errorOf(refused)).code).toBe('bad_node');
   });
 
   it('an archive that no longer matches its sha-256 fails the restore, the server stays on its source, and a retry archives again', async () => {

@@ -13,7 +13,7 @@ import { nodeCacheOf } from './cache.js';
 import { clusterNodes } from './service.js';
 import type { ServersParts } from '../servers/index.js';
 
-type MoveDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'random'> & JobDeps & ServersParts;
+export type MoveDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'random'> & JobDeps & ServersParts;
 type MoveRow = typeof serverMoves.$inferSelect;
 
 export function toMoveView(row: MoveRow) {
@@ -62,6 +62,17 @@ async function requireTarget(deps: MoveDeps, target: string): Promise<void> {
   const node = cache.get(target);
   if (!node || !node.approved || !node.ready || node.unschedulable) {
     throw new DomainError('bad_node', `${target} is not a ready, approved game node in service.`);
+  }
+  // A node whose last task (other than an approval) took it out of service (GET /nodes'
+  // `maintenance`), a failed cordon or drain included, takes no world until a return succeeds.
+  const [decisive] = await deps.database.db
+    .select({ action: nodeTasks.action, state: nodeTasks.state })
+    .from(nodeTasks)
+    .where(and(eq(nodeTasks.node, target), ne(nodeTasks.action, 'approve')))
+    .orderBy(desc(nodeTasks.startedAt))
+    .limit(1);
+  if (decisive && !(decisive.action === 'return' && decisive.state === 'succeeded')) {
+    throw new DomainError('bad_node', `${target} is under maintenance (its last task: ${decisive.action}, ${decisive.state}).`);
   }
 }
 
@@ -142,6 +153,10 @@ async function advance(deps: MoveDeps, row: MoveRow, checkpoint?: MoveCheckpoint
       await step('stopped', () => requireStopped(deps, row.server));
       if (volumes) await copyWorld(deps, volumes, current, step, note);
       await step('switching', async () => {
+        // The target may have been cordoned, drained or removed while the world was copied: it is
+        // checked again at the one step that commits, and the server stays whole on its source.
+        await refuseDuringNodeTask(deps);
+        await requireTarget(deps, row.targetNode);
         if (volumes) await volumes.switchTo(row.server, { claim: current.targetVolume!, node: row.targetNode });
         else await nodes.placeServer(row.server, row.targetNode);
         return { switched: true };
@@ -267,6 +282,36 @@ export async function latestMove(deps: MoveDeps, server: string, id: string | un
  */
 async function abandoned(deps: MoveDeps, row: MoveRow): Promise<boolean> {
   return row.state === 'running' && !(await heldFresh(deps.database.db, deps.clock.now(), row.server, lockHolder(row), deadLockTakers(deps)));
+}
+
+/** How often every replica looks for moves whose runner died. */
+export const ABANDONED_MOVES_INTERVAL_MS = 5_000;
+
+/**
+ * Marks failed every move whose runner died mid-step (its attempt's world lock lapsed, or the
+ * replica that took it is among the dead ones its heartbeat watch saw), so that it never stays
+ * `running` for good: until then the server's wake is refused (servers' `inMaintenance` reads the
+ * running moves), and after it `retry` or a new move may run. Before the switch the server is whole
+ * on its source; after it, it runs from its target and a retry only releases the old volume.
+ * Conditional on the attempt, so a retry that took the move meanwhile is left alone.
+ */
+export async function failAbandonedMoves(deps: MoveDeps): Promise<number> {
+  const db = deps.database.db;
+  const running = await db.select().from(serverMoves).where(eq(serverMoves.state, 'running'));
+  let failed = 0;
+  for (const row of running) {
+    if (!(await abandoned(deps, row))) continue;
+    const where = row.switched ? 'it runs from its target node; a retry releases the old volume' : 'the server stays whole on its source node';
+    const [marked] = await db
+      .update(serverMoves)
+      .set({ state: 'failed', error: `the process running this move ended at the ${row.stage} step; ${where}`, updatedAt: deps.clock.now() })
+      .where(and(eq(serverMoves.id, row.id), eq(serverMoves.state, 'running'), eq(serverMoves.attempt, row.attempt)))
+      .returning({ id: serverMoves.id });
+    if (!marked) continue;
+    failed += 1;
+    deps.log.warn({ server: row.server, move: row.id, stage: row.stage }, `a server move whose runner died is marked failed; ${where}`);
+  }
+  return failed;
 }
 
 export async function retryMove(deps: MoveDeps, session: SessionContext, server: string, id: string, requestId: string | undefined, options: MoveOptions = {}) {

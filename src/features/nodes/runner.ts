@@ -1,4 +1,5 @@
 import { eq, sql } from 'drizzle-orm';
+import { ABANDONED_MOVES_INTERVAL_MS, failAbandonedMoves, type MoveDeps } from './moves.js';
 import { backgroundLoop, holdLease, LEASE_KEYS, releaseLease, takeLease, type BackgroundTask } from '../../coordination/index.js';
 import { nodeTasks } from '../../db/schema/nodes.js';
 import type { Deps } from '../../deps.js';
@@ -173,18 +174,37 @@ async function drain(deps: RunDeps, id: string, node: string, deadline: number):
   await note(deps, id, `released ${servers.length} world volume(s)`);
 }
 
-/** Finds running tasks whose replica died and runs them here (the task's lease decides who). */
-export function nodeTasksRecovery(deps: RunDeps): BackgroundTask {
-  return backgroundLoop(
-    { db: deps.database.db, clock: deps.clock, log: deps.log, replica: deps.replica },
-    {
-      name: 'node-tasks',
-      replicas: 'every',
-      intervalMs: RECOVERY_INTERVAL_MS,
-      round: async () => {
-        const running = await deps.database.db.select({ id: nodeTasks.id }).from(nodeTasks).where(eq(nodeTasks.state, 'running'));
-        for (const { id } of running) await runNodeTask(deps, id);
-      },
+/**
+ * Finds running tasks whose replica died and runs them here (the task's lease decides who), and
+ * marks failed the server moves whose runner died (moves.ts, every 5 s: a wake waits for it).
+ */
+export function nodeTasksRecovery(deps: RunDeps & MoveDeps): BackgroundTask {
+  const loopDeps = { db: deps.database.db, clock: deps.clock, log: deps.log, replica: deps.replica };
+  const tasks = backgroundLoop(loopDeps, {
+    name: 'node-tasks',
+    replicas: 'every',
+    intervalMs: RECOVERY_INTERVAL_MS,
+    round: async () => {
+      const running = await deps.database.db.select({ id: nodeTasks.id }).from(nodeTasks).where(eq(nodeTasks.state, 'running'));
+      for (const { id } of running) await runNodeTask(deps, id);
     },
-  );
+  });
+  const moves = backgroundLoop(loopDeps, {
+    name: 'abandoned-moves',
+    replicas: 'every',
+    intervalMs: ABANDONED_MOVES_INTERVAL_MS,
+    round: async () => {
+      await failAbandonedMoves(deps);
+    },
+  });
+  return {
+    name: 'node-tasks',
+    start() {
+      tasks.start();
+      moves.start();
+    },
+    async stop() {
+      await Promise.all([tasks.stop(), moves.stop()]);
+    },
+  };
 }

@@ -61,7 +61,7 @@ export const NodeSchema = z
     servers: z.array(z.string()),
     /** Servers on the node that hold a slot (desired running, or not yet stopped). */
     running: z.number().int(),
-    /** The running cap of each node (setting node_server_cap). */
+    /** The running cap of each node in force: the saved wake policy's, else the setting node_server_cap; 0 is no cap. */
     cap: z.number().int(),
     /** The node's last node-control task is running, or left it out of service. */
     maintenance: z.boolean(),

@@ -8,7 +8,7 @@ import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
 import { requireReauth, uniqueViolation } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
-import { holdsSlot, integerSetting, SERVER_SETTINGS, syncedCache } from '../servers/index.js';
+import { holdsSlot, syncedCache, wakePolicyInForce } from '../servers/index.js';
 import { nodeCacheOf, type NodeCache } from './cache.js';
 import { runNodeTask } from './runner.js';
 import type { NodeTaskRequest, NodeTaskView } from './schema.js';
@@ -67,7 +67,7 @@ export async function listNodes(deps: NodeDeps) {
   const [nodes, servers] = await Promise.all([syncedNodes(deps), syncedCache(deps)]);
   const db = deps.database.db;
   const [cap, recent] = await Promise.all([
-    integerSetting(db, SERVER_SETTINGS.nodeServerCap),
+    wakePolicyInForce(db).then((policy) => policy.maxRunningServers),
     db.select().from(nodeTasks).orderBy(desc(nodeTasks.startedAt)).limit(LISTED_TASKS),
   ]);
   const all = [...servers.all()].filter((s) => !s.system);

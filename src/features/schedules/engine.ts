@@ -1,5 +1,5 @@
-import { and, eq, isNotNull, isNull, lte, ne, or } from 'drizzle-orm';
-import { backgroundLoop, type BackgroundTask } from '../../coordination/index.js';
+import { and, asc, eq, isNotNull, isNull, lte, ne, or } from 'drizzle-orm';
+import { backgroundLoop, lockForTransaction, type BackgroundTask } from '../../coordination/index.js';
 import { serverSchedules, RUN_STATES } from '../../db/schema/schedules.js';
 import { worldJobs } from '../../db/schema/worlds.js';
 import type { Deps } from '../../deps.js';
@@ -8,7 +8,7 @@ import { writeAudit } from '../audit/index.js';
 import { countScheduleRun } from '../fleet/index.js';
 import { raiseEvent } from '../notifications/index.js';
 import { rconCommand } from '../console/index.js';
-import { beginRestart, inMaintenance, ownerOf, restartOf, startWithinCapacity, type CachedServer } from '../servers/index.js';
+import { beginRestart, explicitStopSince, inMaintenance, ownerOf, restartOf, startWithinCapacity, stopWords, type CachedServer, type EndedRestart } from '../servers/index.js';
 import { pruneScheduledBackups, startBackup } from '../worlds/index.js';
 import { nextRun } from './next-run.js';
 import { warningLine } from './rules.js';
@@ -29,6 +29,14 @@ import type { ServersParts } from '../servers/index.js';
  * - the missed-run rule: a run found due more than SCHEDULE_MISS_GRACE_MINUTES late (every replica
  *   was down at its time) is not made: it is recorded `missed` and the schedule moves on to its
  *   next time, so a restart never lands hours after its time. Within the grace it runs late.
+ * - runs on one server go one at a time: a run that falls due while another run on its server is in
+ *   progress is claimed as `queued` (so it is made once, and never counted missed for the wait), and
+ *   begins when the run before it ends, on the replica that ended it: in the order they fell due,
+ *   then by schedule id (so same-minute schedules run in the order they were made);
+ * - a restart run ends when its restart does (the servers feature tells the replica that ended
+ *   it, `onRestartEnded`), not a round later;
+ * - an explicit stop (the panel's stop, the emergency stop) during a run stands: a run that stopped
+ *   the server to take its backup does not start it again, and says so.
  * A backup never fights a restore, backup or file write holding the world: its step waits for the
  * world (up to STEP_WAIT_MS) and records why when it gives up; a start or restart that finds the
  * world held records why it did not run.
@@ -53,29 +61,69 @@ const SCHEDULER = 'scheduler';
 const idle = isNull(serverSchedules.runState);
 const withId = (id: number) => eq(serverSchedules.id, id);
 
-/** Claims a run: the due run `due` of an enabled schedule (moving it on to `next`), or with `due` undefined a run on request. */
+/**
+ * Claims a run: the due run `due` of an enabled schedule (moving it on to `next`), or with `due`
+ * undefined a run on request. Under the server's schedules lock: when another run on the server is
+ * in progress, the run is claimed `queued` (its `last_run_at` the time it fell due, its place in
+ * the queue); otherwise `claimed`, and the caller begins it.
+ */
 export async function claimRun(deps: EngineDeps, row: ScheduleRow, replica: string, due?: Date): Promise<ScheduleRow | undefined> {
   const now = deps.clock.now();
   const where = due
     ? and(withId(row.id), idle, eq(serverSchedules.enabled, true), eq(serverSchedules.nextRunAt, due))
     : and(withId(row.id), idle);
   const next = due ? (nextRun(row, now) ?? null) : undefined;
-  const [claimed] = await deps.database.db
-    .update(serverSchedules)
-    .set({
-      runState: 'claimed',
-      runHolder: replica,
-      runStepAt: now,
-      runResume: false,
-      runRef: null,
-      lastRunAt: now,
-      lastResult: null,
-      lastDetail: null,
-      ...(next !== undefined ? { nextRunAt: next } : {}),
-    })
-    .where(where)
-    .returning();
-  return claimed;
+  return deps.database.db.transaction(async (tx) => {
+    await lockForTransaction(tx, { scope: 'schedules', serverName: row.serverName });
+    const [busy] = await tx
+      .select({ id: serverSchedules.id })
+      .from(serverSchedules)
+      .where(and(eq(serverSchedules.serverName, row.serverName), isNotNull(serverSchedules.runState), ne(serverSchedules.id, row.id)))
+      .limit(1);
+    const [claimed] = await tx
+      .update(serverSchedules)
+      .set({
+        runState: busy ? 'queued' : 'claimed',
+        runHolder: replica,
+        runStepAt: now,
+        runResume: false,
+        runRef: null,
+        lastRunAt: busy ? (due ?? now) : now,
+        lastResult: null,
+        lastDetail: null,
+        ...(next !== undefined ? { nextRunAt: next } : {}),
+      })
+      .where(where)
+      .returning();
+    return claimed;
+  });
+}
+
+/**
+ * Begins the first queued run of a server once no other run on it is in progress (the one before
+ * it just ended). A replica that dies between the two leaves the queued row, which the next round
+ * begins.
+ */
+async function beginNextQueued(deps: EngineDeps, serverName: string): Promise<void> {
+  const next = await deps.database.db.transaction(async (tx) => {
+    await lockForTransaction(tx, { scope: 'schedules', serverName });
+    const rows = await tx
+      .select()
+      .from(serverSchedules)
+      .where(and(eq(serverSchedules.serverName, serverName), isNotNull(serverSchedules.runState)))
+      .orderBy(asc(serverSchedules.lastRunAt), asc(serverSchedules.id));
+    if (rows.some((r) => r.runState !== 'queued')) return undefined;
+    const [first] = rows;
+    if (!first) return undefined;
+    const now = deps.clock.now();
+    const [begun] = await tx
+      .update(serverSchedules)
+      .set({ runState: 'claimed', runHolder: deps.replica, runStepAt: now, lastRunAt: now })
+      .where(and(withId(first.id), eq(serverSchedules.runState, 'queued')))
+      .returning();
+    return begun;
+  });
+  if (next) await beginRun(deps, next);
 }
 
 /** Moves a run from step `from` to `to`; false when another replica moved it first. */
@@ -122,7 +170,9 @@ async function finish(deps: EngineDeps, row: ScheduleRow, from: RunState, result
     }
     return true;
   });
-  if (ended) countScheduleRun(deps, result);
+  if (!ended) return;
+  countScheduleRun(deps, result);
+  await beginNextQueued(deps, row.serverName);
 }
 
 const reason = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -130,14 +180,17 @@ const reason = (err: unknown) => (err instanceof Error ? err.message : String(er
 /** A refusal of a start that may clear by itself (the run waits for it). */
 const waitable = (err: unknown) => err instanceof DomainError && ['at_capacity', 'cooldown', 'maintenance_in_progress', 'unavailable'].includes(err.code);
 
-/** Starts the server for a run: the wake path of its owner. */
-async function startForRun(deps: EngineDeps, server: CachedServer): Promise<void> {
+/**
+ * Starts the server for a run: the wake path of its owner. With `since` (the run's start), a
+ * start that would undo an explicit stop made since is refused (servers/stops.ts).
+ */
+async function startForRun(deps: EngineDeps, server: CachedServer, since?: Date): Promise<void> {
   const name = server.resource.spec.name;
   if (await inMaintenance(deps.database.db, name)) {
     throw new DomainError('maintenance_in_progress', 'the world is held by a restore, backup or file write');
   }
   const owner = await ownerOf(deps.database.db, name);
-  await startWithinCapacity(deps, server, { waker: owner ?? SCHEDULER, privileged: true, owns: owner !== undefined }, SCHEDULER);
+  await startWithinCapacity(deps, server, { waker: owner ?? SCHEDULER, privileged: true, owns: owner !== undefined, unlessStoppedSince: since }, SCHEDULER);
 }
 
 /** Takes the first step of a run just claimed (`claimed`). */
@@ -211,6 +264,7 @@ export async function advanceRun(deps: EngineDeps, row: ScheduleRow): Promise<vo
     if (waited < CLAIMED_STALE_MS) return; // its first step is running now, on some replica
     return finish(deps, row, 'claimed', 'failed', 'the replica running this run stopped in the middle of its first step; it was not run again');
   }
+  if (state === 'queued') return beginNextQueued(deps, row.serverName);
   if (state === 'restarting') return advanceRestarting(deps, row);
   const server = deps.serverCache.get(row.serverName);
   if (!server) return finish(deps, row, state!, 'skipped', 'the server no longer exists');
@@ -269,14 +323,32 @@ async function advanceBackingUp(deps: EngineDeps, row: ScheduleRow, waited: numb
 }
 
 async function advanceStarting(deps: EngineDeps, row: ScheduleRow, server: CachedServer, waited: number): Promise<void> {
+  const prior = row.lastResult === 'failed' && row.lastDetail ? `${row.lastDetail}; ` : '';
+  const result = row.lastResult === 'failed' ? 'failed' : 'ok';
+  // The run stopped the server; an explicit stop since (its owner's, an emergency stop) stands.
+  const since = row.lastRunAt ?? row.runStepAt ?? deps.clock.now();
+  const stoppedSince = async () => {
+    const stop = await explicitStopSince(deps.database.db, row.serverName, since);
+    return stop && finish(deps, row, 'starting', result, `${prior}the server was not started again: ${stopWords(stop)} during the run stands`);
+  };
+  if (await stoppedSince()) return;
   try {
-    if (server.resource.spec.desiredState !== 'Running') await startForRun(deps, server);
+    if (server.resource.spec.desiredState !== 'Running') await startForRun(deps, server, since);
   } catch (err) {
+    if (err instanceof DomainError && err.code === 'conflict' && (await stoppedSince())) return;
     if (waitable(err) && waited < STEP_WAIT_MS) return;
-    const prior = row.lastResult === 'failed' && row.lastDetail ? `${row.lastDetail}; ` : '';
     return finish(deps, row, 'starting', 'failed', `${prior}could not start the server again: ${reason(err)}`);
   }
-  return finish(deps, row, 'starting', row.lastResult === 'failed' ? 'failed' : 'ok', row.lastDetail ?? '');
+  return finish(deps, row, 'starting', result, row.lastDetail ?? '');
+}
+
+/** A restart ended: the run that asked for it ends with it, on the replica that ended the restart. */
+async function restartEnded(deps: EngineDeps, restart: EndedRestart): Promise<void> {
+  const rows = await deps.database.db
+    .select()
+    .from(serverSchedules)
+    .where(and(eq(serverSchedules.serverName, restart.serverName), eq(serverSchedules.runState, 'restarting'), eq(serverSchedules.runRef, restart.id)));
+  for (const row of rows) await advanceRestarting(deps, row);
 }
 
 /** Tells the players a restart, stop or backup is coming, once per run, when its warning time has come. */
@@ -326,7 +398,7 @@ async function tickSchedule(deps: EngineDeps, row: ScheduleRow, replica: string,
     return;
   }
   const claimed = await claimRun(deps, row, replica, due);
-  if (claimed) await beginRun(deps, claimed);
+  if (claimed?.runState === 'claimed') await beginRun(deps, claimed);
 }
 
 /** One round: every schedule due (or warning) soon and every run in progress. One failure never holds up the rest. */
@@ -359,8 +431,32 @@ export async function tickSchedules(deps: EngineDeps, replica: string): Promise<
  * at most once a minute: SCHEDULE_TICK_SECONDS below 60 only makes a replica ask sooner.
  */
 export function schedulesTask(deps: EngineDeps, replica: string): BackgroundTask {
-  return backgroundLoop(
+  const loop = backgroundLoop(
     { db: deps.database.db, clock: deps.clock, log: deps.log, replica },
     { name: 'schedules', replicas: 'one', intervalMs: deps.config.scheduleTickSeconds * 1000, firstAfterMs: 2_000, round: () => tickSchedules(deps, replica) },
   );
+  let unsubscribe: (() => void) | undefined;
+  return {
+    name: loop.name,
+    start() {
+      unsubscribe ??= followRestarts(deps);
+      loop.start();
+    },
+    async stop() {
+      unsubscribe?.();
+      unsubscribe = undefined;
+      await loop.stop();
+    },
+  };
+}
+
+/** Ends restart runs as their restarts end (on every replica: whichever ends a restart tells its own listener). */
+export function followRestarts(deps: EngineDeps): () => void {
+  return deps.serverCache.onRestartEnded(async (restart) => {
+    try {
+      await restartEnded(deps, restart);
+    } catch (err) {
+      deps.log.warn({ err, server: restart.serverName, restart: restart.id }, 'a restart run could not be ended with its restart; the next round ends it');
+    }
+  });
 }

@@ -4,4 +4,4 @@
  * the replicas.
  */
 export { scheduleRoutes } from './routes.js';
-export { schedulesTask, tickSchedules } from './engine.js';
+export { followRestarts, schedulesTask, tickSchedules } from './engine.js';

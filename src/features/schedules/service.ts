@@ -113,7 +113,8 @@ export async function deleteSchedule(deps: EngineDeps, name: string, id: number,
 
 /**
  * Runs a schedule now, without the players' warning; its next scheduled run stays where it is.
- * Claimed like a due run (409 schedule_running when a run is in progress, on any replica); the
+ * Claimed like a due run (409 schedule_running when a run is in progress, on any replica; queued
+ * behind another schedule's run on the server); the
  * answer is the schedule after the run's first step, and a restart or backup goes on in the rounds.
  */
 export async function runScheduleNow(deps: EngineDeps, name: string, id: number, caller: ScheduleCaller): Promise<ScheduleRow> {
@@ -125,6 +126,7 @@ export async function runScheduleNow(deps: EngineDeps, name: string, id: number,
   const claimed = await claimRun(deps, row, deps.replica);
   if (!claimed) throw running();
   await audit(deps, caller, 'schedule.run_now', claimed);
-  await beginRun(deps, claimed);
+  // Another run on the server is in progress: this one is queued behind it (run_state `queued`).
+  if (claimed.runState === 'claimed') await beginRun(deps, claimed);
   return scheduleOf(deps, name, id);
 }

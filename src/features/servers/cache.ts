@@ -18,6 +18,15 @@ const RELIST_DELAY_MS = 1_000;
 /** A change the cache took in: the resource before (undefined: new) and after (undefined: deleted). */
 export type ServerChangeListener = (before: ServerResource | undefined, after: ServerResource | undefined) => void;
 
+/** A restart that ended: `server_restarts`' id, server and outcome. */
+export interface EndedRestart {
+  id: string;
+  serverName: string;
+  state: 'done' | 'failed';
+  detail: string | null;
+}
+export type RestartEndedListener = (restart: EndedRestart) => Promise<void>;
+
 /**
  * The server resources as the cluster's watch last reported them: the proxy's hot calls are answered
  * from here, never by a cluster round trip. List once, then watch from the list's version; when the
@@ -36,6 +45,7 @@ export class ServerCache {
   #relisting = false;
   readonly #desiredStateListeners = new Set<(name: string) => void>();
   readonly #changeListeners = new Set<ServerChangeListener>();
+  readonly #restartEndedListeners = new Set<RestartEndedListener>();
 
   constructor(cluster: ClusterAdapter, rootDomain: string | undefined) {
     this.#cluster = cluster;
@@ -85,6 +95,22 @@ export class ServerCache {
   onChange(listener: ServerChangeListener): () => void {
     this.#changeListeners.add(listener);
     return () => this.#changeListeners.delete(listener);
+  }
+
+  /**
+   * Calls `listener` when a restart this process moved ends (done or failed, an emergency stop's
+   * end included), with the restart's row: a schedule that asked for it finishes its run then,
+   * on whichever replica ended the restart, not a polling round later. Returns the function that
+   * stops the calls. (The servers feature's one in-process event besides the watch's.)
+   */
+  onRestartEnded(listener: RestartEndedListener): () => void {
+    this.#restartEndedListeners.add(listener);
+    return () => this.#restartEndedListeners.delete(listener);
+  }
+
+  /** Tells the listeners a restart ended; a listener's failure is its own (each catches and logs). */
+  async restartEnded(restart: EndedRestart): Promise<void> {
+    await Promise.allSettled([...this.#restartEndedListeners].map((listener) => listener(restart)));
   }
 
   get(name: string): CachedServer | undefined {

@@ -1,5 +1,5 @@
 import { lockForTransaction } from '../../coordination/index.js';
-import { and, asc, eq, inArray, isNull, ne } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, lt, ne } from 'drizzle-orm';
 import type { ServerResource } from '../../adapters/cluster/types.js';
 import type { Queryable } from '../../db/client.js';
 import { writeAudit } from '../audit/index.js';
@@ -12,6 +12,7 @@ import { type CachedServer } from './cache.js';
 import { clusterCall } from './lookup.js';
 import { integerSetting, SERVER_SETTINGS, wakePolicyInForce } from './settings.js';
 import { takeWakeSlot } from './wake-slot.js';
+import { explicitStopSince, stopWords } from './stops.js';
 import type { ServersParts } from './cache.js';
 
 /** Serialises every start that needs a node slot, on every replica that shares the database. */
@@ -29,6 +30,11 @@ export interface Waker {
   privileged: boolean;
   /** The waker owns this server. */
   owns: boolean;
+  /**
+   * A start on someone's behalf (a scheduled run, a restart) asked for at this time: refused with
+   * 409 `conflict` when its owner or staff stopped the server explicitly since (servers/stops.ts).
+   */
+  unlessStoppedSince?: Date;
 }
 
 type StartDeps = Pick<Deps, 'database' | 'cluster' | 'clock' | 'config'> & ServersParts;
@@ -53,18 +59,43 @@ async function guestStartsOf(tx: Queryable, deps: StartDeps, waker: string, now:
   ).length;
 }
 
-/** The oldest running server a guest started that is still unclaimed, if any. */
-async function oldestGuestOfUnclaimed(tx: Queryable, deps: StartDeps): Promise<string | undefined> {
+/**
+ * The oldest running server a guest started that is still unclaimed, if any, and started more than
+ * FRESH_START_MS ago: a start just answered 202 is never taken back by the next wake.
+ */
+async function oldestGuestOfUnclaimed(tx: Queryable, deps: StartDeps, now: Date): Promise<string | undefined> {
   const holders = [...slotHolders(deps)];
   if (holders.length === 0) return undefined;
   const [row] = await tx
     .select({ serverName: serverGuestWakes.serverName })
     .from(serverGuestWakes)
     .leftJoin(serverClaims, eq(serverClaims.serverName, serverGuestWakes.serverName))
-    .where(and(inArray(serverGuestWakes.serverName, holders), isNull(serverClaims.serverName)))
+    .where(and(inArray(serverGuestWakes.serverName, holders), isNull(serverClaims.serverName), lt(serverGuestWakes.wokenAt, new Date(now.getTime() - FRESH_START_MS))))
     .orderBy(asc(serverGuestWakes.wokenAt))
     .limit(1);
   return row?.serverName;
+}
+
+/**
+ * The servers that hold a slot on `node` besides `name`: those this replica's cache places there
+ * (pinned, or running there) and holding a slot, and those pinned there whose start is too recent
+ * for the cache to show (the wake rows every replica writes under the capacity lock): what was
+ * just asked to run counts.
+ */
+async function holdersOnNode(tx: Queryable, deps: StartDeps, node: string, name: string, now: Date): Promise<number> {
+  const placed = [...deps.serverCache.all()].filter(
+    (s) => !s.system && s.resource.spec.name !== name && (s.resource.spec.node === node || s.resource.status.node === node),
+  );
+  const holding = new Set(placed.filter((s) => holdsSlot(s.resource)).map((s) => s.resource.spec.name));
+  const others = placed.map((s) => s.resource.spec.name).filter((n) => !holding.has(n));
+  if (others.length > 0) {
+    const fresh = await tx
+      .select({ serverName: serverWakes.serverName })
+      .from(serverWakes)
+      .where(and(inArray(serverWakes.serverName, others), gt(serverWakes.lastWakeAt, new Date(now.getTime() - FRESH_START_MS))));
+    for (const row of fresh) holding.add(row.serverName);
+  }
+  return holding.size;
 }
 
 /**
@@ -109,13 +140,22 @@ async function refuseOverRunningShare(tx: Queryable, deps: StartDeps, name: stri
 export async function startWithinCapacity(deps: StartDeps, server: CachedServer, who: Waker, actor: string): Promise<ServerResource> {
   const name = server.resource.spec.name;
   const db = deps.database.db;
-  if (holdsSlot(server.resource)) {
+  // Already wanted running: no new slot. A server still stopping is not: its start is counted below.
+  if (server.resource.spec.desiredState === 'Running' && !who.unlessStoppedSince) {
     await takeWakeSlot(db, deps.clock.now(), name);
     return clusterCall(name, () => deps.cluster.setDesiredState(name, 'Running'));
   }
   return db.transaction(async (tx) => {
     await lockForTransaction(tx, 'capacity');
     const now = deps.clock.now();
+    if (who.unlessStoppedSince) {
+      const stop = await explicitStopSince(tx, name, who.unlessStoppedSince);
+      if (stop) throw new DomainError('conflict', `${name} was stopped by ${stopWords(stop)} since; it is not started again.`);
+      if (server.resource.spec.desiredState === 'Running') {
+        await takeWakeSlot(tx, now, name);
+        return clusterCall(name, () => deps.cluster.setDesiredState(name, 'Running'));
+      }
+    }
     if (!who.privileged && !who.owns) {
       const share = await integerSetting(tx, SERVER_SETTINGS.wakeSharePerPlayer);
       if ((await guestStartsOf(tx, deps, who.waker, now)) >= share) {
@@ -124,9 +164,15 @@ export async function startWithinCapacity(deps: StartDeps, server: CachedServer,
     }
     const cap = (await wakePolicyInForce(tx)).maxRunningServers;
     const capacity = await clusterCall(name, () => deps.cluster.capacity());
+    // The cluster counts this server too while it is still stopping; its own slot is the one asked for.
+    const running = capacity.running - (holdsSlot(server.resource) ? 1 : 0);
+    const node = server.resource.spec.node;
     if (cap > 0) await refuseOverRunningShare(tx, deps, name, cap * capacity.nodes, now);
-    if (cap > 0 && capacity.running >= cap * capacity.nodes) {
-      const victim = who.privileged ? await oldestGuestOfUnclaimed(tx, deps) : undefined;
+    if (cap > 0 && node !== undefined && (await holdersOnNode(tx, deps, node, name, now)) >= cap) {
+      throw new DomainError('at_capacity', `Node ${node}, where ${name}'s world lives, runs as many servers as it may; try again later.`);
+    }
+    if (cap > 0 && running >= cap * capacity.nodes) {
+      const victim = who.privileged ? await oldestGuestOfUnclaimed(tx, deps, now) : undefined;
       if (!victim) throw new DomainError('at_capacity', 'Every node runs as many servers as it may; try again later.');
       await clusterCall(victim, () => deps.cluster.setDesiredState(victim, 'Stopped'));
       await tx.delete(serverGuestWakes).where(eq(serverGuestWakes.serverName, victim));

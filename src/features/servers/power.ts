@@ -13,6 +13,7 @@ import { startWithinCapacity } from './capacity.js';
 import { clusterCall, requireServer } from './lookup.js';
 import { refuseRetiring } from './retirement.js';
 import { inMaintenance } from './service.js';
+import { recordExplicitStop } from './stops.js';
 import type { ServersParts } from './cache.js';
 
 /**
@@ -64,7 +65,7 @@ export async function beginRestart(deps: PowerDeps, name: string, requestedBy: s
   try {
     await clusterCall(name, () => deps.cluster.setDesiredState(name, 'Stopped'));
   } catch (err) {
-    await finishRestart(db, row.id, 'stopping', 'failed', 'could not stop the server', now);
+    await finishRestart(deps, row.id, 'stopping', 'failed', 'could not stop the server', now);
     throw err;
   }
   return row;
@@ -79,13 +80,15 @@ export async function restartFromPanel(deps: PowerDeps, name: string, session: S
   return row;
 }
 
-async function finishRestart(db: Queryable, id: string, from: RestartRow['state'], state: 'done' | 'failed', detail: string | null, now: Date): Promise<boolean> {
-  const rows = await db
+async function finishRestart(deps: PowerDeps, id: string, from: RestartRow['state'], state: 'done' | 'failed', detail: string | null, now: Date): Promise<boolean> {
+  const rows = await deps.database.db
     .update(serverRestarts)
     .set({ state, detail, finishedAt: now, stepAt: now })
     .where(and(eq(serverRestarts.id, id), eq(serverRestarts.state, from)))
-    .returning({ id: serverRestarts.id });
-  return rows.length > 0;
+    .returning();
+  const [ended] = rows;
+  if (ended) await deps.serverCache.restartEnded({ id, serverName: ended.serverName, state, detail });
+  return ended !== undefined;
 }
 
 /** Refusals of a start that may clear by themselves: the restart waits for them. */
@@ -98,19 +101,19 @@ async function advanceRestart(deps: PowerDeps, row: RestartRow): Promise<void> {
   const waited = now.getTime() - row.stepAt.getTime();
   const server = deps.serverCache.get(row.serverName);
   if (!server) {
-    await finishRestart(db, row.id, row.state, 'failed', 'the server no longer exists', now);
+    await finishRestart(deps, row.id, row.state, 'failed', 'the server no longer exists', now);
     return;
   }
   const { spec, status } = server.resource;
   if (row.state === 'stopping') {
     // Only the restart stops it; wanted running again means someone started it meanwhile.
     if (spec.desiredState === 'Running') {
-      await finishRestart(db, row.id, 'stopping', 'done', 'someone started the server before the restart stopped it', now);
+      await finishRestart(deps, row.id, 'stopping', 'done', 'someone started the server before the restart stopped it', now);
       return;
     }
     if (status.phase !== 'Stopped') {
       if (waited < RESTART_STOP_WAIT_MS) return;
-      await finishRestart(db, row.id, 'stopping', 'failed', 'the server did not stop within 15 minutes', now);
+      await finishRestart(deps, row.id, 'stopping', 'failed', 'the server did not stop within 15 minutes', now);
       return;
     }
     const moved = await db
@@ -131,22 +134,23 @@ async function startAgain(deps: PowerDeps, row: RestartRow): Promise<void> {
   const waited = now.getTime() - row.stepAt.getTime();
   const server = deps.serverCache.get(row.serverName);
   if (!server) {
-    await finishRestart(db, row.id, 'starting', 'failed', 'the server no longer exists', now);
+    await finishRestart(deps, row.id, 'starting', 'failed', 'the server no longer exists', now);
     return;
   }
   let why: string;
   try {
     await refuseRetiring(db, row.serverName);
     if (await inMaintenance(db, row.serverName)) throw new DomainError('maintenance_in_progress', 'the world is held by a restore, backup or file write');
-    await startWithinCapacity(deps, server, { waker: row.requestedBy, privileged: true, owns: true }, row.requestedBy);
-    await finishRestart(db, row.id, 'starting', 'done', null, deps.clock.now());
+    // An explicit stop after the restart was asked for stands: the restart does not undo it.
+    await startWithinCapacity(deps, server, { waker: row.requestedBy, privileged: true, owns: true, unlessStoppedSince: row.requestedAt }, row.requestedBy);
+    await finishRestart(deps, row.id, 'starting', 'done', null, deps.clock.now());
     return;
   } catch (err) {
     if (!(err instanceof DomainError) && !(err instanceof ClusterNotFoundError)) throw err;
     if (err instanceof DomainError && WAITABLE.has(err.code) && waited < RESTART_START_WAIT_MS) return;
     why = err.message;
   }
-  await finishRestart(db, row.id, 'starting', 'failed', `could not start the server again: ${why}`, now);
+  await finishRestart(deps, row.id, 'starting', 'failed', `could not start the server again: ${why}`, now);
   deps.log.warn({ server: row.serverName, restart: row.id, why }, 'a restart could not start the server again');
 }
 
@@ -183,6 +187,8 @@ export async function emergencyStop(deps: PowerDeps, name: string, confirm: stri
   const db = deps.database.db;
   const audit = (action: string, detail: Record<string, unknown> | null) =>
     writeAudit(db, { at: deps.clock.now(), actor: session.userId, action, target: name, detail, requestId: requestId ?? null });
+  // Recorded first (servers/stops.ts): a scheduled run or a restart never starts it again after this.
+  await recordExplicitStop(deps, name, session.userId, 'emergency_stop');
   try {
     await clusterCall(name, () => deps.cluster.emergencyStop(name));
   } catch (err) {
@@ -190,9 +196,12 @@ export async function emergencyStop(deps: PowerDeps, name: string, confirm: stri
     throw err;
   }
   // A restart under way would start it again: it ends here.
-  await db
+  const now = deps.clock.now();
+  const ended = await db
     .update(serverRestarts)
-    .set({ state: 'failed', detail: 'ended by an emergency stop', finishedAt: deps.clock.now() })
-    .where(and(eq(serverRestarts.serverName, name), inArray(serverRestarts.state, ['stopping', 'starting'])));
+    .set({ state: 'failed', detail: 'ended by an emergency stop', finishedAt: now, stepAt: now })
+    .where(and(eq(serverRestarts.serverName, name), inArray(serverRestarts.state, ['stopping', 'starting'])))
+    .returning();
+  for (const row of ended) await deps.serverCache.restartEnded({ id: row.id, serverName: name, state: 'failed', detail: row.detail });
   await audit('emergency_stop', null);
 }

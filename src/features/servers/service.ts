@@ -1,4 +1,5 @@
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
+import { serverMoves } from '../../db/schema/nodes.js';
 import type { ServerResource } from '../../adapters/cluster/types.js';
 import type { Queryable } from '../../db/client.js';
 import { writeAudit } from '../audit/index.js';
@@ -17,13 +18,24 @@ import { clusterCall, requireServer } from './lookup.js';
 import { startWithinCapacity, type Waker } from './capacity.js';
 import { refuseRetiring, retiringOf } from './retirement.js';
 import { takeWakeSlot } from './wake-slot.js';
+import { recordExplicitStop } from './stops.js';
 import { refuseOnNodeInMaintenance } from './node-guard.js';
 import type { ServersParts } from './cache.js';
 
-/** Whether the server is under maintenance: marked so, or its world held by a job (its world lease). */
+/**
+ * Whether the server is under maintenance: marked so, its world held by a job (its world lease), or
+ * a move of it still running (nodes' moves.ts): a move whose runner died keeps the server from
+ * starting elsewhere until it is marked failed, whether or not its world lock was swept.
+ */
 export async function inMaintenance(db: Queryable, serverName: string): Promise<boolean> {
   const [row] = await db.select({ reason: serverMaintenance.reason }).from(serverMaintenance).where(eq(serverMaintenance.serverName, serverName));
-  return row !== undefined || (await leaseOf(db, LEASE_KEYS.world(serverName))) !== undefined;
+  if (row !== undefined || (await leaseOf(db, LEASE_KEYS.world(serverName))) !== undefined) return true;
+  const [moving] = await db
+    .select({ id: serverMoves.id })
+    .from(serverMoves)
+    .where(and(eq(serverMoves.server, serverName), eq(serverMoves.state, 'running')))
+    .limit(1);
+  return moving !== undefined;
 }
 
 /**
@@ -126,9 +138,10 @@ async function userMayWake(deps: Pick<Deps, 'database'>, server: CachedServer, u
   return linkedIdentityOnWakeAllowlist(deps.database.db, server.resource.spec.name, userId);
 }
 
-export async function stopFromPanel(deps: Pick<Deps, 'database' | 'cluster' | 'config'> & ServersParts, name: string, session: SessionContext): Promise<void> {
+export async function stopFromPanel(deps: Pick<Deps, 'database' | 'cluster' | 'config' | 'clock'> & ServersParts, name: string, session: SessionContext): Promise<void> {
   await requireServer(deps, name);
   await assertOwnerOrStaff(deps, name, session, 'stop it');
+  await recordExplicitStop(deps, name, session.userId, 'stop');
   await clusterCall(name, () => deps.cluster.setDesiredState(name, 'Stopped'));
 }
 
