@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
 import { writeAudit } from '../audit/index.js';
-import { assertOwnerOrStaff } from './access.js';
+import { requireAccess } from './access.js';
 import { requireServer } from './lookup.js';
 import type { RetiringView } from './schema.js';
 import type { ServersParts } from './cache.js';
@@ -67,7 +67,7 @@ export async function requestRetirement(
   confirm: string,
 ): Promise<Retirement> {
   await requireServer(deps, name);
-  await assertOwnerOrStaff(deps, name, session, 'retire it');
+  await requireAccess(deps, name, session, 'owner', `Only ${name}'s owner may retire it.`);
   // The request repeats the server's name, as the original's panel asks the person to type it.
   if (confirm !== name) throw new DomainError('confirm_mismatch', `Type the server's name, ${name}, to confirm.`);
   const now = deps.clock.now();
@@ -85,7 +85,7 @@ export async function requestRetirement(
 /** Calls off a retirement the sweep has not carried out yet; nothing when there is none. */
 export async function cancelRetirement(deps: RetirementDeps, name: string, session: SessionContext, requestId: string | undefined): Promise<void> {
   await requireServer(deps, name);
-  await assertOwnerOrStaff(deps, name, session, 'call off its retirement');
+  await requireAccess(deps, name, session, 'owner', `Only ${name}'s owner may call off its retirement.`);
   const now = deps.clock.now();
   await deps.database.db.transaction(async (tx) => {
     const removed = await tx.delete(serverRetirements).where(eq(serverRetirements.serverName, name)).returning({ n: serverRetirements.serverName });
