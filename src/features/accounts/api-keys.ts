@@ -22,8 +22,6 @@ import type { SignedInAccount } from './authenticator.js';
 export const API_KEY_PREFIX = 'felis_';
 /** What a key looks like: the prefix and 43 base64url characters (32 random bytes); anything else is no key of ours. */
 const KEY_SHAPE = /^felis_[A-Za-z0-9_-]{40,128}$/;
-/** Requests a key may make in a minute, counted in the database (every replica shares the count). */
-export const API_KEY_REQUESTS_PER_MINUTE = 600;
 /** Keys one account may hold at once (revoked and expired ones do not count). */
 export const API_KEYS_PER_USER = 25;
 const MINUTE_MS = 60_000;
@@ -96,9 +94,11 @@ export async function authenticateKey(
   const window = new Date(Math.floor(now.getTime() / MINUTE_MS) * MINUTE_MS);
   const [row] = await check.execute({ hash: sha256Hex(key), window: window.toISOString(), now: now.toISOString() });
   if (!row || row.disabled || row.deletedAt !== null || (row.expiresAt !== null && row.expiresAt.getTime() <= now.getTime())) throw unauthorized();
-  if (row.windowCount > API_KEY_REQUESTS_PER_MINUTE) {
+  // Requests a key may make in a minute, counted in the database (every replica shares the count).
+  const limit = deps.config.apiKeyRequestsPerMinute;
+  if (row.windowCount > limit) {
     const retryAfterSeconds = Math.max(1, Math.ceil((window.getTime() + MINUTE_MS - now.getTime()) / 1000));
-    throw new DomainError('rate_limited', `This API key made ${API_KEY_REQUESTS_PER_MINUTE} requests this minute; wait a moment.`, { retryAfterSeconds });
+    throw new DomainError('rate_limited', `This API key made ${limit} requests this minute; wait a moment.`, { retryAfterSeconds });
   }
   if (requirement.tier === 'admin') throw new DomainError('forbidden', 'An API key never passes the admin tier.');
   if (!row.scopes.includes('write') && !READ_METHODS.has(c.req.method)) throw new DomainError('forbidden', 'This API key may only read.');
