@@ -202,7 +202,7 @@ export async function setUserDisabled(deps: AdminDeps, actor: SessionContext, id
       actor: actor.userId,
       action: disabled ? 'user.disable' : 'user.enable',
       target: id,
-      detail: disabled ? { sessions_revoked: revoked, api_keys_revoked: keys } : undefined,
+      detail: disabled ? { sessions_revoked: revoked, ...(keys > 0 ? { api_keys_revoked: keys } : {}) } : undefined,
       requestId,
     });
   });
@@ -218,7 +218,7 @@ export async function deleteUser(deps: AdminDeps, actor: SessionContext, id: str
     await tx.update(users).set({ deletedAt: now, updatedAt: now }).where(eq(users.id, id));
     const revoked = await revokeUserSessions(tx, id, now);
     const keys = await revokeUserApiKeys(tx, id, now);
-    await writeAudit(tx, { at: now, actor: actor.userId, action: 'user.delete', target: id, detail: { sessions_revoked: revoked, api_keys_revoked: keys }, requestId });
+    await writeAudit(tx, { at: now, actor: actor.userId, action: 'user.delete', target: id, detail: { sessions_revoked: revoked, ...(keys > 0 ? { api_keys_revoked: keys } : {}) }, requestId });
   });
 }
 
@@ -283,7 +283,11 @@ export async function revokeAllUserSessions(deps: AdminDeps, actor: SessionConte
     actor,
     id,
     'session.revoke_all',
-    async (tx, now) => ({ sessions_revoked: await revokeUserSessions(tx, id, now), api_keys_revoked: await revokeUserApiKeys(tx, id, now) }),
+    async (tx, now) => {
+      const sessions = await revokeUserSessions(tx, id, now);
+      const keys = await revokeUserApiKeys(tx, id, now);
+      return { sessions_revoked: sessions, ...(keys > 0 ? { api_keys_revoked: keys } : {}) };
+    },
     requestId,
   );
 }

@@ -1,4 +1,4 @@
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
 import type { Database, Queryable } from '../../db/client.js';
 import { apiKeys, users, type ApiKeyScope } from '../../db/schema/accounts.js';
@@ -161,7 +161,7 @@ function liveKeys(db: Queryable, userId: string, now: Date): Promise<KeyRow[]> {
   return db
     .select()
     .from(apiKeys)
-    .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt), sql`(${apiKeys.expiresAt} is null or ${apiKeys.expiresAt} > ${now})`))
+    .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now))))
     .orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
 }
 

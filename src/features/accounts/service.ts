@@ -68,7 +68,7 @@ export async function revokeOtherSessions(deps: AccountDeps, session: SessionCon
     const n = await revokeUserSessions(tx, session.userId, now, session.tokenHash);
     // "Sign out everywhere" ends the account's API keys too (issue 42).
     const keys = await revokeUserApiKeys(tx, session.userId, now);
-    await writeAudit(tx, { at: now, actor: session.userId, action: 'session.revoke_others', target: session.userId, detail: { sessions_revoked: n, api_keys_revoked: keys }, requestId });
+    await writeAudit(tx, { at: now, actor: session.userId, action: 'session.revoke_others', target: session.userId, detail: { sessions_revoked: n, ...(keys > 0 ? { api_keys_revoked: keys } : {}) }, requestId });
     return n;
   });
 }
