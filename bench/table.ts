@@ -55,6 +55,8 @@ interface Target {
   internal: number;
   external?: number;
   cookie?: string;
+  /** The signed-in user's API key (issue 42). */
+  apiKey?: string;
   /** From spawn to listening (bare) or to both faces answering healthy (felis), in ms. */
   startMs: number;
 }
@@ -76,7 +78,7 @@ async function answers(url: string): Promise<boolean> {
 async function start(args: string[], env: Record<string, string> = {}): Promise<Target> {
   const started = performance.now();
   const child = spawn(process.execPath, [...process.execArgv, TARGET, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
-  const ready = await new Promise<{ internal: number; external?: number; cookie?: string }>((resolve, reject) => {
+  const ready = await new Promise<{ internal: number; external?: number; cookie?: string; apiKey?: string }>((resolve, reject) => {
     let pending = '';
     child.stdout!.on('data', (d: Buffer) => {
       pending += d.toString();
@@ -192,6 +194,7 @@ async function memoryStartup(kinds: Kind[]): Promise<Map<Kind, MemoryStartup>> {
 
 interface KindFigures {
   me?: Pair;
+  meKey?: Pair;
   byHost: Map<number, Pair>;
   status?: Pair;
   healthz?: Pair;
@@ -227,6 +230,8 @@ async function measureFleet(kind: Kind, size: number, figures: KindFigures, env:
     if (wanted('healthz')) figures.healthz = await pair('healthz', { ...ours, path: '/healthz', headers: {} }, { ...theirs, path: '/healthz', headers: {} });
     const me = { Host: 'panel.felis.test', Cookie: felis.cookie! };
     if (wanted('me')) figures.me = await pair('/me', { ...ours, port: felis.external!, path: '/api/v1/me', headers: me }, { ...theirs, path: '/healthz', headers: {} });
+    const withKey = { Host: 'panel.felis.test', Authorization: `Bearer ${felis.apiKey!}` };
+    if (wanted('me')) figures.meKey = await pair('/me with a key', { ...ours, port: felis.external!, path: '/api/v1/me', headers: withKey }, { ...theirs, path: '/healthz', headers: {} });
     const hasJoinedPath = `/session/minecraft/hasJoined?username=Bench_Player&serverId=${'5f'.repeat(20)}&ip=203.0.113.7`;
     if (wanted('hasJoined')) figures.hasJoined = await pair('hasJoined', { ...ours, path: hasJoinedPath, headers: {} }, { ...theirs, path: hasJoinedPath, headers: {} });
   } finally {
@@ -268,6 +273,7 @@ const memoryRow = (figure: string, pick: (m: MemoryStartup) => [number, number],
   ]);
 
 throughput('`GET /api/v1/me` (signed in; baseline: bare `/healthz`)', (f) => f.me, '≥ 0.5 on both databases; p99 < 50 ms');
+throughput('`GET /api/v1/me` with an API key (baseline: bare `/healthz`)', (f) => f.meKey, 'no lower than the cookie row');
 for (const size of SIZES) throughput(`by-host, ${n(size)} servers (baseline: bare by-host)`, (f) => f.byHost.get(size), '≥ 0.7, flat from 1,000 to 100,000 servers');
 throughput(`internal status, ${n(FLEET)} servers (baseline: bare status)`, (f) => f.status, '≥ 0.7');
 throughput('healthz (baseline: bare `/healthz`)', (f) => f.healthz, '≥ 0.7');

@@ -154,6 +154,8 @@ const envSchema = z.object({
    * row lives this long (src/features/accounts/authenticator.ts, src/db/change-feed.ts).
    */
   SESSION_CACHE_MS: z.coerce.number().int().min(0).max(1000).default(1000),
+  /** Requests one API key may make in a minute, counted in the database so that replicas share it (issue 42). */
+  API_KEY_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000_000).default(600),
   /** The head of a request must arrive within this (the contract's 30 s body rule, for headers). */
   HTTP_HEADERS_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(300).default(30),
   /** Connections the external face keeps open at once, and from one peer address (0: no cap). */
@@ -271,6 +273,7 @@ export const SETTING_MEANINGS: { readonly [K in SettingName]: string } = {
   SESSION_SOURCES: 'JSON list, in priority order, of identity sources {name, url, primary?, prefix?, profile_url?}; unset: Mojang only',
   SESSION_SOURCE_TIMEOUT_MS: 'time-out of one request to an identity source, in milliseconds',
   CLIENT_IP_HEADER: "header the edge (ingress, load balancer) sets with the visitor's address; unset: the TCP peer",
+  API_KEY_REQUESTS_PER_MINUTE: 'requests one API key may make in a minute (counted in the database, shared by the replicas); past it 429 rate_limited',
   SESSION_CACHE_MS: 'how long, in ms, a sign-out or revoke made on another replica may take to count here (0: no session cache; at most 1000)',
   HTTP_HEADERS_TIMEOUT_SECONDS: "a request's head must arrive within this many seconds, else 408 and the connection is closed",
   HTTP_MAX_CONNECTIONS: 'connections the external face holds at once (0: no cap); keep it below the descriptor limit',
@@ -410,6 +413,7 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     clientIpHeader: env.CLIENT_IP_HEADER,
     httpHeadersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_SECONDS * 1000,
     sessionCacheMs: env.SESSION_CACHE_MS,
+    apiKeyRequestsPerMinute: env.API_KEY_REQUESTS_PER_MINUTE,
     httpMaxConnections: env.HTTP_MAX_CONNECTIONS,
     httpMaxConnectionsPerAddress: env.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
     localAuth: env.LOCAL_AUTH === 'on',

@@ -26,7 +26,7 @@ import { nodeTasksRecovery } from './features/nodes/index.js';
 import { identityHousekeepingTask } from './features/linking/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory, passkeyHousekeepingTask } from './features/passkeys/index.js';
-import { ServerCache, countServersByOwner, restartsTask, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
+import { AccessChanges, ServerCache, countServersByOwner, restartsTask, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
 import { schedulesTask } from './features/schedules/index.js';
 import { createSessionVerifier } from './features/verifier/index.js';
 import { worldsTasks, createWorldsRuntime } from './features/worlds/index.js';
@@ -67,11 +67,13 @@ export function assembleDeps(parts: DepsParts): ServiceParts {
   const metrics = parts.metrics ?? createMetrics();
   const staging = parts.staging ?? createStagingStore(parts.config);
   const replica = parts.replica ?? replicaName(parts.config);
+  // Another replica's member removal reaches this one's open console streams through the change feed.
+  const changeFeed = parts.config.sessionCacheMs > 0 ? parts.database.changeFeed?.() : undefined;
   const deps: ServiceParts = {
     random: cryptoRandom,
     registry: createRegistry(parts.config),
     mail: createMail(parts.config, parts.log),
-    sessions: withPasswordChangeGate(createSessionAuthenticator(parts.config.sessionCacheMs > 0 ? parts.database.changeFeed?.() : undefined)),
+    sessions: withPasswordChangeGate(createSessionAuthenticator(changeFeed)),
     serverCounts: countServersByOwner,
     passkeys: passkeyDirectory,
     recordChange: changeRecorder({ database: parts.database, clock, log: parts.log }),
@@ -95,6 +97,7 @@ export function assembleDeps(parts: DepsParts): ServiceParts {
     metrics,
     rcon: parts.rcon ?? new RconPool((name) => cluster.rconEndpoint(name)),
     serverCache: parts.serverCache ?? new ServerCache(cluster, parts.config.rootDomain),
+    accessChanges: parts.accessChanges ?? new AccessChanges(changeFeed),
     consoleLogs: parts.consoleLogs ?? new LogHubs({ cluster, clock, log: parts.log }),
     sessionVerifier: parts.sessionVerifier ?? createSessionVerifier({ ...parts, clock, metrics }),
     worlds: parts.worlds ?? createWorldsRuntime(parts.config, cluster, { log: parts.log, signal: parts.shutdown, clock }),

@@ -8,6 +8,12 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, face: Face) {
     app.openAPIRegistry.registerComponent('securitySchemes', 'serviceToken', { type: 'http', scheme: 'bearer' });
   } else {
     app.openAPIRegistry.registerComponent('securitySchemes', 'session', { type: 'apiKey', in: 'cookie', name: 'svc_session' });
+    app.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'felis_…',
+      description: 'An API key (POST /api/v1/account/api-keys) on the panel host: app-tier routes only, a `read` key GET only.',
+    });
   }
   return app.getOpenAPI31Document({
     openapi: '3.1.0',
@@ -17,7 +23,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, face: Face) {
       description:
         face === 'internal'
           ? 'Answers the platform services (proxy, limbo, build, ops) with service tokens.'
-          : 'Serves the browser panel and the operator console with the svc_session cookie.',
+          : 'Serves the browser panel and the operator console with the svc_session cookie, and scripts with API keys (Authorization: Bearer felis_…, app tier, panel host).',
     },
   });
 }

@@ -10,6 +10,10 @@ const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  */
 export function isCrossSite(c: Context): boolean {
   if (!UNSAFE.has(c.req.method)) return false;
+  // An API key (issue 42) is no ambient credential: a browser never attaches an Authorization
+  // header to another site's request without a CORS preflight, which this service never grants,
+  // and a request with a bearer is judged by its key alone (its cookie is not read).
+  if (/^bearer felis_/i.test(requestHeader(c, 'authorization') ?? '')) return false;
   const site = requestHeader(c, 'sec-fetch-site')?.toLowerCase();
   if (site === 'same-site' || site === 'cross-site') return true;
   const origin = requestHeader(c, 'origin');

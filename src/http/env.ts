@@ -32,6 +32,8 @@ export interface AppDeps {
 /** A state-changing request as the front door saw it. */
 export interface RequestChange {
   userId: string;
+  /** The API key the request came with (issue 42), if any. */
+  apiKeyId?: string;
   method: string;
   /** The route's pattern as Hono writes it (`/api/v1/servers/:name/wake`). */
   route: string;

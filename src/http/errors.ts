@@ -116,6 +116,8 @@ export const ERROR_STATUS = {
   auth_source_unknown: 400,
   auth_source_lookup_unsupported: 400,
   minecraft_profile_not_found: 404,
+  user_not_found: 404,
+  already_member: 409,
 } as const satisfies Record<ErrorCode, ContentfulStatusCode>;
 
 /** Codes that answer under another code's name: the claim's `not_linked` is a 412, elsewhere a 404. */

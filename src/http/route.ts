@@ -49,6 +49,12 @@ function commonResponses(access: Access, body: 'json' | 'raw' | undefined): Rout
   return responses;
 }
 
+const SECURITY_OF = {
+  service: [{ serviceToken: [] }],
+  app: [{ session: [] }, { apiKey: [] }],
+  admin: [{ session: [] }],
+} as const;
+
 /** How a route treats a request that declares a body. */
 export type DeclaredBody =
   /** JSON rules: 415 unless JSON, 413 over 1 MiB, then the body schema (if the route has one). */
@@ -130,6 +136,8 @@ export function defineRoute<const A extends Access, P extends string, R extends 
     responses: { ...commonResponses(access, isRawBody ? 'raw' : hasJsonBody ? 'json' : undefined), ...config.responses },
     'x-felis-tier': access.tier,
     ...(access.tier === 'service' ? { 'x-felis-callers': access.callers } : {}),
+    // The credentials a tier takes (schemes registered in src/app/openapi.ts): an API key passes the app tier only.
+    ...(access.tier === 'public' ? {} : { security: SECURITY_OF[access.tier] }),
   } as unknown as R);
   const felis: RouteRules & { access: A } = {
     access,

@@ -12,6 +12,8 @@ export interface SessionContext {
   inSetup: boolean;
   /** The account must change its password before anything else (accounts/password-change-gate.ts). */
   mustChangePassword?: boolean;
+  /** The request came with an API key (`Authorization: Bearer felis_…`) rather than a session cookie. */
+  apiKey?: { id: string; scopes: readonly ('read' | 'write')[] };
 }
 
 export interface TierRequirement {

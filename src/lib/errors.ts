@@ -112,7 +112,9 @@ export type ErrorCode =
   | 'auth_source_unavailable'
   | 'auth_source_unknown'
   | 'auth_source_lookup_unsupported'
-  | 'minecraft_profile_not_found';
+  | 'minecraft_profile_not_found'
+  | 'user_not_found'
+  | 'already_member';
 
 /** Facts a refusal carries for the client beyond its code (the edge writes them as headers). */
 export interface ErrorFacts {

@@ -119,7 +119,6 @@ const FOREIGN_TABLE_READS_TODAY = [
   'src/features/accounts/proofs.ts -> passkeys',
   'src/features/activity/service.ts -> accounts',
   'src/features/activity/service.ts -> audit',
-  'src/features/activity/service.ts -> servers',
   'src/features/auth/email-door-service.ts -> accounts',
   'src/features/auth/owner-recovery.ts -> accounts',
   'src/features/auth/password-service.ts -> accounts',

@@ -142,3 +142,31 @@ export const rateLimitBuckets = pgTable('rate_limit_buckets', {
   tokens: doublePrecision('tokens').notNull(),
   updatedAt: at('updated_at').notNull(),
 });
+
+export type ApiKeyScope = 'read' | 'write';
+
+/**
+ * API keys (issue 42): a script's way in as its user, sent as `Authorization: Bearer felis_…`.
+ * Only the sha-256 of the secret is kept. `window_start`/`window_count` count the key's requests
+ * in the current minute, in the database, so that every replica shares one limit.
+ */
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    prefix: text('prefix').notNull(),
+    secretHash: text('secret_hash').notNull(),
+    scopes: text('scopes').array().$type<ApiKeyScope[]>().notNull(),
+    createdAt: at('created_at').notNull(),
+    expiresAt: at('expires_at'),
+    revokedAt: at('revoked_at'),
+    lastUsedAt: at('last_used_at'),
+    windowStart: at('window_start'),
+    windowCount: integer('window_count').notNull().default(0),
+  },
+  (t) => [uniqueIndex('api_keys_secret_hash_key').on(t.secretHash), index('api_keys_user_idx').on(t.userId)],
+);

@@ -123,3 +123,24 @@ export const serverStops = pgTable('server_stops', {
   /** `stop` or `emergency_stop`. */
   kind: text('kind').notNull(),
 });
+
+/**
+ * A server's members: accounts its owner shares it with, each with its permissions (issue 42).
+ * A row counts only while `owner_id` is still the server's owner, so a server handed to another
+ * account or released leaves its former owner's members behind without a second write.
+ */
+export const serverMembers = pgTable(
+  'server_members',
+  {
+    serverName: text('server_name').notNull(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    /** The owner who added the member (the row counts only under that owner). */
+    ownerId: uuid('owner_id').notNull(),
+    permissions: text('permissions').array().notNull(),
+    addedAt: at('added_at').notNull(),
+    addedBy: uuid('added_by').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.serverName, t.userId] }), index('server_members_user_idx').on(t.userId)],
+);

@@ -10,6 +10,7 @@ import { writeAudit } from '../audit/index.js';
 import { getQuota, type Quota } from './directory.js';
 import { isStaffRole } from './roles.js';
 import { listLiveSessions, revokeSession, revokeUserSessions } from './session-service.js';
+import { revokeUserApiKeys } from './api-keys.js';
 import { findUserById, uniqueViolation, type UserRow } from './users.js';
 import { toSessionView, toUserDetail, toUserView } from './views.js';
 import type { AccountsParts } from './parts.js';
@@ -194,12 +195,14 @@ export async function setUserDisabled(deps: AdminDeps, actor: SessionContext, id
     if (target.disabled === disabled) return;
     await tx.update(users).set({ disabled, updatedAt: now }).where(eq(users.id, id));
     const revoked = disabled ? await revokeUserSessions(tx, id, now) : 0;
+    // A disabled account's keys stay dead when it is enabled again.
+    const keys = disabled ? await revokeUserApiKeys(tx, id, now) : 0;
     await writeAudit(tx, {
       at: now,
       actor: actor.userId,
       action: disabled ? 'user.disable' : 'user.enable',
       target: id,
-      detail: disabled ? { sessions_revoked: revoked } : undefined,
+      detail: disabled ? { sessions_revoked: revoked, ...(keys > 0 ? { api_keys_revoked: keys } : {}) } : undefined,
       requestId,
     });
   });
@@ -214,7 +217,8 @@ export async function deleteUser(deps: AdminDeps, actor: SessionContext, id: str
     await assertNotLastOwner(tx, target);
     await tx.update(users).set({ deletedAt: now, updatedAt: now }).where(eq(users.id, id));
     const revoked = await revokeUserSessions(tx, id, now);
-    await writeAudit(tx, { at: now, actor: actor.userId, action: 'user.delete', target: id, detail: { sessions_revoked: revoked }, requestId });
+    const keys = await revokeUserApiKeys(tx, id, now);
+    await writeAudit(tx, { at: now, actor: actor.userId, action: 'user.delete', target: id, detail: { sessions_revoked: revoked, ...(keys > 0 ? { api_keys_revoked: keys } : {}) }, requestId });
   });
 }
 
@@ -274,7 +278,18 @@ async function changeUserAccess(
 
 /** Signs a user out everywhere. */
 export async function revokeAllUserSessions(deps: AdminDeps, actor: SessionContext, id: string, requestId?: string): Promise<void> {
-  await changeUserAccess(deps, actor, id, 'session.revoke_all', async (tx, now) => ({ sessions_revoked: await revokeUserSessions(tx, id, now) }), requestId);
+  await changeUserAccess(
+    deps,
+    actor,
+    id,
+    'session.revoke_all',
+    async (tx, now) => {
+      const sessions = await revokeUserSessions(tx, id, now);
+      const keys = await revokeUserApiKeys(tx, id, now);
+      return { sessions_revoked: sessions, ...(keys > 0 ? { api_keys_revoked: keys } : {}) };
+    },
+    requestId,
+  );
 }
 
 /** Removes every passkey of a user (a lost authenticator); their sessions stay. */

@@ -9,6 +9,7 @@ import type { SessionAuthenticator, SessionContext, TierRequirement } from '../.
 import { sha256Hex } from '../../lib/secrets.js';
 import { isConsoleHost, requestHost } from './hosts.js';
 import { isStaffRole } from './roles.js';
+import { authenticateKey, presentedKey, type KeyChecks } from './api-keys.js';
 import { clearSessionCookie, sessionToken, setSessionCookie } from './session-cookie.js';
 import { LAST_SEEN_WRITE_MS, SESSION_TTL_MS, STAFF_IDLE_MS, touchSession } from './session-service.js';
 
@@ -134,11 +135,15 @@ export function signedInAccount(c: Context): SignedInAccount | undefined {
 export function createSessionAuthenticator(changes?: ChangeFeed): SessionAuthenticator {
   // One per replica (assembleDeps builds one authenticator per service, with its database's feed).
   const cache = new SessionCache(changes);
+  const keyChecks: KeyChecks = new WeakMap();
   return {
     forgetCached: () => cache.forgetAll(),
     async authenticate(c: Context, requirement: TierRequirement): Promise<SessionContext> {
       const ctx = c as Context<AppEnv>;
       const { deps } = ctx.var;
+      // A request with a bearer is judged by its key alone: its cookie, if any, is not read.
+      const key = presentedKey(c);
+      if (key !== undefined) return authenticateKey(c, requirement, key, keyChecks, (account) => accounts.set(c, account));
       const token = sessionToken(c);
       if (!token) throw unauthorized();
       const tokenHash = sha256Hex(token);

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { linkedAccounts, userQuotas, users, type UserRole } from '../../db/schema/accounts.js';
 import { readQuotaDefaults } from '../settings/store/index.js';
@@ -62,4 +62,23 @@ export async function displayIdentities(db: Queryable, userIds: string[]): Promi
     .where(inArray(users.id, ids));
   for (const row of rows) out.set(row.id, row.email ?? row.username);
   return out;
+}
+
+/** The live account a person names by username or e-mail address (without case), if any. */
+export async function findLiveUserByName(db: Queryable, nameOrEmail: string): Promise<DirectoryUser | undefined> {
+  const key = nameOrEmail.trim().toLowerCase();
+  const [row] = await db
+    .select({ id: users.id, role: users.role, disabled: users.disabled, email: users.email, username: users.username })
+    .from(users)
+    .where(and(isNull(users.deletedAt), key.includes('@') ? sql`lower(${users.email}) = ${key}` : sql`lower(${users.username}) = ${key}`))
+    .limit(1);
+  return row;
+}
+
+/** Usernames and e-mail addresses of these accounts (deleted ones too: a list names who was added). */
+export async function identitiesOf(db: Queryable, userIds: string[]): Promise<Map<string, { username: string; email: string | null }>> {
+  const ids = [...new Set(userIds)];
+  if (ids.length === 0) return new Map();
+  const rows = await db.select({ id: users.id, email: users.email, username: users.username }).from(users).where(inArray(users.id, ids));
+  return new Map(rows.map((r) => [r.id, { username: r.username, email: r.email }]));
 }

@@ -5,7 +5,7 @@
  */
 export { createSessionAuthenticator } from './authenticator.js';
 export { adminAccountRoutes } from './admin-routes.js';
-export { displayIdentities, findUserByMcUuid, getQuota } from './directory.js';
+export { displayIdentities, findLiveUserByName, findUserByMcUuid, getQuota, identitiesOf } from './directory.js';
 export { CODE_MAX_ATTEMPTS, CODE_TTL_MS, checkCode, codeHeld, codeHold, codeMatches, codeRefused, generateCode, invalidCode, resendWait } from './email-codes.js';
 export { isConsoleHost, signInClient, type SignInClient } from './hosts.js';
 export { HOUSEKEEPING_INTERVAL_MS, accountHousekeepingTask } from './housekeeping.js';

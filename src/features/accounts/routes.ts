@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
+import { apiKeyRoutes } from './api-key-routes.js';
 import { signedInAccount } from './authenticator.js';
 import { requestHost, staffPagesHere } from './hosts.js';
 import { EmailSchema, MeSchema, OwnSessionRevokedSchema, SessionListSchema, TokenHashParam } from './schema.js';
@@ -113,5 +114,6 @@ export function accountRoutes() {
     .openapi(emailVerify, async (c) => {
       const email = await verifyEmail(c.var.deps, c.var.session, c.req.valid('json').code);
       return c.json({ verified: true as const, email }, 200);
-    });
+    })
+    .include(apiKeyRoutes());
 }

@@ -10,6 +10,7 @@ import { requireMail, sendCode } from './mail-codes.js';
 import { recordProof, requireReauth } from './proofs.js';
 import { isStaffRole, signInRole } from './roles.js';
 import { listLiveSessions, revokeSession, revokeUserSessions } from './session-service.js';
+import { revokeUserApiKeys } from './api-keys.js';
 import { findLiveUserByEmail, findUserById, uniqueViolation } from './users.js';
 import { toSessionView } from './views.js';
 
@@ -65,7 +66,9 @@ export async function revokeOtherSessions(deps: AccountDeps, session: SessionCon
   const now = deps.clock.now();
   return deps.database.db.transaction(async (tx) => {
     const n = await revokeUserSessions(tx, session.userId, now, session.tokenHash);
-    await writeAudit(tx, { at: now, actor: session.userId, action: 'session.revoke_others', target: session.userId, detail: { sessions_revoked: n }, requestId });
+    // "Sign out everywhere" ends the account's API keys too (issue 42).
+    const keys = await revokeUserApiKeys(tx, session.userId, now);
+    await writeAudit(tx, { at: now, actor: session.userId, action: 'session.revoke_others', target: session.userId, detail: { sessions_revoked: n, ...(keys > 0 ? { api_keys_revoked: keys } : {}) }, requestId });
     return n;
   });
 }

@@ -2,12 +2,9 @@ import { and, count, desc, eq, gte, lte, sql, type SQL } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { users } from '../../db/schema/accounts.js';
 import { auditLog } from '../../db/schema/audit.js';
-import { serverClaims } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
-import { DomainError } from '../../lib/errors.js';
-import { isStaffRole } from '../accounts/index.js';
-import { requireServer } from '../servers/index.js';
+import { requireAccess, requireServer } from '../servers/index.js';
 import type { ActivityQuery, AuditEntryView, AuditQuery } from './schema.js';
 import type { ServersParts } from '../servers/index.js';
 
@@ -64,17 +61,18 @@ export function listAudit(deps: Pick<Deps, 'database'>, query: AuditQuery) {
 }
 
 /**
- * A server's activity: the audited actions whose target is the server. Its owner sees what
- * happened since they claimed it (a former owner's history is not theirs to read); staff see all.
+ * A server's activity: the audited actions whose target is the server. Its owner (and a member
+ * with console.read) sees what happened since the owner claimed it (a former owner's history is
+ * not theirs to read); staff see all.
  */
 export async function serverActivity(deps: Pick<Deps, 'database' | 'cluster' | 'config'> & ServersParts, name: string, session: SessionContext, query: ActivityQuery) {
   await requireServer(deps, name);
   const { db } = deps.database;
   let since = instant(query.since);
-  if (!isStaffRole(session.role)) {
-    const [claim] = await db.select({ userId: serverClaims.userId, claimedAt: serverClaims.claimedAt }).from(serverClaims).where(eq(serverClaims.serverName, name));
-    if (!claim || claim.userId !== session.userId) throw new DomainError('forbidden', `Only ${name}'s owner may read its activity.`);
-    if (!since || since < claim.claimedAt) since = claim.claimedAt;
+  const access = await requireAccess(deps, name, session, 'console.read', `Only ${name}'s owner may read its activity.`);
+  if (access.standing !== 'staff') {
+    const claimedAt = access.claimedAt;
+    if (claimedAt && (!since || since < claimedAt)) since = claimedAt;
   }
   return auditPage(db, { target: name, action: query.action, since, until: instant(query.until) }, query);
 }

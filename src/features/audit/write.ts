@@ -48,7 +48,7 @@ export function changeRecorder(deps: RecorderDeps): (change: RequestChange) => v
       actor: change.userId,
       action: `${change.method} ${change.route}`,
       target,
-      detail: { status: change.status, ...(Object.keys(params).length > 0 ? { params } : {}) },
+      detail: { status: change.status, ...(Object.keys(params).length > 0 ? { params } : {}), ...(change.apiKeyId ? { api_key_id: change.apiKeyId } : {}) },
       requestId: change.requestId,
     }).catch((err: unknown) => deps.log.warn({ err, request_id: change.requestId, action: `${change.method} ${change.route}` }, 'audit row of a request not written'));
   };

@@ -12,32 +12,32 @@ import { rconCommand, runConsoleAction, type ConsoleCaller, type ConsoleDeps } f
 const MAX_PERMISSION_PAGES = 10;
 
 export async function readWhitelist(deps: ConsoleDeps, caller: ConsoleCaller, name: string): Promise<{ players: string[]; output: string }> {
-  const output = await runConsoleAction(deps, caller, { name, command: 'whitelist list' });
+  const output = await runConsoleAction(deps, caller, { name, need: 'access', command: 'whitelist list' });
   return { players: parseWhitelist(output), output };
 }
 
 export async function onlinePlayers(deps: ConsoleDeps, caller: ConsoleCaller, name: string) {
-  const output = await runConsoleAction(deps, caller, { name, command: 'list' });
+  const output = await runConsoleAction(deps, caller, { name, need: 'access', command: 'list' });
   return { ...parsePlayerList(output), output };
 }
 
 export async function readBanlist(deps: ConsoleDeps, caller: ConsoleCaller, name: string): Promise<{ players: string[]; output: string }> {
-  const output = await runConsoleAction(deps, caller, { name, command: 'banlist' });
+  const output = await runConsoleAction(deps, caller, { name, need: 'access', command: 'banlist' });
   return { players: parseBanlist(output), output };
 }
 
 export function changeWhitelist(deps: ConsoleDeps, caller: ConsoleCaller, name: string, change: z.infer<typeof WhitelistBody>): Promise<string> {
   const audit = { action: `access.whitelist.${change.action}`, detail: { player: change.player } };
-  return runConsoleAction(deps, caller, { name, command: `whitelist ${change.action} ${change.player}`, audit });
+  return runConsoleAction(deps, caller, { name, need: 'access', command: `whitelist ${change.action} ${change.player}`, audit });
 }
 
 export function changeBan(deps: ConsoleDeps, caller: ConsoleCaller, name: string, change: z.infer<typeof BanBody>): Promise<string> {
   const audit = { action: `access.ban.${change.action}`, detail: { player: change.player } };
-  return runConsoleAction(deps, caller, { name, command: `${change.action} ${change.player}`, audit });
+  return runConsoleAction(deps, caller, { name, need: 'access', command: `${change.action} ${change.player}`, audit });
 }
 
 export function kickPlayer(deps: ConsoleDeps, caller: ConsoleCaller, name: string, player: string): Promise<string> {
-  return runConsoleAction(deps, caller, { name, command: `kick ${player}`, audit: { action: 'access.kick', detail: { player } } });
+  return runConsoleAction(deps, caller, { name, need: 'access', command: `kick ${player}`, audit: { action: 'access.kick', detail: { player } } });
 }
 
 /** Sets (a grant unless `value` is false) or unsets a permission, globally or in one world. */
@@ -48,12 +48,12 @@ export function changePermission(deps: ConsoleDeps, caller: ConsoleCaller, name:
       ? `lp user ${change.player} permission set ${change.node} ${change.value ?? true}${world}`
       : `lp user ${change.player} permission unset ${change.node}${world}`;
   const detail = { player: change.player, node: change.node, ...(change.action === 'set' ? { value: change.value ?? true } : {}), ...(world ? { world: change.world } : {}) };
-  return runConsoleAction(deps, caller, { name, command, audit: { action: `access.permission.${change.action}`, detail }, luckPerms: true });
+  return runConsoleAction(deps, caller, { name, need: 'access', command, audit: { action: `access.permission.${change.action}`, detail }, luckPerms: true });
 }
 
 export function changeGroup(deps: ConsoleDeps, caller: ConsoleCaller, name: string, change: z.infer<typeof GroupBody>): Promise<string> {
   const audit = { action: `access.group.${change.action}`, detail: { player: change.player, group: change.group } };
-  return runConsoleAction(deps, caller, { name, command: `lp user ${change.player} parent ${change.action} ${change.group}`, audit, luckPerms: true });
+  return runConsoleAction(deps, caller, { name, need: 'access', command: `lp user ${change.player} parent ${change.action} ${change.group}`, audit, luckPerms: true });
 }
 
 /** A player's LuckPerms groups and other permissions, from every page of the permission list. */
@@ -63,7 +63,7 @@ export async function luckPermsUser(
   name: string,
   player: string,
 ): Promise<{ groups: string[]; permissions: PermissionEntry[]; output: string }> {
-  const first = await runConsoleAction(deps, caller, { name, command: `lp user ${player} permission info`, luckPerms: true });
+  const first = await runConsoleAction(deps, caller, { name, need: 'access', command: `lp user ${player} permission info`, luckPerms: true });
   const replies = [first];
   const { entries, pages } = parsePermissionInfo(first);
   // Later pages are best effort: a failure keeps what was read.

@@ -4,19 +4,17 @@ import { writeAudit } from '../audit/index.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
-import { isOwnerOrStaff, requireServer, type CachedServer } from '../servers/index.js';
+import { requireAccess, requireServer, type CachedServer, type Need } from '../servers/index.js';
 import { normaliseCommand } from './charset.js';
 import { isUnknownCommand } from './replies.js';
 import type { ServersParts } from '../servers/index.js';
 
 export type ConsoleDeps = Pick<Deps, 'cluster' | 'config' | 'database' | 'log' | 'rcon' | 'clock'> & ServersParts;
 
-/** The server a console operation acts on: 404 unknown, 403 not the owner or staff. */
-export async function consoleServer(deps: ConsoleDeps, name: string, session: SessionContext): Promise<CachedServer> {
+/** The server a console operation acts on: 404 unknown, 403 unless the access rule admits `need`. */
+export async function consoleServer(deps: ConsoleDeps, name: string, session: SessionContext, need: Need): Promise<CachedServer> {
   const server = await requireServer(deps, name);
-  if (!(await isOwnerOrStaff(deps, name, session))) {
-    throw new DomainError('forbidden', `Only ${name}'s owner or staff may use its console.`);
-  }
+  await requireAccess(deps, name, session, need, `Only ${name}'s owner or staff may use its console.`);
   return server;
 }
 
@@ -51,6 +49,8 @@ export interface ConsoleCaller {
 
 export interface ConsoleAction {
   name: string;
+  /** What the access rule must admit: `console.command` for a typed command, `access` for the access operations. */
+  need: Need;
   command: string;
   /** Audit action of a change (absent for reads). */
   audit?: { action: string; detail: Record<string, unknown> };
@@ -60,7 +60,7 @@ export interface ConsoleAction {
 
 /** The spine of the command and access operations: owner or staff, running, then one RCON command. */
 export async function runConsoleAction(deps: ConsoleDeps, caller: ConsoleCaller, action: ConsoleAction): Promise<string> {
-  const server = await consoleServer(deps, action.name, caller.session);
+  const server = await consoleServer(deps, action.name, caller.session, action.need);
   requireRunning(server);
   const output = await rconCommand(deps, action.name, action.command);
   if (action.luckPerms && isUnknownCommand(output)) {
@@ -83,5 +83,5 @@ export async function runConsoleAction(deps: ConsoleDeps, caller: ConsoleCaller,
 export async function consoleCommand(deps: ConsoleDeps, caller: ConsoleCaller, name: string, command: string): Promise<string> {
   const checked = normaliseCommand(command);
   if ('problem' in checked) throw new DomainError('bad_request', checked.problem);
-  return runConsoleAction(deps, caller, { name, command: checked.command, audit: { action: 'console.command', detail: {} } });
+  return runConsoleAction(deps, caller, { name, need: 'console.command', command: checked.command, audit: { action: 'console.command', detail: {} } });
 }

@@ -28,6 +28,8 @@ export interface ConsoleSseOptions {
   resumeAfter?: StreamPosition;
   timings: StreamTimings;
   recheck: Recheck;
+  /** Subscribes a re-check to run at once when the access may have changed; returns the unsubscribe. */
+  recheckOn?: (run: () => void) => () => void;
   /** Called once the stream has ended, whatever ended it. */
   onClose: () => void;
 }
@@ -92,11 +94,20 @@ export function consoleSse(options: ConsoleSseOptions): ReadableStream<Uint8Arra
         allowance += Math.max(0, unread());
         if (closed) return;
         const keepAlive = setInterval(() => write(KEEP_ALIVE), timings.keepAliveMs);
-        const recheck = setInterval(() => {
+        const runRecheck = () => {
           void options.recheck().then((verdict) => {
             if (verdict === 'revoked') finish(REVOKED);
           });
-        }, timings.recheckMs);
+        };
+        const recheck = setInterval(runRecheck, timings.recheckMs);
+        if (options.recheckOn) {
+          const unwatch = options.recheckOn(runRecheck);
+          const detachHub = detach;
+          detach = () => {
+            unwatch();
+            detachHub();
+          };
+        }
         timers.push(keepAlive, recheck, setTimeout(() => finish(), timings.lifetimeMs));
       },
       cancel() {

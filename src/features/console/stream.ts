@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
-import { isOwnerOrStaff, type ServersParts } from '../servers/index.js';
+import { mayAct, type ServersParts } from '../servers/index.js';
 import { RESUME_WINDOW_MS } from './log-hub.js';
 import { resumePosition } from './event-ids.js';
 import { consoleServer } from './service.js';
@@ -29,12 +29,12 @@ export interface ConsoleStreamRequest {
 }
 
 /**
- * A viewer's stream of the server's pod log, for its owner or staff: one of the account's stream
+ * A viewer's stream of the server's pod log, for whoever the access rule admits to `console.read`: one of the account's stream
  * slots, the server's shared log hub, and a re-check of the access every minute.
  */
 export async function openConsoleStream(deps: StreamDeps, request: ConsoleStreamRequest): Promise<ReadableStream<Uint8Array>> {
   const { session, name } = request;
-  const server = await consoleServer(deps, name, session);
+  const server = await consoleServer(deps, name, session, 'console.read');
   if (!HAS_POD.has(server.resource.status.phase)) throw new DomainError('not_running', `${name} is not running; wake it first.`);
   const hubs = deps.consoleLogs;
   hubs.endOn(deps.shutdown);
@@ -55,18 +55,21 @@ export async function openConsoleStream(deps: StreamDeps, request: ConsoleStream
   const recheck: Recheck = async () => {
     try {
       const current = await request.currentSession();
-      if (!current || !(await isOwnerOrStaff(deps, name, current))) return 'revoked';
+      if (!current || !(await mayAct(deps, name, current, 'console.read'))) return 'revoked';
       await slot.renew();
       return 'allowed';
     } catch {
       return 'unknown';
     }
   };
+  const changes = deps.accessChanges;
   return consoleSse({
     hub,
     resumeAfter: resumePosition(request.lastEventId, deps.clock.now().getTime(), RESUME_WINDOW_MS),
     timings: hubs.timings,
     recheck,
+    // A member removed (or its permissions changed) is checked again at once, not at the next minute.
+    recheckOn: changes ? (run) => changes.watch(name, run) : undefined,
     onClose: () => void slot.release().catch((err: Error) => deps.log.warn({ err: err.message }, 'stream slot not released')),
   });
 }

@@ -5,7 +5,7 @@ import { serverUsage } from '../../db/schema/usage.js';
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
-import { isOwnerOrStaff, requireServer } from '../servers/index.js';
+import { requireAccess, requireServer } from '../servers/index.js';
 import type { ServersParts } from '../servers/index.js';
 
 const MINUTE = 60_000;
@@ -81,7 +81,7 @@ export type UsageRange = keyof typeof USAGE_RANGES;
 /** A server's usage as a time series, oldest first: minutes over the last day, or hours over 30 days. */
 export async function usageHistory(deps: Pick<Deps, 'database' | 'clock' | 'cluster' | 'config'> & ServersParts, name: string, session: SessionContext, range: UsageRange) {
   await requireServer(deps, name);
-  if (!(await isOwnerOrStaff(deps, name, session))) throw new DomainError('forbidden', `Only ${name}'s owner may read its usage.`);
+  await requireAccess(deps, name, session, 'console.read', `Only ${name}'s owner may read its usage.`);
   const { resolution, spanMs } = USAGE_RANGES[range];
   const since = new Date(deps.clock.now().getTime() - spanMs);
   const rows = await deps.database.db

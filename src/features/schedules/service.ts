@@ -4,7 +4,7 @@ import { serverSchedules } from '../../db/schema/schedules.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
 import { writeAudit } from '../audit/index.js';
-import { assertOwnerOrStaff, ownerOf, requireServer } from '../servers/index.js';
+import { ownerOf, requireAccess, requireServer } from '../servers/index.js';
 import { beginRun, claimRun, type EngineDeps, type ScheduleRow } from './engine.js';
 import { nextRun } from './next-run.js';
 import { MAX_SCHEDULES_PER_SERVER, scheduleSettings, type ScheduleSettings } from './rules.js';
@@ -19,7 +19,7 @@ export interface ScheduleCaller {
 /** The schedule routes' gate: 404 for an unknown server, 403 for anyone but its owner or staff. */
 async function scheduleServer(deps: EngineDeps, name: string, session: SessionContext): Promise<void> {
   await requireServer(deps, name);
-  await assertOwnerOrStaff(deps, name, session, 'manage its schedules');
+  await requireAccess(deps, name, session, 'schedules', `Only ${name}'s owner may manage its schedules.`);
 }
 
 const notFound = () => new DomainError('not_found', 'No such schedule.');

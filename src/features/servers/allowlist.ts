@@ -5,7 +5,7 @@ import { serverWakeAllowlist } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { requireServer } from './lookup.js';
-import { assertOwnerOrStaff } from './access.js';
+import { requireAccess } from './access.js';
 import type { ServersParts } from './cache.js';
 
 /**
@@ -25,7 +25,7 @@ export interface AllowlistEntry {
 /** The list, oldest entry first. */
 export async function wakeAllowlist(deps: AllowlistDeps, name: string, session: SessionContext): Promise<AllowlistEntry[]> {
   await requireServer(deps, name);
-  await assertOwnerOrStaff(deps, name, session, 'read its allowlist');
+  await requireAccess(deps, name, session, 'access', `Only ${name}'s owner may read its allowlist.`);
   return deps.database.db
     .select({ mcUuid: serverWakeAllowlist.mcUuid, addedAt: serverWakeAllowlist.addedAt, canWake: serverWakeAllowlist.canWake })
     .from(serverWakeAllowlist)
@@ -36,7 +36,7 @@ export async function wakeAllowlist(deps: AllowlistDeps, name: string, session: 
 /** Lets a player wake the server, or takes it back. */
 export async function setWakeAllowed(deps: AllowlistDeps, name: string, session: SessionContext, mcUuid: string, canWake: boolean): Promise<void> {
   await requireServer(deps, name);
-  await assertOwnerOrStaff(deps, name, session, 'change its allowlist');
+  await requireAccess(deps, name, session, 'access', `Only ${name}'s owner may change its allowlist.`);
   await deps.database.db
     .insert(serverWakeAllowlist)
     .values({ serverName: name, mcUuid, addedAt: deps.clock.now(), canWake })

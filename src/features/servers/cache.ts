@@ -1,3 +1,4 @@
+import type { AccessChanges } from './access.js';
 import type { ClusterAdapter, ServerResource, ServerWatch, ServerWatchEvent } from '../../adapters/cluster/types.js';
 import { normalizeHost } from './names.js';
 import type { ServerInfo } from './schema.js';
@@ -216,4 +217,6 @@ export class ServerCache {
  */
 export interface ServersParts {
   serverCache: ServerCache;
+  /** Tells open console streams that a server's members changed (absent: they find out at their next re-check). */
+  accessChanges?: AccessChanges;
 }

@@ -17,6 +17,7 @@ import {
   ServerStatusSchema,
 } from './schema.js';
 import { allowlistRoutes } from './allowlist-routes.js';
+import { memberRoutes } from './member-routes.js';
 import { powerRoutes } from './power-routes.js';
 import { retirementRoutes } from './retirement-routes.js';
 import { statusForUser, stopFromPanel, wakeFromPanel } from './service.js';
@@ -145,5 +146,6 @@ export function externalServerRoutes(deps: AppDeps & ServersParts) {
     })
     .include(allowlistRoutes(deps))
     .include(retirementRoutes(deps))
-    .include(powerRoutes(deps));
+    .include(powerRoutes(deps))
+    .include(memberRoutes(deps));
 }

@@ -2,6 +2,8 @@ import type { Deps } from '../../deps.js';
 import { displayIdentities } from '../accounts/index.js';
 import type { CachedServer } from './cache.js';
 import { ownersOf, serversOwnedBy } from './claims.js';
+import type { MemberPermission } from './access.js';
+import { membershipsOf } from './members.js';
 import { syncedCache } from './lookup.js';
 import { retiringByServer } from './retirement.js';
 import type { FleetServer, MyServerView, RetiringView, ServerInfo } from './schema.js';
@@ -69,11 +71,13 @@ function fleetRow(
 }
 
 /**
- * The caller's servers: those they own (from the database, so they are listed even while the
- * cluster cannot be reached) and the unclaimed ones they could claim. Live fields are best effort.
+ * The caller's servers: those they own and those shared with them (from the database, so they are
+ * listed even while the cluster cannot be reached; a shared one with `member: true` and its
+ * permissions) and the unclaimed ones they could claim. Live fields are best effort.
  */
 export async function myServers(deps: Pick<Deps, 'database' | 'cluster' | 'config' | 'log'> & ServersParts, userId: string): Promise<MyServerView[]> {
-  const owned = await serversOwnedBy(deps.database.db, userId);
+  const [owned, shared] = await Promise.all([serversOwnedBy(deps.database.db, userId), membershipsOf(deps.database.db, userId)]);
+  const asMember = (row: MyServerView, permissions: MemberPermission[]): MyServerView => ({ ...row, owned: false, claimable: false, member: true, permissions });
   const unreachableRow = (name: string, subdomain: string): MyServerView => ({
     name,
     subdomain,
@@ -91,6 +95,7 @@ export async function myServers(deps: Pick<Deps, 'database' | 'cluster' | 'confi
   const rows: MyServerView[] = [];
   if (!cache) {
     for (const [name, subdomain] of owned) rows.push(unreachableRow(name, subdomain));
+    for (const [name, { subdomain, permissions }] of shared) rows.push(asMember(unreachableRow(name, subdomain), permissions));
     return rows.sort(byName);
   }
   const retiring = await retiringByServer(deps.database.db);
@@ -98,7 +103,11 @@ export async function myServers(deps: Pick<Deps, 'database' | 'cluster' | 'confi
     const server = cache.get(name);
     rows.push(withRetiring(server ? myRow(server, true, false) : unreachableRow(name, subdomain), retiring));
   }
-  const others = [...cache.all()].filter((s) => !s.system && !owned.has(s.info.name));
+  for (const [name, { subdomain, permissions }] of shared) {
+    const server = cache.get(name);
+    rows.push(withRetiring(asMember(server ? myRow(server, true, false) : unreachableRow(name, subdomain), permissions), retiring));
+  }
+  const others = [...cache.all()].filter((s) => !s.system && !owned.has(s.info.name) && !shared.has(s.info.name));
   const otherOwners = await ownersOf(
     deps.database.db,
     others.map((s) => s.info.name),

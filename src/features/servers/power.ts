@@ -8,7 +8,7 @@ import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
 import { requireReauth } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
-import { assertOwnerOrStaff } from './access.js';
+import { requireAccess } from './access.js';
 import { startWithinCapacity } from './capacity.js';
 import { clusterCall, requireServer } from './lookup.js';
 import { refuseRetiring } from './retirement.js';
@@ -71,10 +71,10 @@ export async function beginRestart(deps: PowerDeps, name: string, requestedBy: s
   return row;
 }
 
-/** The panel's restart: owner or staff. */
+/** The panel's restart: owner, staff or a member with `power`. */
 export async function restartFromPanel(deps: PowerDeps, name: string, session: SessionContext, requestId: string | undefined): Promise<RestartRow> {
   await requireServer(deps, name);
-  await assertOwnerOrStaff(deps, name, session, 'restart it');
+  await requireAccess(deps, name, session, 'power', `Only ${name}'s owner may restart it.`);
   const row = await beginRestart(deps, name, session.userId);
   await writeAudit(deps.database.db, { at: deps.clock.now(), actor: session.userId, action: 'server.restart', target: name, detail: { restart: row.id }, requestId: requestId ?? null });
   return row;
@@ -181,7 +181,7 @@ export function restartsTask(deps: PowerDeps, replica: string): BackgroundTask {
  */
 export async function emergencyStop(deps: PowerDeps, name: string, confirm: string, session: SessionContext, requestId: string | undefined): Promise<void> {
   await requireServer(deps, name);
-  await assertOwnerOrStaff(deps, name, session, 'stop it');
+  await requireAccess(deps, name, session, 'power', `Only ${name}'s owner may stop it.`);
   await requireReauth(deps, session);
   if (confirm !== name) throw new DomainError('bad_request', 'Type the exact server name to confirm.');
   const db = deps.database.db;

@@ -6,7 +6,7 @@ import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
 import { isStaffRole } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
-import { assertOwnerOrStaff } from './access.js';
+import { requireAccess } from './access.js';
 import { requireServer } from './lookup.js';
 import type { RetiringView } from './schema.js';
 import type { ServersParts } from './cache.js';
@@ -68,7 +68,7 @@ export async function requestRetirement(
   confirm: string,
 ): Promise<Retirement> {
   await requireServer(deps, name);
-  await assertOwnerOrStaff(deps, name, session, 'retire it');
+  await requireAccess(deps, name, session, 'owner', `Only ${name}'s owner may retire it.`);
   // The owner gives a server up; deleting it is staff's call (the original's rule).
   if (remove && !isStaffRole(session.role)) throw new DomainError('forbidden', 'Only staff can delete a server.');
   // The request repeats the server's name, as the original's panel asks the person to type it.
@@ -88,7 +88,7 @@ export async function requestRetirement(
 /** Calls off a retirement the sweep has not carried out yet; nothing when there is none. */
 export async function cancelRetirement(deps: RetirementDeps, name: string, session: SessionContext, requestId: string | undefined): Promise<void> {
   await requireServer(deps, name);
-  await assertOwnerOrStaff(deps, name, session, 'call off its retirement');
+  await requireAccess(deps, name, session, 'owner', `Only ${name}'s owner may call off its retirement.`);
   // A deletion staff asked for is staff's to call off (the original's rule).
   const pending = await retirementOf(deps.database.db, name);
   if (pending?.delete && !isStaffRole(session.role)) throw new DomainError('forbidden', 'Only staff can call off the deletion of a server.');

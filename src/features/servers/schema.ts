@@ -3,6 +3,7 @@ import { AUTOSTART_POLICIES, DESIRED_STATES, PHASES } from '../../adapters/clust
 import { McUuidSchema } from '../accounts/index.js';
 import { isQuantity } from '../../adapters/cluster/quantity.js';
 import { SERVER_NAME_PATTERN } from './names.js';
+import { MEMBER_PERMISSIONS } from './access.js';
 import { refusedAs } from '../../http/coded-refusal.js';
 
 export const PhaseSchema = z.enum(PHASES).openapi('Phase');
@@ -70,6 +71,10 @@ export const MyServerViewSchema = z
     autoRestarts: int32.optional(),
     startGaveUp: z.boolean().optional(),
     retiring: RetiringSchema.optional(),
+    /** A server shared with the caller by its owner (issue 42): `owned` stays false. */
+    member: z.literal(true).optional(),
+    /** A member's permissions on it. */
+    permissions: z.array(z.enum(MEMBER_PERMISSIONS)).optional(),
   })
   .openapi('MyServerView');
 export type MyServerView = z.infer<typeof MyServerViewSchema>;

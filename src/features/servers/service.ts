@@ -9,7 +9,7 @@ import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
 import { findUserByMcUuid, isStaffRole } from '../accounts/index.js';
 import { LEASE_KEYS, leaseOf } from '../../coordination/index.js';
-import { assertOwnerOrStaff } from './access.js';
+import { accessOf, admits, requireAccess } from './access.js';
 import { addJoinedPlayer, linkedIdentityOnWakeAllowlist, onWakeAllowlist } from './allowlist.js';
 import type { CachedServer } from './cache.js';
 import type { ServerInfo, RetiringView } from './schema.js';
@@ -94,15 +94,17 @@ export async function wakeForPlayer(deps: WakeDeps, name: string, mcUuid: string
 }
 
 /**
- * The panel's wake. The owner and staff may always wake (and a Failed start is retried with a
- * fresh restart budget, audited as retry_start); anyone else follows the server's policy through
- * their linked identities.
+ * The panel's wake. The owner, staff and a member with `power` may always wake (and a Failed
+ * start is retried with a fresh restart budget, audited as retry_start); anyone else follows the
+ * server's policy through their linked identities. A member's wake counts against the owner's
+ * fair share: it is the owner's server that runs.
  */
 export async function wakeFromPanel(deps: WakeDeps, name: string, session: SessionContext, requestId: string | undefined): Promise<void> {
   const server = await requireServer(deps, name);
   const { spec, status } = server.resource;
-  const owner = await ownerOf(deps.database.db, spec.name);
-  const privileged = owner === session.userId || isStaffRole(session.role);
+  const access = await accessOf(deps.database.db, spec.name, session);
+  const { owner } = access;
+  const privileged = admits(access, 'power');
   if (!privileged && !(await userMayWake(deps, server, session.userId, owner))) {
     throw new DomainError('forbidden', `Only ${spec.name}'s owner may wake it.`);
   }
@@ -127,8 +129,9 @@ export async function wakeFromPanel(deps: WakeDeps, name: string, session: Sessi
     });
     return;
   }
-  const owns = owner === session.userId;
-  await startWithinCapacity(deps, server, { waker: session.userId, owns, privileged }, session.userId);
+  const asMember = access.standing === 'member' && owner !== undefined;
+  const owns = owner === session.userId || asMember;
+  await startWithinCapacity(deps, server, { waker: asMember ? owner : session.userId, owns, privileged }, session.userId);
 }
 
 async function userMayWake(deps: Pick<Deps, 'database'>, server: CachedServer, userId: string, owner: string | undefined) {
@@ -140,19 +143,18 @@ async function userMayWake(deps: Pick<Deps, 'database'>, server: CachedServer, u
 
 export async function stopFromPanel(deps: Pick<Deps, 'database' | 'cluster' | 'config' | 'clock'> & ServersParts, name: string, session: SessionContext): Promise<void> {
   await requireServer(deps, name);
-  await assertOwnerOrStaff(deps, name, session, 'stop it');
+  await requireAccess(deps, name, session, 'power', `Only ${name}'s owner may stop it.`);
   await recordExplicitStop(deps, name, session.userId, 'stop');
   await clusterCall(name, () => deps.cluster.setDesiredState(name, 'Stopped'));
 }
 
-/** A server's status for a signed-in user: its owner, staff, or anyone while it is unclaimed. */
+/** A server's status for a signed-in user: its owner, staff, a member, or anyone while it is unclaimed. */
 export async function statusForUser(deps: Pick<Deps, 'database' | 'cluster' | 'config'> & ServersParts, name: string, session: SessionContext): Promise<ServerInfo & { retiring?: RetiringView }> {
   const server = await requireServer(deps, name);
-  const staff = isStaffRole(session.role);
-  const owner = staff ? undefined : await ownerOf(deps.database.db, name);
-  if (!staff && owner !== undefined && owner !== session.userId) throw new DomainError('forbidden', 'This server belongs to someone else.');
-  // Its owner and staff see a pending retirement; anyone else looking at an unclaimed server does not (the original).
-  const retiring = staff || owner === session.userId ? await retiringOf(deps.database.db, name) : undefined;
+  const access = await accessOf(deps.database.db, name, session);
+  if (access.owner !== undefined && !admits(access, 'member')) throw new DomainError('forbidden', 'This server belongs to someone else.');
+  // Its owner and staff see a pending retirement; a member, or anyone looking at an unclaimed server, does not (the original).
+  const retiring = access.standing === 'staff' || access.standing === 'owner' ? await retiringOf(deps.database.db, name) : undefined;
   return retiring ? { ...server.info, retiring } : server.info;
 }
 

@@ -1,10 +1,10 @@
-import { and, count, desc, eq } from 'drizzle-orm';
+import { and, count, desc, eq, inArray } from 'drizzle-orm';
 import type { StepOutcome, WorldJobPlan } from '../../../adapters/cluster/world-jobs.js';
 import { worldBackups } from '../../../db/schema/worlds.js';
 import type { Deps } from '../../../deps.js';
 import { DomainError } from '../../../lib/errors.js';
 import { writeAudit } from '../../audit/index.js';
-import { ownerOf, requireServer } from '../../servers/index.js';
+import { accessOf, admits, ownerOf, requireServer, type ServerAccess } from '../../servers/index.js';
 import {
   finishJob,
   isStaff,
@@ -39,8 +39,12 @@ async function requireStore(deps: Pick<Deps & WorldsParts, 'worlds' | 'log'>): P
  * Who may see a backup: staff, or whoever owned the world when it was taken (their backups
  * outlive their claim). `readableBy` is the same rule as the list's filter.
  */
-const mayRead = (backup: BackupRow, caller: Caller) => isStaff(caller) || backup.formerOwner === caller.userId;
-const readableBy = (caller: Caller) => (isStaff(caller) ? undefined : eq(worldBackups.formerOwner, caller.userId));
+const mayRead = (backup: BackupRow, caller: Caller, access?: ServerAccess) =>
+  isStaff(caller) || backup.formerOwner === caller.userId || (memberOwner(access) !== undefined && backup.formerOwner === memberOwner(access));
+/** The owner whose backups a member reads: a member (admitted by the access rule already) reads its owner's. */
+const memberOwner = (access: ServerAccess | undefined) => (access?.standing === 'member' ? access.owner : undefined);
+const readableBy = (caller: Caller, owner?: string) =>
+  isStaff(caller) ? undefined : owner === undefined ? eq(worldBackups.formerOwner, caller.userId) : inArray(worldBackups.formerOwner, [caller.userId, owner]);
 const noBackup = () => new DomainError('no_backup', 'No such backup.');
 
 /** A manual (or break-glass, or scheduled) backup of a stopped world, as a job. */
@@ -58,7 +62,7 @@ export async function startBackup(deps: JobDeps, serverName: string, requestedBy
 
 /** The owner's (or staff's) backup of their stopped world now. */
 export async function backUpNow(deps: JobDeps, serverName: string, caller: Caller): Promise<void> {
-  await requireWorld(deps, serverName, caller);
+  await requireWorld(deps, serverName, caller, 'backups.write');
   await startBackup(deps, serverName, caller.userId);
 }
 
@@ -107,15 +111,15 @@ async function backupToRestore(deps: Pick<Deps, 'database'>, serverName: string,
 }
 
 /** A present, sound backup of the server that the caller may read (an export of it). */
-export async function readableBackup(deps: Pick<Deps, 'database'>, serverName: string, backupId: string, caller: Caller): Promise<BackupRow> {
+export async function readableBackup(deps: Pick<Deps, 'database'>, serverName: string, backupId: string, caller: Caller, access?: ServerAccess): Promise<BackupRow> {
   const backup = await backupToRestore(deps, serverName, backupId);
-  if (!mayRead(backup, caller)) throw noBackup();
+  if (!mayRead(backup, caller, access)) throw noBackup();
   return backup;
 }
 
 /** The owner's (or staff's) restore of a backup into their stopped world; see startRestore. */
 export async function restoreBackup(deps: JobDeps, input: { serverName: string; caller: Caller; backupId?: string; safetySnapshot: boolean }) {
-  const { owner } = await requireWorld(deps, input.serverName, input.caller);
+  const { owner } = await requireWorld(deps, input.serverName, input.caller, 'backups.write');
   return startRestore(deps, { serverName: input.serverName, owner, requestedBy: input.caller.userId, backupId: input.backupId, safetySnapshot: input.safetySnapshot });
 }
 
@@ -201,8 +205,11 @@ export interface BackupPage {
 
 /** Present backups newest first: all of them for staff, else those of worlds the caller owned. */
 export async function listBackups(deps: Pick<Deps, 'database'>, caller: Caller, query: { server?: string; limit: number; offset: number }): Promise<BackupPage> {
-  const where = and(eq(worldBackups.status, 'present'), readableBy(caller), query.server ? eq(worldBackups.serverName, query.server) : undefined);
   const { db } = deps.database;
+  // A member with backups.read who names the server also reads its owner's backups of it.
+  const access = query.server && !isStaff(caller) ? await accessOf(db, query.server, caller) : undefined;
+  const owner = access && admits(access, 'backups.read') ? memberOwner(access) : undefined;
+  const where = and(eq(worldBackups.status, 'present'), readableBy(caller, owner), query.server ? eq(worldBackups.serverName, query.server) : undefined);
   const [rows, [total]] = await Promise.all([
     db.select().from(worldBackups).where(where).orderBy(desc(worldBackups.createdAt), desc(worldBackups.id)).limit(query.limit).offset(query.offset),
     db.select({ n: count() }).from(worldBackups).where(where),
@@ -213,7 +220,11 @@ export async function listBackups(deps: Pick<Deps, 'database'>, caller: Caller, 
 /** Expires one backup the caller may read (404 no_backup otherwise) and deletes its archive. */
 export async function deleteBackup(deps: Pick<Deps & WorldsParts, 'database' | 'worlds' | 'log'>, id: string, caller: Caller): Promise<void> {
   const backup = await findBackup(deps, id);
-  if (!backup || backup.status !== 'present' || !mayRead(backup, caller)) throw noBackup();
+  if (!backup || backup.status !== 'present') throw noBackup();
+  if (!mayRead(backup, caller)) {
+    const access = await accessOf(deps.database.db, backup.serverName, caller);
+    if (!admits(access, 'backups.write') || !mayRead(backup, caller, access)) throw noBackup();
+  }
   if ((await lockHolderKind(deps.database.db, backup.serverName)) === 'restore') {
     throw new DomainError('restore_in_progress', `A restore of ${backup.serverName} may be reading this backup.`);
   }

@@ -75,11 +75,11 @@ export function externalExportRoutes(deps: AppDeps & WorldsParts & ServersParts)
     })
     .openapi(worldExport, async (c) => {
       const { name } = c.req.valid('param');
-      return c.json(ticketOf(await exportWorld(deps, { serverName: name, caller: c.var.session })), 202);
+      return c.json(ticketOf(await exportWorld(deps, { serverName: name, caller: c.var.session, need: 'backups.write' })), 202);
     })
     .openapi(fileDownload, async (c) => {
       const { name } = c.req.valid('param');
-      return c.json(ticketOf(await exportWorld(deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path })), 202);
+      return c.json(ticketOf(await exportWorld(deps, { serverName: name, caller: c.var.session, path: c.req.valid('query').path, need: 'files.read' })), 202);
     })
     .openapi(exportState, async (c) => {
       const row = await ownExport(deps, c.req.valid('param').ticket, c.var.session.userId);

@@ -27,8 +27,8 @@ async function insertExport(deps: Pick<Deps, 'database' | 'clock'>, row: Omit<Ex
 
 /** A backup's own archive, ready at once, for the caller alone (owner or staff, who may read the backup). */
 export async function exportBackup(deps: Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'random'> & ServersParts, input: { serverName: string; backupId: string; caller: Caller }) {
-  await requireWorld(deps, input.serverName, input.caller);
-  const backup = await readableBackup(deps, input.serverName, input.backupId, input.caller);
+  const access = await requireWorld(deps, input.serverName, input.caller, 'backups.write');
+  const backup = await readableBackup(deps, input.serverName, input.backupId, input.caller, access);
   return insertExport(deps, {
     ticket: newId(deps.random),
     serverName: backup.serverName,
@@ -47,9 +47,9 @@ export async function exportBackup(deps: Pick<Deps, 'database' | 'cluster' | 'co
  * Where the volume is not a local folder (Kubernetes) only the whole world can be exported: a part
  * needs the file routes' checks first.
  */
-export async function exportWorld(deps: JobDeps, input: { serverName: string; caller: Caller; path?: string }) {
+export async function exportWorld(deps: JobDeps, input: { serverName: string; caller: Caller; path?: string; need: 'backups.write' | 'files.read' }) {
   const { serverName, caller, path = '' } = input;
-  await requireWorld(deps, serverName, caller);
+  await requireWorld(deps, serverName, caller, input.need);
   const runner = runnerOf(deps);
   let isFile = false;
   let name = serverName;

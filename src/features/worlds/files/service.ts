@@ -19,11 +19,12 @@ interface FileTarget {
   path: string;
 }
 
-const openWorld = (deps: FileDeps, name: string, caller: Caller): Promise<WorldFileOps> => requireStoppedWorld(deps, name, caller, () => fileOpsOf(deps));
+const openWorld = (deps: FileDeps, name: string, caller: Caller, need: 'files.read' | 'files.write' = 'files.read'): Promise<WorldFileOps> =>
+  requireStoppedWorld(deps, name, caller, need, () => fileOpsOf(deps));
 
 /** Runs a change to a world's files under its lock (behind other short writes), stopped server checked again. */
 async function changeWorld<T>(deps: FileDeps, name: string, caller: Caller, change: (ops: WorldFileOps) => Promise<T>): Promise<T> {
-  const ops = await openWorld(deps, name, caller);
+  const ops = await openWorld(deps, name, caller, 'files.write');
   const lock = await holdWorld(deps, name, newId(deps.random), 'file_write', { queueBehind: 'file_write' });
   try {
     await requireStopped(deps, name);

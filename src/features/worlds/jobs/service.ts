@@ -157,8 +157,8 @@ function jobMessage(err: unknown): string {
   return 'the job failed; the server log has the details';
 }
 
-/** What runs or ran on a world, newest first (owner or staff). */
+/** What runs or ran on a world, newest first (owner, staff, or a member with backups.read). */
 export async function listServerJobs(deps: Pick<Deps, 'database' | 'cluster' | 'config'> & ServersParts, serverName: string, caller: Caller): Promise<JobRow[]> {
-  await requireWorld(deps, serverName, caller);
+  await requireWorld(deps, serverName, caller, 'backups.read');
   return jobsOf(deps.database.db, serverName);
 }

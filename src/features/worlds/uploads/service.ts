@@ -38,7 +38,7 @@ interface SessionTarget {
 /** Begins a session for a file of `size` bytes that will land at `path` (the server must be stopped). */
 export async function beginWorldUpload(deps: JobDeps, input: { serverName: string; caller: Caller; path: string; size: number }): Promise<UploadSessionView> {
   const { serverName, caller } = input;
-  const folders = await requireStoppedWorld(deps, serverName, caller, () => localFolders(deps));
+  const folders = await requireStoppedWorld(deps, serverName, caller, 'files.write', () => localFolders(deps));
   const { segments, shown } = await worldPath(await folders.folder(serverName), input.path);
   if (segments.length === 0) throw new DomainError('bad_path', 'The path must name a file inside the world folder.');
   const row = await beginUpload(deps, caller.userId, serverName, shown, input.size);
@@ -50,7 +50,7 @@ const sessionsOf = (caller: Caller): string | undefined => (isStaff(caller) ? un
 
 /** The caller's own live sessions on this server (to resume or cancel one whose id was lost), every account's for staff, oldest first. */
 export async function listWorldUploads(deps: JobDeps, serverName: string, caller: Caller): Promise<Array<UploadSessionView & { created_at: string; expires_at: string }>> {
-  await requireWorld(deps, serverName, caller);
+  await requireWorld(deps, serverName, caller, 'files.write');
   const [rows, partMax] = await Promise.all([listSessions(deps, sessionsOf(caller), serverName), worldSetting(deps.database.db, 'partMaxBytes')]);
   return rows.map((row) => ({
     id: row.id,
@@ -65,20 +65,20 @@ export async function listWorldUploads(deps: JobDeps, serverName: string, caller
 }
 
 export async function uploadStatus(deps: JobDeps, { serverName, caller, id }: SessionTarget): Promise<UploadSessionView> {
-  await requireWorld(deps, serverName, caller);
+  await requireWorld(deps, serverName, caller, 'files.write');
   return sessionView(deps.database.db, await findSession(deps, caller.userId, serverName, id));
 }
 
 /** Takes one part at `offset`, the request body as it arrives. */
 export async function appendUploadPart(deps: JobDeps, { serverName, caller, id, offset, body }: SessionTarget & { offset: number; body: AsyncIterable<Uint8Array> }) {
-  await requireWorld(deps, serverName, caller);
+  await requireWorld(deps, serverName, caller, 'files.write');
   const row = await findSession(deps, caller.userId, serverName, id);
   return sessionView(deps.database.db, await appendPart(deps, row, offset, body));
 }
 
 /** Cancels a session: the caller's own, or any account's for staff (a player's abandoned upload holding room). */
 export async function cancelUpload(deps: JobDeps, { serverName, caller, id }: SessionTarget): Promise<void> {
-  await requireWorld(deps, serverName, caller);
+  await requireWorld(deps, serverName, caller, 'files.write');
   await dropUpload(deps, await findSession(deps, sessionsOf(caller), serverName, id));
 }
 
@@ -100,7 +100,7 @@ export async function partLimit(deps: Pick<Deps, 'database'>, userId: string | u
 
 /** Lands a complete upload at its path as a world job (`overwrite` replaces a file there). */
 export async function commitUpload(deps: JobDeps, { serverName, caller, id, overwrite }: SessionTarget & { overwrite: boolean }): Promise<FileOpView> {
-  await requireWorld(deps, serverName, caller);
+  await requireWorld(deps, serverName, caller, 'files.write');
   const folders = localFolders(deps);
   const row = await findSession(deps, caller.userId, serverName, id);
   const claim = await claimForCommit(deps, row);
@@ -127,7 +127,7 @@ export async function commitUpload(deps: JobDeps, { serverName, caller, id, over
 
 /** Extracts a .zip of the world into its folder as a world job, all or nothing. */
 export async function startUnzip(deps: JobDeps, { serverName, caller, path, overwrite }: { serverName: string; caller: Caller; path: string; overwrite: boolean }): Promise<FileOpView> {
-  await requireWorld(deps, serverName, caller);
+  await requireWorld(deps, serverName, caller, 'files.write');
   const folders = localFolders(deps);
   const shown = worldPathSegments(path).join('/');
   if (!shown.toLowerCase().endsWith('.zip')) throw new DomainError('bad_path', 'Only a .zip file can be extracted.');
@@ -141,6 +141,6 @@ export async function startUnzip(deps: JobDeps, { serverName, caller, path, over
 
 /** The server's uploads and unzips: those running and those that ended in the last half hour. */
 export async function listWorldFileOps(deps: JobDeps, serverName: string, caller: Caller): Promise<FileOpView[]> {
-  await requireWorld(deps, serverName, caller);
+  await requireWorld(deps, serverName, caller, 'files.read');
   return listFileOps(deps, serverName);
 }

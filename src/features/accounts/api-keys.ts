@@ -1,0 +1,214 @@
+import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import type { Context } from 'hono';
+import type { Database, Queryable } from '../../db/client.js';
+import { apiKeys, users, type ApiKeyScope } from '../../db/schema/accounts.js';
+import type { Deps } from '../../deps.js';
+import type { AppEnv } from '../../http/env.js';
+import type { SessionContext, TierRequirement } from '../../http/session.js';
+import { DomainError } from '../../lib/errors.js';
+import { randomToken, sha256Hex } from '../../lib/secrets.js';
+import { writeAudit } from '../audit/index.js';
+import { isConsoleHost, requestHost } from './hosts.js';
+import { requireReauth } from './proofs.js';
+import type { SignedInAccount } from './authenticator.js';
+
+/**
+ * API keys (issue 42): a script's, a bot's or CI's way in as its user, without a browser session.
+ * `Authorization: Bearer felis_…` on the panel host, app tier only; never the admin tier, never key
+ * management; a `read` key reads only. Only the secret's sha-256 is kept, and the secret is shown
+ * once. A key dies with its user's disabling and deletion and with "sign out everywhere".
+ */
+
+export const API_KEY_PREFIX = 'felis_';
+/** What a key looks like: the prefix and 43 base64url characters (32 random bytes); anything else is no key of ours. */
+const KEY_SHAPE = /^felis_[A-Za-z0-9_-]{40,128}$/;
+/** Keys one account may hold at once (revoked and expired ones do not count). */
+export const API_KEYS_PER_USER = 25;
+const MINUTE_MS = 60_000;
+
+const unauthorized = () => new DomainError('unauthorized', 'A signed-in session or a valid API key is required.');
+
+/** The key a request presents, when it sends `Authorization: Bearer …` (then the cookie is not read). */
+export function presentedKey(c: Context): string | undefined {
+  const header = c.req.header('authorization');
+  if (header === undefined || !/^bearer /i.test(header)) return undefined;
+  return header.slice(7).trim();
+}
+
+/**
+ * The one statement of a key check (prepared once per database): the key by its hash with its
+ * user, counting the request in the key's current minute and, at most once a minute, its
+ * `last_used_at`. One round trip, like an uncached session check.
+ */
+function keyCheckOf(db: Database) {
+  return db
+    .update(apiKeys)
+    .set({
+      windowCount: sql`case when ${apiKeys.windowStart} = ${sql.placeholder('window')}::timestamptz then ${apiKeys.windowCount} + 1 else 1 end`,
+      windowStart: sql`${sql.placeholder('window')}::timestamptz`,
+      lastUsedAt: sql`case when ${apiKeys.lastUsedAt} is null or ${apiKeys.lastUsedAt} <= ${sql.placeholder('now')}::timestamptz - interval '1 minute' then ${sql.placeholder('now')}::timestamptz else ${apiKeys.lastUsedAt} end`,
+    })
+    .from(users)
+    .where(and(eq(apiKeys.secretHash, sql.placeholder('hash')), eq(users.id, apiKeys.userId), isNull(apiKeys.revokedAt)))
+    .returning({
+      id: apiKeys.id,
+      scopes: apiKeys.scopes,
+      expiresAt: apiKeys.expiresAt,
+      windowCount: apiKeys.windowCount,
+      userId: users.id,
+      role: users.role,
+      disabled: users.disabled,
+      deletedAt: users.deletedAt,
+      inSetup: users.inSetup,
+      username: users.username,
+      email: users.email,
+      emailVerified: users.emailVerified,
+      mustChangePassword: users.mustChangePassword,
+    })
+    .prepare('felis_api_key_check');
+}
+type KeyCheck = ReturnType<typeof keyCheckOf>;
+/** Each database's prepared key check (one per authenticator, like the session query). */
+export type KeyChecks = WeakMap<Database, KeyCheck>;
+
+const READ_METHODS = new Set(['GET', 'HEAD']);
+
+/**
+ * Checks a presented key for a tier; the session context it acts with. Every refusal that could
+ * tell which part was wrong (unknown, revoked, expired, disabled or deleted user, the console
+ * host) is the same 401. `checks` keeps each database's prepared statement.
+ */
+export async function authenticateKey(
+  c: Context,
+  requirement: TierRequirement,
+  key: string,
+  checks: KeyChecks,
+  remember: (account: SignedInAccount) => void,
+): Promise<SessionContext> {
+  const { deps } = (c as Context<AppEnv>).var;
+  if (!KEY_SHAPE.test(key) || isConsoleHost(deps.config, requestHost(c))) throw unauthorized();
+  const { db } = deps.database;
+  let check = checks.get(db);
+  if (check === undefined) checks.set(db, (check = keyCheckOf(db)));
+  const now = deps.clock.now();
+  const window = new Date(Math.floor(now.getTime() / MINUTE_MS) * MINUTE_MS);
+  const [row] = await check.execute({ hash: sha256Hex(key), window: window.toISOString(), now: now.toISOString() });
+  if (!row || row.disabled || row.deletedAt !== null || (row.expiresAt !== null && row.expiresAt.getTime() <= now.getTime())) throw unauthorized();
+  // Requests a key may make in a minute, counted in the database (every replica shares the count).
+  const limit = deps.config.apiKeyRequestsPerMinute;
+  if (row.windowCount > limit) {
+    const retryAfterSeconds = Math.max(1, Math.ceil((window.getTime() + MINUTE_MS - now.getTime()) / 1000));
+    throw new DomainError('rate_limited', `This API key made ${limit} requests this minute; wait a moment.`, { retryAfterSeconds });
+  }
+  if (requirement.tier === 'admin') throw new DomainError('forbidden', 'An API key never passes the admin tier.');
+  if (!row.scopes.includes('write') && !READ_METHODS.has(c.req.method)) throw new DomainError('forbidden', 'This API key may only read.');
+  if (row.inSetup && !requirement.setupAllowed) {
+    throw new DomainError('setup_required', 'Finish first-run setup: add a passkey or verify an e-mail address.');
+  }
+  remember({
+    id: row.userId,
+    username: row.username,
+    email: row.email,
+    emailVerified: row.emailVerified,
+    role: row.role,
+    mustChangePassword: row.mustChangePassword,
+    inSetup: row.inSetup,
+  });
+  // No session stands behind a key: its "token hash" names the key, so that no session row, no
+  // reauth proof and no "current session" ever matches it.
+  return {
+    userId: row.userId,
+    role: row.role,
+    tokenHash: `api-key:${row.id}`,
+    inSetup: row.inSetup,
+    mustChangePassword: row.mustChangePassword,
+    apiKey: { id: row.id, scopes: row.scopes },
+  };
+}
+
+/** Revokes every live key of a user (disabling, deletion, "sign out everywhere"); how many. */
+export async function revokeUserApiKeys(db: Queryable, userId: string, now: Date): Promise<number> {
+  const rows = await db
+    .update(apiKeys)
+    .set({ revokedAt: now })
+    .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id });
+  return rows.length;
+}
+
+type KeyDeps = Pick<Deps, 'database' | 'clock' | 'random'>;
+type KeyRow = typeof apiKeys.$inferSelect;
+
+/** A key as the list shows it: never the secret nor its hash. */
+export function keyView(row: KeyRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    scopes: row.scopes,
+    created_at: row.createdAt.toISOString(),
+    ...(row.lastUsedAt ? { last_used_at: row.lastUsedAt.toISOString() } : {}),
+    ...(row.expiresAt ? { expires_at: row.expiresAt.toISOString() } : {}),
+  };
+}
+
+/** Keys are managed by a person in a session, never through a key. */
+function refuseThroughKey(session: SessionContext): void {
+  if (session.apiKey) throw new DomainError('forbidden', 'API keys are created and revoked in a signed-in session, never with a key.');
+}
+
+function liveKeys(db: Queryable, userId: string, now: Date): Promise<KeyRow[]> {
+  return db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now))))
+    .orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
+}
+
+/** The account's live keys (not revoked, not expired), oldest first. */
+export function listApiKeys(deps: KeyDeps, session: SessionContext): Promise<KeyRow[]> {
+  return liveKeys(deps.database.db, session.userId, deps.clock.now());
+}
+
+/** Makes a key (a fresh proof first); the secret is in the answer and nowhere else, ever. */
+export async function createApiKey(
+  deps: KeyDeps,
+  session: SessionContext,
+  input: { name: string; scopes?: ApiKeyScope[]; expiresAt?: Date },
+  requestId: string | undefined,
+): Promise<{ row: KeyRow; secret: string }> {
+  refuseThroughKey(session);
+  const now = deps.clock.now();
+  if (input.expiresAt !== undefined && input.expiresAt.getTime() <= now.getTime()) throw new DomainError('bad_request', 'expires_at must be in the future.');
+  await requireReauth(deps, session);
+  const secret = `${API_KEY_PREFIX}${randomToken(deps.random, 32)}`;
+  const scopes: ApiKeyScope[] = input.scopes?.includes('write') || input.scopes === undefined ? ['read', 'write'] : ['read'];
+  return deps.database.db.transaction(async (tx) => {
+    // Counted under the account's row lock, so that two creations at once cannot pass the limit.
+    await tx.select({ id: users.id }).from(users).where(eq(users.id, session.userId)).for('update');
+    const live = await liveKeys(tx, session.userId, now);
+    if (live.length >= API_KEYS_PER_USER) throw new DomainError('conflict', `An account holds at most ${API_KEYS_PER_USER} API keys; revoke one first.`);
+    const [row] = await tx
+      .insert(apiKeys)
+      .values({ userId: session.userId, name: input.name, prefix: secret.slice(0, 12), secretHash: sha256Hex(secret), scopes, createdAt: now, expiresAt: input.expiresAt ?? null })
+      .returning();
+    if (!row) throw new Error('the key row was not written');
+    await writeAudit(tx, { at: now, actor: session.userId, action: 'api_key.create', target: session.userId, detail: { api_key_id: row.id, scopes }, requestId: requestId ?? null });
+    return { row, secret };
+  });
+}
+
+/** Revokes one of the account's keys: 404 for anyone else's, or one already gone. */
+export async function revokeApiKey(deps: KeyDeps, session: SessionContext, id: string, requestId: string | undefined): Promise<void> {
+  refuseThroughKey(session);
+  const now = deps.clock.now();
+  await deps.database.db.transaction(async (tx) => {
+    const rows = await tx
+      .update(apiKeys)
+      .set({ revokedAt: now })
+      .where(and(eq(apiKeys.id, id), eq(apiKeys.userId, session.userId), isNull(apiKeys.revokedAt)))
+      .returning({ id: apiKeys.id });
+    if (rows.length === 0) throw new DomainError('not_found', 'No such API key.');
+    await writeAudit(tx, { at: now, actor: session.userId, action: 'api_key.revoke', target: session.userId, detail: { api_key_id: id }, requestId: requestId ?? null });
+  });
+}
