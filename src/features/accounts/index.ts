@@ -3,7 +3,7 @@
  * and their roles, sessions and their cookie, the session check, one-time codes by e-mail, the
  * reauth guard of a session, and the account's own and the staff's routes over them.
  */
-export { createSessionAuthenticator } from './authenticator.js';
+export { createSessionAuthenticator, SignedInAccounts } from './authenticator.js';
 export { adminAccountRoutes } from './admin-routes.js';
 export { displayIdentities, findUserByMcUuid, getQuota } from './directory.js';
 export { CODE_MAX_ATTEMPTS, CODE_TTL_MS, checkCode, codeHeld, codeHold, codeMatches, codeRefused, generateCode, invalidCode, resendWait } from './email-codes.js';

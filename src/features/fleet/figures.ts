@@ -115,23 +115,11 @@ export class FleetFigures {
   }
 }
 
-const figuresByDeps = new WeakMap<object, FleetFigures>();
-
-/** The figures of one registry (one process, or one test's deps). */
-export function figuresOf(registry: object): FleetFigures {
-  let figures = figuresByDeps.get(registry);
-  if (!figures) {
-    figures = new FleetFigures();
-    figuresByDeps.set(registry, figures);
-  }
-  return figures;
-}
-
 /** Every replica refreshes its own figures (each serves its own /metrics). */
-export function fleetFiguresTask(deps: Pick<Deps, 'database' | 'clock' | 'log' | 'config' | 'metrics'>, replica: string, metrics: () => FleetMetrics | undefined): BackgroundTask {
-  const figures = figuresOf(deps.metrics.registry);
+export function fleetFiguresTask(deps: Pick<Deps, 'database' | 'clock' | 'log' | 'config'>, replica: string, metrics: FleetMetrics): BackgroundTask {
+  const { figures } = metrics;
   return backgroundLoop(
     { db: deps.database.db, clock: deps.clock, log: deps.log, replica },
-    { name: 'fleet_figures', replicas: 'every', intervalMs: deps.config.metricsRefreshSeconds * 1000, firstAfterMs: 0, round: () => figures.refresh(deps, metrics()) },
+    { name: 'fleet_figures', replicas: 'every', intervalMs: deps.config.metricsRefreshSeconds * 1000, firstAfterMs: 0, round: () => figures.refresh(deps, metrics) },
   );
 }
