@@ -13,7 +13,7 @@ import { StaticRegistry } from './adapters/registry/static.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
 import { createApps, type ServiceParts } from './app/index.js';
 import type { Config } from './config.js';
-import { Leadership, releasePreviousLives, ReplicaHeartbeat, TaskList, type BackgroundTask, type PreviousLives } from './coordination/index.js';
+import { releasePreviousLives, ReplicaHeartbeat, TaskList, type BackgroundTask, type PreviousLives } from './coordination/index.js';
 import { openDatabase, type DatabaseHandle } from './db/client.js';
 import { accountHousekeepingTask, createSessionAuthenticator, SignedInAccounts, withPasswordChangeGate } from './features/accounts/index.js';
 import { changeRecorder } from './features/audit/index.js';
@@ -24,6 +24,7 @@ import { createFleetParts, fleetTasks } from './features/fleet/index.js';
 import { webhookDeliveryTask } from './features/notifications/index.js';
 import { createNodesParts, nodeTasksRecovery } from './features/nodes/index.js';
 import { identityHousekeepingTask } from './features/linking/index.js';
+import { purgeOpLoginRequests } from './features/op-login/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory, passkeyHousekeepingTask } from './features/passkeys/index.js';
 import { ServerCache, countServersByOwner, restartsTask, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
@@ -191,17 +192,15 @@ function serviceTasks(deps: ServiceParts): BackgroundTask[] {
     deps.heartbeat.task(),
     accountHousekeepingTask(deps, replica),
     passkeyHousekeepingTask(deps, replica),
-    identityHousekeepingTask(deps, replica),
+    identityHousekeepingTask(deps, replica, [purgeOpLoginRequests]),
     retirementSweepTask(deps, replica),
     restartsTask(deps, replica),
     schedulesTask(deps, replica),
     nodeTasksRecovery(deps),
   ];
-  // Only the replica that leads the control plane acts on the cluster.
-  const leadership = new Leadership({ db: deps.database.db, clock: deps.clock, replica }, { name: 'controller' });
+  // The cluster's own work (on Kubernetes the lifecycle controller, led by its own Lease).
   tasks.push(
     ...cluster.tasks({
-      leadership,
       registry: deps.metrics.registry,
       log: deps.log,
       onDesiredStateChange: (listener) => deps.serverCache.onDesiredStateChange(listener),

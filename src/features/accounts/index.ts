@@ -17,5 +17,5 @@ export { accountRoutes } from './routes.js';
 export { EmailSchema, McUuidSchema, RoleSchema, SignInRoleSchema, UsernameSchema } from './schema.js';
 export { clearSessionCookie, sessionToken, setSessionCookie } from './session-cookie.js';
 export { USER_AGENT_MAX_BYTES, cutUtf8, mintSession, revokeSession, revokeUserSessions } from './session-service.js';
-export { findLiveUserByEmail, findUserById, uniqueViolation, type UserRow } from './users.js';
+export { findLiveUserByEmail, findUserById, insertUser, insertUserUnlessTaken, liveOwners, lockUser, markEmailVerified, setInSetup, uniqueViolation, type UserRow } from './users.js';
 export type { AccountsParts, PasskeyDirectory } from './parts.js';
