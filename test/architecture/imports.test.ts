@@ -90,6 +90,7 @@ const topFeatureOf = (file: string) => relative(FEATURES, file).split(sep)[0];
 const TABLE_OWNER: Record<string, string> = {
   accounts: 'accounts',
   audit: 'audit',
+  auth: 'auth',
   builds: 'builds',
   console: 'console',
   images: 'images',
@@ -121,7 +122,6 @@ const FOREIGN_TABLE_READS_TODAY = [
   'src/features/activity/service.ts -> audit',
   'src/features/activity/service.ts -> servers',
   'src/features/auth/password-service.ts -> accounts',
-  'src/features/auth/setup-token.ts -> accounts',
   'src/features/builds/service.ts -> images',
   'src/features/doors/rate-limit.ts -> accounts',
   'src/features/linking/service.ts -> accounts',

@@ -1,7 +1,7 @@
 import { lockForTransaction } from '../../coordination/index.js';
 import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
-import { setupTokens } from '../../db/schema/accounts.js';
+import { setupTokens } from '../../db/schema/auth.js';
 import type { Deps } from '../../deps.js';
 import type { Clock } from '../../lib/clock.js';
 import type { RandomSource } from '../../lib/random.js';
