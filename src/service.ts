@@ -13,17 +13,18 @@ import { StaticRegistry } from './adapters/registry/static.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
 import { createApps, type ServiceParts } from './app/index.js';
 import type { Config } from './config.js';
-import { Leadership, releasePreviousLives, ReplicaHeartbeat, TaskList, type BackgroundTask, type PreviousLives } from './coordination/index.js';
+import { releasePreviousLives, ReplicaHeartbeat, TaskList, type BackgroundTask, type PreviousLives } from './coordination/index.js';
 import { openDatabase, type DatabaseHandle } from './db/client.js';
-import { accountHousekeepingTask, createSessionAuthenticator, withPasswordChangeGate } from './features/accounts/index.js';
+import { accountHousekeepingTask, createSessionAuthenticator, SignedInAccounts, withPasswordChangeGate } from './features/accounts/index.js';
 import { changeRecorder } from './features/audit/index.js';
-import { setupOnStart } from './features/auth/index.js';
+import { createAuthParts, setupOnStart } from './features/auth/index.js';
 import { clusterBuildTasks, DirectoryContextStore, ObjectContextStore, SimulatedBuildRunner } from './features/builds/index.js';
 import { LogHubs, releasePreviousStreamSlots } from './features/console/index.js';
-import { fleetTasks, startFleetMetrics } from './features/fleet/index.js';
+import { createFleetParts, fleetTasks } from './features/fleet/index.js';
 import { webhookDeliveryTask } from './features/notifications/index.js';
-import { nodeTasksRecovery } from './features/nodes/index.js';
+import { createNodesParts, nodeTasksRecovery } from './features/nodes/index.js';
 import { identityHousekeepingTask } from './features/linking/index.js';
+import { purgeOpLoginRequests } from './features/op-login/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory, passkeyHousekeepingTask } from './features/passkeys/index.js';
 import { AccessChanges, ServerCache, countServersByOwner, restartsTask, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
@@ -69,11 +70,14 @@ export function assembleDeps(parts: DepsParts): ServiceParts {
   const replica = parts.replica ?? replicaName(parts.config);
   // Another replica's member removal reaches this one's open console streams through the change feed.
   const changeFeed = parts.config.sessionCacheMs > 0 ? parts.database.changeFeed?.() : undefined;
-  const deps: ServiceParts = {
+  const signedInAccounts = new SignedInAccounts();
+  const withoutFleet: Omit<ServiceParts, 'fleetMetrics'> = {
     random: cryptoRandom,
     registry: createRegistry(parts.config),
     mail: createMail(parts.config, parts.log),
-    sessions: withPasswordChangeGate(createSessionAuthenticator(changeFeed)),
+    sessions: withPasswordChangeGate(createSessionAuthenticator(changeFeed, signedInAccounts)),
+    signedInAccounts,
+    ...createAuthParts(),
     serverCounts: countServersByOwner,
     passkeys: passkeyDirectory,
     recordChange: changeRecorder({ database: parts.database, clock, log: parts.log }),
@@ -101,10 +105,11 @@ export function assembleDeps(parts: DepsParts): ServiceParts {
     consoleLogs: parts.consoleLogs ?? new LogHubs({ cluster, clock, log: parts.log }),
     sessionVerifier: parts.sessionVerifier ?? createSessionVerifier({ ...parts, clock, metrics }),
     worlds: parts.worlds ?? createWorldsRuntime(parts.config, cluster, { log: parts.log, signal: parts.shutdown, clock }),
+    nodeCache: parts.nodeCache ?? createNodesParts(cluster).nodeCache,
   };
-  // The game-level collectors exist from the start, whoever assembles the deps (service, tests, benches).
-  startFleetMetrics(deps);
-  return deps;
+  // The game-level collectors exist from the start, whoever assembles the deps (service, tests,
+  // benches): registered once on this service's registry.
+  return { ...withoutFleet, fleetMetrics: parts.fleetMetrics ?? createFleetParts(withoutFleet).fleetMetrics };
 }
 
 export interface RunningService {
@@ -190,17 +195,15 @@ function serviceTasks(deps: ServiceParts): BackgroundTask[] {
     deps.heartbeat.task(),
     accountHousekeepingTask(deps, replica),
     passkeyHousekeepingTask(deps, replica),
-    identityHousekeepingTask(deps, replica),
+    identityHousekeepingTask(deps, replica, [purgeOpLoginRequests]),
     retirementSweepTask(deps, replica),
     restartsTask(deps, replica),
     schedulesTask(deps, replica),
     nodeTasksRecovery(deps),
   ];
-  // Only the replica that leads the control plane acts on the cluster.
-  const leadership = new Leadership({ db: deps.database.db, clock: deps.clock, replica }, { name: 'controller' });
+  // The cluster's own work (on Kubernetes the lifecycle controller, led by its own Lease).
   tasks.push(
     ...cluster.tasks({
-      leadership,
       registry: deps.metrics.registry,
       log: deps.log,
       onDesiredStateChange: (listener) => deps.serverCache.onDesiredStateChange(listener),
@@ -321,6 +324,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     await tasks?.stop();
     if (deps) {
       stopServersFeature(deps);
+      deps.nodeCache?.close();
       deps.consoleLogs.close();
       deps.rcon.close();
       deps.sessionVerifier.close();

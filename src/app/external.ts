@@ -26,7 +26,7 @@ import { mountPages } from './web.js';
 export function mountExternalRoutes(app: FaceApp, parts: ServiceParts): void {
   app.addRoutes(healthRoutes());
   app.addRoutes(authRoutes(parts));
-  app.addRoutes(accountRoutes());
+  app.addRoutes(accountRoutes(parts));
   app.addRoutes(adminAccountRoutes(parts));
   app.addRoutes(externalServerRoutes(parts));
   app.addRoutes(imageRoutes());

@@ -20,6 +20,7 @@ export {
   LEASE_KEYS,
   leasePrefix,
   leaseOf,
+  noLeaseHeldBy,
   releaseLease,
   releasePreviousLives,
   renewLease,

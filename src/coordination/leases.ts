@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNotNull, isNull, like, lte, ne, not, or, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull, isNull, like, lte, ne, not, notExists, or, type SQL } from 'drizzle-orm';
 import type { Queryable } from '../db/client.js';
 import { escapeLike } from '../db/like.js';
 import { leases } from '../db/schema/coordination.js';
@@ -109,6 +109,11 @@ export interface LeaseRow {
 }
 
 /** The lease's row, lapsed or not, if there is one. */
+/** A condition for a query of another table: no lease is held by the holder named in `holder` (a column or expression). */
+export function noLeaseHeldBy(db: Queryable, holder: SQL): SQL {
+  return notExists(db.select({ h: leases.holder }).from(leases).where(eq(leases.holder, holder)));
+}
+
 export async function leaseOf(db: Queryable, key: string): Promise<LeaseRow | undefined> {
   const [row] = await db
     .select({ holder: leases.holder, purpose: leases.purpose, acquiredAt: leases.acquiredAt, leaseUntil: leases.leaseUntil, replica: leases.replica })

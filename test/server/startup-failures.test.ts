@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { EmbeddedDatabaseBusy, LOCK_FILE, lockEmbeddedDatabase } from '../../src/db/embedded-lock.js';
 import { openDatabase } from '../../src/db/client.js';
-import { setupTokens } from '../../src/db/schema/accounts.js';
+import { setupTokens } from '../../src/db/schema/auth.js';
 import { startService } from '../../src/service.js';
 import { databaseFailure, refuseEmbeddedInKubernetes, StartupError, startupFailureLine } from '../../src/startup-failure.js';
 import { TEST_ENV } from '../helpers/app.js';

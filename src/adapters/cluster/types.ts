@@ -149,8 +149,12 @@ export interface LeaderLock {
 
 /** What the composition root gives the cluster's own background work. */
 export interface ClusterTaskDeps {
-  /** Only the replica that leads acts on the cluster, so two replicas never both start a server. */
-  leadership: LeaderLock;
+  /**
+   * A database leadership for tasks that lead by it. None does today: the Kubernetes controller
+   * leads by its own coordination.k8s.io Lease (kubernetes/lease.ts) and the other clusters have
+   * no task, so the composition root hands none. To be removed with the tests that still pass one.
+   */
+  leadership?: LeaderLock;
   /** Where the tasks' metrics go. */
   registry: Registry;
   log: Logger;

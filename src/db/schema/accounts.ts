@@ -124,18 +124,6 @@ export const emailCodeFailures = pgTable(
   (t) => [index('email_code_failures_user_idx').on(t.userId, t.at)],
 );
 
-/**
- * Owner tokens (hashed); at most one is live. Without `owner_id`, a first-run token that creates
- * the owner; with it, a recovery token (`npm run recover-owner`) that signs in as that owner.
- */
-export const setupTokens = pgTable('setup_tokens', {
-  tokenHash: text('token_hash').primaryKey(),
-  createdAt: at('created_at').notNull(),
-  expiresAt: at('expires_at').notNull(),
-  usedAt: at('used_at'),
-  ownerId: uuid('owner_id').references(() => users.id, { onDelete: 'cascade' }),
-});
-
 /** Token buckets of the public sign-in doors, shared by every replica on the database. */
 export const rateLimitBuckets = pgTable('rate_limit_buckets', {
   key: text('key').primaryKey(),

@@ -2,6 +2,7 @@
 export * from './audit.js';
 export * from './settings.js';
 export * from './accounts.js';
+export * from './auth.js';
 export * from './images.js';
 export * from './servers.js';
 export * from './verifier.js';

@@ -50,7 +50,6 @@ function sessionQueryOf(db: Database) {
 }
 type SessionQuery = ReturnType<typeof sessionQueryOf>;
 type SessionRow = Awaited<ReturnType<SessionQuery['execute']>>[number];
-const sessionQueries = new WeakMap<Database, SessionQuery>();
 
 /** How many session checks one replica keeps; past it the oldest goes. */
 const SESSION_CACHE_ENTRIES = 10_000;
@@ -121,21 +120,35 @@ export interface SignedInAccount {
   mustChangePassword: boolean;
   inSetup: boolean;
 }
-const accounts = new WeakMap<Context, SignedInAccount>();
 
-/** The account row the session check of this request read, if it ran: a handler's read of it is free. */
-export function signedInAccount(c: Context): SignedInAccount | undefined {
-  return accounts.get(c);
+/**
+ * The account row each request's session check read, kept for that request only (keyed by its
+ * context, so it goes with the request): one per service, made by the composition root and handed
+ * to the authenticator that fills it and to the routes that read it (`/me`).
+ */
+export class SignedInAccounts {
+  readonly #byRequest = new WeakMap<Context, SignedInAccount>();
+
+  /** The account row the session check of this request read, if it ran: a handler's read of it is free. */
+  of(c: Context): SignedInAccount | undefined {
+    return this.#byRequest.get(c);
+  }
+
+  keep(c: Context, account: SignedInAccount): void {
+    this.#byRequest.set(c, account);
+  }
 }
 
 /**
  * The session check of the app and admin tiers. Every refusal that could tell an attacker which
  * part was wrong (unknown, expired, revoked, other host, disabled, deleted, idle) is the same 401.
  */
-export function createSessionAuthenticator(changes?: ChangeFeed): SessionAuthenticator {
+export function createSessionAuthenticator(changes?: ChangeFeed, signedIn?: SignedInAccounts): SessionAuthenticator {
   // One per replica (assembleDeps builds one authenticator per service, with its database's feed).
   const cache = new SessionCache(changes);
   const keyChecks: KeyChecks = new WeakMap();
+  // The session query, prepared once for the database it runs on.
+  let prepared: { db: Database; query: SessionQuery } | undefined;
   return {
     forgetCached: () => cache.forgetAll(),
     async authenticate(c: Context, requirement: TierRequirement): Promise<SessionContext> {
@@ -143,7 +156,7 @@ export function createSessionAuthenticator(changes?: ChangeFeed): SessionAuthent
       const { deps } = ctx.var;
       // A request with a bearer is judged by its key alone: its cookie, if any, is not read.
       const key = presentedKey(c);
-      if (key !== undefined) return authenticateKey(c, requirement, key, keyChecks, (account) => accounts.set(c, account));
+      if (key !== undefined) return authenticateKey(c, requirement, key, keyChecks, (account) => signedIn?.keep(c, account));
       const token = sessionToken(c);
       if (!token) throw unauthorized();
       const tokenHash = sha256Hex(token);
@@ -155,8 +168,8 @@ export function createSessionAuthenticator(changes?: ChangeFeed): SessionAuthent
       // database's row (another replica may have written it since).
       if (row !== undefined && now.getTime() - row.lastSeenAt.getTime() >= LAST_SEEN_WRITE_MS) row = undefined;
       if (row === undefined) {
-        let query = sessionQueries.get(db);
-        if (query === undefined) sessionQueries.set(db, (query = sessionQueryOf(db)));
+        if (prepared?.db !== db) prepared = { db, query: sessionQueryOf(db) };
+        const { query } = prepared;
         const epoch = cache.epoch;
         const readAt = performance.now();
         [row] = await query.execute({ tokenHash });
@@ -194,7 +207,7 @@ export function createSessionAuthenticator(changes?: ChangeFeed): SessionAuthent
         cache.drop(tokenHash); // its last_seen_at and expiry moved: the next request reads them
         if (slid) setSessionCookie(c, token, SESSION_TTL_MS);
       }
-      accounts.set(c, {
+      signedIn?.keep(c, {
         id: row.userId,
         username: row.username,
         email: row.email,

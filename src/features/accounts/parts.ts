@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/client.js';
+import type { SignedInAccounts } from './authenticator.js';
 
 /** What the accounts feature needs of the passkey feature's table (the passkeys feature provides it). */
 export interface PasskeyDirectory {
@@ -22,4 +23,9 @@ export interface AccountsParts {
    * state reports none, removing them all removes nothing).
    */
   passkeys?: PasskeyDirectory;
+  /**
+   * The account rows the session checks of the requests under way read (made with the session
+   * authenticator). Absent: `/me` reads the account itself.
+   */
+  signedInAccounts?: SignedInAccounts;
 }

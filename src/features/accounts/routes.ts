@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { apiKeyRoutes } from './api-key-routes.js';
-import { signedInAccount } from './authenticator.js';
+import type { AccountsParts } from './parts.js';
 import { requestHost, staffPagesHere } from './hosts.js';
 import { EmailSchema, MeSchema, OwnSessionRevokedSchema, SessionListSchema, TokenHashParam } from './schema.js';
 import { clearSessionCookie } from './session-cookie.js';
@@ -95,10 +95,10 @@ const emailVerify = defineRoute(
 );
 
 /** The signed-in account: `/me`, own sessions, own e-mail address. External face. */
-export function accountRoutes() {
+export function accountRoutes(parts: AccountsParts) {
   return createRouter()
     // The session check read the account already (authenticator.ts): `/me` needs no query of its own.
-    .openapi(me, async (c) => c.json(await accountOf(c.var.deps, c.var.session, signedInAccount(c), staffPagesHere(c.var.deps.config, requestHost(c))), 200))
+    .openapi(me, async (c) => c.json(await accountOf(c.var.deps, c.var.session, parts.signedInAccounts?.of(c), staffPagesHere(c.var.deps.config, requestHost(c))), 200))
     .openapi(listSessions, async (c) => c.json({ sessions: await ownSessions(c.var.deps, c.var.session) }, 200))
     .openapi(revokeOwn, async (c) => {
       const signedOut = await revokeOwnSession(c.var.deps, c.var.session, c.req.valid('param').token_hash, c.var.requestId);

@@ -1,8 +1,6 @@
-import { eq } from 'drizzle-orm';
-import { users } from '../../db/schema/accounts.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
-import { checkCode, CODE_TTL_MS, codeHold, findLiveUserByEmail, invalidCode, isStaffRole, mintSession, requireMail, sendCode, type SignInClient } from '../accounts/index.js';
+import { checkCode, CODE_TTL_MS, codeHold, findLiveUserByEmail, invalidCode, markEmailVerified, isStaffRole, mintSession, requireMail, sendCode, type SignInClient } from '../accounts/index.js';
 import { refusePlayerOnConsole, requireLocalAuth, type SignedIn } from '../doors/index.js';
 import { relyingPartyOf, userHasPasskey } from '../passkeys/index.js';
 import { settleAtFixedTime } from './fixed-time.js';
@@ -61,7 +59,7 @@ export async function signInWithCode(
   const session = await db.transaction(async (tx) => {
     const check = await checkCode(tx, { userId: user.id, purpose: 'signin', code: input.code, now });
     if (!check.ok || check.email.toLowerCase() !== input.email.toLowerCase()) return undefined;
-    await tx.update(users).set({ emailVerified: true, updatedAt: now }).where(eq(users.id, user.id));
+    await markEmailVerified(tx, user.id, now);
     return mintSession(deps, tx, { ...client, userId: user.id, method: 'email_otp' });
   });
   if (!session) throw invalidCode();

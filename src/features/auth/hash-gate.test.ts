@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { createTestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { createUser } from '../../../test/helpers/sessions.js';
-import { hashGateOf, HASH_LIMITS } from './hash-limit.js';
+import { HASH_LIMITS, type WorkGate } from './hash-limit.js';
 import { hashPassword } from './password.js';
 import { passwordSignIn } from './password-service.js';
 
 /** Waits (real time, the sign-in reads the database first) until `n` jobs queue at the gate. */
-async function queuedBehind(gate: ReturnType<typeof hashGateOf>, n: number): Promise<void> {
+async function queuedBehind(gate: WorkGate, n: number): Promise<void> {
   for (const until = Date.now() + 10_000; gate.load.queued < n; ) {
     if (Date.now() > until) throw new Error(`the gate queues ${gate.load.queued}, not ${n}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -26,7 +26,7 @@ describe('the password hashing gate under a flood of strangers (issue 30, item 9
     await passwordSignIn(deps, { username: 'alex', password: 'correct horse battery' }, { host: 'panel.felis.test', clientIp: home });
 
     // Strangers from many addresses fill the gate: every slot running and every stranger place queued.
-    const gate = hashGateOf(deps);
+    const gate = deps.hashGate;
     let open!: () => void;
     const held = new Promise<void>((resolve) => (open = resolve));
     const strangers = Array.from({ length: HASH_LIMITS.running + HASH_LIMITS.waiting }, () => gate.run(() => held));

@@ -66,16 +66,16 @@ export class WorkGate {
   }
 }
 
-const gates = new WeakMap<object, WorkGate>();
+/**
+ * What the auth feature makes: the hashing gate of this process (one per service, made by the
+ * composition root; it holds only the queue of jobs waiting, so nothing needs stopping).
+ */
+export interface AuthParts {
+  hashGate: WorkGate;
+}
 
-/** The hashing gate of one service (keyed by its database handle: one per process in production). */
-export function hashGateOf(deps: Pick<Deps, 'database'>): WorkGate {
-  let gate = gates.get(deps.database);
-  if (!gate) {
-    gate = new WorkGate(HASH_LIMITS.running, HASH_LIMITS.waiting, HASH_LIMITS.knownWaiting);
-    gates.set(deps.database, gate);
-  }
-  return gate;
+export function createAuthParts(): AuthParts {
+  return { hashGate: new WorkGate(HASH_LIMITS.running, HASH_LIMITS.waiting, HASH_LIMITS.knownWaiting) };
 }
 
 /**
@@ -85,7 +85,7 @@ export function hashGateOf(deps: Pick<Deps, 'database'>): WorkGate {
  * is not the caller's attempt, and must not use up the account's own allowance.
  */
 export async function throttledHashing<T>(
-  deps: Pick<Deps, 'database' | 'clock'>,
+  deps: Pick<Deps, 'database' | 'clock'> & AuthParts,
   by: { account: string; clientIp: string; known?: boolean },
   job: () => Promise<T>,
 ): Promise<T> {
@@ -102,7 +102,7 @@ export async function throttledHashing<T>(
     throw rateLimited(byAddress, 'Too many password attempts from your address; try again later.');
   }
   try {
-    return await hashGateOf(deps).run(job, { known: by.known });
+    return await deps.hashGate.run(job, { known: by.known });
   } catch (err) {
     if (err instanceof GateBusy) await Promise.all([giveTokenBack(db, accountKey, perAccount.burst), giveTokenBack(db, addressKeyed, perAddress.burst)]);
     throw err;

@@ -6,3 +6,4 @@ export { authRoutes } from './routes.js';
 export { consoleCurl, leaveSetupCommands, redeemCommand } from './next-steps.js';
 export { mintOwnerRecoveryToken } from './owner-recovery.js';
 export { mintSetupToken, setupOnStart } from './setup-token.js';
+export { createAuthParts, type AuthParts } from './hash-limit.js';

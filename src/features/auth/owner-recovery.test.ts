@@ -4,7 +4,8 @@ import { createTestApps, createTestDeps, errorOf, jsonRequest, type TestDeps } f
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { auditLog } from '../../db/schema/audit.js';
-import { sessions, setupTokens, users } from '../../db/schema/accounts.js';
+import { sessions, users } from '../../db/schema/accounts.js';
+import { setupTokens } from '../../db/schema/auth.js';
 import { sha256Hex } from '../../lib/secrets.js';
 import { mintOwnerRecoveryToken, type OwnerRecovery } from './owner-recovery.js';
 import { ensureSetupToken, setupOnStart } from './setup-token.js';

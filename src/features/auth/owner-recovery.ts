@@ -1,12 +1,11 @@
-import { and, asc, eq, isNull } from 'drizzle-orm';
 import { lockForTransaction } from '../../coordination/index.js';
-import { users } from '../../db/schema/accounts.js';
 import type { Deps } from '../../deps.js';
 import type { Clock } from '../../lib/clock.js';
 import type { RandomSource } from '../../lib/random.js';
 import { randomToken } from '../../lib/secrets.js';
 import { writeAudit } from '../audit/index.js';
 import { storeSetupToken } from './setup-token.js';
+import { liveOwners } from '../accounts/index.js';
 
 /**
  * Lost-owner recovery (`npm run recover-owner`, run where the database is). Whoever can run it
@@ -40,11 +39,7 @@ export async function mintOwnerRecoveryToken(
   return deps.database.db.transaction(async (tx) => {
     await lockForTransaction(tx, 'setupToken');
     const now = deps.clock.now();
-    const owners = await tx
-      .select({ id: users.id, username: users.username, disabled: users.disabled })
-      .from(users)
-      .where(and(eq(users.role, 'owner'), isNull(users.deletedAt)))
-      .orderBy(asc(users.createdAt));
+    const owners = await liveOwners(tx);
     const names = owners.map((o) => o.username);
     if (owners.length === 0) {
       const token = randomToken(deps.random, 24);

@@ -3,6 +3,8 @@ import { clientIp } from '../../http/client-ip.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { clearSessionCookie, sessionToken, setSessionCookie, signInClient, signInRole } from '../accounts/index.js';
 import { doorLimit, limited, SignedInSchema } from '../doors/index.js';
+import type { AppDeps } from '../../http/env.js';
+import type { AuthParts } from './hash-limit.js';
 import { changePassword, passwordSignIn, signOut } from './password-service.js';
 
 const login = defineRoute(
@@ -49,10 +51,10 @@ const changePasswordRoute = defineRoute(
 );
 
 /** Local password sign-in, password change, and logout. External face. */
-export function passwordRoutes() {
+export function passwordRoutes(deps: AppDeps & AuthParts) {
   return createRouter()
     .openapi(login, async (c) => {
-      const signedIn = await passwordSignIn(c.var.deps, c.req.valid('json'), signInClient(c), sessionToken(c));
+      const signedIn = await passwordSignIn(deps, c.req.valid('json'), signInClient(c), sessionToken(c));
       setSessionCookie(c, signedIn.token);
       return c.json({ user_id: signedIn.userId, role: signInRole(signedIn.role), must_change_password: signedIn.mustChangePassword }, 200);
     })
@@ -63,7 +65,7 @@ export function passwordRoutes() {
     })
     .openapi(changePasswordRoute, async (c) => {
       const body = c.req.valid('json');
-      await changePassword(c.var.deps, c.var.session, { current: body.current_password, next: body.new_password, clientIp: clientIp(c) }, c.var.requestId);
+      await changePassword(deps, c.var.session, { current: body.current_password, next: body.new_password, clientIp: clientIp(c) }, c.var.requestId);
       return c.json({ ok: true as const }, 200);
     });
 }

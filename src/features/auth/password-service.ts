@@ -7,14 +7,14 @@ import { sha256Hex } from '../../lib/secrets.js';
 import { findUserById, mintSession, requireReauth, revokeSession, revokeUserSessions, type SignInClient } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
 import { refusePlayerOnConsole, requireLocalAuth, type SignedIn } from '../doors/index.js';
-import { throttledHashing } from './hash-limit.js';
+import { throttledHashing, type AuthParts } from './hash-limit.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, passwordBytes, PASSWORD_MAX_BYTES, PASSWORD_MIN_BYTES, verifyPassword } from './password.js';
 
 const NOBODY = '00000000-0000-0000-0000-000000000000';
 
 /** Local password sign-in. Every failure of the name or the password is the same 401. */
 export async function passwordSignIn(
-  deps: Pick<Deps, 'config' | 'database' | 'clock' | 'random'>,
+  deps: Pick<Deps, 'config' | 'database' | 'clock' | 'random'> & AuthParts,
   input: { username: string; password: string },
   client: SignInClient,
   /** The session cookie the request carried, if any: a live session of the same account is a known client. */
@@ -62,7 +62,7 @@ export async function signOut(deps: Pick<Deps, 'database' | 'clock'>, token: str
  * is revoked. Guarded by reauth.
  */
 export async function changePassword(
-  deps: Pick<Deps, 'config' | 'database' | 'clock'>,
+  deps: Pick<Deps, 'config' | 'database' | 'clock'> & AuthParts,
   session: SessionContext,
   input: { current: string; next: string; clientIp: string },
   requestId?: string,

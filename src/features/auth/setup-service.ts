@@ -1,10 +1,8 @@
-import { eq } from 'drizzle-orm';
 import type { Transaction } from '../../db/client.js';
-import { users } from '../../db/schema/accounts.js';
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
-import { findUserById, mintSession, revokeUserSessions, uniqueViolation, type SignInClient } from '../accounts/index.js';
+import { findUserById, insertUser, mintSession, setInSetup, revokeUserSessions, uniqueViolation, type SignInClient } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
 import { requireLocalAuth } from '../doors/index.js';
 import { setupState, type SetupState } from './setup-state.js';
@@ -36,7 +34,7 @@ async function recoverOwner(
   const current = await findUserById(tx, ownerId);
   // Demoted, deleted or disabled since the token was minted: the token is for nobody now.
   if (!current || current.role !== 'owner' || current.deletedAt !== null || current.disabled) throw invalidToken();
-  const [owner] = await tx.update(users).set({ inSetup: true, updatedAt: now }).where(eq(users.id, ownerId)).returning();
+  const owner = await setInSetup(tx, ownerId, true, now);
   const revoked = await revokeUserSessions(tx, ownerId, now);
   await writeAudit(tx, { at: now, actor: ownerId, action: 'setup.recover', target: ownerId, detail: { sessions_revoked: revoked }, requestId });
   const session = await mintSession(deps, tx, { ...client, userId: ownerId, method: 'setup_token' });
@@ -63,17 +61,14 @@ export async function redeemSetupToken(
       if (spent.ownerId !== null) return recoverOwner(deps, tx, spent.ownerId, input, client, now, requestId);
       // A token outliving the first owner (minted before a racing redeem) is as spent as any.
       if (await ownerExists(tx)) throw invalidToken();
-      const [created] = await tx
-        .insert(users)
-        .values({
+      const created = await insertUser(tx, {
           username: input.username ?? DEFAULT_OWNER_USERNAME,
           email: input.email?.toLowerCase() ?? null,
           role: 'owner',
           inSetup: true,
           createdAt: now,
           updatedAt: now,
-        })
-        .returning();
+      });
       await writeAudit(tx, { at: now, actor: created!.id, action: 'setup.redeem', target: created!.id, requestId });
       const session = await mintSession(deps, tx, { ...client, userId: created!.id, method: 'setup_token' });
       return { owner: created!, token: session.token };

@@ -1,21 +1,17 @@
 import { lockForTransaction } from '../../coordination/index.js';
 import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
-import { setupTokens, users } from '../../db/schema/accounts.js';
+import { setupTokens } from '../../db/schema/auth.js';
 import type { Deps } from '../../deps.js';
 import type { Clock } from '../../lib/clock.js';
 import type { RandomSource } from '../../lib/random.js';
 import { randomToken, sha256Hex } from '../../lib/secrets.js';
 import { consoleCurl, leaveSetupCommands, redeemCommand, SESSION_VAR } from './next-steps.js';
+import { liveOwners } from '../accounts/index.js';
 
 export const SETUP_TOKEN_TTL_MS = 60 * 60 * 1000;
 export async function ownerExists(db: Queryable): Promise<boolean> {
-  const [row] = await db
-    .select({ id: users.id })
-    .from(users)
-    .where(and(eq(users.role, 'owner'), isNull(users.deletedAt)))
-    .limit(1);
-  return row !== undefined;
+  return (await liveOwners(db)).length > 0;
 }
 
 /**
@@ -94,12 +90,8 @@ export async function spendSetupToken(db: Queryable, token: string, now: Date): 
 
 /** The owner still in first-run lockdown (no verified e-mail, no passkey), if any. */
 async function ownerInSetup(db: Queryable): Promise<{ username: string } | undefined> {
-  const [row] = await db
-    .select({ username: users.username })
-    .from(users)
-    .where(and(eq(users.role, 'owner'), isNull(users.deletedAt), eq(users.inSetup, true)))
-    .limit(1);
-  return row;
+  const owner = (await liveOwners(db)).find((o) => o.inSetup);
+  return owner && { username: owner.username };
 }
 
 const LOST_SESSION = 'A lost session or a lost way in: `npm run recover-owner` (where the database is) mints a one-time token that signs in as the owner.';

@@ -9,7 +9,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { createTestApps, createTestDeps, errorOf, jsonRequest, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { createUser } from '../../../test/helpers/sessions.js';
-import { setupTokens, users } from '../../db/schema/accounts.js';
+import { users } from '../../db/schema/accounts.js';
+import { setupTokens } from '../../db/schema/auth.js';
 import { sha256Hex } from '../../lib/secrets.js';
 import { ensureSetupToken, mintSetupToken, setupOnStart } from './setup-token.js';
 

@@ -11,3 +11,4 @@ export { DirectoryContextStore, ObjectContextStore } from './submissions/context
 export type { ContextStore } from './submissions/context-store.js';
 export { submissionRoutes } from './submissions/routes.js';
 export { clusterBuildTasks } from './tasks.js';
+export { buildsFinished } from './figures.js';

@@ -1,6 +1,5 @@
-import { inArray } from 'drizzle-orm';
+import { readValues } from '../settings/store/index.js';
 import type { Queryable } from '../../db/client.js';
-import { settings } from '../../db/schema/settings.js';
 import { SEVERITIES, type ScanPolicy, type Severity } from './scan-gate.js';
 
 /** The registry settings that make the policy, with the original's defaults. */
@@ -33,9 +32,5 @@ export function policyFromSettings(values: Record<string, unknown>): ScanPolicy 
 }
 
 export async function readScanPolicy(db: Queryable): Promise<ScanPolicy> {
-  const rows = await db
-    .select({ key: settings.key, value: settings.value })
-    .from(settings)
-    .where(inArray(settings.key, Object.values(SCAN_SETTINGS)));
-  return policyFromSettings(Object.fromEntries(rows.map((r) => [r.key, r.value])));
+  return policyFromSettings(await readValues(db, Object.values(SCAN_SETTINGS)));
 }

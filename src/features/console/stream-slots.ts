@@ -1,9 +1,9 @@
 import { and, count, eq, gt, like, lte, ne, or, isNull } from 'drizzle-orm';
 import { escapeLike } from '../../db/like.js';
-import { users } from '../../db/schema/accounts.js';
 import { eventStreams } from '../../db/schema/console.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
+import { lockUser } from '../accounts/index.js';
 
 /** Event streams one account may hold open at once, on all replicas together. */
 export const STREAMS_PER_ACCOUNT = 8;
@@ -24,7 +24,7 @@ export async function takeStreamSlot(deps: SlotDeps, userId: string, kind: strin
   const { db } = deps.database;
   const id = await db.transaction(async (tx) => {
     const now = deps.clock.now();
-    await tx.select({ id: users.id }).from(users).where(eq(users.id, userId)).for('update');
+    await lockUser(tx, userId);
     await tx.delete(eventStreams).where(and(eq(eventStreams.userId, userId), lte(eventStreams.expiresAt, now)));
     const [open] = await tx.select({ n: count() }).from(eventStreams).where(and(eq(eventStreams.userId, userId), gt(eventStreams.expiresAt, now)));
     if ((open?.n ?? 0) >= STREAMS_PER_ACCOUNT) {

@@ -1,9 +1,8 @@
-import { and, count, desc, eq, gt, isNotNull, lte, max } from 'drizzle-orm';
 import { backgroundLoop, type BackgroundTask } from '../../coordination/index.js';
-import { builds, buildScans } from '../../db/schema/builds.js';
-import { webhookDeliveries } from '../../db/schema/notifications.js';
-import { dbBackups, updateReports } from '../../db/schema/operations.js';
-import { worldBackups, worldJobs } from '../../db/schema/worlds.js';
+import { buildsFinished } from '../builds/index.js';
+import { pendingDeliveries } from '../notifications/index.js';
+import { newestRecords } from '../operations/index.js';
+import { backupFigures, backupJobsFinished } from '../worlds/index.js';
 import type { Deps } from '../../deps.js';
 import type { FleetMetrics } from './metrics.js';
 
@@ -51,32 +50,16 @@ export class FleetFigures {
   async refresh(deps: Pick<Deps, 'database' | 'clock'>, metrics: FleetMetrics | undefined): Promise<void> {
     const { db } = deps.database;
     const now = deps.clock.now();
-    const [verified, sizes, byStatus, corrupt, dbBackup, report, pending] = await Promise.all([
-      db
-        .select({ server: worldBackups.serverName, at: max(worldBackups.verifiedAt) })
-        .from(worldBackups)
-        .where(and(eq(worldBackups.status, 'present'), eq(worldBackups.corrupt, false), isNotNull(worldBackups.verifiedAt)))
-        .groupBy(worldBackups.serverName),
-      db
-        .selectDistinctOn([worldBackups.serverName], { server: worldBackups.serverName, size: worldBackups.sizeBytes })
-        .from(worldBackups)
-        .where(eq(worldBackups.status, 'present'))
-        .orderBy(worldBackups.serverName, desc(worldBackups.createdAt)),
-      db.select({ status: worldBackups.status, n: count() }).from(worldBackups).groupBy(worldBackups.status),
-      db.select({ n: count() }).from(worldBackups).where(eq(worldBackups.corrupt, true)),
-      db.select({ at: max(dbBackups.at) }).from(dbBackups),
-      db.select({ at: max(updateReports.checkedAt) }).from(updateReports),
-      db.select({ n: count() }).from(webhookDeliveries).where(eq(webhookDeliveries.status, 'pending')),
-    ]);
+    const [backups, records, pending] = await Promise.all([backupFigures(db), newestRecords(db), pendingDeliveries(db)]);
     const snapshot = empty();
     snapshot.refreshedAt = now;
-    for (const row of verified) if (row.at) snapshot.newestVerified.set(row.server, new Date(row.at));
-    for (const row of sizes) snapshot.newestSize.set(row.server, Number(row.size));
-    for (const row of byStatus) snapshot.backupsByStatus.set(row.status, Number(row.n));
-    snapshot.backupsByStatus.set('corrupt', Number(corrupt[0]?.n ?? 0));
-    snapshot.newestDatabaseBackup = dbBackup[0]?.at ? new Date(dbBackup[0].at) : undefined;
-    snapshot.newestUpdateReport = report[0]?.at ? new Date(report[0].at) : undefined;
-    snapshot.webhooksPending = Number(pending[0]?.n ?? 0);
+    for (const row of backups.verified) if (row.at) snapshot.newestVerified.set(row.server, new Date(row.at));
+    for (const row of backups.sizes) snapshot.newestSize.set(row.server, Number(row.size));
+    for (const row of backups.byStatus) snapshot.backupsByStatus.set(row.status, Number(row.n));
+    snapshot.backupsByStatus.set('corrupt', backups.corrupt);
+    snapshot.newestDatabaseBackup = records.databaseBackup;
+    snapshot.newestUpdateReport = records.updateReport;
+    snapshot.webhooksPending = pending;
     this.#snapshot = snapshot;
 
     const from = this.#countedUpTo;
@@ -87,21 +70,7 @@ export class FleetFigures {
 
   async #countFinished(deps: Pick<Deps, 'database'>, metrics: FleetMetrics, from: Date, to: Date): Promise<void> {
     const { db } = deps.database;
-    const [jobs, finishedBuilds, scans] = await Promise.all([
-      db
-        .select({ state: worldJobs.state, startedAt: worldJobs.startedAt, finishedAt: worldJobs.finishedAt })
-        .from(worldJobs)
-        .where(and(eq(worldJobs.kind, 'backup'), gt(worldJobs.finishedAt, from), lte(worldJobs.finishedAt, to))),
-      db
-        .select({ status: builds.status, n: count() })
-        .from(builds)
-        .where(and(gt(builds.finishedAt, from), lte(builds.finishedAt, to)))
-        .groupBy(builds.status),
-      db
-        .select({ summary: buildScans.summary })
-        .from(buildScans)
-        .where(and(gt(buildScans.scannedAt, from), lte(buildScans.scannedAt, to))),
-    ]);
+    const [jobs, { finished: finishedBuilds, scans }] = await Promise.all([backupJobsFinished(db, from, to), buildsFinished(db, from, to)]);
     for (const job of jobs) {
       if (job.state === 'running' || !job.finishedAt) continue;
       metrics.backupJobs.inc({ outcome: job.state });
@@ -115,23 +84,11 @@ export class FleetFigures {
   }
 }
 
-const figuresByDeps = new WeakMap<object, FleetFigures>();
-
-/** The figures of one registry (one process, or one test's deps). */
-export function figuresOf(registry: object): FleetFigures {
-  let figures = figuresByDeps.get(registry);
-  if (!figures) {
-    figures = new FleetFigures();
-    figuresByDeps.set(registry, figures);
-  }
-  return figures;
-}
-
 /** Every replica refreshes its own figures (each serves its own /metrics). */
-export function fleetFiguresTask(deps: Pick<Deps, 'database' | 'clock' | 'log' | 'config' | 'metrics'>, replica: string, metrics: () => FleetMetrics | undefined): BackgroundTask {
-  const figures = figuresOf(deps.metrics.registry);
+export function fleetFiguresTask(deps: Pick<Deps, 'database' | 'clock' | 'log' | 'config'>, replica: string, metrics: FleetMetrics): BackgroundTask {
+  const { figures } = metrics;
   return backgroundLoop(
     { db: deps.database.db, clock: deps.clock, log: deps.log, replica },
-    { name: 'fleet_figures', replicas: 'every', intervalMs: deps.config.metricsRefreshSeconds * 1000, firstAfterMs: 0, round: () => figures.refresh(deps, metrics()) },
+    { name: 'fleet_figures', replicas: 'every', intervalMs: deps.config.metricsRefreshSeconds * 1000, firstAfterMs: 0, round: () => figures.refresh(deps, metrics) },
   );
 }

@@ -5,30 +5,30 @@
  */
 import type { BackgroundTask } from '../../coordination/index.js';
 import type { Deps } from '../../deps.js';
-import { figuresOf, fleetFiguresTask } from './figures.js';
-import { fleetMetricsOf, registerFleetMetrics } from './metrics.js';
+import { FleetFigures, fleetFiguresTask } from './figures.js';
+import { registerFleetMetrics, type FleetParts } from './metrics.js';
 import { serverEventsTask } from './server-events.js';
 import { usageSamplingTask } from './usage.js';
 import type { ServersParts } from '../servers/index.js';
 
-export { countScheduleRun, fleetMetricsOf, SCHEDULE_OUTCOMES, type FleetMetrics, type ScheduleOutcome } from './metrics.js';
+export { countScheduleRun, SCHEDULE_OUTCOMES, type FleetMetrics, type FleetParts, type ScheduleOutcome } from './metrics.js';
 
-/** Registers the fleet's collectors on the deps' registry (once per registry). */
-export function startFleetMetrics(deps: Pick<Deps, 'metrics' | 'cluster' | 'config' | 'clock'> & ServersParts): void {
-  registerFleetMetrics(deps, figuresOf(deps.metrics.registry));
+/** The fleet's part: its collectors registered on the deps' registry, with their figures (once per service). */
+export function createFleetParts(deps: Pick<Deps, 'metrics' | 'cluster' | 'config' | 'clock'> & ServersParts): FleetParts {
+  return { fleetMetrics: registerFleetMetrics(deps, new FleetFigures()) };
 }
 
 /** Reads the database's figures now (tests, and the first round of the task). */
-export function refreshFleetFigures(deps: Pick<Deps, 'database' | 'clock' | 'metrics'>): Promise<void> {
-  return figuresOf(deps.metrics.registry).refresh(deps, fleetMetricsOf(deps.metrics.registry));
+export function refreshFleetFigures(deps: Pick<Deps, 'database' | 'clock'> & FleetParts): Promise<void> {
+  return deps.fleetMetrics.figures.refresh(deps, deps.fleetMetrics);
 }
 
 /**
  * The fleet's background work: each replica refreshes the figures its /metrics shows, and raises
  * the webhook events of the server transitions its cache sees (kept once by their key).
  */
-export function fleetTasks(deps: Deps & ServersParts, replica: string): BackgroundTask[] {
-  return [fleetFiguresTask(deps, replica, () => fleetMetricsOf(deps.metrics.registry)), serverEventsTask(deps), usageSamplingTask(deps, replica)];
+export function fleetTasks(deps: Deps & ServersParts & FleetParts, replica: string): BackgroundTask[] {
+  return [fleetFiguresTask(deps, replica, deps.fleetMetrics), serverEventsTask(deps), usageSamplingTask(deps, replica)];
 }
 
 export { usageRoutes } from './routes.js';

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import { DESIRED_STATES, PHASES, type ServerResource } from '../../adapters/cluster/types.js';
 import type { Deps } from '../../deps.js';
 import { SERVICE_VERSION } from '../../version.js';
@@ -32,11 +32,12 @@ export const BACKUP_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600
 export const SCHEDULE_OUTCOMES = ['ok', 'skipped', 'failed'] as const;
 export type ScheduleOutcome = (typeof SCHEDULE_OUTCOMES)[number];
 
-const byRegistry = new WeakMap<Registry, FleetMetrics>();
-
-/** The fleet collectors of this registry, if registered. */
-export function fleetMetricsOf(registry: Registry): FleetMetrics | undefined {
-  return byRegistry.get(registry);
+/**
+ * What the fleet feature makes: its collectors (registered once, on the service's registry, by the
+ * composition root) and the figures they show. The schedules feature is handed it to count runs.
+ */
+export interface FleetParts {
+  fleetMetrics: FleetMetrics;
 }
 
 /** Servers by phase, desired state and whether a system service; zeros included so every series exists. */
@@ -58,14 +59,13 @@ function labelled<T extends { resource: ServerResource }>(servers: Iterable<T>, 
 }
 
 /**
- * Registers the fleet collectors on the deps' registry (once per registry) and follows the server
+ * Registers the fleet collectors on the deps' registry (once per service: a registry takes each
+ * name once) and follows the server
  * cache's transitions: a wake (desired state to Running) until the server is ready, a start that
  * fails, a start that gives up.
  */
 export function registerFleetMetrics(deps: Pick<Deps, 'metrics' | 'cluster' | 'config' | 'clock'> & ServersParts, figures: FleetFigures): FleetMetrics {
   const { registry } = deps.metrics;
-  const existing = byRegistry.get(registry);
-  if (existing) return existing;
   const registers = [registry];
   const cache = deps.serverCache;
   const limit = deps.config.metricsServerSeries;
@@ -281,11 +281,10 @@ export function registerFleetMetrics(deps: Pick<Deps, 'metrics' | 'cluster' | 'c
       waking.delete(name);
     }
   });
-  byRegistry.set(registry, metrics);
   return metrics;
 }
 
 /** Counts one schedule run (the schedules feature calls this when a run ends). */
-export function countScheduleRun(deps: Pick<Deps, 'metrics'>, outcome: ScheduleOutcome): void {
-  fleetMetricsOf(deps.metrics.registry)?.scheduleRuns.inc({ outcome });
+export function countScheduleRun(deps: FleetParts, outcome: ScheduleOutcome): void {
+  deps.fleetMetrics.scheduleRuns.inc({ outcome });
 }

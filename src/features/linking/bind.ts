@@ -1,8 +1,7 @@
 import type { Transaction } from '../../db/client.js';
-import { users } from '../../db/schema/accounts.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
-import { isStaffRole, mintSession, type SignInClient } from '../accounts/index.js';
+import { insertUserUnlessTaken, isStaffRole, mintSession, type SignInClient } from '../accounts/index.js';
 import { refusePlayerOnConsole, requireLocalAuth } from '../doors/index.js';
 import { insertLink, linkOf, spendLinkCode } from './service.js';
 import type { AuthSource } from './uuid.js';
@@ -14,11 +13,7 @@ import type { AuthSource } from './uuid.js';
 async function createPlayerAccount(tx: Transaction, mcUuid: string, now: Date): Promise<string> {
   const hex = mcUuid.replaceAll('-', '');
   for (const username of [`mc_${hex.slice(0, 12)}`, `mc_${hex.slice(0, 29)}`]) {
-    const [row] = await tx
-      .insert(users)
-      .values({ username, role: 'user', createdAt: now, updatedAt: now })
-      .onConflictDoNothing()
-      .returning({ id: users.id });
+    const row = await insertUserUnlessTaken(tx, { username, role: 'user', createdAt: now, updatedAt: now });
     if (row) return row.id;
   }
   throw new Error(`no free username for ${mcUuid}`);

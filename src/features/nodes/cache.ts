@@ -67,14 +67,16 @@ export class NodeCache {
   }
 }
 
-const caches = new WeakMap<ClusterNodes, NodeCache>();
+/**
+ * What the nodes feature makes and others are handed: the cache of the cluster's nodes (undefined
+ * on a cluster that reports no nodes). Made by the composition root with the cluster, closed by
+ * its teardown.
+ */
+export interface NodesParts {
+  nodeCache: NodeCache | undefined;
+}
 
-/** The one node cache of a cluster's nodes (per process, or per test's deps). */
-export function nodeCacheOf(nodes: ClusterNodes): NodeCache {
-  let cache = caches.get(nodes);
-  if (!cache) {
-    cache = new NodeCache(nodes);
-    caches.set(nodes, cache);
-  }
-  return cache;
+/** The nodes feature's part for a cluster: its node cache, when the cluster reports nodes. */
+export function createNodesParts(cluster: { nodes?: ClusterNodes }): NodesParts {
+  return { nodeCache: cluster.nodes ? new NodeCache(cluster.nodes) : undefined };
 }

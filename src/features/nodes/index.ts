@@ -4,3 +4,4 @@
  */
 export { nodeRoutes } from './routes.js';
 export { nodeTasksRecovery } from './runner.js';
+export { createNodesParts, type NodesParts } from './cache.js';

@@ -9,11 +9,11 @@ import { requireServer } from '../servers/index.js';
 import { JobHandedOver } from '../../adapters/cluster/world-jobs.js';
 import { moveClaimName, type NodeLocalVolumes } from '../../adapters/cluster/world-volumes.js';
 import { archiveForMove, deadLockTakers, heldFresh, holdWorld, releaseForMove, requireStopped, restoreForMove, type JobDeps } from '../worlds/index.js';
-import { nodeCacheOf } from './cache.js';
-import { clusterNodes } from './service.js';
+import type { NodesParts } from './cache.js';
+import { clusterNodes, syncedNodes } from './service.js';
 import type { ServersParts } from '../servers/index.js';
 
-export type MoveDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'random'> & JobDeps & ServersParts;
+export type MoveDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'random'> & JobDeps & ServersParts & NodesParts;
 type MoveRow = typeof serverMoves.$inferSelect;
 
 export function toMoveView(row: MoveRow) {
@@ -53,13 +53,7 @@ async function refuseDuringNodeTask(deps: MoveDeps): Promise<void> {
 
 /** A target that takes servers now: an approved, ready, uncordoned node (400 bad_node). */
 async function requireTarget(deps: MoveDeps, target: string): Promise<void> {
-  const cache = nodeCacheOf(clusterNodes(deps));
-  try {
-    await cache.ready();
-  } catch (err) {
-    throw new DomainError('unavailable', 'The cluster cannot be reached.', { cause: err });
-  }
-  const node = cache.get(target);
+  const node = (await syncedNodes(deps)).get(target);
   if (!node || !node.approved || !node.ready || node.unschedulable) {
     throw new DomainError('bad_node', `${target} is not a ready, approved game node in service.`);
   }

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { ServerNameParam, type ServersParts } from '../servers/index.js';
+import type { NodesParts } from './cache.js';
 import { beginMove, latestMove, retryMove } from './moves.js';
 import { MigrationSchema, NodeControlSchema, NodeName, NodesSchema, NodeTaskRequest, NodeTaskSchema, TaskIdParam } from './schema.js';
 import { listNodes, nodeControl, nodeTask, requireOwner, retryNodeTask, startNodeTask } from './service.js';
@@ -107,7 +108,7 @@ const migrateRetry = defineRoute(ADMIN, {
   },
 });
 
-export function nodeRoutes(deps: AppDeps & WorldsParts & ServersParts) {
+export function nodeRoutes(deps: AppDeps & WorldsParts & ServersParts & NodesParts) {
   return createRouter()
     .openapi(nodes, async (c) => c.json(await listNodes(deps), 200))
     .openapi(control, async (c) => {

@@ -9,12 +9,12 @@ import { DomainError } from '../../lib/errors.js';
 import { requireReauth, uniqueViolation } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
 import { holdsSlot, syncedCache, wakePolicyInForce } from '../servers/index.js';
-import { nodeCacheOf, type NodeCache } from './cache.js';
+import type { NodeCache, NodesParts } from './cache.js';
 import { runNodeTask } from './runner.js';
 import type { NodeTaskRequest, NodeTaskView } from './schema.js';
 import type { ServersParts } from '../servers/index.js';
 
-type NodeDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'random' | 'replica' | 'rcon'> & ServersParts;
+type NodeDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'random' | 'replica' | 'rcon'> & ServersParts & NodesParts;
 
 /** The last tasks shown, as the original's list (newest first). */
 const LISTED_TASKS = 100;
@@ -29,8 +29,11 @@ export function clusterNodes(deps: Pick<Deps, 'cluster'>): ClusterNodes {
   return deps.cluster.nodes;
 }
 
-async function syncedNodes(deps: Pick<Deps, 'cluster'>): Promise<NodeCache> {
-  const cache = nodeCacheOf(clusterNodes(deps));
+/** The node cache, once its first list is in (503 unavailable while the cluster cannot be reached). */
+export async function syncedNodes(deps: Pick<Deps, 'cluster'> & NodesParts): Promise<NodeCache> {
+  clusterNodes(deps);
+  const cache = deps.nodeCache;
+  if (!cache) throw new DomainError('distributed_unavailable', 'This cluster reports no nodes.');
   try {
     await cache.ready();
   } catch (err) {

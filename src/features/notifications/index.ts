@@ -4,5 +4,5 @@
  * transaction of the change it reports), and the one-replica loop that delivers them.
  */
 export { EVENT_TYPES, raiseEvent, type EventType, type FleetEvent } from './events.js';
-export { webhookDeliveryTask } from './outbox.js';
+export { pendingDeliveries, webhookDeliveryTask } from './outbox.js';
 export { webhookRoutes } from './routes.js';

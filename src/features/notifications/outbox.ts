@@ -1,6 +1,7 @@
-import { and, asc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { Leadership, type BackgroundTask } from '../../coordination/index.js';
 import { webhookDeliveries, webhookEndpoints } from '../../db/schema/notifications.js';
+import type { Queryable } from '../../db/client.js';
 import type { Deps } from '../../deps.js';
 import { fleetCounterOf } from './counters.js';
 import { forbiddenNetworks } from './destinations.js';
@@ -182,4 +183,10 @@ export function webhookDeliveryTask(deps: OutboxDeps, replica: string): Backgrou
       await leadership.release();
     },
   };
+}
+
+/** Deliveries waiting in the outbox (not yet delivered, not given up), for the fleet's figures. */
+export async function pendingDeliveries(db: Queryable): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(webhookDeliveries).where(eq(webhookDeliveries.status, 'pending'));
+  return Number(row?.n ?? 0);
 }

@@ -3,3 +3,4 @@
  */
 export { externalOpLoginRoutes } from './external-routes.js';
 export { internalOpLoginRoutes } from './internal-routes.js';
+export { purgeOpLoginRequests } from './service.js';

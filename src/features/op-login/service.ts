@@ -204,3 +204,8 @@ export async function approveOpLogin(
   await audit('auth.op_login.approved', { username: request.username });
   return { username: request.username, email: request.email };
 }
+
+/** Deletes the requests that expired before `cutoff` (the identity housekeeping round runs it). */
+export async function purgeOpLoginRequests(db: Queryable, cutoff: Date): Promise<void> {
+  await db.delete(opLoginRequests).where(lt(opLoginRequests.expiresAt, cutoff));
+}

@@ -4,5 +4,5 @@
 export { backupDatabase, migrateWithSafetyDump, restoreFromBundle } from './db-backup.js';
 export { externalOperationsRoutes } from './external.js';
 export { internalOperationsRoutes } from './internal.js';
-export { recordUpdateReport } from './records.js';
+export { newestRecords, recordUpdateReport } from './records.js';
 export { checkDependencies, checkOwnImage } from './update-check.js';

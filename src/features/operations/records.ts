@@ -1,4 +1,4 @@
-import { desc } from 'drizzle-orm';
+import { desc, max } from 'drizzle-orm';
 import type { z } from '@hono/zod-openapi';
 import type { Queryable } from '../../db/client.js';
 import { dbBackups, updateReports } from '../../db/schema/operations.js';
@@ -57,4 +57,13 @@ export async function dbBackupStatus(db: Queryable, now: Date) {
       }
     : null;
   return { last, stale: isStale(row?.at, now), max_age_seconds: FRESHNESS_LIMIT_SECONDS };
+}
+
+/** When the newest database backup and the newest update report were recorded, for the fleet's figures. */
+export async function newestRecords(db: Queryable): Promise<{ databaseBackup: Date | undefined; updateReport: Date | undefined }> {
+  const [dbBackup, report] = await Promise.all([db.select({ at: max(dbBackups.at) }).from(dbBackups), db.select({ at: max(updateReports.checkedAt) }).from(updateReports)]);
+  return {
+    databaseBackup: dbBackup[0]?.at ? new Date(dbBackup[0].at) : undefined,
+    updateReport: report[0]?.at ? new Date(report[0].at) : undefined,
+  };
 }

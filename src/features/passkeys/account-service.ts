@@ -1,9 +1,7 @@
-import { and, eq } from 'drizzle-orm';
-import { users } from '../../db/schema/accounts.js';
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
-import { findUserById, recordProof, requireReauth } from '../accounts/index.js';
+import { findUserById, recordProof, setInSetup, requireReauth } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
 import { replaceCeremony, takeCeremony } from './ceremonies.js';
 import { deleteOwnCredential, insertCredential, listCredentials, toCredentialView } from './credentials.js';
@@ -49,7 +47,7 @@ export async function finishRegistration(
   const row = await db.transaction(async (tx) => {
     const stored = await insertCredential(tx, { ...verified, userId: session.userId, name: input.name ?? '', createdAt: now });
     if (!stored) return undefined;
-    await tx.update(users).set({ inSetup: false, updatedAt: now }).where(and(eq(users.id, session.userId), eq(users.inSetup, true)));
+    await setInSetup(tx, session.userId, false, now);
     await recordProof(tx, session.tokenHash, 'passkey', now);
     await writeAudit(tx, { at: now, actor: session.userId, action: 'passkey.register', target: stored.id, requestId });
     return stored;

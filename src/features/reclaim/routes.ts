@@ -2,7 +2,8 @@ import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { McUuidSchema } from '../accounts/index.js';
 import { DateTime, McUuidParam, PrintableText } from '../linking/index.js';
-import { isBarred, reclaim } from './service.js';
+import { isBarred } from '../verifier/index.js';
+import { reclaim } from './service.js';
 import type { VerifierParts } from '../verifier/index.js';
 import type { AppDeps } from '../../http/env.js';
 

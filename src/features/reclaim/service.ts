@@ -1,11 +1,8 @@
-import { eq } from 'drizzle-orm';
-import type { Queryable } from '../../db/client.js';
-import { barredPlayers } from '../../db/schema/verifier.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import { isStaffRole, findUserByMcUuid } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
-import type { VerifierParts } from '../verifier/index.js';
+import { barPlayer, type VerifierParts } from '../verifier/index.js';
 
 /** How long a reclaimed player's data is held (contract section 8). */
 export const RECLAIM_HOLD_MS = 30 * 24 * 60 * 60 * 1000;
@@ -32,28 +29,16 @@ export async function reclaim(deps: Pick<Deps & VerifierParts, 'clock' | 'databa
     await writeAudit(db, { at: now, actor: 'proxy', action: 'player.reclaim.refused', target: input.squatterUuid, detail: { ...detail, reason: 'protected_admin' }, requestId: input.requestId });
     throw new DomainError('protected_admin', 'That UUID belongs to a linked staff account and cannot be reclaimed.');
   }
-  const inserted = await db
-    .insert(barredPlayers)
-    .values({
-      mcUuid: input.squatterUuid,
-      username: input.username,
-      barredAt: now,
-      holdExpiresAt: new Date(now.getTime() + RECLAIM_HOLD_MS),
-      dataRef: input.dataRef ?? null,
-    })
-    .onConflictDoNothing()
-    .returning({ holdExpiresAt: barredPlayers.holdExpiresAt });
-  if (inserted[0]) {
+  const bar = await barPlayer(db, {
+    mcUuid: input.squatterUuid,
+    username: input.username,
+    barredAt: now,
+    holdExpiresAt: new Date(now.getTime() + RECLAIM_HOLD_MS),
+    dataRef: input.dataRef ?? null,
+  });
+  if (bar.barred) {
     deps.sessionVerifier.barList.invalidate();
     await writeAudit(db, { at: now, actor: 'proxy', action: 'player.reclaim', target: input.squatterUuid, detail, requestId: input.requestId });
-    return inserted[0].holdExpiresAt;
   }
-  const [held] = await db.select({ holdExpiresAt: barredPlayers.holdExpiresAt }).from(barredPlayers).where(eq(barredPlayers.mcUuid, input.squatterUuid));
-  return held!.holdExpiresAt;
-}
-
-/** The login gate's check: read from the table itself, so a reclaim answers here at once. */
-export async function isBarred(db: Queryable, mcUuid: string): Promise<boolean> {
-  const [row] = await db.select({ mcUuid: barredPlayers.mcUuid }).from(barredPlayers).where(eq(barredPlayers.mcUuid, mcUuid)).limit(1);
-  return row !== undefined;
+  return bar.holdExpiresAt;
 }

@@ -16,7 +16,6 @@ import { useTestDatabase } from '../../../test/helpers/database.js';
 import { startRconPeer, type RconPeer } from '../../../test/helpers/rcon-peer.js';
 import { addServer } from '../../../test/helpers/servers.js';
 import { claimFor, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
-import { fleetMetricsOf } from '../fleet/index.js';
 import { advanceRestarts, syncedCache } from '../servers/index.js';
 import { beginRun, claimRun, CLAIMED_STALE_MS, STEP_WAIT_MS, tickSchedules, type ScheduleRow } from './engine.js';
 import { nextRun } from './next-run.js';
@@ -150,7 +149,7 @@ describe('the schedule runner', () => {
       createdAt: now,
       updatedAt: now,
     });
-    const runs = async (outcome: string) => (await fleetMetricsOf(deps.metrics.registry)!.scheduleRuns.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
+    const runs = async (outcome: string) => (await deps.fleetMetrics.scheduleRuns.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
     const before = { failed: await runs('failed'), skipped: await runs('skipped') };
     await run(deps, name);
     const lost = await schedule({ action: 'command', command: 'say lost', minute_of_day: 13 * 60, weekdays: 0x7f, timezone: 'UTC' });

@@ -5,7 +5,7 @@ import { worldJobs } from '../../db/schema/worlds.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import { writeAudit } from '../audit/index.js';
-import { countScheduleRun } from '../fleet/index.js';
+import { countScheduleRun, type FleetParts } from '../fleet/index.js';
 import { raiseEvent } from '../notifications/index.js';
 import { rconCommand } from '../console/index.js';
 import { beginRestart, explicitStopSince, inMaintenance, ownerOf, restartOf, startWithinCapacity, stopWords, type CachedServer, type EndedRestart } from '../servers/index.js';
@@ -44,7 +44,7 @@ import type { ServersParts } from '../servers/index.js';
 
 export type ScheduleRow = typeof serverSchedules.$inferSelect;
 export type RunState = (typeof RUN_STATES)[number];
-export type EngineDeps = Pick<Deps & WorldsParts, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'rcon' | 'worlds' | 'random' | 'replica' | 'metrics' | 'staging'> & ServersParts;
+export type EngineDeps = Pick<Deps & WorldsParts, 'database' | 'cluster' | 'config' | 'clock' | 'log' | 'rcon' | 'worlds' | 'random' | 'replica' | 'metrics' | 'staging'> & ServersParts & FleetParts;
 
 /** How long a run may sit in its first step before it is taken for one whose replica died. */
 export const CLAIMED_STALE_MS = 2 * 60_000;

@@ -6,6 +6,7 @@ import { toScheduleView } from './views.js';
 import type { WorldsParts } from '../worlds/index.js';
 import type { AppDeps } from '../../http/env.js';
 import type { ServersParts } from '../servers/index.js';
+import type { FleetParts } from '../fleet/index.js';
 
 const gate = {
   403: errorAnswer('not the owner or staff'),
@@ -59,7 +60,7 @@ const run = defineRoute({ tier: 'app' }, {
 });
 
 /** The schedule routes of the external face (owner or staff). */
-export function scheduleRoutes(deps: AppDeps & WorldsParts & ServersParts) {
+export function scheduleRoutes(deps: AppDeps & WorldsParts & ServersParts & FleetParts) {
   return createRouter()
     .openapi(list, async (c) => {
       const { name } = c.req.valid('param');

@@ -1,7 +1,5 @@
-import { eq, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
-import { settings } from '../../db/schema/settings.js';
-import { readStoredWakePolicy, type WakePolicy } from '../settings/store/index.js';
+import { readStored, readStoredWakePolicy, seedValue, writeValue, type WakePolicy } from '../settings/store/index.js';
 
 /** Settings of the servers feature, with the defaults of api-extensions. */
 export const SERVER_SETTINGS = {
@@ -23,31 +21,23 @@ export const DEFAULT_IMAGE_SETTING = 'platform_default_image';
 
 /** A positive integer setting, or its default when unset or not an integer. */
 export async function integerSetting(db: Queryable, setting: { key: string; fallback: number }): Promise<number> {
-  const [row] = await db.select({ value: settings.value }).from(settings).where(eq(settings.key, setting.key));
-  const value = row?.value;
+  const value = (await readStored(db, setting.key))?.value;
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : setting.fallback;
 }
 
 export async function stringSetting(db: Queryable, key: string): Promise<string | undefined> {
-  const [row] = await db.select({ value: settings.value }).from(settings).where(eq(settings.key, key));
-  return typeof row?.value === 'string' ? row.value : undefined;
+  const value = (await readStored(db, key))?.value;
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** Writes a setting only when it has no value yet; returns the value in force. */
 export async function seedSetting(db: Queryable, key: string, value: string, now: Date): Promise<string> {
-  await db
-    .insert(settings)
-    .values({ key, value: sql`${JSON.stringify(value)}::jsonb`, updatedAt: now })
-    .onConflictDoNothing();
+  await seedValue(db, key, value, now);
   return (await stringSetting(db, key)) ?? value;
 }
 
 export async function writeSetting(db: Queryable, key: string, value: unknown, now: Date): Promise<void> {
-  const json = sql`${JSON.stringify(value)}::jsonb`;
-  await db
-    .insert(settings)
-    .values({ key, value: json, updatedAt: now })
-    .onConflictDoUpdate({ target: settings.key, set: { value: json, updatedAt: now, revision: sql`${settings.revision} + 1` } });
+  await writeValue(db, key, value, now);
 }
 
 export interface WakePolicyView extends WakePolicy {

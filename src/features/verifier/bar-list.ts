@@ -1,5 +1,6 @@
+import { eq } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
-import { barredPlayers } from '../../db/schema/index.js';
+import { barredPlayers } from '../../db/schema/verifier.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 
@@ -65,4 +66,24 @@ export class BarList {
     if (generation === this.#generation) this.#snapshot = { barred, at: started };
     return barred;
   }
+}
+
+/**
+ * Bars a player (a reclaim): a new row holds the name until `holdExpiresAt`. Returns the hold's
+ * end, and whether this call barred them (false: they were barred already, the first hold stands).
+ */
+export async function barPlayer(
+  db: Queryable,
+  bar: { mcUuid: string; username: string; barredAt: Date; holdExpiresAt: Date; dataRef: string | null },
+): Promise<{ barred: boolean; holdExpiresAt: Date }> {
+  const inserted = await db.insert(barredPlayers).values(bar).onConflictDoNothing().returning({ holdExpiresAt: barredPlayers.holdExpiresAt });
+  if (inserted[0]) return { barred: true, holdExpiresAt: inserted[0].holdExpiresAt };
+  const [held] = await db.select({ holdExpiresAt: barredPlayers.holdExpiresAt }).from(barredPlayers).where(eq(barredPlayers.mcUuid, bar.mcUuid));
+  return { barred: false, holdExpiresAt: held!.holdExpiresAt };
+}
+
+/** Whether a player is barred, read from the table itself (not the snapshot), so a reclaim answers at once. */
+export async function isBarred(db: Queryable, mcUuid: string): Promise<boolean> {
+  const [row] = await db.select({ mcUuid: barredPlayers.mcUuid }).from(barredPlayers).where(eq(barredPlayers.mcUuid, mcUuid)).limit(1);
+  return row !== undefined;
 }

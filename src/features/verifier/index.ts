@@ -7,3 +7,4 @@ export type { SessionVerifier } from './service.js';
 export type { VerifierParts } from './service.js';
 export { isLegalUsername, thirdPartyUuid } from './service.js';
 export { parseUuid } from './uuid.js';
+export { barPlayer, isBarred } from './bar-list.js';

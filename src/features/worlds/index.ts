@@ -15,3 +15,4 @@ export type { JobDeps } from './jobs/index.js';
 export { holdWorld, requireStopped } from './jobs/index.js';
 export { archiveForMove, releaseForMove, restoreForMove } from './backups/index.js';
 export { deadLockTakers, heldFresh } from './jobs/index.js';
+export { backupFigures, backupJobsFinished } from './figures.js';

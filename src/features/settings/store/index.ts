@@ -3,7 +3,7 @@
  * session sources), each one row of the `settings` table with a revision. Features that read a
  * setting (servers, verifier, accounts) import this; the pages' routes are the settings feature's.
  */
-export { compareAndSet, parseRevision, readStored, revisionText } from './revisioned.js';
+export { compareAndSet, parseRevision, readStored, readValues, revisionText, seedValue, writeValue } from './revisioned.js';
 export {
   DEFAULT_ENTRY_POLICY,
   ENTRY_POLICY_KEY,

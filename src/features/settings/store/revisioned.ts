@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { settings } from '../../../db/schema/settings.js';
 
@@ -18,6 +18,32 @@ export interface StoredSetting {
 export async function readStored(db: Queryable, key: string): Promise<StoredSetting | undefined> {
   const [row] = await db.select({ value: settings.value, revision: settings.revision }).from(settings).where(eq(settings.key, key));
   return row;
+}
+
+/** The values of `keys` that were ever saved, by key: one query. */
+export async function readValues(db: Queryable, keys: readonly string[]): Promise<Record<string, unknown>> {
+  const rows = await db
+    .select({ key: settings.key, value: settings.value })
+    .from(settings)
+    .where(inArray(settings.key, [...keys]));
+  return Object.fromEntries(rows.map((r) => [r.key, r.value]));
+}
+
+/** Writes `value` whatever the row holds (bumping its revision): for settings no page edits with a revision. */
+export async function writeValue(db: Queryable, key: string, value: unknown, now: Date): Promise<void> {
+  const json = sql`${JSON.stringify(value)}::jsonb`;
+  await db
+    .insert(settings)
+    .values({ key, value: json, updatedAt: now })
+    .onConflictDoUpdate({ target: settings.key, set: { value: json, updatedAt: now, revision: sql`${settings.revision} + 1` } });
+}
+
+/** Writes `value` only when the row has none yet. */
+export async function seedValue(db: Queryable, key: string, value: unknown, now: Date): Promise<void> {
+  await db
+    .insert(settings)
+    .values({ key, value: sql`${JSON.stringify(value)}::jsonb`, updatedAt: now })
+    .onConflictDoNothing();
 }
 
 /** The revision as the API shows it: an opaque string ("0" while nothing was saved). */

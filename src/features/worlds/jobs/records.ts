@@ -1,7 +1,7 @@
-import { and, desc, eq, inArray, lt, lte, notExists, or, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, lte, or, sql } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
-import { leases } from '../../../db/schema/coordination.js';
 import { worldExports, worldJobs } from '../../../db/schema/worlds.js';
+import { noLeaseHeldBy } from '../../../coordination/index.js';
 import type { Deps } from '../../../deps.js';
 import type { RandomSource } from '../../../lib/random.js';
 import { LOCK_LEASE_MS } from './lock.js';
@@ -72,7 +72,7 @@ export async function failOrphanedJobs(db: Queryable, now: Date, freed: string[]
       and(
         eq(worldJobs.state, 'running'),
         freed.length > 0 ? or(old, inArray(sql`${worldJobs.lockHolder}::text`, freed)) : old,
-        notExists(db.select({ h: leases.holder }).from(leases).where(eq(leases.holder, sql`${worldJobs.lockHolder}::text`))),
+        noLeaseHeldBy(db, sql`${worldJobs.lockHolder}::text`),
       ),
     )
     .returning({ id: worldJobs.id, kind: worldJobs.kind, serverName: worldJobs.serverName, startedAt: worldJobs.startedAt });
