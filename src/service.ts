@@ -26,7 +26,7 @@ import { nodeTasksRecovery } from './features/nodes/index.js';
 import { identityHousekeepingTask } from './features/linking/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory, passkeyHousekeepingTask } from './features/passkeys/index.js';
-import { ServerCache, countServersByOwner, restartsTask, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
+import { ServerCache, countServersByOwner, forgetDeletedServer, restartsTask, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
 import { schedulesTask } from './features/schedules/index.js';
 import { createSessionVerifier } from './features/verifier/index.js';
 import { worldsTasks, createWorldsRuntime } from './features/worlds/index.js';
@@ -201,6 +201,7 @@ function serviceTasks(deps: ServiceParts): BackgroundTask[] {
       registry: deps.metrics.registry,
       log: deps.log,
       onDesiredStateChange: (listener) => deps.serverCache.onDesiredStateChange(listener),
+      forgetServer: (name) => forgetDeletedServer(deps, name),
     }),
   );
   if (cluster.builds) tasks.push(...clusterBuildTasks(deps, cluster.builds));

@@ -10,6 +10,7 @@ export { internalServerRoutes } from './internal.js';
 export { requireServer, syncedCache } from './lookup.js';
 export { assertOwnerOrStaff, isOwnerOrStaff } from './access.js';
 export { retirementSweepTask } from './retirement-sweep.js';
+export { forgetDeletedServer } from './forget.js';
 export { advanceRestarts, beginRestart, restartOf, restartsTask, type RestartRow } from './power.js';
 export { holdsSlot, startWithinCapacity } from './capacity.js';
 export { inMaintenance } from './service.js';

@@ -70,6 +70,9 @@ const CONFLICT_RETRIES = 5;
 const EVENT_AGGREGATION_MS = 10 * 60_000;
 /** Events remembered for aggregation (the oldest forgotten first). */
 const EVENT_CACHE_SIZE = 4096;
+/** Who an Event says it comes from: the lifecycle controller, or node control (node tasks and moves). */
+const LIFECYCLE_COMPONENT = 'lifecycle-controller';
+const NODE_CONTROL_COMPONENT = 'node-control';
 
 export interface KubernetesClusterOptions {
   kubeConfig: KubeConfig;
@@ -158,13 +161,14 @@ export class KubernetesCluster implements ClusterAdapter {
       kubeConfig: this.kubeConfig,
       namespace: this.namespace,
       patchServerSpec: (name, spec) => this.patchServerSpec(name, spec as Partial<MinecraftServerSpec>),
+      getServerObject: (name) => this.getServerObject(name),
+      recordServerEvent: (server, type, reason, message) => this.recordServerEvent(server, type, reason, message, NODE_CONTROL_COMPONENT),
       sharedVolumes: options.sharedWorldVolumes,
       volumes: new KubernetesWorldVolumes({
         kubeConfig: this.kubeConfig,
         namespace: this.namespace,
         getServerObject: (name) => this.getServerObject(name),
         patchServerSpec: (name, spec) => this.patchServerSpec(name, spec as Partial<MinecraftServerSpec>),
-        recordServerEvent: (server, type, reason, message) => this.recordServerEvent(server, type, reason, message),
         log: options.log,
       }),
       log: options.log,
@@ -325,6 +329,21 @@ export class KubernetesCluster implements ClusterAdapter {
     }
   }
 
+  /**
+   * Sets a server's finalizers, as of the version read (`resourceVersion`): a write over a newer
+   * version is refused (ClusterConflictError) rather than dropping a finalizer someone else added.
+   */
+  async setServerFinalizers(name: string, finalizers: string[], resourceVersion: string): Promise<MinecraftServer> {
+    try {
+      return (await this.#custom.patchNamespacedCustomObject(
+        { ...this.#crdParams, name, body: { metadata: { finalizers, resourceVersion } }, fieldManager: FIELD_MANAGER },
+        mergePatch,
+      )) as MinecraftServer;
+    } catch (err) {
+      translate(err, `server ${name}`);
+    }
+  }
+
   patchServerSpec(name: string, spec: Partial<MinecraftServerSpec>): Promise<MinecraftServer> {
     return this.#patchServer(name, { spec }, false);
   }
@@ -463,9 +482,9 @@ export class KubernetesCluster implements ClusterAdapter {
    * rather than adding another. Its times are metav1.Time (whole seconds); the MicroTime eventTime
    * is left out. The reporting instance is this replica's pod (POD_NAME), else its host name.
    */
-  async recordServerEvent(server: MinecraftServer, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+  async recordServerEvent(server: MinecraftServer, type: 'Normal' | 'Warning', reason: string, message: string, component = LIFECYCLE_COMPONENT): Promise<void> {
     const now = new Date(Math.floor(this.#clock.now().getTime() / 1000) * 1000);
-    const key = [server.metadata.name, server.metadata.uid, type, reason, message].join('\u0000');
+    const key = [server.metadata.name, server.metadata.uid, component, type, reason, message].join('\u0000');
     const seen = this.#events.get(key);
     if (seen && now.getTime() - seen.last < EVENT_AGGREGATION_MS) {
       seen.count += 1;
@@ -499,8 +518,8 @@ export class KubernetesCluster implements ClusterAdapter {
         count: 1,
         firstTimestamp: now,
         lastTimestamp: now,
-        source: { component: 'felis-lifecycle-controller', host: instance },
-        reportingComponent: 'felis.dev/lifecycle-controller',
+        source: { component: `felis-${component}`, host: instance },
+        reportingComponent: `felis.dev/${component}`,
         reportingInstance: instance,
       },
       fieldManager: FIELD_MANAGER,

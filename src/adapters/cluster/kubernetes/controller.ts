@@ -6,7 +6,7 @@ import type { Clock } from '../../../lib/clock.js';
 import type { Logger } from '../../../lib/logger.js';
 import { RconConnection, type RconEndpoint } from '../../rcon/client.js';
 import { parsePlayerList, type PlayerCount } from '../../rcon/players.js';
-import type { ClusterTask, ClusterTaskDeps, LeaderLock } from '../types.js';
+import { ClusterNotFoundError, type ClusterTask, type ClusterTaskDeps, type LeaderLock } from '../types.js';
 import { podName, type KubernetesCluster } from './adapter.js';
 import type { ClusterCaches } from './informers.js';
 import { LEASE_TIMING, LeaseLock } from './lease.js';
@@ -16,6 +16,7 @@ import {
   DEFAULT_READINESS_TIMEOUT_SECONDS,
   DEFAULT_START_TIMEOUT_SECONDS,
   effectiveIdleStopSeconds,
+  SERVER_FINALIZER,
   type Condition,
   type MinecraftServer,
   type MinecraftServerStatus,
@@ -55,6 +56,11 @@ export interface LifecycleOptions {
   idleGraceMs?: number;
   /** Where `felis_lifecycle_*` metrics go; none when unset. */
   registry?: Registry;
+  /**
+   * Removes the service's database rows of a server deleted in the cluster (ClusterTaskDeps
+   * `forgetServer`); the finalizer lets the resource go only once it resolved. None: nothing to remove.
+   */
+  forgetServer?: (name: string) => Promise<void>;
 }
 
 /** Pod waiting reasons that no retry can cure: the start gives up at once. */
@@ -99,7 +105,7 @@ interface Observed {
  * leader's first look at every server.
  */
 export class LifecycleController {
-  readonly #o: Required<Omit<LifecycleOptions, 'registry'>>;
+  readonly #o: Required<Omit<LifecycleOptions, 'registry' | 'forgetServer'>> & Pick<LifecycleOptions, 'forgetServer'>;
   readonly #leaderGauge: Gauge | undefined;
   readonly #gaveUp: Counter<'reason'> | undefined;
   readonly #reconcileSeconds: Histogram | undefined;
@@ -351,6 +357,8 @@ export class LifecycleController {
     const { cluster } = this.#o;
     const { name } = server.metadata;
     const status = server.status ?? {};
+    if (server.metadata.deletionTimestamp) return this.#finalize(server, set, pod);
+    if (!server.metadata.finalizers?.includes(SERVER_FINALIZER)) await this.#setFinalizers(server, [...(server.metadata.finalizers ?? []), SERVER_FINALIZER]);
     if (server.spec.retired) return this.#retire(server, set, pod);
     if (!hasService) {
       this.#mayWrite();
@@ -366,6 +374,7 @@ export class LifecycleController {
       // Drift: a set scaled up by someone else while the server is to be stopped goes back to 0.
       if (set && set.spec?.replicas !== 0) {
         if (phase === 'Stopped') await this.#event(server, 'Warning', 'ScaledBack', `${name}'s StatefulSet was scaled to ${set.spec?.replicas} while the server is Stopped; scaled back to 0`);
+        else await this.#event(server, 'Normal', 'Stopping', pod ? `pod ${pod.metadata?.name} saved and stopping: scaled ${name} to 0` : `scaled ${name} to 0 to stop it`);
         await this.#applySet(server, set, 0);
       }
       if (pod) return this.#sync(server, pod, { phase: 'Stopping', ready: false });
@@ -603,6 +612,49 @@ export class LifecycleController {
     ]);
   }
 
+  /**
+   * A server deleted in the cluster (`kubectl delete`): the game is stopped as a stop over the API
+   * stops it (the players warned and the world saved over RCON, then the set scaled to 0), the
+   * service's database lets go of it once its pod is gone, and only then is the finalizer removed,
+   * so the API server deletes it (and the garbage collector its StatefulSet, Service and Secret,
+   * which it owns). A step that fails comes back by the queue's back-off; the resource stays until
+   * every step is done.
+   */
+  async #finalize(server: MinecraftServer, set: V1StatefulSet | undefined, pod: V1Pod | undefined): Promise<void> {
+    const finalizers = server.metadata.finalizers ?? [];
+    if (!finalizers.includes(SERVER_FINALIZER)) return;
+    const { name } = server.metadata;
+    if (set && set.spec?.replicas !== 0) {
+      if (pod && podRunning(pod)) await this.#cleanStop(server);
+      await this.#applySet(server, set, 0);
+      await this.#event(server, 'Normal', 'Deleting', pod ? `pod ${pod.metadata?.name} stopped cleanly: ${name} is being deleted` : `${name} is being deleted`);
+    }
+    // The pod's deletion (a watch event) queues the server again.
+    if (pod) return this.#sync(server, pod, { phase: 'Stopping', ready: false });
+    this.#mayWrite();
+    await this.#o.forgetServer?.(name);
+    try {
+      await this.#setFinalizers(server, finalizers.filter((f) => f !== SERVER_FINALIZER));
+    } catch (err) {
+      // Already let go (this reconcile read the cache before the watch brought the deletion).
+      if (err instanceof ClusterNotFoundError) return;
+      throw err;
+    }
+    this.#probes.delete(name);
+    this.#o.log.info({ server: name }, 'lifecycle controller: a server deleted in the cluster was stopped and forgotten');
+  }
+
+  /** The server's finalizers, written over the version read (a newer one fails the reconcile, which comes back). */
+  async #setFinalizers(server: MinecraftServer, finalizers: string[]): Promise<void> {
+    this.#mayWrite();
+    this.#count('patch');
+    const updated = await this.#o.cluster.setServerFinalizers(server.metadata.name, finalizers, server.metadata.resourceVersion ?? '');
+    // The last finalizer of a deleted server gone: the API server deletes it now.
+    if (updated.metadata.deletionTimestamp && !updated.metadata.finalizers?.length) this.#caches.forget('servers', updated.metadata.name);
+    else this.#caches.assume('servers', updated);
+    server.metadata = updated.metadata;
+  }
+
   #hopelessPod(pod: V1Pod | undefined): string | undefined {
     for (const container of pod?.status?.containerStatuses ?? []) {
       const reason = container.state?.waiting?.reason;
@@ -780,6 +832,7 @@ export function lifecycleTask(cluster: KubernetesCluster, clock: Clock, deps: Cl
     log,
     registry: deps.registry,
     leaseRetryMs: LEASE_TIMING.retryPeriodMs,
+    forgetServer: deps.forgetServer,
   });
   let stopKicks: (() => void) | undefined;
   return {
