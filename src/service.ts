@@ -135,12 +135,14 @@ async function createCluster(config: Config, log: Logger, options: StartOptions)
       import('./adapters/cluster/kubernetes/kubeconfig.js'),
       import('./adapters/cluster/kubernetes/resource.js'),
     ]);
+    if (!config.kubeEula) log.warn('KUBE_EULA is not true: game servers will not start until the operator accepts the Minecraft EULA (https://aka.ms/MinecraftEULA) with KUBE_EULA=true');
     return new KubernetesCluster({
       kubeConfig: options.kubeConfig ?? loadKubeConfig(),
       namespace: config.kubeNamespace,
       crd: { ...DEFAULT_CRD, group: config.kubeCrdGroup },
       gameNodeSelector: config.kubeGameNodeSelector,
       sharedWorldVolumes: config.kubeSharedWorldVolumes,
+      eula: config.kubeEula,
       clock: systemClock,
       log,
     });

@@ -185,6 +185,8 @@ export async function runFailover(setup: FailoverSetup): Promise<FailoverFigures
     CLUSTER: 'kubernetes',
     KUBECONFIG: setup.kubeconfig,
     KUBE_NAMESPACE: setup.namespace,
+    // The operator's word that the Minecraft EULA is accepted: the woken game may start.
+    KUBE_EULA: 'true',
     POD_NAME: pod,
     BACKUP_S3_BUCKET: setup.s3.bucket,
     BACKUP_S3_ENDPOINT: setup.s3.endpoint,

@@ -90,6 +90,11 @@ export interface KubernetesClusterOptions {
   sharedWorldVolumes?: boolean;
   /** How long a pod log request may wait for the first answer (pod-log.ts POD_LOG_ANSWER_MS by default). */
   podLogAnswerMs?: number;
+  /**
+   * The operator accepted the Minecraft EULA (KUBE_EULA=true): the game pods get EULA=TRUE, and
+   * only then does the controller start one. False (the default): every start gives up saying so.
+   */
+  eula?: boolean;
 }
 
 /**
@@ -129,6 +134,8 @@ export class KubernetesCluster implements ClusterAdapter {
   readonly crd: CrdCoordinates;
   readonly builds: KubernetesBuildJobs;
   readonly nodes: KubernetesNodes;
+  /** KubernetesClusterOptions `eula`. */
+  readonly eula: boolean;
   readonly #custom: CustomObjectsApi;
   readonly #core: CoreV1Api;
   readonly #apps: AppsV1Api;
@@ -148,6 +155,7 @@ export class KubernetesCluster implements ClusterAdapter {
     this.kubeConfig = options.kubeConfig;
     this.namespace = options.namespace;
     this.crd = options.crd ?? DEFAULT_CRD;
+    this.eula = options.eula ?? false;
     this.#custom = this.kubeConfig.makeApiClient(CustomObjectsApi);
     this.#core = this.kubeConfig.makeApiClient(CoreV1Api);
     this.#apps = this.kubeConfig.makeApiClient(AppsV1Api);
@@ -563,7 +571,7 @@ export class KubernetesCluster implements ClusterAdapter {
   async scaleStatefulSet(name: string, replicas: number): Promise<V1StatefulSet> {
     const [server, set] = await Promise.all([this.getServerObject(name), this.getStatefulSet(name)]);
     if (!set) throw new ClusterNotFoundError(`statefulset ${name} not found`);
-    return this.applyStatefulSet(appliedStatefulSet(server, this.crd, replicas, set, false));
+    return this.applyStatefulSet(appliedStatefulSet(server, this.crd, replicas, set, false, this.eula));
   }
 
   async deleteStatefulSet(name: string): Promise<void> {

@@ -15,7 +15,7 @@ import { createLogger } from '../../../lib/logger.js';
 import { RconConnection } from '../../rcon/client.js';
 import { PaperGame } from '../simulated-paper.js';
 import { FIELD_MANAGER, KubernetesCluster } from './adapter.js';
-import { CONTROLLER_LEASE, LifecycleController, type RconOpener } from './controller.js';
+import { CONTROLLER_LEASE, EULA_REFUSAL, LifecycleController, type RconOpener } from './controller.js';
 import { LeaseLock } from './lease.js';
 import { DEFAULT_CRD, SERVER_FINALIZER, type MinecraftServer } from './resource.js';
 import { forgetDeletedServer } from '../../../features/servers/index.js';
@@ -73,7 +73,7 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
     return () => core.deleteNode({ name: `${NS}-node` }).then(() => undefined, () => undefined);
   });
 
-  async function setUp(options: { game?: PaperGame; rconPort?: (name: string) => number | undefined } = {}) {
+  async function setUp(options: { game?: PaperGame; rconPort?: (name: string) => number | undefined; eula?: boolean } = {}) {
     game = options.game ?? new PaperGame();
     peer = await startRconPeer({ password: PASSWORD, game });
     const clock = new ManualClock('2026-06-01T12:00:00.000Z');
@@ -84,6 +84,7 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
       random: { bytes: (n) => new Uint8Array(n).fill(FIXED_BYTE) },
       rconAddress: (name) => ({ host: '127.0.0.1', port: options.rconPort?.(name) ?? peer.endpoint.port }),
       watchBackoffMs: { initial: 20, max: 200 },
+      eula: options.eula ?? true,
     });
     clusters.push(cluster);
     const controller = (identity: string) =>
@@ -494,6 +495,36 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
     // Once only: the clean stop was not sent again on the later passes.
     expect(game.received.filter((line) => line === 'save-all flush')).toHaveLength(1);
     await c.stop();
+  });
+
+  it('starts no game until the operator accepted the Minecraft EULA (KUBE_EULA): the start gives up saying so, and the pods are told EULA=TRUE only once accepted', async () => {
+    const { cluster, controller } = await setUp({ eula: false });
+    const c = controller('a');
+    const name = uniqueServerName('eula');
+    await cluster.createServer({ name, subdomain: name, image: 'itzg/minecraft-server:java21', desiredState: 'Running', labels: {} });
+    await pass(c);
+    expect((await statefulSet(name))!.spec!.replicas).toBe(0);
+    expect(await pod(name)).toBeUndefined();
+    const refused = (await server(name)).status;
+    expect(refused).toMatchObject({ phase: 'Failed', startGaveUp: true });
+    expect(refused?.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'False', reason: 'EulaNotAccepted', message: EULA_REFUSAL }));
+    expect(EULA_REFUSAL).toMatch(/KUBE_EULA=true/);
+    const env = (await statefulSet(name))!.spec!.template.spec!.containers[0]!.env!;
+    expect(env).toContainEqual({ name: 'EULA', value: 'FALSE' });
+    const events = await admin.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: NS, fieldSelector: `involvedObject.name=${name},reason=StartGaveUp` });
+    expect(events.items.map((e) => e.message)).toEqual([`EulaNotAccepted: ${EULA_REFUSAL}`]);
+    await c.stop();
+
+    // Accepted (the service restarted with KUBE_EULA=true), a wake starts it, with EULA=TRUE in its pod.
+    const accepted = new KubernetesCluster({ kubeConfig: serviceAccount, namespace: NS, clock: new ManualClock('2026-06-01T12:00:00.000Z'), watchBackoffMs: { initial: 20, max: 200 }, eula: true });
+    clusters.push(accepted);
+    const again = new LifecycleController({ cluster: accepted, lock: leadership('b', new ManualClock('2026-06-01T12:00:00.000Z')), rcon, clock: new ManualClock('2026-06-01T12:00:00.000Z'), log: silentLog });
+    await accepted.recreatePod(name);
+    await pass(again);
+    expect((await statefulSet(name))!.spec!.replicas).toBe(1);
+    expect((await server(name)).status?.phase).toBe('Starting');
+    expect((await pod(name))!.spec!.containers[0]!.env).toContainEqual({ name: 'EULA', value: 'TRUE' });
+    await again.stop();
   });
 
   it('lets a server that was never started go at once when deleted, and a server without the controller\'s finalizer gets it at its first reconcile', async () => {

@@ -66,6 +66,9 @@ export interface LifecycleOptions {
 /** Pod waiting reasons that no retry can cure: the start gives up at once. */
 const HOPELESS_REASONS = new Set(['InvalidImageName', 'CreateContainerConfigError', 'ErrImageNeverPull']);
 const STOP_WARNING = 'say This server is stopping now. The world is being saved.';
+/** Why a start gives up while the operator has not accepted the game's EULA. */
+export const EULA_REFUSAL =
+  'cannot start: the Minecraft EULA (https://aka.ms/MinecraftEULA) is not accepted for this cluster; read it, then set KUBE_EULA=true on the service and wake the server again';
 
 type StatusPatch = { [K in keyof MinecraftServerStatus]?: MinecraftServerStatus[K] | null };
 /** The Ready condition's reason (and message) where the step that sets it knows better than the phase. */
@@ -399,7 +402,9 @@ export class LifecycleController {
     if (hopeless) return this.#giveUp(server, set, pod, 'InvalidSpec', hopeless);
     if (phase === 'Starting') return this.#superviseStart(server, set, pod);
     if (phase === 'Running') return this.#superviseRunning(server, set, pod);
-    // Stopped, Stopping, Unknown, or Failed with budget left: a fresh start, on the spec as it is now.
+    // Stopped, Stopping, Unknown, or Failed with budget left: a fresh start, on the spec as it is now;
+    // only once the operator accepted the game's EULA (KUBE_EULA=true), else it gives up saying so.
+    if (!cluster.eula) return this.#giveUp(server, set, pod, 'EulaNotAccepted', EULA_REFUSAL);
     await this.#startSet(server, set);
     await this.#event(server, 'Normal', 'Starting', `scaled ${name} to 1 to start it`);
     await this.#sync(server, pod, {
@@ -422,7 +427,7 @@ export class LifecycleController {
    * which Kubernetes does not let change.
    */
   async #startSet(server: MinecraftServer, set: V1StatefulSet | undefined): Promise<void> {
-    const rolls = set !== undefined && !carriesCurrentTemplate(server, set);
+    const rolls = set !== undefined && !carriesCurrentTemplate(server, set, this.#o.cluster.eula);
     if (!rolls && set?.spec?.replicas === 1) return;
     await this.#applySet(server, set, 1, true);
     if (rolls) this.#o.log.info({ server: server.metadata.name, image: server.spec.image }, 'lifecycle controller: the spec change goes into the StatefulSet before this start');
@@ -435,7 +440,8 @@ export class LifecycleController {
   async #applySet(server: MinecraftServer, set: V1StatefulSet | undefined, replicas: number, roll = false): Promise<V1StatefulSet> {
     this.#mayWrite();
     this.#count('apply');
-    return this.#caches.assume('statefulsets', await this.#o.cluster.applyStatefulSet(appliedStatefulSet(server, this.#o.cluster.crd, replicas, set, roll)));
+    const { cluster } = this.#o;
+    return this.#caches.assume('statefulsets', await cluster.applyStatefulSet(appliedStatefulSet(server, cluster.crd, replicas, set, roll, cluster.eula)));
   }
 
   async #superviseStart(server: MinecraftServer, set: V1StatefulSet | undefined, pod: V1Pod | undefined): Promise<void> {
@@ -458,7 +464,8 @@ export class LifecycleController {
       this.#requeueAt(name, this.#startDeadline(server));
       return;
     }
-    if (set?.spec?.replicas !== 1) await this.#applySet(server, set, 1);
+    // A set at 0 under a start (a wake after a start gave up, a hand scale-down) is a start again: on the spec as it is now.
+    if (set?.spec?.replicas !== 1) await this.#startSet(server, set);
     const probe = this.#probeOf(name, pod);
     if (pod && podRunning(pod) && probe?.reachable) {
       await this.#event(server, 'Normal', 'Ready', `RCON answered in pod ${pod.metadata?.name}: the server is running`);
