@@ -465,7 +465,10 @@ export class LifecycleController {
       return;
     }
     // A set at 0 under a start (a wake after a start gave up, a hand scale-down) is a start again: on the spec as it is now.
-    if (set?.spec?.replicas !== 1) await this.#startSet(server, set);
+    if (set?.spec?.replicas !== 1) {
+      if (!cluster.eula) return this.#giveUp(server, set, pod, 'EulaNotAccepted', EULA_REFUSAL);
+      await this.#startSet(server, set);
+    }
     const probe = this.#probeOf(name, pod);
     if (pod && podRunning(pod) && probe?.reachable) {
       await this.#event(server, 'Normal', 'Ready', `RCON answered in pod ${pod.metadata?.name}: the server is running`);
