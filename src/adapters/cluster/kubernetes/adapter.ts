@@ -396,7 +396,13 @@ export class KubernetesCluster implements ClusterAdapter {
       retryAt: null,
       ...(running ? { phase: 'Starting', startedAt: this.#clock.now().toISOString(), ready: false, firstReadyAt: null } : {}),
     });
-    if (running) await this.scaleStatefulSet(name, 1).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+    // A fresh start: the set at one replica with the pod template of the spec as it is now (the pod
+    // is made again just below). Not before the operator accepted the EULA: the controller's start
+    // then gives up saying so.
+    if (running && this.eula) {
+      const set = await this.getStatefulSet(name);
+      if (set) await this.applyStatefulSet(appliedStatefulSet(server, this.crd, 1, set, true, this.eula));
+    }
     await this.deletePod(podName(name));
     return toServerResource(updated);
   }

@@ -117,6 +117,8 @@ export class LifecycleController {
   readonly #probeResults: Counter<'result'> | undefined;
   readonly #probes = new Map<string, ProbeResult>();
   readonly #probing = new Map<string, Promise<void>>();
+  /** Servers (name → uid) whose finalizer this replica removed, until the watch brings their deletion. */
+  readonly #finalized = new Map<string, string | undefined>();
   #queue: WorkQueue | undefined;
   #leaseTimer: NodeJS.Timeout | undefined;
   #resyncTimer: NodeJS.Timeout | undefined;
@@ -340,6 +342,7 @@ export class LifecycleController {
     const server = this.#caches.get('servers', name);
     if (!server) {
       this.#probes.delete(name);
+      this.#finalized.delete(name);
       return;
     }
     this.passesActed += 1;
@@ -632,8 +635,9 @@ export class LifecycleController {
    */
   async #finalize(server: MinecraftServer, set: V1StatefulSet | undefined, pod: V1Pod | undefined): Promise<void> {
     const finalizers = server.metadata.finalizers ?? [];
-    if (!finalizers.includes(SERVER_FINALIZER)) return;
-    const { name } = server.metadata;
+    const { name, uid } = server.metadata;
+    // Done already (the cache has not seen the deletion yet): not forgotten twice.
+    if (!finalizers.includes(SERVER_FINALIZER) || (this.#finalized.has(name) && this.#finalized.get(name) === uid)) return;
     if (set && set.spec?.replicas !== 0) {
       if (pod && podRunning(pod)) await this.#cleanStop(server);
       await this.#applySet(server, set, 0);
@@ -645,6 +649,7 @@ export class LifecycleController {
     await this.#o.forgetServer?.(name);
     try {
       await this.#setFinalizers(server, finalizers.filter((f) => f !== SERVER_FINALIZER));
+      this.#finalized.set(name, uid);
     } catch (err) {
       // Already let go (this reconcile read the cache before the watch brought the deletion).
       if (err instanceof ClusterNotFoundError) return;
