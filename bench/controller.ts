@@ -125,6 +125,7 @@ try {
     const cluster = new KubernetesCluster({
       kubeConfig,
       namespace: NS,
+      eula: true,
       random: { bytes: (n) => new Uint8Array(n).fill(FIXED) },
       rconAddress: (name) => ({ host: '127.0.0.1', port: hungNames.has(name) ? hungPort : peer.endpoint.port }),
     });

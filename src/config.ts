@@ -131,6 +131,8 @@ const envSchema = z.object({
   KUBE_NAMESPACE: z.string().regex(/^[a-z0-9-]{1,63}$/).default('felis'),
   KUBE_CRD_GROUP: z.string().regex(/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/, 'must be a DNS subdomain').default('felis.dev'),
   KUBE_SHARED_WORLD_VOLUMES: z.enum(['on', 'off']).default('off'),
+  /** CLUSTER=kubernetes: the operator accepted the game's EULA for the game pods; without it a start gives up saying so. */
+  KUBE_EULA: z.enum(['true', 'false']).default('false'),
   KUBE_GAME_NODE_SELECTOR: optionalString.pipe(z.string().regex(/^[A-Za-z0-9._/-]+(=[A-Za-z0-9._-]*)?(,[A-Za-z0-9._/-]+(=[A-Za-z0-9._-]*)?)*$/, 'must be a label selector (k=v,…)').optional()),
   POD_NAME: optionalString.pipe(z.string().regex(/^[a-z0-9.-]{1,253}$/).optional()),
   SMTP_URL: optionalString.pipe(z.url({ protocol: /^smtps?$/ }).optional()),
@@ -264,6 +266,7 @@ export const SETTING_MEANINGS: { readonly [K in SettingName]: string } = {
   SINGLE_REPLICA: 'true: exactly one replica ever runs, so the embedded database is allowed with CLUSTER=kubernetes or inside a pod',
   KUBE_NAMESPACE: 'namespace of the MinecraftServer resources and their workloads',
   KUBE_CRD_GROUP: 'API group of the MinecraftServer custom resource (match deploy/base/crd.yaml)',
+  KUBE_EULA: 'CLUSTER=kubernetes: true says the operator accepted the Minecraft EULA (https://aka.ms/MinecraftEULA) for the game pods (their EULA=TRUE); without it starts give up saying so',
   KUBE_SHARED_WORLD_VOLUMES: 'on when world volumes are network storage every node mounts (a move then changes only placement); off: node-local volumes',
   KUBE_GAME_NODE_SELECTOR: 'label selector (k=v,...) of the nodes counted for capacity; unset: every ready, schedulable node',
   POD_NAME: "this replica's name in the leases it holds (the Downward API's pod name in deploy/); unset: the host name",
@@ -398,6 +401,8 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     kubeGameNodeSelector: env.KUBE_GAME_NODE_SELECTOR,
     /** The world volumes are network storage every node mounts: a server's move changes only its placement. */
     kubeSharedWorldVolumes: env.KUBE_SHARED_WORLD_VOLUMES === 'on',
+    /** KUBE_EULA=true: the operator accepted the game's EULA; the game pods are told so (EULA=TRUE) and only then started. */
+    kubeEula: env.KUBE_EULA === 'true',
     /** This replica's name in the controller's Lease (the Downward API's pod name; the host name otherwise). */
     podName: env.POD_NAME,
     smtpUrl: env.SMTP_URL,

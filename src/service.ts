@@ -27,7 +27,7 @@ import { identityHousekeepingTask } from './features/linking/index.js';
 import { purgeOpLoginRequests } from './features/op-login/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory, passkeyHousekeepingTask } from './features/passkeys/index.js';
-import { AccessChanges, ServerCache, countServersByOwner, restartsTask, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
+import { AccessChanges, ServerCache, countServersByOwner, forgetDeletedServer, restartsTask, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
 import { schedulesTask } from './features/schedules/index.js';
 import { createSessionVerifier } from './features/verifier/index.js';
 import { worldsTasks, createWorldsRuntime } from './features/worlds/index.js';
@@ -143,12 +143,14 @@ async function createCluster(config: Config, log: Logger, options: StartOptions)
       import('./adapters/cluster/kubernetes/kubeconfig.js'),
       import('./adapters/cluster/kubernetes/resource.js'),
     ]);
+    if (!config.kubeEula) log.warn('KUBE_EULA is not true: game servers will not start until the operator accepts the Minecraft EULA (https://aka.ms/MinecraftEULA) with KUBE_EULA=true');
     return new KubernetesCluster({
       kubeConfig: options.kubeConfig ?? loadKubeConfig(),
       namespace: config.kubeNamespace,
       crd: { ...DEFAULT_CRD, group: config.kubeCrdGroup },
       gameNodeSelector: config.kubeGameNodeSelector,
       sharedWorldVolumes: config.kubeSharedWorldVolumes,
+      eula: config.kubeEula,
       clock: systemClock,
       log,
     });
@@ -207,6 +209,7 @@ function serviceTasks(deps: ServiceParts): BackgroundTask[] {
       registry: deps.metrics.registry,
       log: deps.log,
       onDesiredStateChange: (listener) => deps.serverCache.onDesiredStateChange(listener),
+      forgetServer: (name) => forgetDeletedServer(deps, name),
     }),
   );
   if (cluster.builds) tasks.push(...clusterBuildTasks(deps, cluster.builds));

@@ -76,10 +76,10 @@ describe.skipIf(!realApiServer())('server moves between node-local volumes on a 
     for (const name of nodes) await admin?.makeApiClient(CoreV1Api).deleteNode({ name }).catch(() => undefined);
   });
 
-  async function setUp() {
+  async function setUp(options: { sharedWorldVolumes?: boolean } = {}) {
     const root = tempDir();
     const clock = new ManualClock('2026-06-01T12:00:00.000Z');
-    const cluster = new KubernetesCluster({ kubeConfig: serviceConfig, namespace, clock, watchBackoffMs: { initial: 20, max: 200 } });
+    const cluster = new KubernetesCluster({ kubeConfig: serviceConfig, namespace, clock, watchBackoffMs: { initial: 20, max: 200 }, ...options });
     const deps = createTestDeps(database(), { overrides: { cluster, clock, worlds: { store: new LocalBackupStore(join(root, 'backups')), jobs: new JobTracker() } } });
     deps.worlds.runner = new KubernetesWorldJobRunner({ client: cluster, namespace, image: 'felis:test', storeSecret: 'store', deadlineSeconds: 600, log: deps.log, pollMs: 10 });
     const name = `mv-${randomBytes(3).toString('hex')}`;
@@ -235,6 +235,32 @@ describe.skipIf(!realApiServer())('server moves between node-local volumes on a 
     } finally {
       done = true;
       await playing;
+      await setup.cluster.close();
+    }
+  });
+
+  it('on shared volumes moves only the placement, with its Events (aggregated, from this replica\'s pod)', async () => {
+    const setup = await setUp({ sharedWorldVolumes: true });
+    const pod = process.env.POD_NAME;
+    process.env.POD_NAME = 'felis-6f7d8-x2k4q';
+    try {
+      const move = await beginMove(setup.deps, setup.user, setup.name, nodes[1]!, undefined);
+      expect(await settled(setup.deps, move.id)).toMatchObject({ state: 'succeeded', stage: 'succeeded', switched: true });
+      expect((await setup.cluster.getServerObject(setup.name)).spec).toMatchObject({ nodeName: nodes[1] });
+      expect((await setup.cluster.getServerObject(setup.name)).spec.worldClaim).toBeUndefined();
+      const events = (await admin.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace })).items.filter((e) => e.involvedObject.name === setup.name);
+      expect(events.map((e) => [e.reason, e.message])).toEqual(
+        expect.arrayContaining([
+          ['MoveSwitched', `the server now runs on ${nodes[1]}`],
+          ['MoveSucceeded', `moved from ${nodes[0]} to ${nodes[1]}`],
+        ]),
+      );
+      for (const event of events) {
+        expect(event).toMatchObject({ reportingComponent: 'felis.dev/node-control', reportingInstance: 'felis-6f7d8-x2k4q', source: { component: 'felis-node-control', host: 'felis-6f7d8-x2k4q' }, count: 1 });
+      }
+    } finally {
+      if (pod === undefined) delete process.env.POD_NAME;
+      else process.env.POD_NAME = pod;
       await setup.cluster.close();
     }
   });

@@ -1,5 +1,10 @@
-import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api, type CoreV1Event } from '@kubernetes/client-node';
+import { eq } from 'drizzle-orm';
 import { describe, expect, it, vi } from 'vitest';
+import { nodeTasks } from '../../src/db/schema/nodes.js';
+import { runNodeTask } from '../../src/features/nodes/runner.js';
+import { createTestDeps } from '../helpers/app.js';
+import { useTestDatabase } from '../helpers/database.js';
 import { KubernetesCluster } from '../../src/adapters/cluster/kubernetes/adapter.js';
 import { DEFAULT_CRD, SERVER_LABEL, toMinecraftServer } from '../../src/adapters/cluster/kubernetes/resource.js';
 import { statefulSetFor } from '../../src/adapters/cluster/kubernetes/workloads.js';
@@ -31,8 +36,76 @@ describe('a pinned server\'s workload', () => {
   });
 });
 
+const database = useTestDatabase();
+
 describe.skipIf(!realApiServer())('nodes on a real API server', () => {
   const api = useApiNamespace('felis-nodes');
+
+  it('records an Event on each server a node task touches (cordon, return, drain), aggregated, from this replica\'s pod', async () => {
+    const { kubeConfig, namespace } = api();
+    const core = kubeConfig.makeApiClient(CoreV1Api);
+    const node = `tasks-${namespace}`;
+    await core.createNode({ body: { metadata: { name: node } } });
+    await applyManifest(kubeConfig, 'base/crd.yaml');
+    await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'default' } } }).catch(() => undefined);
+    const clock = new ManualClock('2026-06-01T12:00:00.000Z');
+    const cluster = new KubernetesCluster({ kubeConfig, namespace, clock, watchBackoffMs: { initial: 20, max: 200 } });
+    const deps = createTestDeps(database(), { overrides: { cluster, clock } });
+    const pod = process.env.POD_NAME;
+    process.env.POD_NAME = 'felis-6f7d8-x2k4q';
+    try {
+      await vi.waitFor(() => cluster.createServer({ name: 'busy', subdomain: 'busy', labels: {}, desiredState: 'Running' }), { timeout: 10_000, interval: 100 });
+      await cluster.patchServerStatus('busy', { phase: 'Starting', ready: false });
+      await core.createNamespacedPod({
+        namespace,
+        body: { metadata: { name: 'busy-0', labels: { [SERVER_LABEL]: 'busy' } }, spec: { nodeName: node, automountServiceAccountToken: false, containers: [{ name: 'server', image: 'x' }] } },
+      });
+      const events = async (reason: string): Promise<CoreV1Event[]> =>
+        (await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=busy,reason=${reason}` })).items;
+
+      await cluster.nodes.setUnschedulable(node, true);
+      await cluster.nodes.setUnschedulable(node, true);
+      const [cordoned, ...more] = await events('NodeCordoned');
+      expect(more).toEqual([]);
+      expect(cordoned).toMatchObject({
+        type: 'Normal',
+        count: 2,
+        message: `node ${node} is cordoned: pod busy-0 keeps running there, nothing new is placed there`,
+        involvedObject: { kind: 'MinecraftServer', name: 'busy', namespace },
+        reportingComponent: 'felis.dev/node-control',
+        reportingInstance: 'felis-6f7d8-x2k4q',
+        source: { component: 'felis-node-control', host: 'felis-6f7d8-x2k4q' },
+      });
+      await cluster.nodes.setUnschedulable(node, false);
+      expect((await events('NodeReturned')).map((e) => e.message)).toEqual([`node ${node} takes new servers again (pod busy-0 runs there)`]);
+
+      // A drain, as the node task runs it: cordon, stop each server there, wait for them to go.
+      await deps.serverCache.ready();
+      const id = 'drain-task';
+      await deps.database.db.insert(nodeTasks).values({ id, action: 'drain', node, request: { action: 'drain', name: node }, actor: 'owner', state: 'running', stage: 'preflight', startedAt: clock.now() });
+      const running = runNodeTask(deps, id);
+      // The controller's and the kubelet's part: once asked to stop, the pod goes and the server is Stopped.
+      const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+      await vi.waitFor(async () => {
+        const object = (await custom.getNamespacedCustomObject({ ...DEFAULT_CRD, namespace, name: 'busy' })) as { spec: { desiredState: string } };
+        expect(object.spec.desiredState).toBe('Stopped');
+      }, { timeout: 10_000 });
+      await core.deleteNamespacedPod({ name: 'busy-0', namespace, gracePeriodSeconds: 0 });
+      await cluster.patchServerStatus('busy', { phase: 'Stopped' });
+      await running;
+      const [task] = await deps.database.db.select().from(nodeTasks).where(eq(nodeTasks.id, id));
+      expect(task).toMatchObject({ state: 'succeeded' });
+      expect((await events('NodeDrained')).map((e) => [e.message, e.reportingInstance])).toEqual([[`stopped cleanly: node ${node} is being drained`, 'felis-6f7d8-x2k4q']]);
+      // The drain's cordon is the same Event again (the pod was still there): its count went up.
+      expect((await events('NodeCordoned')).map((e) => e.count)).toEqual([3]);
+    } finally {
+      if (pod === undefined) delete process.env.POD_NAME;
+      else process.env.POD_NAME = pod;
+      deps.serverCache.close();
+      await cluster.close();
+      await core.deleteNode({ name: node }).catch(() => undefined);
+    }
+  });
 
   it('lists, watches, labels and cordons nodes (the test plays the kubelet), and places a server on one', async () => {
     const { kubeConfig, namespace } = api();

@@ -63,4 +63,9 @@ export interface ClusterNodes {
   readonly sharedVolumes: boolean;
   /** Where worlds are node-local volumes (not sharedVolumes): the volumes a move copies a world between. */
   readonly volumes?: NodeLocalVolumes;
+  /**
+   * Records what a node task or a move did to a server where the cluster keeps such things (a core
+   * Event on the server, aggregated, on Kubernetes); never fails.
+   */
+  note?(serverName: string, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
 }

@@ -160,6 +160,12 @@ export interface ClusterTaskDeps {
   log: Logger;
   /** Calls `listener` when a server's desired state changes; returns the function that stops the calls. */
   onDesiredStateChange(listener: (name: string) => void): () => void;
+  /**
+   * Removes what the service's database holds of a server deleted in the cluster itself
+   * (`kubectl delete`; the servers feature's `forgetDeletedServer`). The Kubernetes controller's
+   * finalizer calls it after the clean stop and lets the resource go only once it resolved.
+   */
+  forgetServer?(name: string): Promise<void>;
 }
 
 /** Work beside the requests, started and stopped by the composition root (a coordination BackgroundTask). */

@@ -37,6 +37,4 @@ export interface NodeLocalVolumes {
    * the switched spec). Idempotent; switchTo tries it too, without failing the switch.
    */
   settle?(serverName: string, claim: string): Promise<void>;
-  /** Records a move's step where the cluster keeps such things (a core Event on the server); never fails. */
-  note?(serverName: string, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
 }

@@ -134,7 +134,7 @@ async function advance(deps: MoveDeps, row: MoveRow, checkpoint?: MoveCheckpoint
   }
   const nodes = clusterNodes(deps);
   const volumes = nodes.sharedVolumes ? undefined : nodes.volumes;
-  const note = (type: 'Normal' | 'Warning', reason: string, message: string) => volumes?.note?.(row.server, type, reason, message);
+  const note = (type: 'Normal' | 'Warning', reason: string, message: string) => nodes.note?.(row.server, type, reason, message);
   const step = async (stage: MoveStage, work: () => Promise<Partial<MoveRow> | void>) => {
     if (deps.shutdown?.aborted) throw new MoveInterrupted('the service is stopping');
     await set({ stage });

@@ -162,6 +162,7 @@ async function drain(deps: RunDeps, id: string, node: string, deadline: number):
     if (!server || (server.resource.spec.desiredState === 'Stopped' && server.resource.status.phase === 'Stopped')) continue;
     await clusterCall(name, () => deps.cluster.setDesiredState(name, 'Stopped'));
     await note(deps, id, `stopping ${name}`);
+    await nodes.note?.(name, 'Normal', 'NodeDrained', `stopped cleanly: node ${node} is being drained`);
   }
   await stage(deps, id, 'releasing');
   for (;;) {

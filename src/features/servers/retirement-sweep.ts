@@ -1,9 +1,9 @@
-import { eq } from 'drizzle-orm';
 import { backgroundLoop, runOnOneReplica, type BackgroundTask } from '../../coordination/index.js';
 import { ClusterNotFoundError } from '../../adapters/cluster/types.js';
 import { writeAudit } from '../audit/index.js';
-import { serverClaims, serverGuestWakes, serverRetirements, serverWakeAllowlist, serverWakes } from '../../db/schema/servers.js';
+import { serverRetirements } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
+import { forgetServerRows } from './forget.js';
 import { integerSetting, SERVER_SETTINGS } from './settings.js';
 import type { ServersParts } from './cache.js';
 
@@ -36,11 +36,7 @@ export async function sweepRetirements(deps: SweepDeps): Promise<string[]> {
           continue;
         }
       }
-      await tx.delete(serverClaims).where(eq(serverClaims.serverName, name));
-      await tx.delete(serverWakeAllowlist).where(eq(serverWakeAllowlist.serverName, name));
-      await tx.delete(serverGuestWakes).where(eq(serverGuestWakes.serverName, name));
-      await tx.delete(serverWakes).where(eq(serverWakes.serverName, name));
-      await tx.delete(serverRetirements).where(eq(serverRetirements.serverName, name));
+      await forgetServerRows(tx, name);
       await writeAudit(tx, {
         at: deps.clock.now(),
         actor: 'system',

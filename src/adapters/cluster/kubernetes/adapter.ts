@@ -70,6 +70,9 @@ const CONFLICT_RETRIES = 5;
 const EVENT_AGGREGATION_MS = 10 * 60_000;
 /** Events remembered for aggregation (the oldest forgotten first). */
 const EVENT_CACHE_SIZE = 4096;
+/** Who an Event says it comes from: the lifecycle controller, or node control (node tasks and moves). */
+const LIFECYCLE_COMPONENT = 'lifecycle-controller';
+const NODE_CONTROL_COMPONENT = 'node-control';
 
 export interface KubernetesClusterOptions {
   kubeConfig: KubeConfig;
@@ -87,6 +90,11 @@ export interface KubernetesClusterOptions {
   sharedWorldVolumes?: boolean;
   /** How long a pod log request may wait for the first answer (pod-log.ts POD_LOG_ANSWER_MS by default). */
   podLogAnswerMs?: number;
+  /**
+   * The operator accepted the Minecraft EULA (KUBE_EULA=true): the game pods get EULA=TRUE, and
+   * only then does the controller start one. False (the default): every start gives up saying so.
+   */
+  eula?: boolean;
 }
 
 /**
@@ -126,6 +134,8 @@ export class KubernetesCluster implements ClusterAdapter {
   readonly crd: CrdCoordinates;
   readonly builds: KubernetesBuildJobs;
   readonly nodes: KubernetesNodes;
+  /** KubernetesClusterOptions `eula`. */
+  readonly eula: boolean;
   readonly #custom: CustomObjectsApi;
   readonly #core: CoreV1Api;
   readonly #apps: AppsV1Api;
@@ -145,6 +155,7 @@ export class KubernetesCluster implements ClusterAdapter {
     this.kubeConfig = options.kubeConfig;
     this.namespace = options.namespace;
     this.crd = options.crd ?? DEFAULT_CRD;
+    this.eula = options.eula ?? false;
     this.#custom = this.kubeConfig.makeApiClient(CustomObjectsApi);
     this.#core = this.kubeConfig.makeApiClient(CoreV1Api);
     this.#apps = this.kubeConfig.makeApiClient(AppsV1Api);
@@ -158,13 +169,14 @@ export class KubernetesCluster implements ClusterAdapter {
       kubeConfig: this.kubeConfig,
       namespace: this.namespace,
       patchServerSpec: (name, spec) => this.patchServerSpec(name, spec as Partial<MinecraftServerSpec>),
+      getServerObject: (name) => this.getServerObject(name),
+      recordServerEvent: (server, type, reason, message) => this.recordServerEvent(server, type, reason, message, NODE_CONTROL_COMPONENT),
       sharedVolumes: options.sharedWorldVolumes,
       volumes: new KubernetesWorldVolumes({
         kubeConfig: this.kubeConfig,
         namespace: this.namespace,
         getServerObject: (name) => this.getServerObject(name),
         patchServerSpec: (name, spec) => this.patchServerSpec(name, spec as Partial<MinecraftServerSpec>),
-        recordServerEvent: (server, type, reason, message) => this.recordServerEvent(server, type, reason, message),
         log: options.log,
       }),
       log: options.log,
@@ -325,6 +337,21 @@ export class KubernetesCluster implements ClusterAdapter {
     }
   }
 
+  /**
+   * Sets a server's finalizers, as of the version read (`resourceVersion`): a write over a newer
+   * version is refused (ClusterConflictError) rather than dropping a finalizer someone else added.
+   */
+  async setServerFinalizers(name: string, finalizers: string[], resourceVersion: string): Promise<MinecraftServer> {
+    try {
+      return (await this.#custom.patchNamespacedCustomObject(
+        { ...this.#crdParams, name, body: { metadata: { finalizers, resourceVersion } }, fieldManager: FIELD_MANAGER },
+        mergePatch,
+      )) as MinecraftServer;
+    } catch (err) {
+      translate(err, `server ${name}`);
+    }
+  }
+
   patchServerSpec(name: string, spec: Partial<MinecraftServerSpec>): Promise<MinecraftServer> {
     return this.#patchServer(name, { spec }, false);
   }
@@ -369,7 +396,13 @@ export class KubernetesCluster implements ClusterAdapter {
       retryAt: null,
       ...(running ? { phase: 'Starting', startedAt: this.#clock.now().toISOString(), ready: false, firstReadyAt: null } : {}),
     });
-    if (running) await this.scaleStatefulSet(name, 1).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+    // A fresh start: the set at one replica with the pod template of the spec as it is now (the pod
+    // is made again just below). Not before the operator accepted the EULA: the controller's start
+    // then gives up saying so.
+    if (running && this.eula) {
+      const set = await this.getStatefulSet(name);
+      if (set) await this.applyStatefulSet(appliedStatefulSet(server, this.crd, 1, set, true, this.eula));
+    }
     await this.deletePod(podName(name));
     return toServerResource(updated);
   }
@@ -463,9 +496,9 @@ export class KubernetesCluster implements ClusterAdapter {
    * rather than adding another. Its times are metav1.Time (whole seconds); the MicroTime eventTime
    * is left out. The reporting instance is this replica's pod (POD_NAME), else its host name.
    */
-  async recordServerEvent(server: MinecraftServer, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+  async recordServerEvent(server: MinecraftServer, type: 'Normal' | 'Warning', reason: string, message: string, component = LIFECYCLE_COMPONENT): Promise<void> {
     const now = new Date(Math.floor(this.#clock.now().getTime() / 1000) * 1000);
-    const key = [server.metadata.name, server.metadata.uid, type, reason, message].join('\u0000');
+    const key = [server.metadata.name, server.metadata.uid, component, type, reason, message].join('\u0000');
     const seen = this.#events.get(key);
     if (seen && now.getTime() - seen.last < EVENT_AGGREGATION_MS) {
       seen.count += 1;
@@ -499,8 +532,8 @@ export class KubernetesCluster implements ClusterAdapter {
         count: 1,
         firstTimestamp: now,
         lastTimestamp: now,
-        source: { component: 'felis-lifecycle-controller', host: instance },
-        reportingComponent: 'felis.dev/lifecycle-controller',
+        source: { component: `felis-${component}`, host: instance },
+        reportingComponent: `felis.dev/${component}`,
         reportingInstance: instance,
       },
       fieldManager: FIELD_MANAGER,
@@ -544,7 +577,7 @@ export class KubernetesCluster implements ClusterAdapter {
   async scaleStatefulSet(name: string, replicas: number): Promise<V1StatefulSet> {
     const [server, set] = await Promise.all([this.getServerObject(name), this.getStatefulSet(name)]);
     if (!set) throw new ClusterNotFoundError(`statefulset ${name} not found`);
-    return this.applyStatefulSet(appliedStatefulSet(server, this.crd, replicas, set, false));
+    return this.applyStatefulSet(appliedStatefulSet(server, this.crd, replicas, set, false, this.eula));
   }
 
   async deleteStatefulSet(name: string): Promise<void> {

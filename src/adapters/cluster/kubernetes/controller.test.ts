@@ -15,9 +15,13 @@ import { createLogger } from '../../../lib/logger.js';
 import { RconConnection } from '../../rcon/client.js';
 import { PaperGame } from '../simulated-paper.js';
 import { FIELD_MANAGER, KubernetesCluster } from './adapter.js';
-import { CONTROLLER_LEASE, LifecycleController, type RconOpener } from './controller.js';
+import { CONTROLLER_LEASE, EULA_REFUSAL, LifecycleController, type RconOpener } from './controller.js';
 import { LeaseLock } from './lease.js';
-import { DEFAULT_CRD, type MinecraftServer } from './resource.js';
+import { DEFAULT_CRD, SERVER_FINALIZER, type MinecraftServer } from './resource.js';
+import { forgetDeletedServer } from '../../../features/servers/index.js';
+import { auditLog } from '../../../db/schema/audit.js';
+import { serverClaims, serverWakes } from '../../../db/schema/servers.js';
+import { and, eq } from 'drizzle-orm';
 
 const FIXED_BYTE = 7;
 /** The password the adapter writes into a new server's Secret with the fixed random source. */
@@ -69,7 +73,7 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
     return () => core.deleteNode({ name: `${NS}-node` }).then(() => undefined, () => undefined);
   });
 
-  async function setUp(options: { game?: PaperGame; rconPort?: (name: string) => number | undefined } = {}) {
+  async function setUp(options: { game?: PaperGame; rconPort?: (name: string) => number | undefined; eula?: boolean } = {}) {
     game = options.game ?? new PaperGame();
     peer = await startRconPeer({ password: PASSWORD, game });
     const clock = new ManualClock('2026-06-01T12:00:00.000Z');
@@ -80,6 +84,7 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
       random: { bytes: (n) => new Uint8Array(n).fill(FIXED_BYTE) },
       rconAddress: (name) => ({ host: '127.0.0.1', port: options.rconPort?.(name) ?? peer.endpoint.port }),
       watchBackoffMs: { initial: 20, max: 200 },
+      eula: options.eula ?? true,
     });
     clusters.push(cluster);
     const controller = (identity: string) =>
@@ -430,6 +435,109 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
     expect(await service(name)).toBeUndefined();
     expect((await server(name)).status).toMatchObject({ phase: 'Stopped', ready: false });
     expect((await server(name)).status?.conditions).toContainEqual(expect.objectContaining({ type: 'Retired', status: 'True' }));
+    await c.stop();
+  });
+
+  it('makes kubectl delete run the clean stop and remove the database rows before the server goes (its finalizer), and keeps the server while the database refuses', async () => {
+    const { clock, cluster } = await setUp();
+    const deps = createTestDeps(database(), { overrides: { cluster: cluster as never, clock } });
+    const owner = await createUser(deps);
+    let databaseDown = false;
+    const forgotten: string[] = [];
+    const c = new LifecycleController({
+      cluster,
+      lock: leadership('a', clock),
+      rcon,
+      clock,
+      log: silentLog,
+      forgetServer: async (n) => {
+        if (databaseDown) throw new Error('database unreachable');
+        await forgetDeletedServer(deps, n);
+        forgotten.push(n);
+      },
+    });
+    const name = await runningServer(cluster, c, 'kdel');
+    await deps.database.db.insert(serverClaims).values({ serverName: name, subdomain: name, userId: owner.id, claimedAt: clock.now() });
+    await deps.database.db.insert(serverWakes).values({ serverName: name, lastWakeAt: clock.now() });
+    expect((await server(name)).metadata.finalizers).toEqual([SERVER_FINALIZER]);
+    const rows = async () => ({
+      claims: (await deps.database.db.select().from(serverClaims).where(eq(serverClaims.serverName, name))).length,
+      wakes: (await deps.database.db.select().from(serverWakes).where(eq(serverWakes.serverName, name))).length,
+    });
+
+    // kubectl delete: the API server marks it and keeps it while the finalizer is there.
+    const custom = admin.makeApiClient(CustomObjectsApi);
+    await custom.deleteNamespacedCustomObject({ ...DEFAULT_CRD, namespace: NS, name });
+    expect((await server(name)).metadata.deletionTimestamp).toBeDefined();
+    databaseDown = true;
+    await pass(c);
+    // The clean stop first: the players warned, the world saved, then the set at 0 (its pod gone).
+    expect(stopCommands(game)).toEqual(['say This server is stopping now. The world is being saved.', 'save-all flush']);
+    expect((await statefulSet(name))!.spec!.replicas).toBe(0);
+    expect(await pod(name)).toBeUndefined();
+    expect((await server(name)).status?.phase).toBe('Stopping');
+    const events = await admin.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: NS, fieldSelector: `involvedObject.name=${name},reason=Deleting` });
+    expect(events.items.map((e) => e.message)).toEqual([`pod ${name}-0 stopped cleanly: ${name} is being deleted`]);
+
+    // The pod is gone but the database does not answer: the server stays, its rows too.
+    await pass(c);
+    expect((await server(name)).metadata.finalizers).toEqual([SERVER_FINALIZER]);
+    expect(await rows()).toEqual({ claims: 1, wakes: 1 });
+    expect(forgotten).toEqual([]);
+
+    databaseDown = false;
+    await pass(c);
+    expect(forgotten).toEqual([name]);
+    await expect(server(name)).rejects.toMatchObject({ code: 404 });
+    expect(await rows()).toEqual({ claims: 0, wakes: 0 });
+    const [audit] = await deps.database.db.select().from(auditLog).where(and(eq(auditLog.target, name), eq(auditLog.action, 'server.deleted_in_cluster')));
+    expect(audit).toMatchObject({ actor: 'system', detail: { rows: 2 } });
+    // Once only: the clean stop was not sent again on the later passes.
+    expect(game.received.filter((line) => line === 'save-all flush')).toHaveLength(1);
+    await c.stop();
+  });
+
+  it('starts no game until the operator accepted the Minecraft EULA (KUBE_EULA): the start gives up saying so, and the pods are told EULA=TRUE only once accepted', async () => {
+    const { cluster, controller } = await setUp({ eula: false });
+    const c = controller('a');
+    const name = uniqueServerName('eula');
+    await cluster.createServer({ name, subdomain: name, image: 'itzg/minecraft-server:java21', desiredState: 'Running', labels: {} });
+    await pass(c);
+    expect((await statefulSet(name))!.spec!.replicas).toBe(0);
+    expect(await pod(name)).toBeUndefined();
+    const refused = (await server(name)).status;
+    expect(refused).toMatchObject({ phase: 'Failed', startGaveUp: true });
+    expect(refused?.conditions).toContainEqual(expect.objectContaining({ type: 'Ready', status: 'False', reason: 'EulaNotAccepted', message: EULA_REFUSAL }));
+    expect(EULA_REFUSAL).toMatch(/KUBE_EULA=true/);
+    const env = (await statefulSet(name))!.spec!.template.spec!.containers[0]!.env!;
+    expect(env).toContainEqual({ name: 'EULA', value: 'FALSE' });
+    const events = await admin.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: NS, fieldSelector: `involvedObject.name=${name},reason=StartGaveUp` });
+    expect(events.items.map((e) => e.message)).toEqual([`EulaNotAccepted: ${EULA_REFUSAL}`]);
+    await c.stop();
+
+    // Accepted (the service restarted with KUBE_EULA=true), a wake starts it, with EULA=TRUE in its pod.
+    const accepted = new KubernetesCluster({ kubeConfig: serviceAccount, namespace: NS, clock: new ManualClock('2026-06-01T12:00:00.000Z'), watchBackoffMs: { initial: 20, max: 200 }, eula: true });
+    clusters.push(accepted);
+    const again = new LifecycleController({ cluster: accepted, lock: leadership('b', new ManualClock('2026-06-01T12:00:00.000Z')), rcon, clock: new ManualClock('2026-06-01T12:00:00.000Z'), log: silentLog });
+    await accepted.recreatePod(name);
+    await pass(again);
+    expect((await statefulSet(name))!.spec!.replicas).toBe(1);
+    expect((await server(name)).status?.phase).toBe('Starting');
+    expect((await pod(name))!.spec!.containers[0]!.env).toContainEqual({ name: 'EULA', value: 'TRUE' });
+    await again.stop();
+  });
+
+  it('lets a server that was never started go at once when deleted, and a server without the controller\'s finalizer gets it at its first reconcile', async () => {
+    const { cluster, controller } = await setUp();
+    const c = controller('a');
+    const name = uniqueServerName('kdel0');
+    await cluster.createServer({ name, subdomain: name, image: 'itzg/minecraft-server:java21', desiredState: 'Stopped', labels: {} });
+    expect((await server(name)).metadata.finalizers).toBeUndefined();
+    await pass(c);
+    expect((await server(name)).metadata.finalizers).toEqual([SERVER_FINALIZER]);
+    await admin.makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({ ...DEFAULT_CRD, namespace: NS, name });
+    await pass(c);
+    await expect(server(name)).rejects.toMatchObject({ code: 404 });
     await c.stop();
   });
 

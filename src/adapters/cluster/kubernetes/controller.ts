@@ -6,7 +6,7 @@ import type { Clock } from '../../../lib/clock.js';
 import type { Logger } from '../../../lib/logger.js';
 import { RconConnection, type RconEndpoint } from '../../rcon/client.js';
 import { parsePlayerList, type PlayerCount } from '../../rcon/players.js';
-import type { ClusterTask, ClusterTaskDeps, LeaderLock } from '../types.js';
+import { ClusterNotFoundError, type ClusterTask, type ClusterTaskDeps, type LeaderLock } from '../types.js';
 import { podName, type KubernetesCluster } from './adapter.js';
 import type { ClusterCaches } from './informers.js';
 import { LEASE_TIMING, LeaseLock } from './lease.js';
@@ -16,6 +16,7 @@ import {
   DEFAULT_READINESS_TIMEOUT_SECONDS,
   DEFAULT_START_TIMEOUT_SECONDS,
   effectiveIdleStopSeconds,
+  SERVER_FINALIZER,
   type Condition,
   type MinecraftServer,
   type MinecraftServerStatus,
@@ -55,11 +56,19 @@ export interface LifecycleOptions {
   idleGraceMs?: number;
   /** Where `felis_lifecycle_*` metrics go; none when unset. */
   registry?: Registry;
+  /**
+   * Removes the service's database rows of a server deleted in the cluster (ClusterTaskDeps
+   * `forgetServer`); the finalizer lets the resource go only once it resolved. None: nothing to remove.
+   */
+  forgetServer?: (name: string) => Promise<void>;
 }
 
 /** Pod waiting reasons that no retry can cure: the start gives up at once. */
 const HOPELESS_REASONS = new Set(['InvalidImageName', 'CreateContainerConfigError', 'ErrImageNeverPull']);
 const STOP_WARNING = 'say This server is stopping now. The world is being saved.';
+/** Why a start gives up while the operator has not accepted the game's EULA. */
+export const EULA_REFUSAL =
+  'cannot start: the Minecraft EULA (https://aka.ms/MinecraftEULA) is not accepted for this cluster; read it, then set KUBE_EULA=true on the service and wake the server again';
 
 type StatusPatch = { [K in keyof MinecraftServerStatus]?: MinecraftServerStatus[K] | null };
 /** The Ready condition's reason (and message) where the step that sets it knows better than the phase. */
@@ -99,7 +108,7 @@ interface Observed {
  * leader's first look at every server.
  */
 export class LifecycleController {
-  readonly #o: Required<Omit<LifecycleOptions, 'registry'>>;
+  readonly #o: Required<Omit<LifecycleOptions, 'registry' | 'forgetServer'>> & Pick<LifecycleOptions, 'forgetServer'>;
   readonly #leaderGauge: Gauge | undefined;
   readonly #gaveUp: Counter<'reason'> | undefined;
   readonly #reconcileSeconds: Histogram | undefined;
@@ -108,6 +117,8 @@ export class LifecycleController {
   readonly #probeResults: Counter<'result'> | undefined;
   readonly #probes = new Map<string, ProbeResult>();
   readonly #probing = new Map<string, Promise<void>>();
+  /** Servers (name → uid) whose finalizer this replica removed, until the watch brings their deletion. */
+  readonly #finalized = new Map<string, string | undefined>();
   #queue: WorkQueue | undefined;
   #leaseTimer: NodeJS.Timeout | undefined;
   #resyncTimer: NodeJS.Timeout | undefined;
@@ -331,6 +342,7 @@ export class LifecycleController {
     const server = this.#caches.get('servers', name);
     if (!server) {
       this.#probes.delete(name);
+      this.#finalized.delete(name);
       return;
     }
     this.passesActed += 1;
@@ -351,6 +363,8 @@ export class LifecycleController {
     const { cluster } = this.#o;
     const { name } = server.metadata;
     const status = server.status ?? {};
+    if (server.metadata.deletionTimestamp) return this.#finalize(server, set, pod);
+    if (!server.metadata.finalizers?.includes(SERVER_FINALIZER)) await this.#setFinalizers(server, [...(server.metadata.finalizers ?? []), SERVER_FINALIZER]);
     if (server.spec.retired) return this.#retire(server, set, pod);
     if (!hasService) {
       this.#mayWrite();
@@ -366,6 +380,7 @@ export class LifecycleController {
       // Drift: a set scaled up by someone else while the server is to be stopped goes back to 0.
       if (set && set.spec?.replicas !== 0) {
         if (phase === 'Stopped') await this.#event(server, 'Warning', 'ScaledBack', `${name}'s StatefulSet was scaled to ${set.spec?.replicas} while the server is Stopped; scaled back to 0`);
+        else await this.#event(server, 'Normal', 'Stopping', pod ? `pod ${pod.metadata?.name} saved and stopping: scaled ${name} to 0` : `scaled ${name} to 0 to stop it`);
         await this.#applySet(server, set, 0);
       }
       if (pod) return this.#sync(server, pod, { phase: 'Stopping', ready: false });
@@ -390,7 +405,9 @@ export class LifecycleController {
     if (hopeless) return this.#giveUp(server, set, pod, 'InvalidSpec', hopeless);
     if (phase === 'Starting') return this.#superviseStart(server, set, pod);
     if (phase === 'Running') return this.#superviseRunning(server, set, pod);
-    // Stopped, Stopping, Unknown, or Failed with budget left: a fresh start, on the spec as it is now.
+    // Stopped, Stopping, Unknown, or Failed with budget left: a fresh start, on the spec as it is now;
+    // only once the operator accepted the game's EULA (KUBE_EULA=true), else it gives up saying so.
+    if (!cluster.eula) return this.#giveUp(server, set, pod, 'EulaNotAccepted', EULA_REFUSAL);
     await this.#startSet(server, set);
     await this.#event(server, 'Normal', 'Starting', `scaled ${name} to 1 to start it`);
     await this.#sync(server, pod, {
@@ -413,7 +430,7 @@ export class LifecycleController {
    * which Kubernetes does not let change.
    */
   async #startSet(server: MinecraftServer, set: V1StatefulSet | undefined): Promise<void> {
-    const rolls = set !== undefined && !carriesCurrentTemplate(server, set);
+    const rolls = set !== undefined && !carriesCurrentTemplate(server, set, this.#o.cluster.eula);
     if (!rolls && set?.spec?.replicas === 1) return;
     await this.#applySet(server, set, 1, true);
     if (rolls) this.#o.log.info({ server: server.metadata.name, image: server.spec.image }, 'lifecycle controller: the spec change goes into the StatefulSet before this start');
@@ -426,7 +443,8 @@ export class LifecycleController {
   async #applySet(server: MinecraftServer, set: V1StatefulSet | undefined, replicas: number, roll = false): Promise<V1StatefulSet> {
     this.#mayWrite();
     this.#count('apply');
-    return this.#caches.assume('statefulsets', await this.#o.cluster.applyStatefulSet(appliedStatefulSet(server, this.#o.cluster.crd, replicas, set, roll)));
+    const { cluster } = this.#o;
+    return this.#caches.assume('statefulsets', await cluster.applyStatefulSet(appliedStatefulSet(server, cluster.crd, replicas, set, roll, cluster.eula)));
   }
 
   async #superviseStart(server: MinecraftServer, set: V1StatefulSet | undefined, pod: V1Pod | undefined): Promise<void> {
@@ -449,7 +467,11 @@ export class LifecycleController {
       this.#requeueAt(name, this.#startDeadline(server));
       return;
     }
-    if (set?.spec?.replicas !== 1) await this.#applySet(server, set, 1);
+    // A set at 0 under a start (a wake after a start gave up, a hand scale-down) is a start again: on the spec as it is now.
+    if (set?.spec?.replicas !== 1) {
+      if (!cluster.eula) return this.#giveUp(server, set, pod, 'EulaNotAccepted', EULA_REFUSAL);
+      await this.#startSet(server, set);
+    }
     const probe = this.#probeOf(name, pod);
     if (pod && podRunning(pod) && probe?.reachable) {
       await this.#event(server, 'Normal', 'Ready', `RCON answered in pod ${pod.metadata?.name}: the server is running`);
@@ -601,6 +623,51 @@ export class LifecycleController {
     await this.#sync(server, undefined, { phase: 'Stopped', ready: false, players: { online: 0, max: status.players?.max ?? DEFAULT_PLAYERS_MAX } }, { reason: 'Retired' }, [
       retiredCondition(status, this.#now()),
     ]);
+  }
+
+  /**
+   * A server deleted in the cluster (`kubectl delete`): the game is stopped as a stop over the API
+   * stops it (the players warned and the world saved over RCON, then the set scaled to 0), the
+   * service's database lets go of it once its pod is gone, and only then is the finalizer removed,
+   * so the API server deletes it (and the garbage collector its StatefulSet, Service and Secret,
+   * which it owns). A step that fails comes back by the queue's back-off; the resource stays until
+   * every step is done.
+   */
+  async #finalize(server: MinecraftServer, set: V1StatefulSet | undefined, pod: V1Pod | undefined): Promise<void> {
+    const finalizers = server.metadata.finalizers ?? [];
+    const { name, uid } = server.metadata;
+    // Done already (the cache has not seen the deletion yet): not forgotten twice.
+    if (!finalizers.includes(SERVER_FINALIZER) || (this.#finalized.has(name) && this.#finalized.get(name) === uid)) return;
+    if (set && set.spec?.replicas !== 0) {
+      if (pod && podRunning(pod)) await this.#cleanStop(server);
+      await this.#applySet(server, set, 0);
+      await this.#event(server, 'Normal', 'Deleting', pod ? `pod ${pod.metadata?.name} stopped cleanly: ${name} is being deleted` : `${name} is being deleted`);
+    }
+    // The pod's deletion (a watch event) queues the server again.
+    if (pod) return this.#sync(server, pod, { phase: 'Stopping', ready: false });
+    this.#mayWrite();
+    await this.#o.forgetServer?.(name);
+    try {
+      await this.#setFinalizers(server, finalizers.filter((f) => f !== SERVER_FINALIZER));
+      this.#finalized.set(name, uid);
+    } catch (err) {
+      // Already let go (this reconcile read the cache before the watch brought the deletion).
+      if (err instanceof ClusterNotFoundError) return;
+      throw err;
+    }
+    this.#probes.delete(name);
+    this.#o.log.info({ server: name }, 'lifecycle controller: a server deleted in the cluster was stopped and forgotten');
+  }
+
+  /** The server's finalizers, written over the version read (a newer one fails the reconcile, which comes back). */
+  async #setFinalizers(server: MinecraftServer, finalizers: string[]): Promise<void> {
+    this.#mayWrite();
+    this.#count('patch');
+    const updated = await this.#o.cluster.setServerFinalizers(server.metadata.name, finalizers, server.metadata.resourceVersion ?? '');
+    // The last finalizer of a deleted server gone: the API server deletes it now.
+    if (updated.metadata.deletionTimestamp && !updated.metadata.finalizers?.length) this.#caches.forget('servers', updated.metadata.name);
+    else this.#caches.assume('servers', updated);
+    server.metadata = updated.metadata;
   }
 
   #hopelessPod(pod: V1Pod | undefined): string | undefined {
@@ -780,6 +847,7 @@ export function lifecycleTask(cluster: KubernetesCluster, clock: Clock, deps: Cl
     log,
     registry: deps.registry,
     leaseRetryMs: LEASE_TIMING.retryPeriodMs,
+    forgetServer: deps.forgetServer,
   });
   let stopKicks: (() => void) | undefined;
   return {

@@ -38,6 +38,9 @@ export interface KubernetesNodesOptions {
   namespace: string;
   /** Merges into a server resource's spec (the adapter's own patch, with its conflict retries). */
   patchServerSpec(name: string, spec: Partial<MinecraftServerSpec> | Record<string, unknown>): Promise<MinecraftServer>;
+  getServerObject?(name: string): Promise<MinecraftServer>;
+  /** A core Event on the server (the adapter's recordServerEvent: aggregated, from this replica's pod). */
+  recordServerEvent?(server: MinecraftServer, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
   /** Worlds on network storage that every node mounts: a move changes only the placement. */
   sharedVolumes?: boolean;
   /** Where worlds are node-local: the volumes a move copies a world between (world-volumes.ts). */
@@ -97,17 +100,47 @@ export class KubernetesNodes implements ClusterNodes {
     return this.#patch(name, { metadata: { labels: { [GAME_NODE_LABEL]: approved ? 'true' : null } } });
   }
 
-  setUnschedulable(name: string, unschedulable: boolean): Promise<NodeResource> {
-    return this.#patch(name, { spec: { unschedulable: unschedulable ? true : null } });
+  /** Cordons or uncordons; each server whose pod runs there gets an Event saying so (NodeCordoned, NodeReturned). */
+  async setUnschedulable(name: string, unschedulable: boolean): Promise<NodeResource> {
+    const node = await this.#patch(name, { spec: { unschedulable: unschedulable ? true : null } });
+    const pods = await this.#serverPodsOn(name).catch((err: unknown) => {
+      this.#options.log?.warn({ err, node: name }, 'node task: the pods on the node could not be listed for their Events');
+      return [];
+    });
+    for (const [server, pod] of pods) {
+      await (unschedulable
+        ? this.note(server, 'Normal', 'NodeCordoned', `node ${name} is cordoned: pod ${pod} keeps running there, nothing new is placed there`)
+        : this.note(server, 'Normal', 'NodeReturned', `node ${name} takes new servers again (pod ${pod} runs there)`));
+    }
+    return node;
   }
 
+  async note(serverName: string, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    const { recordServerEvent, getServerObject } = this.#options;
+    if (!recordServerEvent || !getServerObject) return;
+    try {
+      await recordServerEvent(await getServerObject(serverName), type, reason, message);
+    } catch (err) {
+      this.#options.log?.warn({ err, server: serverName, reason }, 'node control: an Event could not be recorded');
+    }
+  }
+
+  /** A move on shared volumes: only the placement changes (the pod runs on `node` at its next start). */
   async placeServer(server: string, node: string | undefined): Promise<ServerResource> {
     return toServerResource(await this.#options.patchServerSpec(server, { nodeName: node ?? null }));
   }
 
   async serversRunningOn(node: string): Promise<string[]> {
+    return [...new Set((await this.#serverPodsOn(node)).map(([server]) => server))];
+  }
+
+  /** The servers' pods on the node: [server, pod name]. */
+  async #serverPodsOn(node: string): Promise<Array<[string, string]>> {
     const pods = await this.#core.listNamespacedPod({ namespace: this.#options.namespace, labelSelector: SERVER_LABEL, fieldSelector: `spec.nodeName=${node}` });
-    return [...new Set(pods.items.map((p) => p.metadata?.labels?.[SERVER_LABEL]).filter((n): n is string => n !== undefined))];
+    return pods.items.flatMap((p) => {
+      const server = p.metadata?.labels?.[SERVER_LABEL];
+      return server ? [[server, p.metadata?.name ?? ''] as [string, string]] : [];
+    });
   }
 
   async #patch(name: string, body: object): Promise<NodeResource> {

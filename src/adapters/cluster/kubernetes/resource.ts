@@ -25,6 +25,13 @@ export const MINECRAFT_SERVER_KIND = 'MinecraftServer';
 export const SERVER_LABEL = `${LABEL_DOMAIN}/server`;
 export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'felis' } as const;
 
+/**
+ * The lifecycle controller's finalizer: a server deleted in the cluster (`kubectl delete`) stays,
+ * marked for deletion, until the controller has stopped its game cleanly and the service's database
+ * has let go of it (controller.ts `#finalize`).
+ */
+export const SERVER_FINALIZER = `${LABEL_DOMAIN}/clean-stop`;
+
 export const DEFAULT_START_TIMEOUT_SECONDS = 300;
 export const DEFAULT_READINESS_TIMEOUT_SECONDS = 5;
 export const DEFAULT_IDLE_STOP_SECONDS = 900;
@@ -99,6 +106,10 @@ export interface MinecraftServer {
     uid?: string;
     /** Bumped by the API server on every spec change; status.observedGeneration says which one the controller acted on. */
     generation?: number;
+    /** What must happen before the API server lets the object go (SERVER_FINALIZER is the controller's). */
+    finalizers?: string[];
+    /** Set when someone deleted it; the object stays until its finalizers are gone. */
+    deletionTimestamp?: string;
     [key: string]: unknown;
   };
   spec: MinecraftServerSpec;

@@ -64,11 +64,11 @@ function ownerOf(server: MinecraftServer, crd: CrdCoordinates): V1OwnerReference
  * the default `persistentVolumeClaimRetentionPolicy`, left unset because server-side apply refuses
  * a field an older API server does not serve).
  */
-export function statefulSetFor(server: MinecraftServer, crd: CrdCoordinates, replicas = 0): V1StatefulSet {
+export function statefulSetFor(server: MinecraftServer, crd: CrdCoordinates, replicas = 0, eula = false): V1StatefulSet {
   const { name } = server.metadata;
   const { spec } = server;
   const labels = labelsOf(server);
-  const template = podTemplateFor(server);
+  const template = podTemplateFor(server, eula);
   return {
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
@@ -95,7 +95,8 @@ export function statefulSetFor(server: MinecraftServer, crd: CrdCoordinates, rep
 }
 
 /** The server's pod: its image, memory, resources, RCON secret and world volume. */
-function podTemplateFor(server: MinecraftServer): V1PodTemplateSpec {
+/** `eula`: the operator accepted the Minecraft EULA (KUBE_EULA); the game is told only then. */
+function podTemplateFor(server: MinecraftServer, eula: boolean): V1PodTemplateSpec {
   const { spec } = server;
   const memory = spec.memory ?? DEFAULT_SERVER_RESOURCES.memory;
   const labels = labelsOf(server);
@@ -114,7 +115,7 @@ function podTemplateFor(server: MinecraftServer): V1PodTemplateSpec {
           name: SERVER_CONTAINER,
           image: spec.image,
           env: [
-            { name: 'EULA', value: 'TRUE' },
+            { name: 'EULA', value: eula ? 'TRUE' : 'FALSE' },
             { name: 'MEMORY', value: spec.heap ?? javaMemoryFor(memory) },
             { name: 'ENABLE_RCON', value: 'true' },
             { name: 'RCON_PORT', value: String(RCON_PORT) },
@@ -148,8 +149,8 @@ function podTemplateFor(server: MinecraftServer): V1PodTemplateSpec {
  * since a template never changes under a running server; and an existing set keeps its claim
  * templates, which Kubernetes does not let change.
  */
-export function appliedStatefulSet(server: MinecraftServer, crd: CrdCoordinates, replicas: number, current: V1StatefulSet | undefined, roll: boolean): V1StatefulSet {
-  const desired = statefulSetFor(server, crd, replicas);
+export function appliedStatefulSet(server: MinecraftServer, crd: CrdCoordinates, replicas: number, current: V1StatefulSet | undefined, roll: boolean, eula = false): V1StatefulSet {
+  const desired = statefulSetFor(server, crd, replicas, eula);
   if (!current?.spec) return desired;
   // What the set carries, as it was sent: no server-written metadata (creationTimestamp) or status.
   desired.spec!.volumeClaimTemplates = current.spec.volumeClaimTemplates?.map((claim) => ({
@@ -167,8 +168,8 @@ export function appliedStatefulSet(server: MinecraftServer, crd: CrdCoordinates,
 }
 
 /** Whether a StatefulSet carries the pod template of the server's spec as it is now. */
-export function carriesCurrentTemplate(server: MinecraftServer, set: V1StatefulSet): boolean {
-  return set.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION] === templateHash(podTemplateFor(server));
+export function carriesCurrentTemplate(server: MinecraftServer, set: V1StatefulSet, eula = false): boolean {
+  return set.metadata?.annotations?.[TEMPLATE_HASH_ANNOTATION] === templateHash(podTemplateFor(server, eula));
 }
 
 /** A fingerprint of a pod template, to tell whether a StatefulSet carries the spec's current one. */

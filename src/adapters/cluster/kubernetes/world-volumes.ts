@@ -55,8 +55,6 @@ export interface KubernetesWorldVolumesOptions {
   getServerObject(name: string): Promise<MinecraftServer>;
   /** Merges into a server resource's spec (the adapter's own patch, with its conflict retries). */
   patchServerSpec(name: string, spec: Partial<MinecraftServerSpec> | Record<string, unknown>): Promise<MinecraftServer>;
-  /** A core Event on the server (the adapter's, as the controller records its own). */
-  recordServerEvent?(server: MinecraftServer, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
   /** The storage class of a move's claim; unset: the cluster's default class (as the claim template). */
   storageClass?: string;
   log?: Logger;
@@ -89,16 +87,6 @@ export class KubernetesWorldVolumes implements NodeLocalVolumes {
       const existing = await this.#core.readNamespacedPersistentVolumeClaim({ name: claim, namespace: this.#o.namespace });
       const bound = existing.metadata?.annotations?.[SELECTED_NODE_ANNOTATION];
       if (bound !== undefined && bound !== node) throw new Error(`claim ${claim} is bound to ${bound}, not ${node}`);
-    }
-  }
-
-  async note(serverName: string, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
-    const record = this.#o.recordServerEvent;
-    if (!record) return;
-    try {
-      await record(await this.#o.getServerObject(serverName), type, reason, message);
-    } catch (err) {
-      this.#o.log?.warn({ err, server: serverName, reason }, 'server move: its Event could not be recorded');
     }
   }
 
