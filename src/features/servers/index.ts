@@ -7,6 +7,7 @@ export type { CachedServer, ServerChangeListener } from './cache.js';
 export { countServersByOwner, ownerOf } from './claims.js';
 export { externalServerRoutes } from './external.js';
 export { internalServerRoutes } from './internal.js';
+export { opsServerRoutes } from './ops-routes.js';
 export { requireServer, syncedCache } from './lookup.js';
 export { assertOwnerOrStaff, isOwnerOrStaff } from './access.js';
 export { retirementSweepTask } from './retirement-sweep.js';
