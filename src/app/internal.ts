@@ -1,7 +1,7 @@
 import type { ServiceParts } from './parts.js';
 import { internalOperationsRoutes } from '../features/operations/index.js';
 import { healthRoutes, internalProbeRoutes } from '../features/probes/index.js';
-import { internalServerRoutes } from '../features/servers/index.js';
+import { internalServerRoutes, opsServerRoutes } from '../features/servers/index.js';
 import { internalLinkingRoutes } from '../features/linking/index.js';
 import { internalOpLoginRoutes } from '../features/op-login/index.js';
 import { internalMigrationRoutes } from '../features/migration/index.js';
@@ -20,6 +20,7 @@ export function mountInternalRoutes(app: FaceApp, parts: ServiceParts): void {
   app.addRoutes(healthRoutes());
   app.addRoutes(internalProbeRoutes());
   app.addRoutes(internalServerRoutes(parts));
+  app.addRoutes(opsServerRoutes(parts));
   app.addRoutes(verifierRoutes(parts));
   app.addRoutes(internalOperationsRoutes());
   app.addRoutes(internalBuildRoutes(parts));

@@ -17,6 +17,15 @@ const VERBS: ReadonlyArray<{ verb: string; summary: string; load: () => Promise<
   { verb: 'recover-owner', summary: 'mint a one-time token that signs in as the existing owner (audited)', load: async () => (await import('./commands/recover-owner.js')).recoverOwner },
   { verb: 'db backup', summary: 'dump the control-plane database into a bundle in DB_BACKUP_DIR', load: async () => (await import('./commands/db-backup.js')).dbBackup },
   { verb: 'db restore', summary: 'restore a database bundle (the service stopped)', load: async () => (await import('./commands/db-restore.js')).dbRestore },
+  { verb: 'user create', summary: 'make an account, staff roles too (the database directly)', load: async () => (await import('./commands/user.js')).userCreate },
+  { verb: 'user list', summary: 'the accounts (the database directly)', load: async () => (await import('./commands/user.js')).userList },
+  { verb: 'server create', summary: 'make a new stopped server (the ops token)', load: async () => (await import('./commands/server.js')).serverCreate },
+  { verb: 'server list', summary: 'the servers you own or share (API key)', load: async () => (await import('./commands/server.js')).serverList },
+  { verb: 'server status', summary: "one server's phase and players (API key)", load: async () => (await import('./commands/server.js')).serverStatus },
+  { verb: 'server wake', summary: 'start a server; --wait follows it until ready (API key)', load: async () => (await import('./commands/server.js')).serverWake },
+  { verb: 'server stop', summary: 'stop a server cleanly; --wait follows it (API key)', load: async () => (await import('./commands/server.js')).serverStop },
+  { verb: 'backup create', summary: "back up a stopped server's world; --wait follows it (API key)", load: async () => (await import('./commands/backup.js')).backupCreate },
+  { verb: 'backup list', summary: 'the backups you may see (API key)', load: async () => (await import('./commands/backup.js')).backupList },
   { verb: 'check-updates', summary: "compare the service's dependencies and image with their registries", load: async () => (await import('./commands/check-updates.js')).checkUpdates },
 ];
 
@@ -31,6 +40,8 @@ export function helpText(): string {
     ...VERBS.map((v) => `  ${v.verb.padEnd(width)}  ${v.summary}`),
     '',
     'The database verbs read the same settings as the service (DATABASE_URL, DATA_DIR; .env.example lists them).',
+    'The verbs marked (API key) talk to a running service: FELIS_URL (default http://panel.localhost:8080) and',
+    'FELIS_API_KEY (made on the panel\'s account page); add --json for scripts.',
   ].join('\n');
 }
 
@@ -55,7 +66,11 @@ export async function felis(args: string[], out: (text: string) => void = (t) =>
   }
   const asked = first === 'help' ? args.slice(1) : args;
   const chosen = choose(asked);
-  if (!chosen) throw new UsageError(`felis: no verb "${asked.join(' ')}"; felis --help lists them`);
+  if (!chosen) {
+    const family = VERBS.filter((v) => v.verb.startsWith(`${asked[0]} `)).map((v) => v.verb.split(' ')[1]);
+    if (family.length > 0 && asked.length <= 2) throw new UsageError(`felis ${asked[0]} needs one of: ${family.join(', ')}`);
+    throw new UsageError(`felis: no verb "${asked.join(' ')}"; felis --help lists them`);
+  }
   const command = await chosen.verb.load();
   if (first === 'help' || chosen.rest.includes('--help') || chosen.rest.includes('-h')) {
     out(`${command.summary}\n\nUsage: ${command.usage}`);

@@ -30,7 +30,7 @@ describe('the felis command', { timeout: 120_000 }, () => {
   it('--help lists every verb; --version prints the version; a verb explains itself', async () => {
     const help = await felis(['--help']);
     expect(help.code).toBe(0);
-    for (const verb of ['setup-token', 'recover-owner', 'db backup', 'db restore', 'check-updates']) expect(help.stdout).toContain(`  ${verb} `);
+    for (const verb of ['setup-token', 'recover-owner', 'user create', 'user list', 'server create', 'server list', 'server status', 'server wake', 'server stop', 'backup create', 'backup list', 'db backup', 'db restore', 'check-updates']) expect(help.stdout).toContain(`  ${verb} `);
     expect(await felis(['--version'])).toMatchObject({ code: 0, stdout: `${SERVICE_VERSION}\n` });
     const verb = await felis(['db', 'restore', '--help']);
     expect(verb).toMatchObject({ code: 0 });

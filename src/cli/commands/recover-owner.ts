@@ -8,7 +8,7 @@
  *   felis recover-owner [--username NAME]        (npm run recover-owner [-- --username NAME])
  *   kubectl -n felis exec deploy/felis-api -- node dist/cli/recover-owner.js
  */
-import { hostname, userInfo } from 'node:os';
+import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config.js';
 import { openDatabase } from '../../db/client.js';
@@ -17,17 +17,7 @@ import { systemClock } from '../../lib/clock.js';
 import { cryptoRandom } from '../../lib/random.js';
 import { databaseFailure } from '../../startup-failure.js';
 import type { Command } from '../command.js';
-
-/** Who ran it, as sudo or the shell tells (attribution for an honest operator, not proof). */
-function osUser(): string {
-  const sudo = process.env.SUDO_USER?.trim();
-  if (sudo) return sudo;
-  try {
-    return userInfo().username;
-  } catch {
-    return 'unknown';
-  }
-}
+import { osUser } from '../os-user.js';
 
 async function run(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { username: { type: 'string' } } });

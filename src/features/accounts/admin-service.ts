@@ -116,6 +116,18 @@ export async function createUser(
   requestId?: string,
 ) {
   assertMayManage(actor, { role: 'user' }, input.role);
+  return insertUser(deps, actor.userId, input, requestId);
+}
+
+/**
+ * A new account made by the operator at the host (`felis user create`, with the database's own
+ * credentials, as recover-owner): any role, audited to `cli:<os user>`.
+ */
+export async function createUserAsOperator(deps: AdminDeps, operator: string, input: { username: string; email?: string; role: UserRole }) {
+  return insertUser(deps, `cli:${operator}`, input);
+}
+
+async function insertUser(deps: AdminDeps, actor: string, input: { username: string; email?: string; role: UserRole }, requestId?: string) {
   const now = deps.clock.now();
   const row = await unlessTaken(
     deps.database.db.transaction(async (tx) => {
@@ -123,7 +135,7 @@ export async function createUser(
         .insert(users)
         .values({ username: input.username, email: input.email?.toLowerCase() ?? null, role: input.role, createdAt: now, updatedAt: now })
         .returning();
-      await writeAudit(tx, { at: now, actor: actor.userId, action: 'user.create', target: created!.id, detail: { role: input.role }, requestId });
+      await writeAudit(tx, { at: now, actor, action: 'user.create', target: created!.id, detail: { role: input.role }, requestId });
       return created!;
     }),
   );

@@ -8,6 +8,7 @@ export { explicitStopSince, stopWords } from './stops.js';
 export { countServersByOwner, ownerOf } from './claims.js';
 export { externalServerRoutes } from './external.js';
 export { internalServerRoutes } from './internal.js';
+export { opsServerRoutes } from './ops-routes.js';
 export { requireServer, syncedCache } from './lookup.js';
 export { AccessChanges, MEMBER_PERMISSIONS, accessOf, admits, mayAct, requireAccess } from './access.js';
 export type { Asker, MemberPermission, Need, ServerAccess, Standing } from './access.js';
