@@ -16,7 +16,7 @@ const request = defineRoute({ tier: 'app' }, {
     ...jsonBody(z.strictObject({ confirm: z.string().max(255).openapi({ description: "the server's name, typed again" }), delete: z.boolean() })),
   },
   responses: {
-    202: json(RetiringSchema, 'retiring (the sweep carries it out)'),
+    200: json(RetiringSchema, 'retiring (the sweep carries it out)'),
     400: errorAnswer('confirm_mismatch: `confirm` is not the server’s name'),
     403: errorAnswer('forbidden: not the owner, or `delete` asked by the owner (deleting is staff’s)'),
     404: errorAnswer('no such server'),
@@ -38,7 +38,7 @@ export function retirementRoutes(deps: AppDeps & ServersParts) {
       const { name } = c.req.valid('param');
       const body = c.req.valid('json');
       const row = await requestRetirement(deps, name, c.var.session, body.delete, c.var.requestId, body.confirm);
-      return c.json({ name, retiring: retiringView(row) }, 202);
+      return c.json({ name, retiring: retiringView(row) }, 200);
     })
     .openapi(cancel, async (c) => {
       await cancelRetirement(deps, c.req.valid('param').name, c.var.session, c.var.requestId);

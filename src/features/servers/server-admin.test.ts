@@ -131,7 +131,7 @@ describe('server administration: edit, wake allowlist, retirement, the panel’s
     expect(ownerDelete.status).toBe(403);
     expect((await errorOf(ownerDelete)).code).toBe('forbidden');
     const res = await send(deps, 'PUT', path, headers, { confirm: name, delete: false });
-    expect(res.status).toBe(202);
+    expect(res.status).toBe(200);
     const retiring = { requested_at: deps.clock.now().toISOString(), delete: false };
     expect(await res.json()).toEqual({ name, retiring });
     // The server's status and the lists show it retiring.
@@ -156,9 +156,9 @@ describe('server administration: edit, wake allowlist, retirement, the panel’s
 
     // With delete (staff's), the server leaves the cluster; a called-off retirement does nothing.
     const gone = await ownedServer(deps);
-    expect((await send(deps, 'PUT', `/api/v1/servers/${gone.name}/retirement`, staff.headers, { confirm: gone.name, delete: true })).status).toBe(202);
+    expect((await send(deps, 'PUT', `/api/v1/servers/${gone.name}/retirement`, staff.headers, { confirm: gone.name, delete: true })).status).toBe(200);
     const kept = await ownedServer(deps);
-    expect((await send(deps, 'PUT', `/api/v1/servers/${kept.name}/retirement`, staff.headers, { confirm: kept.name, delete: true })).status).toBe(202);
+    expect((await send(deps, 'PUT', `/api/v1/servers/${kept.name}/retirement`, staff.headers, { confirm: kept.name, delete: true })).status).toBe(200);
     // The owner may not call off a deletion staff asked for; staff may.
     expect((await send(deps, 'DELETE', `/api/v1/servers/${kept.name}/retirement`, kept.headers)).status).toBe(403);
     expect((await send(deps, 'DELETE', `/api/v1/servers/${kept.name}/retirement`, staff.headers)).status).toBe(204);
