@@ -73,7 +73,7 @@ describe.skipIf(!realApiServer())('the cluster adapter as its own service accoun
     // No controller-manager here: the namespace's `default` account a pod needs is made by hand.
     await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'default' } } });
     const kubeConfig = await eventually(() => serviceAccountKubeConfig(admin, namespace), 'token');
-    cluster = new KubernetesCluster({ kubeConfig, namespace, clock: new ManualClock('2026-06-01T12:00:00.000Z'), watchBackoffMs: { initial: 20, max: 200 } });
+    cluster = new KubernetesCluster({ kubeConfig, namespace, clock: new ManualClock('2026-06-01T12:00:00.000Z'), watchBackoffMs: { initial: 20, max: 200 }, eula: true });
     await eventually(() => cluster.listServers(), 'list as the service account');
     return () => cluster.close();
   });

@@ -1,6 +1,6 @@
-import { desc, eq } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
-import { nodeTasks } from '../../db/schema/nodes.js';
+import { nodeTasks, serverMoves } from '../../db/schema/nodes.js';
 import { DomainError } from '../../lib/errors.js';
 import type { CachedServer } from './cache.js';
 
@@ -24,4 +24,18 @@ export async function refuseOnNodeInMaintenance(db: Queryable, server: CachedSer
   const inService = decisive.action === 'return' && decisive.state === 'succeeded';
   const busy = !inService;
   if (busy) throw new DomainError('node_operation_busy', `${server.resource.spec.name}'s node ${node} is under maintenance.`);
+}
+
+/**
+ * Whether a move of the server is still running (nodes' moves.ts): a move whose runner died keeps
+ * the server from starting elsewhere until it is marked failed, whether or not its world lock was
+ * swept. Read from the move rows, so every replica agrees.
+ */
+export async function moveRunning(db: Queryable, serverName: string): Promise<boolean> {
+  const [moving] = await db
+    .select({ id: serverMoves.id })
+    .from(serverMoves)
+    .where(and(eq(serverMoves.server, serverName), eq(serverMoves.state, 'running')))
+    .limit(1);
+  return moving !== undefined;
 }

@@ -1,5 +1,4 @@
-import { and, eq } from 'drizzle-orm';
-import { serverMoves } from '../../db/schema/nodes.js';
+import { eq } from 'drizzle-orm';
 import type { ServerResource } from '../../adapters/cluster/types.js';
 import type { Queryable } from '../../db/client.js';
 import { writeAudit } from '../audit/index.js';
@@ -19,7 +18,7 @@ import { startWithinCapacity, type Waker } from './capacity.js';
 import { refuseRetiring, retiringOf } from './retirement.js';
 import { takeWakeSlot } from './wake-slot.js';
 import { recordExplicitStop } from './stops.js';
-import { refuseOnNodeInMaintenance } from './node-guard.js';
+import { moveRunning, refuseOnNodeInMaintenance } from './node-guard.js';
 import type { ServersParts } from './cache.js';
 
 /**
@@ -30,12 +29,7 @@ import type { ServersParts } from './cache.js';
 export async function inMaintenance(db: Queryable, serverName: string): Promise<boolean> {
   const [row] = await db.select({ reason: serverMaintenance.reason }).from(serverMaintenance).where(eq(serverMaintenance.serverName, serverName));
   if (row !== undefined || (await leaseOf(db, LEASE_KEYS.world(serverName))) !== undefined) return true;
-  const [moving] = await db
-    .select({ id: serverMoves.id })
-    .from(serverMoves)
-    .where(and(eq(serverMoves.server, serverName), eq(serverMoves.state, 'running')))
-    .limit(1);
-  return moving !== undefined;
+  return moveRunning(db, serverName);
 }
 
 /**
