@@ -2,6 +2,7 @@ import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
 import type { Database, Queryable } from '../../db/client.js';
 import { apiKeys, users, type ApiKeyScope } from '../../db/schema/accounts.js';
+import { SIGNED_IN_USER_COLUMNS } from './users.js';
 import type { Deps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
 import type { SessionContext, TierRequirement } from '../../http/session.js';
@@ -55,15 +56,7 @@ function keyCheckOf(db: Database) {
       scopes: apiKeys.scopes,
       expiresAt: apiKeys.expiresAt,
       windowCount: apiKeys.windowCount,
-      userId: users.id,
-      role: users.role,
-      disabled: users.disabled,
-      deletedAt: users.deletedAt,
-      inSetup: users.inSetup,
-      username: users.username,
-      email: users.email,
-      emailVerified: users.emailVerified,
-      mustChangePassword: users.mustChangePassword,
+      ...SIGNED_IN_USER_COLUMNS,
     })
     .prepare('felis_api_key_check');
 }

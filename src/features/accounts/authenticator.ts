@@ -3,6 +3,7 @@ import type { Context } from 'hono';
 import type { ChangeFeed } from '../../db/change-feed.js';
 import type { Database } from '../../db/client.js';
 import { sessions, users } from '../../db/schema/accounts.js';
+import { SIGNED_IN_USER_COLUMNS } from './users.js';
 import type { AppEnv } from '../../http/env.js';
 import { DomainError } from '../../lib/errors.js';
 import type { SessionAuthenticator, SessionContext, TierRequirement } from '../../http/session.js';
@@ -32,15 +33,7 @@ function sessionQueryOf(db: Database) {
       expiresAt: sessions.expiresAt,
       lastSeenAt: sessions.lastSeenAt,
       revokedAt: sessions.revokedAt,
-      userId: users.id,
-      role: users.role,
-      disabled: users.disabled,
-      deletedAt: users.deletedAt,
-      inSetup: users.inSetup,
-      username: users.username,
-      email: users.email,
-      emailVerified: users.emailVerified,
-      mustChangePassword: users.mustChangePassword,
+      ...SIGNED_IN_USER_COLUMNS,
     })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))

@@ -4,6 +4,19 @@ import { users } from '../../db/schema/accounts.js';
 
 export type UserRow = typeof users.$inferSelect;
 
+/** The account's columns a signed-in request's check reads (by session cookie or by API key). */
+export const SIGNED_IN_USER_COLUMNS = {
+  userId: users.id,
+  role: users.role,
+  disabled: users.disabled,
+  deletedAt: users.deletedAt,
+  inSetup: users.inSetup,
+  username: users.username,
+  email: users.email,
+  emailVerified: users.emailVerified,
+  mustChangePassword: users.mustChangePassword,
+};
+
 /** The live (not deleted) account holding an address, compared without case. */
 export async function findLiveUserByEmail(db: Queryable, email: string): Promise<UserRow | undefined> {
   const [row] = await db
