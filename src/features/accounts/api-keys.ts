@@ -2,7 +2,7 @@ import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
 import type { Database, Queryable } from '../../db/client.js';
 import { apiKeys, users, type ApiKeyScope } from '../../db/schema/accounts.js';
-import { SIGNED_IN_USER_COLUMNS } from './users.js';
+import { refuseUnfinishedSetup, SIGNED_IN_USER_COLUMNS, signedInAccountOf, type SignedInAccount } from './users.js';
 import type { Deps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
 import type { SessionContext, TierRequirement } from '../../http/session.js';
@@ -11,7 +11,7 @@ import { randomToken, sha256Hex } from '../../lib/secrets.js';
 import { writeAudit } from '../audit/index.js';
 import { isConsoleHost, requestHost } from './hosts.js';
 import { requireReauth } from './proofs.js';
-import type { SignedInAccount } from './authenticator.js';
+
 
 /**
  * API keys (issue 42): a script's, a bot's or CI's way in as its user, without a browser session.
@@ -95,18 +95,8 @@ export async function authenticateKey(
   }
   if (requirement.tier === 'admin') throw new DomainError('forbidden', 'An API key never passes the admin tier.');
   if (!row.scopes.includes('write') && !READ_METHODS.has(c.req.method)) throw new DomainError('forbidden', 'This API key may only read.');
-  if (row.inSetup && !requirement.setupAllowed) {
-    throw new DomainError('setup_required', 'Finish first-run setup: add a passkey or verify an e-mail address.');
-  }
-  remember({
-    id: row.userId,
-    username: row.username,
-    email: row.email,
-    emailVerified: row.emailVerified,
-    role: row.role,
-    mustChangePassword: row.mustChangePassword,
-    inSetup: row.inSetup,
-  });
+  refuseUnfinishedSetup(row, requirement.setupAllowed);
+  remember(signedInAccountOf(row));
   // No session stands behind a key: its "token hash" names the key, so that no session row, no
   // reauth proof and no "current session" ever matches it.
   return {

@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import type { ChangeFeed } from '../../db/change-feed.js';
 import type { Database } from '../../db/client.js';
 import { sessions, users } from '../../db/schema/accounts.js';
-import { SIGNED_IN_USER_COLUMNS } from './users.js';
+import { refuseUnfinishedSetup, SIGNED_IN_USER_COLUMNS, signedInAccountOf, type SignedInAccount } from './users.js';
 import type { AppEnv } from '../../http/env.js';
 import { DomainError } from '../../lib/errors.js';
 import type { SessionAuthenticator, SessionContext, TierRequirement } from '../../http/session.js';
@@ -103,16 +103,7 @@ class SessionCache {
   }
 }
 
-/** The signed-in account as the session check read it (for the request it checked). */
-export interface SignedInAccount {
-  id: string;
-  username: string;
-  email: string | null;
-  emailVerified: boolean;
-  role: string;
-  mustChangePassword: boolean;
-  inSetup: boolean;
-}
+export type { SignedInAccount } from './users.js';
 
 /**
  * The account row each request's session check read, kept for that request only (keyed by its
@@ -190,9 +181,7 @@ export function createSessionAuthenticator(changes?: ChangeFeed, signedIn?: Sign
       if (requirement.tier === 'admin' && (!onConsole || !isStaffRole(row.role))) {
         throw new DomainError('forbidden', 'This operation needs a staff session on the operator console.');
       }
-      if (row.inSetup && !requirement.setupAllowed) {
-        throw new DomainError('setup_required', 'Finish first-run setup: add a passkey or verify an e-mail address.');
-      }
+      refuseUnfinishedSetup(row, requirement.setupAllowed);
       // The row just read tells whether a minute has passed: only then is the write worth a round
       // trip (touchSession re-checks in SQL, so concurrent requests still write once).
       if (now.getTime() - row.lastSeenAt.getTime() >= LAST_SEEN_WRITE_MS) {
@@ -200,15 +189,7 @@ export function createSessionAuthenticator(changes?: ChangeFeed, signedIn?: Sign
         cache.drop(tokenHash); // its last_seen_at and expiry moved: the next request reads them
         if (slid) setSessionCookie(c, token, SESSION_TTL_MS);
       }
-      signedIn?.keep(c, {
-        id: row.userId,
-        username: row.username,
-        email: row.email,
-        emailVerified: row.emailVerified,
-        role: row.role,
-        mustChangePassword: row.mustChangePassword,
-        inSetup: row.inSetup,
-      });
+      signedIn?.keep(c, signedInAccountOf(row));
       return { userId: row.userId, role: row.role, tokenHash, inSetup: row.inSetup, mustChangePassword: row.mustChangePassword };
     },
   };
