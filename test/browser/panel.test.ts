@@ -1,24 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { startService, type RunningService } from '../../src/service.js';
-import { TEST_ENV } from '../helpers/app.js';
-import { createPostgresTestDatabase } from '../helpers/database.js';
-import { captureLog, type CapturedLog } from '../helpers/log.js';
+import type { RunningService } from '../../src/service.js';
+import type { CapturedLog } from '../helpers/log.js';
 import { createUser } from '../helpers/sessions.js';
-import { freePort, launchPasskeyBrowser, type PasskeyBrowser } from './browser.js';
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  nodes: Array<{ target: string[] }>;
-}
+import { startPanelRig, type PanelRig } from './panel-harness.js';
 
 /**
  * The served panel and operator console in a real headless Chromium, on the default hosts
@@ -27,81 +12,25 @@ interface AxeViolation {
  * failed request, axe-core finds nothing serious or critical, and its main action works.
  */
 describe('the panel and the operator console in a real browser', { timeout: 300_000 }, () => {
+  let rig: PanelRig;
   let service: RunningService;
-  let browser: PasskeyBrowser;
   let page: Page;
   let captured: CapturedLog;
   let panel: string;
   let consoleHost: string;
-  let dataDir: string;
-  const problems: string[] = [];
+  let problems: string[];
 
   beforeAll(async () => {
-    const port = await freePort();
-    dataDir = mkdtempSync(join(tmpdir(), 'felis-panel-'));
-    const env: Record<string, string> = { ...TEST_ENV };
-    // The defaults `npm start` has: the .localhost hosts and their passkey relying party.
-    delete (env as Partial<typeof env>).ROOT_DOMAIN;
-    delete (env as Partial<typeof env>).PANEL_HOST;
-    delete (env as Partial<typeof env>).CONSOLE_HOST;
-    const config = loadConfig({
-      ...env,
-      DATABASE_URL: (await createPostgresTestDatabase()) ?? 'memory:',
-      DATA_DIR: dataDir,
-      HOST: '127.0.0.1',
-      EXTERNAL_PORT: String(port),
-      INTERNAL_PORT: '0',
-      MAIL_TRANSPORT: 'log',
-      LOG_LEVEL: 'info',
-    } as NodeJS.ProcessEnv);
-    captured = captureLog('info');
-    service = await startService(config, captured.log);
-    panel = `http://panel.localhost:${port}`;
-    consoleHost = `http://console.localhost:${port}`;
-    browser = await launchPasskeyBrowser({ bypassCSP: false });
-    page = browser.page;
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()} at ${page.url()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message} at ${page.url()}`));
-    page.on('requestfailed', (r) => {
-      // A stream closed by leaving its page, or a live poll cut short by a navigation, is not a
-      // failure of the page: Chromium reports both as ERR_ABORTED.
-      if (r.failure()?.errorText !== 'net::ERR_ABORTED') problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`);
-    });
-    page.on('response', (r) => {
-      if (r.status() >= 400 && !r.url().includes('/api/v1/')) problems.push(`answer ${r.status()}: ${r.url()}`);
-    });
+    rig = await startPanelRig();
+    ({ service, page, captured, panel, consoleHost, problems } = rig);
   });
   afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await rig?.close();
   });
 
-  /** No console error, no failed request since the last check, and nothing serious for axe-core. */
-  async function pageIsClean(what: string): Promise<void> {
-    await page.evaluate(AXE);
-    const violations = await page.evaluate(async () => {
-      const axe = (window as unknown as { axe: { run(ctx: Document, o: unknown): Promise<{ violations: AxeViolation[] }> } }).axe;
-      const result = await axe.run(document, { resultTypes: ['violations'] });
-      return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => ({ target: n.target })) }));
-    });
-    const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(serious, `${what}: ${JSON.stringify(serious)}`).toEqual([]);
-    expect(problems.splice(0), what).toEqual([]);
-  }
-
-  const lastCode = () => {
-    const line = captured
-      .lines()
-      .map((l) => String(l.mail_text ?? ''))
-      .filter((t) => /code is \d+/.test(t))
-      .at(-1);
-    return /code is (\d+)/.exec(line ?? '')?.[1] ?? '';
-  };
-
-  const noticeText = () => page.locator('main .notice').first().textContent();
+  const pageIsClean = (what: string) => rig.pageIsClean(what);
+  const lastCode = () => rig.lastCode();
+  const noticeText = () => rig.noticeText();
 
   it('leads a first start to the setup page, makes the owner, who verifies an address and creates, fills and wakes a server', async () => {
     await page.goto(`${panel}/`);
