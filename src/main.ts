@@ -17,7 +17,32 @@ async function main(): Promise<void> {
   }
   refuseEmbeddedInKubernetes(config, process.env);
   const log = createLogger(config.logLevel);
-  const service = await startService(config, log);
+  // The handlers go in before the start: a signal while the service starts (an owner token still
+  // being minted after 'listening', a slow embedded database) stops it once it has started, rather
+  // than killing it with the default action half-way through writing its database.
+  const starting = startService(config, log);
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    // A second signal (a relaying wrapper, a repeated Ctrl-C) must not kill the drain half-way.
+    if (stopping) return void log.info({ signal }, 'already shutting down');
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    // A start that fails is reported (and exits) by main's own catch.
+    starting.then(
+      (service) =>
+        service.stop().then(
+          () => exitAfterLog(log, 0),
+          (err: unknown) => {
+            log.error({ err }, 'shutdown failed');
+            exitAfterLog(log, 1);
+          },
+        ),
+      () => undefined,
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  const service = await starting;
   // For a person at a terminal: the commands to paste while the owner is still in setup (a
   // collected log has them in the JSON line's `next`).
   const pages = {
@@ -29,22 +54,6 @@ async function main(): Promise<void> {
     process.stderr.write(`felis: the panel is at ${pages.panel ?? '(no PANEL_HOST)'}, the operator console at ${pages.console ?? '(no CONSOLE_HOST)'}\n`);
   }
   if (service.setupHint && process.stderr.isTTY) process.stderr.write(`${service.setupHint}\n`);
-  let stopping = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    // A second signal (a relaying wrapper, a repeated Ctrl-C) must not kill the drain half-way.
-    if (stopping) return void log.info({ signal }, 'already shutting down');
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    service.stop().then(
-      () => exitAfterLog(log, 0),
-      (err: unknown) => {
-        log.error({ err }, 'shutdown failed');
-        exitAfterLog(log, 1);
-      },
-    );
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
 }
 
 /**

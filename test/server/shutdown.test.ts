@@ -125,10 +125,10 @@ describe('graceful shutdown', () => {
 
           service.child.kill(signal);
           // A repeated signal during the drain (a relaying wrapper, a second Ctrl-C) must not kill it.
-          while (service.child.exitCode === null && !service.lines.some((l) => l.msg === 'shutting down')) {
+          while (service.child.exitCode === null && service.child.signalCode === null && !service.lines.some((l) => l.msg === 'shutting down')) {
             await new Promise((r) => setTimeout(r, 5));
           }
-          if (service.child.exitCode === null) service.child.kill(signal);
+          if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill(signal);
           expect(await service.exited).toBe(0);
           await conn.whenClosed();
           const messages = service.lines.map((l) => l.msg);
