@@ -2,6 +2,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { apiKeys } from '../../db/schema/accounts.js';
 import { auditLog } from '../../db/schema/audit.js';
+import { API_KEYS_PER_USER } from './api-keys.js';
 import { createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { OWNER_OR_ADMIN_ROUTES } from '../../../test/helpers/server-routes.js';
@@ -84,6 +85,16 @@ describe('API keys', () => {
     expect(await codeOf(await external.request('/api/v1/account/api-keys/not-a-uuid', { method: 'DELETE', headers: session.headers }))).toEqual({ status: 400, code: 'bad_request' });
     const stale = await signIn(deps, { userId: user.id, method: 'password' });
     expect(await codeOf(await post({ name: 'x' }, stale.headers))).toEqual({ status: 403, code: 'reauth_required' });
+  });
+
+  it('holds at most 25 live keys an account: the next is 409 conflict until one is revoked', async () => {
+    const { external, session, makeKey } = await setUp();
+    const keys = [];
+    for (let i = 0; i < API_KEYS_PER_USER; i++) keys.push(await makeKey({ name: `k${i}` }));
+    const over = await external.request('/api/v1/account/api-keys', jsonRequest('POST', { name: 'one too many' }, session.headers));
+    expect(await codeOf(over)).toEqual({ status: 409, code: 'conflict' });
+    expect((await external.request(`/api/v1/account/api-keys/${keys[0]!.id}`, { method: 'DELETE', headers: session.headers })).status).toBe(204);
+    await makeKey({ name: 'in its place' });
   });
 
   it('is 401 once expired, and once revoked: between two requests of one client the second is 401', async () => {
