@@ -4,7 +4,7 @@ import { auditLog } from '../../db/schema/audit.js';
 import { serverClaims } from '../../db/schema/servers.js';
 import { createTestApps, createTestDeps, errorOf, jsonRequest, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
-import { addServer } from '../../../test/helpers/servers.js';
+import { addServer, startServer } from '../../../test/helpers/servers.js';
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { SseReader } from '../../../test/helpers/sse.js';
 import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
@@ -99,9 +99,7 @@ describe('server members', () => {
 
   it('audits a member\'s change with the member as actor, shown in the owner\'s activity', async () => {
     const { deps, external, call, member, name, ownerIn } = await setUp();
-    await deps.cluster.setDesiredState(name, 'Running');
-    deps.clock.advance(deps.cluster.options.startDelayMs);
-    deps.cluster.tick();
+    await startServer(deps, name);
     const m = await member(['power']);
     expect((await call('POST', 'restart', m.headers)).status).toBeLessThan(300);
     const [row] = await deps.database.db.select().from(auditLog).where(and(eq(auditLog.action, 'server.restart'), eq(auditLog.target, name)));
@@ -187,9 +185,7 @@ describe('server members', () => {
     const ownerIn = await signIn(deps, { userId: owner.id });
     const { name } = addServer(deps).spec;
     await claimFor(deps, name, owner.id);
-    await deps.cluster.setDesiredState(name, 'Running');
-    deps.clock.advance(deps.cluster.options.startDelayMs);
-    deps.cluster.tick();
+    await startServer(deps, name);
     const friend = await createUser(deps);
     const friendIn = await signIn(deps, { userId: friend.id });
     expect((await external.request(`/api/v1/servers/${name}/members`, jsonRequest('POST', { user: friend.username, permissions: ['console.read'] }, ownerIn.headers))).status).toBe(201);
