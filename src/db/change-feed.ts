@@ -4,10 +4,11 @@ import type { Logger } from '../lib/logger.js';
 
 /**
  * Tells a replica that rows other processes read from their memory may have changed: the session
- * check's cache (src/features/accounts/authenticator.ts) is the one reader. A trigger in the
- * database (migration `session_changes`) sends a notification on `CHANGE_CHANNEL` whenever a
- * session is revoked or moved, or an account is changed or deleted, whoever wrote it: every
- * writer is covered without knowing of the cache.
+ * and API key checks' caches (src/features/accounts/checked-rows.ts) and the open console streams'
+ * access re-check read it. Triggers in the database send a notification on `CHANGE_CHANNEL`
+ * whenever a session is revoked or moved, an account is changed or deleted, an API key is revoked
+ * or a server member removed or changed, whoever wrote it: every writer is covered without knowing
+ * of the cache.
  */
 export interface ChangeFeed {
   /**

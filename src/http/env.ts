@@ -31,9 +31,8 @@ export interface AppDeps {
 
 /** A state-changing request as the front door saw it. */
 export interface RequestChange {
-  userId: string;
-  /** The API key the request came with (issue 42), if any. */
-  apiKeyId?: string;
+  /** Who made it: the request's session (its user, and the API key it came with, if any). */
+  actor: { userId: string; apiKey?: { id: string } };
   method: string;
   /** The route's pattern as Hono writes it (`/api/v1/servers/:name/wake`). */
   route: string;

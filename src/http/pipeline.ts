@@ -155,8 +155,7 @@ class FrontDoor {
   private recordChange(c: Context<AppEnv>, status: number, requestId: string): void {
     const session = c.get('session');
     if (!session) return;
-    const change = { userId: session.userId, method: c.req.method, route: this.route, params: c.req.param() as Record<string, string>, status, requestId };
-    this.deps.recordChange!(session.apiKey ? { ...change, apiKeyId: session.apiKey.id } : change);
+    this.deps.recordChange!({ actor: session, method: c.req.method, route: this.route, params: c.req.param() as Record<string, string>, status, requestId });
   }
 
   private lineOf(c: Context<AppEnv>, status: number, seconds: number, requestId: string, sampled?: number): RequestLine {

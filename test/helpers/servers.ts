@@ -31,3 +31,10 @@ export function addSystemServer(deps: TestDeps, name: 'login' | 'lobby' | 'limbo
 export function randomMcUuid(): string {
   return crypto.randomUUID();
 }
+
+/** Runs a server of the simulated cluster: wanted running, then its start delay passed and the cluster ticked. */
+export async function startServer(deps: TestDeps, name: string): Promise<void> {
+  await deps.cluster.setDesiredState(name, 'Running');
+  deps.clock.advance(deps.cluster.options.startDelayMs);
+  deps.cluster.tick();
+}

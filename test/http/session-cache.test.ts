@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgres, type DatabaseHandle } from '../../src/db/client.js';
-import { sessions } from '../../src/db/schema/accounts.js';
+import { apiKeys, sessions } from '../../src/db/schema/accounts.js';
 import { createTestApps, createTestDeps, jsonRequest, type TestDeps } from '../helpers/app.js';
 import { useTestDatabase } from '../helpers/database.js';
 import { createUser, signIn } from '../helpers/sessions.js';
@@ -16,11 +16,11 @@ describe('the session check cache and revocation', () => {
   const own: DatabaseHandle[] = [];
   afterAll(() => Promise.all(own.map((handle) => handle.close())));
   /** One service; `ownPool`: on PostgreSQL, with a connection pool of its own, as another process. */
-  const replica = (ownPool = false): { deps: TestDeps; apps: ReturnType<typeof createTestApps> } => {
+  const replica = (ownPool = false, env: Record<string, string> = {}): { deps: TestDeps; apps: ReturnType<typeof createTestApps> } => {
     const shared = database();
     let handle = shared;
     if (ownPool && shared.source.kind === 'postgres') own.push((handle = openPostgres(shared.source.url)));
-    const deps = createTestDeps(handle, { env: { SESSION_CACHE_MS: '1000' } });
+    const deps = createTestDeps(handle, { env: { SESSION_CACHE_MS: '1000', ...env } });
     return { deps, apps: createTestApps(deps) };
   };
   const me = async (r: ReturnType<typeof replica>, headers: Record<string, string>) => (await r.apps.external.request('/api/v1/me', { headers })).status;
@@ -141,6 +141,67 @@ describe('the session check cache and revocation', () => {
     expect(await lastSeen()).toBe(a.deps.clock.now().getTime());
     expect(await me(a, session.headers)).toBe(200);
     expect(await lastSeen()).toBe(a.deps.clock.now().getTime());
+  });
+
+  describe('API keys (issue 42), cached as sessions are', () => {
+    /** A user of replica `r` and a full key of its own, made through the route (a passkey sign-in is a fresh proof). */
+    async function keyOn(r: ReturnType<typeof replica>) {
+      const user = await createUser(r.deps);
+      const session = await signIn(r.deps, { userId: user.id });
+      const res = await r.apps.external.request('/api/v1/account/api-keys', jsonRequest('POST', { name: 'bot' }, session.headers));
+      expect(res.status).toBe(201);
+      const key = (await res.json()) as { id: string; secret: string };
+      return { user, session, key, headers: { Authorization: `Bearer ${key.secret}`, Host: r.deps.config.panelHost! } };
+    }
+
+    it('a hot read with a key asks the database nothing once its replica holds a slice of the key\'s minute', async () => {
+      const a = replica();
+      const { headers } = await keyOn(a);
+      await feedFresh(a);
+      // Slices of the minute are claimed 1, 2, 4, …: after four requests this replica holds three more.
+      for (let i = 0; i < 4; i++) expect(await me(a, headers)).toBe(200);
+      expect(await meWithNoQuery(a, headers)).toBe(200);
+    });
+
+    it('two replicas: a key revoked on one is refused at once there and within a second on the other', async () => {
+      const a = replica();
+      const b = replica(true);
+      const { session, key, headers } = await keyOn(a);
+      await Promise.all([feedFresh(a), feedFresh(b)]);
+      for (const r of [a, b]) for (let i = 0; i < 4; i++) expect(await me(r, headers)).toBe(200);
+      expect((await a.apps.external.request(`/api/v1/account/api-keys/${key.id}`, { method: 'DELETE', headers: session.headers })).status).toBe(204);
+      expect(await me(a, headers)).toBe(401);
+      expect(await until(b, headers, 401)).toBeLessThanOrEqual(1_500);
+    });
+
+    it('two replicas share the per-key limit through the database: exactly the limit is admitted in a minute', async () => {
+      const limit = { API_KEY_REQUESTS_PER_MINUTE: '10' };
+      const a = replica(false, limit);
+      const b = replica(true, limit);
+      const { headers } = await keyOn(a);
+      const statuses: number[] = [];
+      for (let i = 0; i < 30; i++) statuses.push(await me(i % 2 === 0 ? a : b, headers));
+      expect(statuses.filter((s) => s === 200)).toHaveLength(10);
+      expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+      // The next minute (both replicas' clocks), the key is served again.
+      for (const r of [a, b]) r.deps.clock.advance(60_000);
+      expect(await me(b, headers)).toBe(200);
+    });
+
+    it('last_used_at is written at most once a minute, from the cache as without it', async () => {
+      const a = replica();
+      const { key, headers } = await keyOn(a);
+      const lastUsed = async () => (await database().db.select({ at: apiKeys.lastUsedAt }).from(apiKeys).where(eq(apiKeys.id, key.id)))[0]!.at?.getTime();
+      expect(await me(a, headers)).toBe(200);
+      const first = a.deps.clock.now().getTime();
+      expect(await lastUsed()).toBe(first);
+      a.deps.clock.advance(30_000);
+      expect(await me(a, headers)).toBe(200);
+      expect(await lastUsed()).toBe(first);
+      a.deps.clock.advance(31_000);
+      expect(await me(a, headers)).toBe(200);
+      expect(await lastUsed()).toBe(a.deps.clock.now().getTime());
+    });
   });
 
   describe.runIf(process.env.TEST_DATABASE_URL)('on PostgreSQL, through LISTEN/NOTIFY', () => {

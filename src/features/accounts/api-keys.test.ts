@@ -1,10 +1,12 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { apiKeys } from '../../db/schema/accounts.js';
 import { auditLog } from '../../db/schema/audit.js';
+import { API_KEYS_PER_USER } from './api-keys.js';
 import { createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
-import { addServer } from '../../../test/helpers/servers.js';
+import { OWNER_OR_ADMIN_ROUTES } from '../../../test/helpers/server-routes.js';
+import { addServer, startServer } from '../../../test/helpers/servers.js';
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
 import { claimFor } from '../../../test/helpers/worlds.js';
@@ -85,6 +87,16 @@ describe('API keys', () => {
     expect(await codeOf(await post({ name: 'x' }, stale.headers))).toEqual({ status: 403, code: 'reauth_required' });
   });
 
+  it('holds at most 25 live keys an account: the next is 409 conflict until one is revoked', async () => {
+    const { external, session, makeKey } = await setUp();
+    const keys = [];
+    for (let i = 0; i < API_KEYS_PER_USER; i++) keys.push(await makeKey({ name: `k${i}` }));
+    const over = await external.request('/api/v1/account/api-keys', jsonRequest('POST', { name: 'one too many' }, session.headers));
+    expect(await codeOf(over)).toEqual({ status: 409, code: 'conflict' });
+    expect((await external.request(`/api/v1/account/api-keys/${keys[0]!.id}`, { method: 'DELETE', headers: session.headers })).status).toBe(204);
+    await makeKey({ name: 'in its place' });
+  });
+
   it('is 401 once expired, and once revoked: between two requests of one client the second is 401', async () => {
     const { deps, external, session, makeKey, withKey } = await setUp();
     const expiring = await makeKey({ name: 'short', expires_at: new Date(deps.clock.now().getTime() + 60_000).toISOString() });
@@ -122,6 +134,19 @@ describe('API keys', () => {
     const c = await make();
     expect((await external.request(`/api/v1/users/${user.id}/sessions`, { method: 'DELETE', headers: staff.headers })).status).toBe(200);
     expect((await me(c)).status).toBe(401);
+
+    // Deletion: the key is revoked for good (its row says so) and the audit counts it.
+    const again = await signIn(deps, { userId: user.id });
+    const made = await external.request('/api/v1/account/api-keys', jsonRequest('POST', { name: 'k' }, again.headers));
+    const d = ((await made.json()) as { secret: string }).secret;
+    expect((await me(d)).status).toBe(200);
+    expect((await external.request(`/api/v1/users/${user.id}`, { method: 'DELETE', headers: staff.headers })).status).toBe(200);
+    expect(await codeOf(await me(d))).toEqual({ status: 401, code: 'unauthorized' });
+    const left = await deps.database.db.select({ revokedAt: apiKeys.revokedAt }).from(apiKeys).where(eq(apiKeys.userId, user.id));
+    expect(left.length).toBeGreaterThan(0);
+    expect(left.every((k) => k.revokedAt !== null)).toBe(true);
+    const [deleted] = await deps.database.db.select().from(auditLog).where(and(eq(auditLog.action, 'user.delete'), eq(auditLog.target, user.id)));
+    expect(deleted!.detail).toMatchObject({ api_keys_revoked: 1 });
   });
 
   it('is limited per key, counted in the database: 429 rate_limited with Retry-After past the limit', async () => {
@@ -151,6 +176,39 @@ describe('API keys', () => {
     expect(JSON.stringify(activity)).toContain(key.id);
     // A cookie's unsafe request from another site is still refused.
     expect(await codeOf(await external.request(`/api/v1/servers/${name}/stop`, { method: 'POST', headers: { ...session.headers, 'Sec-Fetch-Site': 'cross-site' } }))).toEqual({ status: 403, code: 'cross_site' });
+  });
+
+  it('every audit row of a change made through a key names the key: the front door\'s and each feature\'s own', async () => {
+    const { deps, external, user, session, makeKey, withKey } = await setUp();
+    const { name } = addServer(deps).spec;
+    await claimFor(deps, name, user.id);
+    await startServer(deps, name);
+    const friend = await createUser(deps);
+    expect((await external.request(`/api/v1/servers/${name}/members`, jsonRequest('POST', { user: friend.username, permissions: ['console.read'] }, session.headers))).status).toBe(201);
+    const key = await makeKey();
+    // Changes through the owner's key that each feature audits itself too, each request with its own id.
+    const changes: Array<[method: string, path: string, body?: unknown]> = [
+      ['POST', 'command', { command: 'list' }],
+      ['POST', 'restart'],
+      ['POST', 'schedules', { label: 'Nightly restart', action: 'restart', minute_of_day: 240, weekdays: 127, timezone: 'Europe/Berlin', warn_minutes: 5 }],
+      ['PUT', `members/${friend.id}`, { permissions: ['power'] }],
+      ['PUT', 'retirement', { confirm: name, delete: false }],
+      ['DELETE', 'retirement'],
+    ];
+    const ids = changes.map((_, i) => `through-key-${i}`);
+    for (const [i, [method, path, body]] of changes.entries()) {
+      const headers = withKey(key.secret, { 'X-Request-Id': ids[i]! });
+      const res = await external.request(`/api/v1/servers/${name}/${path}`, body === undefined ? { method, headers } : jsonRequest(method, body, headers));
+      expect(res.status, `${method} ${path}`).toBeLessThan(300);
+    }
+    const rows = () => deps.database.db.select().from(auditLog).where(and(inArray(auditLog.requestId, ids), eq(auditLog.actor, user.id)));
+    // The front door writes its row beside the answer: wait for one per change.
+    await expect.poll(async () => (await rows()).filter((r) => r.action.includes(' ')).length).toBe(changes.length);
+    const all = await rows();
+    expect(all.filter((r) => !r.action.includes(' ')).map((r) => r.action).sort()).toEqual(
+      ['console.command', 'schedule.create', 'server.member.update', 'server.restart', 'server.retire', 'server.retire_cancel'].sort(),
+    );
+    for (const row of all) expect(row.detail, row.action).toMatchObject({ api_key_id: key.id });
   });
 
   it('runs the tier suite over the key routes', async () => {

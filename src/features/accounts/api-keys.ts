@@ -1,5 +1,6 @@
 import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
+import type { ChangeFeed } from '../../db/change-feed.js';
 import type { Database, Queryable } from '../../db/client.js';
 import { apiKeys, users, type ApiKeyScope } from '../../db/schema/accounts.js';
 import { refuseUnfinishedSetup, SIGNED_IN_USER_COLUMNS, signedInAccountOf, type SignedInAccount } from './users.js';
@@ -9,6 +10,8 @@ import type { SessionContext, TierRequirement } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
 import { randomToken, sha256Hex } from '../../lib/secrets.js';
 import { writeAudit } from '../audit/index.js';
+import { KeyBudgets } from './api-key-budget.js';
+import { CheckedRows } from './checked-rows.js';
 import { isConsoleHost, requestHost } from './hosts.js';
 import { requireReauth } from './proofs.js';
 
@@ -36,77 +39,140 @@ export function presentedKey(c: Context): string | undefined {
   return header.slice(7).trim();
 }
 
-/**
- * The one statement of a key check (prepared once per database): the key by its hash with its
- * user, counting the request in the key's current minute and, at most once a minute, its
- * `last_used_at`. One round trip, like an uncached session check.
- */
-function keyCheckOf(db: Database) {
-  return db
-    .update(apiKeys)
-    .set({
-      windowCount: sql`case when ${apiKeys.windowStart} = ${sql.placeholder('window')}::timestamptz then ${apiKeys.windowCount} + 1 else 1 end`,
-      windowStart: sql`${sql.placeholder('window')}::timestamptz`,
-      lastUsedAt: sql`case when ${apiKeys.lastUsedAt} is null or ${apiKeys.lastUsedAt} <= ${sql.placeholder('now')}::timestamptz - interval '1 minute' then ${sql.placeholder('now')}::timestamptz else ${apiKeys.lastUsedAt} end`,
-    })
-    .from(users)
-    .where(and(eq(apiKeys.secretHash, sql.placeholder('hash')), eq(users.id, apiKeys.userId), isNull(apiKeys.revokedAt)))
-    .returning({
-      id: apiKeys.id,
-      scopes: apiKeys.scopes,
-      expiresAt: apiKeys.expiresAt,
-      windowCount: apiKeys.windowCount,
-      ...SIGNED_IN_USER_COLUMNS,
-    })
-    .prepare('felis_api_key_check');
+/** The key check's statements, prepared once per database (like the session query). */
+function keyStatementsOf(db: Database) {
+  const now = sql.placeholder('now');
+  const window = sql.placeholder('window');
+  return {
+    db,
+    /** The live (not revoked) key by its secret's hash, with its user's columns. */
+    byHash: db
+      .select({ id: apiKeys.id, scopes: apiKeys.scopes, expiresAt: apiKeys.expiresAt, lastUsedAt: apiKeys.lastUsedAt, ...SIGNED_IN_USER_COLUMNS })
+      .from(apiKeys)
+      .innerJoin(users, eq(users.id, apiKeys.userId))
+      .where(and(eq(apiKeys.secretHash, sql.placeholder('hash')), isNull(apiKeys.revokedAt)))
+      .limit(1)
+      .prepare('felis_api_key_by_hash'),
+    /**
+     * A slice of the key's minute (api-key-budget.ts): adds what is asked to the minute's claimed
+     * count, unless the minute's budget is already claimed. What was given follows from the new
+     * count: the count before it was `count - want`.
+     */
+    claim: db
+      .update(apiKeys)
+      .set({
+        windowCount: sql`case when ${apiKeys.windowStart} = ${window}::timestamptz then ${apiKeys.windowCount} + ${sql.placeholder('want')}::int else ${sql.placeholder('want')}::int end`,
+        windowStart: sql`${window}::timestamptz`,
+      })
+      .where(
+        and(
+          eq(apiKeys.id, sql.placeholder('id')),
+          sql`(${apiKeys.windowStart} is distinct from ${window}::timestamptz or ${apiKeys.windowCount} < ${sql.placeholder('limit')}::int)`,
+        ),
+      )
+      .returning({ count: apiKeys.windowCount })
+      .prepare('felis_api_key_claim'),
+    /** `last_used_at`, unless some replica wrote it less than a minute ago. */
+    touch: db
+      .update(apiKeys)
+      .set({ lastUsedAt: sql`${now}::timestamptz` })
+      .where(
+        and(
+          eq(apiKeys.id, sql.placeholder('id')),
+          sql`(${apiKeys.lastUsedAt} is null or ${apiKeys.lastUsedAt} <= ${now}::timestamptz - interval '1 minute')`,
+        ),
+      )
+      .prepare('felis_api_key_touch'),
+  };
 }
-type KeyCheck = ReturnType<typeof keyCheckOf>;
-/** Each database's prepared key check (one per authenticator, like the session query). */
-export type KeyChecks = WeakMap<Database, KeyCheck>;
+type KeyStatements = ReturnType<typeof keyStatementsOf>;
+type CheckedKey = NonNullable<Awaited<ReturnType<KeyStatements['byHash']['execute']>>[number]>;
 
 const READ_METHODS = new Set(['GET', 'HEAD']);
 
 /**
- * Checks a presented key for a tier; the session context it acts with. Every refusal that could
- * tell which part was wrong (unknown, revoked, expired, disabled or deleted user, the console
- * host) is the same 401. `checks` keeps each database's prepared statement.
+ * The API key check of one replica (the authenticator makes one): the key's row cached as a
+ * session's row is (checked-rows.ts: forgotten on this replica's writes and on the change feed's
+ * word, which the `api_keys` trigger feeds on a revocation), `last_used_at` written at most once a
+ * minute, and the per-key limit counted in the database a slice at a time (api-key-budget.ts). A
+ * request whose key is cached and whose replica holds some of the key's minute costs no statement.
  */
-export async function authenticateKey(
-  c: Context,
-  requirement: TierRequirement,
-  key: string,
-  checks: KeyChecks,
-  remember: (account: SignedInAccount) => void,
-): Promise<SessionContext> {
-  const { deps } = (c as Context<AppEnv>).var;
-  if (!KEY_SHAPE.test(key) || isConsoleHost(deps.config, requestHost(c))) throw unauthorized();
-  const { db } = deps.database;
-  let check = checks.get(db);
-  if (check === undefined) checks.set(db, (check = keyCheckOf(db)));
-  const now = deps.clock.now();
-  const window = new Date(Math.floor(now.getTime() / MINUTE_MS) * MINUTE_MS);
-  const [row] = await check.execute({ hash: sha256Hex(key), window: window.toISOString(), now: now.toISOString() });
-  if (!row || row.disabled || row.deletedAt !== null || (row.expiresAt !== null && row.expiresAt.getTime() <= now.getTime())) throw unauthorized();
-  // Requests a key may make in a minute, counted in the database (every replica shares the count).
-  const limit = deps.config.apiKeyRequestsPerMinute;
-  if (row.windowCount > limit) {
-    const retryAfterSeconds = Math.max(1, Math.ceil((window.getTime() + MINUTE_MS - now.getTime()) / 1000));
-    throw new DomainError('rate_limited', `This API key made ${limit} requests this minute; wait a moment.`, { retryAfterSeconds });
+export class ApiKeyCheck {
+  readonly #rows: CheckedRows<CheckedKey>;
+  readonly #budgets = new KeyBudgets();
+  #statements: KeyStatements | undefined;
+
+  constructor(feed: ChangeFeed | undefined) {
+    this.#rows = new CheckedRows(feed);
   }
-  if (requirement.tier === 'admin') throw new DomainError('forbidden', 'An API key never passes the admin tier.');
-  if (!row.scopes.includes('write') && !READ_METHODS.has(c.req.method)) throw new DomainError('forbidden', 'This API key may only read.');
-  refuseUnfinishedSetup(row, requirement.setupAllowed);
-  remember(signedInAccountOf(row));
-  // No session stands behind a key: its "token hash" names the key, so that no session row, no
-  // reauth proof and no "current session" ever matches it.
-  return {
-    userId: row.userId,
-    role: row.role,
-    tokenHash: `api-key:${row.id}`,
-    inSetup: row.inSetup,
-    mustChangePassword: row.mustChangePassword,
-    apiKey: { id: row.id, scopes: row.scopes },
-  };
+
+  forgetAll(): void {
+    this.#rows.forgetAll();
+  }
+
+  #statementsFor(db: Database): KeyStatements {
+    if (this.#statements?.db !== db) this.#statements = keyStatementsOf(db);
+    return this.#statements;
+  }
+
+  /**
+   * Checks a presented key for a tier; the session context it acts with. Every refusal that could
+   * tell which part was wrong (unknown, revoked, expired, disabled or deleted user, the console
+   * host) is the same 401.
+   */
+  async authenticate(c: Context, requirement: TierRequirement, key: string, remember: (account: SignedInAccount) => void): Promise<SessionContext> {
+    const { deps } = (c as Context<AppEnv>).var;
+    if (!KEY_SHAPE.test(key) || isConsoleHost(deps.config, requestHost(c))) throw unauthorized();
+    const statements = this.#statementsFor(deps.database.db);
+    const hash = sha256Hex(key);
+    const row = await this.#rows.through(hash, deps.config.sessionCacheMs, async () => (await statements.byHash.execute({ hash }))[0]);
+    const now = deps.clock.now();
+    if (!row || row.disabled || row.deletedAt !== null || (row.expiresAt !== null && row.expiresAt.getTime() <= now.getTime())) {
+      this.#rows.drop(hash);
+      throw unauthorized();
+    }
+    const limit = deps.config.apiKeyRequestsPerMinute;
+    const claim = async (window: Date, want: number) => {
+      const [claimed] = await statements.claim.execute({ id: row.id, window: window.toISOString(), want, limit });
+      // The count before this claim was `count - want`: what was left of the limit, up to `want`.
+      return claimed === undefined ? 0 : Math.max(0, Math.min(want, limit - (claimed.count - want)));
+    };
+    if (!(await this.#budgets.take(row.id, now, limit, claim))) {
+      throw new DomainError('rate_limited', `This API key made ${limit} requests this minute; wait a moment.`, { retryAfterSeconds: KeyBudgets.retryAfterSeconds(now) });
+    }
+    if (requirement.tier === 'admin') throw new DomainError('forbidden', 'An API key never passes the admin tier.');
+    if (!row.scopes.includes('write') && !READ_METHODS.has(c.req.method)) throw new DomainError('forbidden', 'This API key may only read.');
+    refuseUnfinishedSetup(row, requirement.setupAllowed);
+    await this.#touch(statements, row, now);
+    remember(signedInAccountOf(row));
+    // No session stands behind a key: its "token hash" names the key, so that no session row, no
+    // reauth proof and no "current session" ever matches it.
+    return {
+      userId: row.userId,
+      role: row.role,
+      tokenHash: `api-key:${row.id}`,
+      inSetup: row.inSetup,
+      mustChangePassword: row.mustChangePassword,
+      apiKey: { id: row.id, scopes: row.scopes },
+    };
+  }
+
+  /**
+   * `last_used_at` once a minute: the row (cached or just read) says whether a minute has passed;
+   * it is moved forward before the write so that the requests in flight beside this one do not
+   * write too (the statement re-checks in SQL, so replicas still write once a minute between them).
+   */
+  async #touch(statements: KeyStatements, row: CheckedKey, now: Date): Promise<void> {
+    const before = row.lastUsedAt;
+    if (before !== null && now.getTime() - before.getTime() < MINUTE_MS) return;
+    row.lastUsedAt = now;
+    try {
+      await statements.touch.execute({ id: row.id, now: now.toISOString() });
+    } catch (err) {
+      row.lastUsedAt = before;
+      throw err;
+    }
+  }
 }
 
 /** Revokes every live key of a user (disabling, deletion, "sign out everywhere"); how many. */

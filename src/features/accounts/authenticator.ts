@@ -10,7 +10,8 @@ import type { SessionAuthenticator, SessionContext, TierRequirement } from '../.
 import { sha256Hex } from '../../lib/secrets.js';
 import { isConsoleHost, requestHost } from './hosts.js';
 import { isStaffRole } from './roles.js';
-import { authenticateKey, presentedKey, type KeyChecks } from './api-keys.js';
+import { ApiKeyCheck, presentedKey } from './api-keys.js';
+import { CheckedRows } from './checked-rows.js';
 import { clearSessionCookie, sessionToken, setSessionCookie } from './session-cookie.js';
 import { LAST_SEEN_WRITE_MS, SESSION_TTL_MS, STAFF_IDLE_MS, touchSession } from './session-service.js';
 
@@ -44,65 +45,6 @@ function sessionQueryOf(db: Database) {
 type SessionQuery = ReturnType<typeof sessionQueryOf>;
 type SessionRow = Awaited<ReturnType<SessionQuery['execute']>>[number];
 
-/** How many session checks one replica keeps; past it the oldest goes. */
-const SESSION_CACHE_ENTRIES = 10_000;
-
-/**
- * The rows of the session checks that passed, by token hash, each with when it was read (monotonic
- * ms): a signed-in request whose row is cached costs no query. Every check still runs on the row
- * against the request (expiry, host, role, tier, setup, idle); only the read is saved. What keeps
- * revocation sound:
- * - on this replica, every answered write request forgets everything (src/http/pipeline.ts), and a
- *   read that was in flight across a forget is not kept (the epoch), so a sign-out, revoke,
- *   disable or role change counts from the next request;
- * - another replica's change reaches this one through the database's change feed
- *   (src/db/change-feed.ts: a trigger's NOTIFY, LISTENed to), which forgets everything; cached
- *   rows are used only while the feed can say that every change committed more than
- *   `SESSION_CACHE_MS` (≤ 1 s) ago has been delivered. Without a feed (the tests' in-process
- *   PGlite), a row is used for at most `SESSION_CACHE_MS` after its read;
- * - a row whose `last_seen_at` is a minute old is read again before use, so staff idle time and
- *   the once-a-minute `last_seen_at` write are judged on the database's row, as without a cache.
- */
-class SessionCache {
-  #rows = new Map<string, { row: SessionRow; readAt: number }>();
-  #epoch = 0;
-
-  get epoch(): number {
-    return this.#epoch;
-  }
-
-  constructor(readonly feed: ChangeFeed | undefined) {
-    feed?.subscribe(() => this.forgetAll());
-  }
-
-  get(tokenHash: string, maxAgeMs: number): SessionRow | undefined {
-    const hit = this.#rows.get(tokenHash);
-    if (hit === undefined) return undefined;
-    const now = performance.now();
-    if (now - (this.feed ? this.feed.seenThrough() : hit.readAt) < maxAgeMs) return hit.row;
-    if (!this.feed) this.#rows.delete(tokenHash);
-    return undefined;
-  }
-
-  /** Keeps a row read at `readAt` when no forget happened since the read began (`epoch`). */
-  keep(tokenHash: string, row: SessionRow, epoch: number, readAt: number): void {
-    if (epoch !== this.#epoch) return;
-    if (this.#rows.size >= SESSION_CACHE_ENTRIES && !this.#rows.has(tokenHash)) {
-      this.#rows.delete(this.#rows.keys().next().value!);
-    }
-    this.#rows.set(tokenHash, { row, readAt });
-  }
-
-  drop(tokenHash: string): void {
-    this.#rows.delete(tokenHash);
-  }
-
-  forgetAll(): void {
-    this.#epoch++;
-    this.#rows.clear();
-  }
-}
-
 export type { SignedInAccount } from './users.js';
 
 /**
@@ -129,36 +71,36 @@ export class SignedInAccounts {
  */
 export function createSessionAuthenticator(changes?: ChangeFeed, signedIn?: SignedInAccounts): SessionAuthenticator {
   // One per replica (assembleDeps builds one authenticator per service, with its database's feed).
-  const cache = new SessionCache(changes);
-  const keyChecks: KeyChecks = new WeakMap();
+  const cache = new CheckedRows<SessionRow>(changes);
+  const keys = new ApiKeyCheck(changes);
   // The session query, prepared once for the database it runs on.
   let prepared: { db: Database; query: SessionQuery } | undefined;
   return {
-    forgetCached: () => cache.forgetAll(),
+    forgetCached: () => {
+      cache.forgetAll();
+      keys.forgetAll();
+    },
     async authenticate(c: Context, requirement: TierRequirement): Promise<SessionContext> {
       const ctx = c as Context<AppEnv>;
       const { deps } = ctx.var;
       // A request with a bearer is judged by its key alone: its cookie, if any, is not read.
       const key = presentedKey(c);
-      if (key !== undefined) return authenticateKey(c, requirement, key, keyChecks, (account) => signedIn?.keep(c, account));
+      if (key !== undefined) return keys.authenticate(c, requirement, key, (account) => signedIn?.keep(c, account));
       const token = sessionToken(c);
       if (!token) throw unauthorized();
       const tokenHash = sha256Hex(token);
       const { db } = deps.database;
       const now = deps.clock.now();
-      const maxAgeMs = deps.config.sessionCacheMs;
-      let row = maxAgeMs > 0 ? cache.get(tokenHash, maxAgeMs) : undefined;
+      if (prepared?.db !== db) prepared = { db, query: sessionQueryOf(db) };
+      const { query } = prepared;
       // A minute since its last_seen_at: read it again, the idle check and the write need the
       // database's row (another replica may have written it since).
-      if (row !== undefined && now.getTime() - row.lastSeenAt.getTime() >= LAST_SEEN_WRITE_MS) row = undefined;
-      if (row === undefined) {
-        if (prepared?.db !== db) prepared = { db, query: sessionQueryOf(db) };
-        const { query } = prepared;
-        const epoch = cache.epoch;
-        const readAt = performance.now();
-        [row] = await query.execute({ tokenHash });
-        if (row !== undefined && maxAgeMs > 0) cache.keep(tokenHash, row, epoch, readAt);
-      }
+      const row = await cache.through(
+        tokenHash,
+        deps.config.sessionCacheMs,
+        async () => (await query.execute({ tokenHash }))[0],
+        (cached) => now.getTime() - cached.lastSeenAt.getTime() < LAST_SEEN_WRITE_MS,
+      );
       const host = requestHost(c);
       if (
         !row ||

@@ -46,4 +46,29 @@ describe('OpenAPI document of the accounts and sign-in routes', () => {
       'DELETE /api/v1/users/{id}/sessions/{token_hash}': 'admin',
     });
   });
+
+  it('describes the API key routes, the member routes and the bearer scheme: app-tier operations take a session or a key, admin ones a session only', async () => {
+    const { internal } = createTestApps(createTestDeps(database()));
+    type Op = { 'x-felis-tier'?: string; security?: Array<Record<string, string[]>> };
+    const doc = (await (await internal.request('/openapi/external.json')).json()) as {
+      paths: Record<string, Record<string, Op>>;
+      components: { securitySchemes: Record<string, Record<string, string>> };
+    };
+    expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.securitySchemes.session).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'svc_session' });
+    const op = (method: string, path: string) => doc.paths[path]?.[method];
+    for (const [method, path] of [
+      ['get', '/api/v1/account/api-keys'],
+      ['post', '/api/v1/account/api-keys'],
+      ['delete', '/api/v1/account/api-keys/{id}'],
+      ['get', '/api/v1/servers/{name}/members'],
+      ['post', '/api/v1/servers/{name}/members'],
+      ['put', '/api/v1/servers/{name}/members/{user_id}'],
+      ['delete', '/api/v1/servers/{name}/members/{user_id}'],
+      ['get', '/api/v1/me'],
+    ] as const) {
+      expect(op(method, path), `${method} ${path}`).toMatchObject({ 'x-felis-tier': 'app', security: [{ session: [] }, { apiKey: [] }] });
+    }
+    expect(op('get', '/api/v1/users')).toMatchObject({ 'x-felis-tier': 'admin', security: [{ session: [] }] });
+  });
 });

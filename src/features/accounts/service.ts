@@ -54,7 +54,7 @@ export async function revokeOwnSession(deps: AccountDeps, session: SessionContex
   const now = deps.clock.now();
   const revoked = await deps.database.db.transaction(async (tx) => {
     if (!(await revokeSession(tx, tokenHash, now, session.userId))) return false;
-    await writeAudit(tx, { at: now, actor: session.userId, action: 'session.revoke', target: session.userId, detail: { token_hash: tokenHash }, requestId });
+    await writeAudit(tx, { at: now, actor: session, action: 'session.revoke', target: session.userId, detail: { token_hash: tokenHash }, requestId });
     return true;
   });
   if (!revoked) throw new DomainError('session_not_found', 'No such live session of yours.');
@@ -68,7 +68,7 @@ export async function revokeOtherSessions(deps: AccountDeps, session: SessionCon
     const n = await revokeUserSessions(tx, session.userId, now, session.tokenHash);
     // "Sign out everywhere" ends the account's API keys too (issue 42).
     const keys = await revokeUserApiKeys(tx, session.userId, now);
-    await writeAudit(tx, { at: now, actor: session.userId, action: 'session.revoke_others', target: session.userId, detail: { sessions_revoked: n, ...(keys > 0 ? { api_keys_revoked: keys } : {}) }, requestId });
+    await writeAudit(tx, { at: now, actor: session, action: 'session.revoke_others', target: session.userId, detail: { sessions_revoked: n, ...(keys > 0 ? { api_keys_revoked: keys } : {}) }, requestId });
     return n;
   });
 }
@@ -84,7 +84,7 @@ export async function changeEmail(deps: AccountDeps, session: SessionContext, ty
       if (!user) throw new DomainError('unauthorized');
       if (user.email?.toLowerCase() === email) return;
       await tx.update(users).set({ email, emailVerified: false, updatedAt: now }).where(eq(users.id, session.userId));
-      await writeAudit(tx, { at: now, actor: session.userId, action: 'account.email', target: session.userId, detail: { from: user.email, to: email }, requestId });
+      await writeAudit(tx, { at: now, actor: session, action: 'account.email', target: session.userId, detail: { from: user.email, to: email }, requestId });
     });
   } catch (err) {
     if (uniqueViolation(err) !== undefined) throw addressTaken();

@@ -3,4 +3,4 @@
  * to what (the `audit_log` table).
  */
 export { changeRecorder, writeAudit } from './write.js';
-export type { AuditEntry } from './write.js';
+export type { AuditActor, AuditEntry } from './write.js';

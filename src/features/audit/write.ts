@@ -2,10 +2,18 @@ import type { Queryable } from '../../db/client.js';
 import { auditLog } from '../../db/schema/audit.js';
 import type { RequestChange } from '../../http/env.js';
 
+/**
+ * Who did it: a user as its request's session gave it (the session context: its user id and, when
+ * the request came with an API key, the key), or the name of the service's own part (`system`,
+ * `proxy`, `ops:…`, `mc:…`) or a user id where no API key can stand behind it (admin tier, sign-in
+ * flows). A user who acted through a key is written as the actor with the key's id in the details
+ * (issue 42): here, once, for every feature's row.
+ */
+export type AuditActor = string | { userId: string; apiKey?: { id: string } };
+
 export interface AuditEntry {
   at: Date;
-  /** The user id of who did it (or `system`). */
-  actor: string;
+  actor: AuditActor;
   action: string;
   target?: string | null;
   detail?: Record<string, unknown> | null;
@@ -15,12 +23,13 @@ export interface AuditEntry {
 
 /** Records one audited action; pass the caller's transaction so the record commits with the change. */
 export async function writeAudit(db: Queryable, entry: AuditEntry): Promise<void> {
+  const by = typeof entry.actor === 'string' ? undefined : entry.actor;
   await db.insert(auditLog).values({
     at: entry.at,
-    actor: entry.actor,
+    actor: by === undefined ? (entry.actor as string) : by.userId,
     action: entry.action,
     target: entry.target ?? null,
-    detail: entry.detail ?? null,
+    detail: by?.apiKey ? { ...entry.detail, api_key_id: by.apiKey.id } : (entry.detail ?? null),
     requestId: entry.requestId ?? null,
   });
 }
@@ -45,10 +54,10 @@ export function changeRecorder(deps: RecorderDeps): (change: RequestChange) => v
     const target = params.name ?? params.id ?? Object.values(params)[0] ?? null;
     writeAudit(deps.database.db, {
       at: deps.clock.now(),
-      actor: change.userId,
+      actor: change.actor,
       action: `${change.method} ${change.route}`,
       target,
-      detail: { status: change.status, ...(Object.keys(params).length > 0 ? { params } : {}), ...(change.apiKeyId ? { api_key_id: change.apiKeyId } : {}) },
+      detail: { status: change.status, ...(Object.keys(params).length > 0 ? { params } : {}) },
       requestId: change.requestId,
     }).catch((err: unknown) => deps.log.warn({ err, request_id: change.requestId, action: `${change.method} ${change.route}` }, 'audit row of a request not written'));
   };

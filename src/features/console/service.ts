@@ -69,7 +69,7 @@ export async function runConsoleAction(deps: ConsoleDeps, caller: ConsoleCaller,
   if (action.audit) {
     await writeAudit(deps.database.db, {
       at: deps.clock.now(),
-      actor: caller.session.userId,
+      actor: caller.session,
       action: action.audit.action,
       target: action.name,
       detail: action.audit.detail,

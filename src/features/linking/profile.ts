@@ -141,7 +141,7 @@ export async function linkProfile(
     }
     if (existing) return;
     await insertLink(tx, session.userId, profile.mc_uuid, profile.auth_source, now);
-    await writeAudit(tx, { at: now, actor: session.userId, action: 'account.link_profile', target: session.userId, detail: { mc_uuid: profile.mc_uuid, source: profile.source }, requestId: requestId ?? null });
+    await writeAudit(tx, { at: now, actor: session, action: 'account.link_profile', target: session.userId, detail: { mc_uuid: profile.mc_uuid, source: profile.source }, requestId: requestId ?? null });
   });
   return { linked: true, mc_uuid: profile.mc_uuid, auth_source: profile.auth_source };
 }

@@ -114,7 +114,7 @@ export async function issueMigrationCode(
     .where(and(eq(accountMigrations.id, m.id), eq(accountMigrations.state, 'confirmed'), eq(accountMigrations.confirmSession, session.tokenHash)))
     .returning({ id: accountMigrations.id });
   if (!issued) throw notConfirmed();
-  await writeAudit(db, { at: now, actor: session.userId, action: 'account.migrate.code_issued', target: targetUserId, requestId });
+  await writeAudit(db, { at: now, actor: session, action: 'account.migrate.code_issued', target: targetUserId, requestId });
   return { code, expiresAt };
 }
 
@@ -148,7 +148,7 @@ export async function redeemMigration(deps: Pick<Deps, 'clock' | 'database'>, se
       .where(eq(serverClaims.userId, redeemed.sourceUserId))
       .returning({ name: serverClaims.serverName });
     const servers = moved.map((r) => r.name).sort();
-    await writeAudit(tx, { at: now, actor: session.userId, action: 'account.migrate.redeemed', target: redeemed.sourceUserId, detail: { servers }, requestId });
+    await writeAudit(tx, { at: now, actor: session, action: 'account.migrate.redeemed', target: redeemed.sourceUserId, detail: { servers }, requestId });
     return servers;
   });
 }

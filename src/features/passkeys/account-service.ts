@@ -49,7 +49,7 @@ export async function finishRegistration(
     if (!stored) return undefined;
     await setInSetup(tx, session.userId, false, now);
     await recordProof(tx, session.tokenHash, 'passkey', now);
-    await writeAudit(tx, { at: now, actor: session.userId, action: 'passkey.register', target: stored.id, requestId });
+    await writeAudit(tx, { at: now, actor: session, action: 'passkey.register', target: stored.id, requestId });
     return stored;
   });
   if (!row) throw new DomainError('passkey_already_bound', 'This passkey is already bound to an account.');
@@ -67,7 +67,7 @@ export async function removeOwnPasskey(deps: Pick<Deps, 'database' | 'clock'>, s
   const now = deps.clock.now();
   const removed = await deps.database.db.transaction(async (tx) => {
     if (!(await deleteOwnCredential(tx, session.userId, id))) return false;
-    await writeAudit(tx, { at: now, actor: session.userId, action: 'passkey.remove', target: id, requestId });
+    await writeAudit(tx, { at: now, actor: session, action: 'passkey.remove', target: id, requestId });
     return true;
   });
   if (!removed) throw new DomainError('not_found', 'No passkey of yours has this id.');

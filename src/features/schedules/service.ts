@@ -37,7 +37,7 @@ async function scheduleOf(deps: EngineDeps, name: string, id: number): Promise<S
 async function audit(deps: EngineDeps, caller: ScheduleCaller, action: string, row: ScheduleRow): Promise<void> {
   await writeAudit(deps.database.db, {
     at: deps.clock.now(),
-    actor: caller.session.userId,
+    actor: caller.session,
     action,
     target: row.serverName,
     detail: { schedule: row.id, action: row.action },

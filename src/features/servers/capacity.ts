@@ -2,7 +2,7 @@ import { lockForTransaction } from '../../coordination/index.js';
 import { and, asc, eq, gt, inArray, isNull, lt, ne } from 'drizzle-orm';
 import type { ServerResource } from '../../adapters/cluster/types.js';
 import type { Queryable } from '../../db/client.js';
-import { writeAudit } from '../audit/index.js';
+import { writeAudit, type AuditActor } from '../audit/index.js';
 import { users } from '../../db/schema/accounts.js';
 import { serverClaims, serverGuestWakes, serverWakes } from '../../db/schema/servers.js';
 import { isStaffRole } from '../accounts/index.js';
@@ -137,7 +137,7 @@ async function refuseOverRunningShare(tx: Queryable, deps: StartDeps, name: stri
  * cooldown, then the start itself. At the cap, the owner (or staff) stops the oldest guest-started
  * unclaimed server to make room; anyone else gets 503 at_capacity.
  */
-export async function startWithinCapacity(deps: StartDeps, server: CachedServer, who: Waker, actor: string): Promise<ServerResource> {
+export async function startWithinCapacity(deps: StartDeps, server: CachedServer, who: Waker, actor: AuditActor): Promise<ServerResource> {
   const name = server.resource.spec.name;
   const db = deps.database.db;
   // Already wanted running: no new slot. A server still stopping is not: its start is counted below.

@@ -4,53 +4,17 @@ import { auditLog } from '../../db/schema/audit.js';
 import { serverClaims } from '../../db/schema/servers.js';
 import { createTestApps, createTestDeps, errorOf, jsonRequest, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
-import { addServer } from '../../../test/helpers/servers.js';
+import { addServer, startServer } from '../../../test/helpers/servers.js';
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { SseReader } from '../../../test/helpers/sse.js';
 import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
 import { claimFor } from '../../../test/helpers/worlds.js';
 import { LogHubs } from '../console/index.js';
-import { MEMBER_PERMISSIONS, type Need } from './access.js';
+import { OWNER_OR_ADMIN_ROUTES as ROUTES } from '../../../test/helpers/server-routes.js';
+import { MEMBER_PERMISSIONS } from './access.js';
+import { writeSetting } from './settings.js';
 
 const database = useTestDatabase();
-
-/**
- * Every route that admitted "owner or admin" before members, with what it needs now (the access
- * rule, servers/access.ts). A member with only one permission must pass exactly the routes of that
- * permission (and `member`); every other is 403 forbidden.
- */
-const ROUTES: Array<{ method: string; path: string; body?: unknown; need: Need }> = [
-  { method: 'GET', path: 'status', need: 'member' },
-  { method: 'POST', path: 'wake', need: 'power' },
-  { method: 'POST', path: 'stop', need: 'power' },
-  { method: 'POST', path: 'restart', need: 'power' },
-  { method: 'POST', path: 'emergency-stop', body: { confirm: 'x' }, need: 'power' },
-  { method: 'POST', path: 'command', body: { command: 'list' }, need: 'console.command' },
-  { method: 'GET', path: 'console', need: 'console.read' },
-  { method: 'GET', path: 'activity', need: 'console.read' },
-  { method: 'GET', path: 'usage', need: 'console.read' },
-  { method: 'GET', path: 'files?path=', need: 'files.read' },
-  { method: 'GET', path: 'file?path=a.txt', need: 'files.read' },
-  { method: 'GET', path: 'files/ops', need: 'files.read' },
-  { method: 'POST', path: 'files/download?path=a.txt', need: 'files.read' },
-  { method: 'PUT', path: 'file?path=a.txt', body: { content: '', content_sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' }, need: 'files.write' },
-  { method: 'DELETE', path: 'file?path=nothing-here', need: 'files.write' },
-  { method: 'POST', path: 'files/mkdir?path=d', need: 'files.write' },
-  { method: 'GET', path: 'files/uploads', need: 'files.write' },
-  { method: 'GET', path: 'jobs', need: 'backups.read' },
-  { method: 'POST', path: 'backup', need: 'backups.write' },
-  { method: 'POST', path: 'restore-backup', body: {}, need: 'backups.write' },
-  { method: 'POST', path: 'world/export', need: 'backups.write' },
-  { method: 'GET', path: 'schedules', need: 'schedules' },
-  { method: 'GET', path: 'allowlist', need: 'access' },
-  { method: 'PUT', path: 'allowlist/0f0e0d0c-0b0a-4908-8706-050403020100', body: { can_wake: true }, need: 'access' },
-  { method: 'GET', path: 'access/whitelist', need: 'access' },
-  { method: 'GET', path: 'access/players', need: 'access' },
-  { method: 'GET', path: 'access/ban', need: 'access' },
-  { method: 'GET', path: 'members', need: 'owner' },
-  { method: 'PUT', path: 'retirement', body: { confirm: 'x', delete: false }, need: 'owner' },
-  { method: 'DELETE', path: 'retirement', need: 'owner' },
-];
 
 async function setUp() {
   const deps = createTestDeps(database());
@@ -133,6 +97,37 @@ describe('server members', () => {
     expect(actions).toEqual(expect.arrayContaining(['server.member.add', 'server.member.update', 'server.member.remove']));
   });
 
+  it('audits a member\'s change with the member as actor, shown in the owner\'s activity', async () => {
+    const { deps, external, call, member, name, ownerIn } = await setUp();
+    await startServer(deps, name);
+    const m = await member(['power']);
+    expect((await call('POST', 'restart', m.headers)).status).toBeLessThan(300);
+    const [row] = await deps.database.db.select().from(auditLog).where(and(eq(auditLog.action, 'server.restart'), eq(auditLog.target, name)));
+    expect(row).toMatchObject({ actor: m.id, target: name });
+    const activity = await (await external.request(`/api/v1/servers/${name}/activity`, { headers: ownerIn.headers })).json();
+    expect(JSON.stringify(activity)).toContain('server.restart');
+    expect(JSON.stringify(activity)).toContain(m.id);
+  });
+
+  it('counts a member\'s wake against the owner\'s share of the running slots, not its own', async () => {
+    const { deps, external, call, member, owner, ownerIn, name } = await setUp();
+    // 8 slots, 25 % of them an account's share (the owner's servers may hold 2); a player keeps 1 it does not own.
+    await writeSetting(deps.database.db, 'node_server_cap', 8, deps.clock.now());
+    await writeSetting(deps.database.db, 'wake_share_per_player', 1, deps.clock.now());
+    const m = await member(['power']);
+    expect((await call('POST', 'wake', m.headers)).status).toBe(202);
+    // Not the member's own guest start: a public server of nobody's still wakes for it.
+    const open = addServer(deps, { autostartPolicy: 'public' }).spec.name;
+    expect((await external.request(`/api/v1/servers/${open}/wake`, { method: 'POST', headers: m.headers })).status).toBe(202);
+    // The owner's: with the member's wake, its servers hold their 2 after one more.
+    const [second, third] = [addServer(deps).spec.name, addServer(deps).spec.name];
+    for (const other of [second, third]) await claimFor(deps, other, owner.id);
+    expect((await external.request(`/api/v1/servers/${second}/wake`, { method: 'POST', headers: ownerIn.headers })).status).toBe(202);
+    const refused = await external.request(`/api/v1/servers/${third}/wake`, { method: 'POST', headers: ownerIn.headers });
+    expect(refused.status).toBe(403);
+    expect((await errorOf(refused)).code).toBe('wake_share_exceeded');
+  });
+
   it('lets a member leave by itself', async () => {
     const { call, member, ownerIn } = await setUp();
     const m = await member(['power']);
@@ -190,9 +185,7 @@ describe('server members', () => {
     const ownerIn = await signIn(deps, { userId: owner.id });
     const { name } = addServer(deps).spec;
     await claimFor(deps, name, owner.id);
-    await deps.cluster.setDesiredState(name, 'Running');
-    deps.clock.advance(deps.cluster.options.startDelayMs);
-    deps.cluster.tick();
+    await startServer(deps, name);
     const friend = await createUser(deps);
     const friendIn = await signIn(deps, { userId: friend.id });
     expect((await external.request(`/api/v1/servers/${name}/members`, jsonRequest('POST', { user: friend.username, permissions: ['console.read'] }, ownerIn.headers))).status).toBe(201);

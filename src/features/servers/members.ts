@@ -95,7 +95,7 @@ export async function addMember(deps: MemberDeps, name: string, caller: MemberCa
       // Two adds at once: the second finds the first's row.
       if (inserted.length === 0) throw new DomainError('already_member', `${input.user} is already a member of ${name}.`);
     }
-    await writeAudit(tx, { at: now, actor: caller.session.userId, action: 'server.member.add', target: name, detail: { user_id: user.id, permissions }, requestId: caller.requestId ?? null });
+    await writeAudit(tx, { at: now, actor: caller.session, action: 'server.member.add', target: name, detail: { user_id: user.id, permissions }, requestId: caller.requestId ?? null });
   });
   return theMember(db, name, owner, user.id);
 }
@@ -112,7 +112,7 @@ export async function updateMember(deps: MemberDeps, name: string, caller: Membe
       .where(and(eq(serverMembers.serverName, name), eq(serverMembers.userId, userId), eq(serverMembers.ownerId, owner)))
       .returning({ userId: serverMembers.userId });
     if (updated.length === 0) throw new DomainError('not_found', `No such member of ${name}.`);
-    await writeAudit(tx, { at: now, actor: caller.session.userId, action: 'server.member.update', target: name, detail: { user_id: userId, permissions }, requestId: caller.requestId ?? null });
+    await writeAudit(tx, { at: now, actor: caller.session, action: 'server.member.update', target: name, detail: { user_id: userId, permissions }, requestId: caller.requestId ?? null });
   });
   deps.accessChanges?.changed(name);
   return theMember(db, name, owner, userId);
@@ -137,7 +137,7 @@ export async function removeMember(deps: MemberDeps, name: string, caller: Membe
       // A stranger asking to "leave" learns no more than that it is not a member.
       throw leaving ? new DomainError('not_found', `You are not a member of ${name}.`) : new DomainError('not_found', `No such member of ${name}.`);
     }
-    await writeAudit(tx, { at: now, actor: caller.session.userId, action: leaving ? 'server.member.leave' : 'server.member.remove', target: name, detail: { user_id: userId }, requestId: caller.requestId ?? null });
+    await writeAudit(tx, { at: now, actor: caller.session, action: leaving ? 'server.member.leave' : 'server.member.remove', target: name, detail: { user_id: userId }, requestId: caller.requestId ?? null });
   });
   deps.accessChanges?.changed(name);
 }

@@ -76,7 +76,7 @@ export async function restartFromPanel(deps: PowerDeps, name: string, session: S
   await requireServer(deps, name);
   await requireAccess(deps, name, session, 'power', `Only ${name}'s owner may restart it.`);
   const row = await beginRestart(deps, name, session.userId);
-  await writeAudit(deps.database.db, { at: deps.clock.now(), actor: session.userId, action: 'server.restart', target: name, detail: { restart: row.id }, requestId: requestId ?? null });
+  await writeAudit(deps.database.db, { at: deps.clock.now(), actor: session, action: 'server.restart', target: name, detail: { restart: row.id }, requestId: requestId ?? null });
   return row;
 }
 
@@ -186,7 +186,7 @@ export async function emergencyStop(deps: PowerDeps, name: string, confirm: stri
   if (confirm !== name) throw new DomainError('bad_request', 'Type the exact server name to confirm.');
   const db = deps.database.db;
   const audit = (action: string, detail: Record<string, unknown> | null) =>
-    writeAudit(db, { at: deps.clock.now(), actor: session.userId, action, target: name, detail, requestId: requestId ?? null });
+    writeAudit(db, { at: deps.clock.now(), actor: session, action, target: name, detail, requestId: requestId ?? null });
   // Recorded first (servers/stops.ts): a scheduled run or a restart never starts it again after this.
   await recordExplicitStop(deps, name, session.userId, 'emergency_stop');
   try {

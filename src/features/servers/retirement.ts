@@ -80,7 +80,7 @@ export async function requestRetirement(
       .insert(serverRetirements)
       .values({ serverName: name, requestedAt: now, requestedBy: session.userId, delete: remove })
       .onConflictDoUpdate({ target: serverRetirements.serverName, set: { delete: remove } });
-    await writeAudit(tx, { at: now, actor: session.userId, action: 'server.retire', target: name, detail: { delete: remove }, requestId: requestId ?? null });
+    await writeAudit(tx, { at: now, actor: session, action: 'server.retire', target: name, detail: { delete: remove }, requestId: requestId ?? null });
   });
   return (await retirementOf(db, name))!;
 }
@@ -96,7 +96,7 @@ export async function cancelRetirement(deps: RetirementDeps, name: string, sessi
   await deps.database.db.transaction(async (tx) => {
     const removed = await tx.delete(serverRetirements).where(eq(serverRetirements.serverName, name)).returning({ n: serverRetirements.serverName });
     if (removed.length > 0) {
-      await writeAudit(tx, { at: now, actor: session.userId, action: 'server.retire_cancel', target: name, detail: null, requestId: requestId ?? null });
+      await writeAudit(tx, { at: now, actor: session, action: 'server.retire_cancel', target: name, detail: null, requestId: requestId ?? null });
     }
   });
 }

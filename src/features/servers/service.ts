@@ -115,7 +115,7 @@ export async function wakeFromPanel(deps: WakeDeps, name: string, session: Sessi
     });
     await writeAudit(deps.database.db, {
       at: deps.clock.now(),
-      actor: session.userId,
+      actor: session,
       action: 'retry_start',
       target: spec.name,
       detail: { autoRestarts: status.autoRestarts, startGaveUp: status.startGaveUp, desiredState: spec.desiredState ?? null },
@@ -125,7 +125,7 @@ export async function wakeFromPanel(deps: WakeDeps, name: string, session: Sessi
   }
   const asMember = access.standing === 'member' && owner !== undefined;
   const owns = owner === session.userId || asMember;
-  await startWithinCapacity(deps, server, { waker: asMember ? owner : session.userId, owns, privileged }, session.userId);
+  await startWithinCapacity(deps, server, { waker: asMember ? owner : session.userId, owns, privileged }, session);
 }
 
 async function userMayWake(deps: Pick<Deps, 'database'>, server: CachedServer, userId: string, owner: string | undefined) {
