@@ -5,6 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
 import type { ProvidedContext } from 'vitest';
 import type { TestProject } from 'vitest/node';
+import { findSeed, keepSeed } from '../src/db/embedded-seed.js';
 import { migratePglite, migratePostgres } from '../src/db/migrate.js';
 import { ENVTEST_BIN, envtestAvailable, startEnvtest } from './helpers/envtest.js';
 
@@ -63,6 +64,10 @@ async function prepareRun() {
   const pglite = await PGlite.create();
   await migratePglite(pglite);
   const dump = await pglite.dumpDataDir('none');
+  // The services and commands the tests start on a new embedded database load the machine's kept
+  // copy of one (src/db/embedded-seed.ts) instead of an initdb each; the first run on a machine
+  // keeps it from this template rather than from whichever of them comes first.
+  if (!findSeed()) keepSeed(new Uint8Array(await (await pglite.dumpDataDir('gzip')).arrayBuffer()));
   await pglite.close();
   const dumpPath = join(dir, 'template.tar');
   writeFileSync(dumpPath, Buffer.from(await dump.arrayBuffer()));

@@ -20,6 +20,8 @@ interface Start {
   socket: string;
   /** How many connections the socket takes at once (the service's pool, the migrator, a command). */
   maxConnections: number;
+  /** A new database starts from this tarball instead of initdb (src/db/embedded-seed.ts). */
+  seed?: Uint8Array<ArrayBuffer>;
 }
 
 type Request = { id: number; op: 'ping' } | { id: number; op: 'dump' } | { id: number; op: 'close' } | { id: number; op: 'crash' };
@@ -37,7 +39,7 @@ try {
   // PostgreSQL's default buffer pool (128 MB) was most of the embedded database's resident memory;
   // the embedded default holds a small platform's data (10,000 servers are a few MB of rows), which
   // 32 MB keeps in memory. Measured in docs/notes/issue-29-speed.md (about 120 MiB less RSS).
-  db = await PGlite.create(start.dir, { postgresqlconf: EMBEDDED_POSTGRES_CONF });
+  db = await PGlite.create(start.dir, { postgresqlconf: EMBEDDED_POSTGRES_CONF, ...(start.seed ? { loadDataDir: new Blob([start.seed]) } : {}) });
   // A socket left by a previous life of this thread (terminated, so it never closed it).
   rmSync(start.socket, { force: true });
   server = new PGLiteSocketServer({ db, path: start.socket, maxConnections: start.maxConnections });

@@ -8,6 +8,7 @@ import { singleProcessChanges } from './change-feed.js';
 import { lockEmbeddedDatabase } from './embedded-lock.js';
 import { DatabaseGuard } from './guard.js';
 import { guardPostgres } from './guarded-clients.js';
+import { findSeed, keepSeed } from './embedded-seed.js';
 import { migratePostgres } from './migrate.js';
 import * as schema from './schema/index.js';
 import { guardLogging, withTimeout, type Database, type DatabaseHandle, type OpenDatabaseOptions } from './client.js';
@@ -52,8 +53,8 @@ class EmbeddedThread {
   #next = 1;
   #gone = false;
 
-  constructor(dir: string | undefined, socket: string) {
-    this.#worker = new Worker(workerUrl, { workerData: { dir, socket, maxConnections: 8 } });
+  constructor(dir: string | undefined, socket: string, seed?: Uint8Array<ArrayBuffer>) {
+    this.#worker = new Worker(workerUrl, { workerData: { dir, socket, maxConnections: 8, ...(seed ? { seed } : {}) } });
     this.exited = new Promise((resolve) => {
       this.#worker.once('exit', () => {
         this.#gone = true;
@@ -114,12 +115,15 @@ class EmbeddedThread {
  * to do (docs/notes/issue-29-speed.md: first start 579 -> ~470 MiB RSS with the initdb moved;
  * docs/notes/issue-46-hot-path-memory.md: the migrations moved too).
  */
-async function initializeFolder(dir: string | undefined, socket: string): Promise<void> {
+async function initializeFolder(dir: string | undefined, socket: string, log: OpenDatabaseOptions['log']): Promise<void> {
   if (dir === undefined || existsSync(join(dir, 'PG_VERSION'))) return;
-  const first = new EmbeddedThread(dir, socket);
+  const seed = findSeed();
+  const first = new EmbeddedThread(dir, socket, seed);
   try {
     await first.ready(INITDB_TIMEOUT_MS);
     await migratePostgres({ path: socket, onnotice: () => {}, connect_timeout: 3 });
+    if (seed) log?.info({ dependency: 'database', dir }, 'embedded database made from the copy kept in the cache folder');
+    else keepSeed(new Uint8Array((await first.ask('dump')).bytes!));
     await withTimeout(first.ask('close'), 10_000, 'the embedded database');
   } finally {
     await first.terminate();
@@ -146,13 +150,16 @@ export async function openEmbedded(dir: string | undefined, log?: OpenDatabaseOp
   const socket = join(socketDir, '.s.PGSQL.5432');
   let closing = false;
   try {
-    await initializeFolder(dir, socket);
+    await initializeFolder(dir, socket, log);
   } catch (err) {
     rmSync(socketDir, { recursive: true, force: true });
     unlock();
     throw err;
   }
-  let thread = new EmbeddedThread(dir, socket);
+  // A throw-away database (`memory:`) starts from the kept copy too, at each life of its thread; a
+  // folder was made above, or was there.
+  const lifeOf = () => new EmbeddedThread(dir, socket, dir === undefined ? findSeed() : undefined);
+  let thread = lifeOf();
   let restarting: Promise<void> | undefined;
 
   const restart = (): Promise<void> => {
@@ -160,7 +167,7 @@ export async function openEmbedded(dir: string | undefined, log?: OpenDatabaseOp
       while (!closing) {
         await new Promise((resolve) => setTimeout(resolve, RESTART_DELAY_MS).unref());
         if (closing) return;
-        const next = new EmbeddedThread(dir, socket);
+        const next = lifeOf();
         try {
           await next.ready();
           if (closing) {
