@@ -1,8 +1,9 @@
 import type { Context, Hono } from 'hono';
 import type { AppEnv } from '../../http/env.js';
 import { noticeOf, type Web } from '../index.js';
-import { Check, FormError, Input, Pager, TextArea, offsetOf, refused, stateOf, type FormState } from '../forms.js';
+import { ActionTable, Check, FormError, Input, Pager, PostForm, TextArea, offsetOf, refused, stateOf, type FormState } from '../forms.js';
 import { ActionButton, Field, RecordTable, show } from '../layout.js';
+import { MembersTab, accessOf, permissionsOf, type Need, type ServerAccess } from './members.js';
 
 interface ServerRow {
   name: string;
@@ -13,6 +14,9 @@ interface ServerRow {
   owned: boolean;
   claimable: boolean;
   desiredState?: string;
+  /** Shared with the viewer by its owner, with these permissions. */
+  member?: boolean;
+  permissions?: string[];
 }
 
 /** Rows of the server list and of a server's activity a page shows. */
@@ -20,6 +24,9 @@ const ACTIVITY_PAGE = 20;
 const LIST_PAGE = 100;
 /** A player name, as the access routes check it, before a page builds a console command with it. */
 const PLAYER = /^[A-Za-z0-9_]{1,16}$/;
+
+/** A name inside the folder a form was sent from. */
+const inDir = (f: { dir?: string }, name: string) => [f.dir ?? '', name.trim()].filter(Boolean).join('/');
 
 const SERVER_NAME = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/;
 
@@ -41,7 +48,7 @@ function ServerTable(props: { servers: ServerRow[] }) {
             <td><a href={`/servers/${s.name}`}>{s.displayName ?? s.name}</a></td>
             <td><span class="phase" data-phase={s.phase ?? 'Unknown'}>{s.phase ?? 'Unknown'}</span></td>
             <td class="players">{`${s.playersOnline} / ${s.playersMax}`}</td>
-            <td>{s.owned ? 'yours' : s.claimable ? 'claimable' : ''}</td>
+            <td>{s.owned ? 'yours' : s.member ? `shared with you: ${(s.permissions ?? []).join(', ') || 'status only'}` : s.claimable ? 'claimable' : ''}</td>
           </tr>
         ))}
       </tbody>
@@ -71,8 +78,11 @@ function CreateForm(props: { values?: Record<string, string>; errors?: Record<st
   );
 }
 
-const TABS = ['overview', 'console', 'players', 'schedules', 'backups', 'files', 'settings'] as const;
+const TABS = ['overview', 'console', 'players', 'schedules', 'backups', 'files', 'settings', 'members'] as const;
 type Tab = (typeof TABS)[number];
+/** What a tab needs: a member sees only the tabs its permissions allow (the API refuses the rest anyway). */
+const TAB_NEED: Partial<Record<Tab, Need>> = { console: 'console.read', players: 'access', schedules: 'schedules', backups: 'backups.read', files: 'files.read', settings: 'owner', members: 'owner' };
+const mayOpen = (access: ServerAccess, tab: Tab) => TAB_NEED[tab] === undefined || access.may(TAB_NEED[tab]);
 
 export function serverPages(app: Hono<AppEnv>, web: Web): void {
   const listPage = async (c: Context<AppEnv>, title: string, form?: { values: Record<string, string>; errors: Record<string, string> }, status = 200) => {
@@ -121,7 +131,8 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
   });
 
   /** A server's page at one tab; `state` is a form the API just refused, shown with its errors. */
-  const serverPage = async (c: Context<AppEnv>, name: string, tab: Tab, state?: FormState) => {
+  const serverPage = async (c: Context<AppEnv>, name: string, asked: Tab, state?: FormState) => {
+    let tab = asked;
     const viewer = await web.viewer(c);
     if (viewer instanceof Response) return viewer;
     const status = await web.api<Record<string, unknown> & { phase: string; playersOnline: number; playersMax: number }>(c, 'GET', `/api/v1/servers/${name}/status`);
@@ -130,7 +141,9 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
     }
     const s = status.body;
     const base = `/servers/${name}`;
-    const content = await tabContent(c, web, name, tab, state);
+    const access = await accessOf(c, web, name);
+    if (!mayOpen(access, tab)) tab = 'overview';
+    const content = await tabContent(c, web, name, tab, access, state);
     return web.render(
       c,
       { title: show(s.displayName ?? name), viewer, notice: state ? undefined : noticeOf(c), scripts: ['live.js', ...(content.scripts ?? [])], styles: content.styles },
@@ -141,15 +154,23 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
           {` · desired ${show(s.desiredState)}`}
         </p>
         {s.retiring ? <p class="notice error" role="status">{`Retiring since ${show((s.retiring as { requested_at: string }).requested_at)}: it stops, then ${(s.retiring as { delete: boolean }).delete ? 'is deleted' : 'is released'}.`}</p> : null}
-        <div class="actions" role="group" aria-label="Power">
-          <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="wake" label="Wake" />
-          <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="stop" label="Stop" secondary />
-          <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="restart" label="Restart" secondary />
-          <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="emergency-stop" label="Emergency stop" secondary />
-        </div>
+        {access.permissions ? (
+          <div class="actions" role="group" aria-label="Membership">
+            <p>{`Shared with you. You may: ${access.permissions.join(', ') || 'see its status'}.`}</p>
+            <ActionButton action={`${base}/do/leave`} fields={{ user_id: viewer.user_id }} label="Leave this server" secondary />
+          </div>
+        ) : null}
+        {access.may('power') ? (
+          <div class="actions" role="group" aria-label="Power">
+            <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="wake" label="Wake" />
+            <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="stop" label="Stop" secondary />
+            <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="restart" label="Restart" secondary />
+            <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="emergency-stop" label="Emergency stop" secondary />
+          </div>
+        ) : null}
         <nav class="tabs" aria-label="Server sections">
           <ul>
-            {TABS.map((t) => (
+            {TABS.filter((t) => mayOpen(access, t)).map((t) => (
               <li><a href={`${base}?tab=${t}`} aria-current={t === tab ? 'page' : undefined}>{t[0]!.toUpperCase() + t.slice(1)}</a></li>
             ))}
           </ul>
@@ -189,7 +210,6 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
    * refusal shows the page again with the form as typed and the message beside its field.
    */
   type Call = { method: string; path: string; body?: unknown; tab: Tab; done: string; fields?: string[]; byCode?: Record<string, string>; to?: string; refuse?: string };
-  const inDir = (f: Record<string, string>, name: string) => [f.dir ?? '', name.trim()].filter(Boolean).join('/');
   const actions: Record<string, (name: string, f: Record<string, string>) => Call> = {
     command: (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/command`, body: { command: f.command ?? '' }, tab: 'console', done: `Sent: ${f.command}`, fields: ['command'] }),
     backup: (n) => ({ method: 'POST', path: `/api/v1/servers/${n}/backup`, tab: 'backups', done: 'Backing up.' }),
@@ -224,6 +244,10 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
     }),
     allowlist: (n, f) => ({ method: 'PUT', path: `/api/v1/servers/${n}/allowlist/${encodeURIComponent((f.uuid ?? '').trim())}`, body: { can_wake: f.can_wake === 'on' }, tab: 'players', done: `Allowlist: ${(f.uuid ?? '').trim()} ${f.can_wake === 'on' ? 'may' : 'may not'} wake it.`, fields: ['uuid', 'can_wake'], byCode: { bad_request: 'uuid', not_found: 'uuid' } }),
     settings: (n, f) => ({ method: 'PATCH', path: `/api/v1/servers/${n}`, body: { ...(f.display_name ? { displayName: f.display_name } : {}), ...(f.autostart_policy ? { autostartPolicy: f.autostart_policy } : {}) }, tab: 'settings', done: 'Saved.', fields: ['displayName', 'autostartPolicy'] }),
+    'member-add': (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/members`, body: { user: (f.user ?? '').trim(), permissions: permissionsOf(f) }, tab: 'members', done: `${(f.user ?? '').trim()} is a member now.`, fields: ['user', 'permissions'], byCode: { user_not_found: 'user', already_member: 'user', bad_request: 'user' } }),
+    'member-update': (n, f) => ({ method: 'PUT', path: `/api/v1/servers/${n}/members/${encodeURIComponent(f.user_id ?? '')}`, body: { permissions: permissionsOf(f) }, tab: 'members', done: `Saved what ${f.member ?? 'the member'} may do.` }),
+    leave: (n, f) => ({ method: 'DELETE', path: `/api/v1/servers/${n}/members/${encodeURIComponent(f.user_id ?? '')}`, tab: 'overview', done: `You left ${n}.`, to: '/servers' }),
+    'member-remove': (n, f) => ({ method: 'DELETE', path: `/api/v1/servers/${n}/members/${encodeURIComponent(f.user_id ?? '')}`, tab: 'members', done: `${f.member ?? 'The member'} is no longer a member.` }),
     schedule: (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/schedules`, body: { label: f.label, action: f.action, ...(f.command ? { command: f.command } : {}), every_minutes: Number(f.every_minutes) || 0 }, tab: 'schedules', done: 'Scheduled.', fields: ['label', 'action', 'command', 'every_minutes'] }),
   };
   app.post('/servers/:name/do/:what', async (c) => {
@@ -261,7 +285,7 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
   });
 }
 
-async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, state?: FormState): Promise<{ body: unknown; scripts?: string[]; styles?: string[] }> {
+async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, access: ServerAccess, state?: FormState): Promise<{ body: unknown; scripts?: string[]; styles?: string[] }> {
   const base = `/servers/${name}`;
   const api = `/api/v1/servers/${name}`;
   // Where the page is (folder, file being edited): the address, or the refused form's own fields.
@@ -274,13 +298,15 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
           <section aria-labelledby="console-heading">
             <h2 id="console-heading">Console</h2>
             <pre class="console" id="console-out" data-stream={`${api}/console`} tabindex={0} aria-label="Console output" aria-live="polite" />
-            <form id="command-form" data-server={name} method="post" action={`${base}/do/command`}>
-              <label for="command">Command</label>
-              <fieldset role="group">
-                <input id="command" name="command" placeholder="say hello" autocomplete="off" required />
-                <button type="submit">Send</button>
-              </fieldset>
-            </form>
+            {access.may('console.command') ? (
+              <form id="command-form" data-server={name} method="post" action={`${base}/do/command`}>
+                <label for="command">Command</label>
+                <fieldset role="group">
+                  <input id="command" name="command" placeholder="say hello" autocomplete="off" required />
+                  <button type="submit">Send</button>
+                </fieldset>
+              </form>
+            ) : <p>Your permissions do not include sending commands.</p>}
             <p id="command-status" hidden role="status" />
           </section>
         ),
@@ -396,20 +422,22 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
         body: (
           <section aria-labelledby="backups-heading">
             <h2 id="backups-heading">Backups</h2>
-            <ActionButton action={`${base}/do/backup`} label="Back up now" />
+            {access.may('backups.write') ? <ActionButton action={`${base}/do/backup`} label="Back up now" /> : null}
             {rows.length === 0 ? <p>No backups yet.</p> : (
               <table class="striped">
-                <thead><tr><th scope="col">Taken</th><th scope="col">Reason</th><th scope="col">Size</th><th scope="col">Actions</th></tr></thead>
+                <thead><tr><th scope="col">Taken</th><th scope="col">Reason</th><th scope="col">Size</th>{access.may('backups.write') ? <th scope="col">Actions</th> : null}</tr></thead>
                 <tbody>
                   {rows.map((b) => (
                     <tr>
                       <td>{show(b.created_at)}</td>
                       <td>{show(b.reason)}</td>
                       <td>{show(b.size_bytes)}</td>
-                      <td class="actions">
-                        <ActionButton action={`${base}/do/restore`} fields={{ backup_id: show(b.id) }} label="Restore" secondary />
-                        <ActionButton action={`${base}/do/export`} fields={{ backup_id: show(b.id) }} label="Export" secondary />
-                      </td>
+                      {access.may('backups.write') ? (
+                        <td class="actions">
+                          <ActionButton action={`${base}/do/restore`} fields={{ backup_id: show(b.id) }} label="Restore" secondary />
+                          <ActionButton action={`${base}/do/export`} fields={{ backup_id: show(b.id) }} label="Export" secondary />
+                        </td>
+                      ) : null}
                     </tr>
                   ))}
                 </tbody>
@@ -424,12 +452,12 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
     case 'files': {
       const dir = (q('dir') ?? '').replace(/^\/+|\/+$/g, '');
       const edit = q('edit');
-      if (edit) return { body: await fileEditor(c, web, name, dir, edit, state) };
+      if (edit) return { body: await fileEditor(c, web, name, dir, edit, access.may('files.write'), state) };
       const listing = await web.api<{ entries: Array<{ name: string; size: number; is_dir: boolean; mod_time: string }>; free_bytes: number }>(c, 'GET', `${api}/files?path=${encodeURIComponent(dir)}`);
       const ops = await web.api<{ ops: Array<Record<string, unknown>> }>(c, 'GET', `${api}/files/ops`);
       const up = dir.includes('/') ? dir.slice(0, dir.lastIndexOf('/')) : '';
-      const nf = stateOf(state, 'new-file');
-      const md = stateOf(state, 'mkdir');
+      const writable = access.may('files.write');
+      const at = (e: { name: string }) => (dir ? `${dir}/${e.name}` : e.name);
       const fileUrl = (path: string) => `${base}?tab=files&dir=${encodeURIComponent(dir)}&edit=${encodeURIComponent(path)}`;
       return {
         scripts: ['upload.js'],
@@ -439,45 +467,36 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
             {dir ? <p><a href={`${base}?tab=files&dir=${encodeURIComponent(up)}`}>Up one folder</a></p> : null}
             {state && state.form !== 'new-file' && state.form !== 'mkdir' ? <FormError errors={{ _: Object.values(state.errors)[0] ?? '' }} /> : null}
             {!listing.ok ? <p class="notice error">{listing.error?.message}</p> : (
-              <table class="striped">
-                <thead><tr><th scope="col">Name</th><th scope="col">Size</th><th scope="col">Changed</th><th scope="col">Actions</th></tr></thead>
-                <tbody>
-                  {listing.body.entries.map((e) => {
-                    const path = dir ? `${dir}/${e.name}` : e.name;
-                    return (
-                      <tr>
-                        <td>{e.is_dir ? <a href={`${base}?tab=files&dir=${encodeURIComponent(path)}`}>{`${e.name}/`}</a> : <a href={fileUrl(path)}>{e.name}</a>}</td>
-                        <td>{e.is_dir ? '' : String(e.size)}</td>
-                        <td>{e.mod_time}</td>
-                        <td class="actions">
-                          {e.name.endsWith('.zip') ? <ActionButton action={`${base}/do/unzip`} fields={{ path, dir }} label={`Unzip ${e.name}`} secondary /> : null}
-                          <ActionButton action={`${base}/do/delete-file`} fields={{ path, dir }} label={`Delete ${e.name}`} secondary />
-                        </td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
+              <ActionTable
+                caption="Files"
+                rows={listing.body.entries}
+                empty="This folder is empty."
+                columns={[
+                  ['Name', (e) => (e.is_dir ? <a href={`${base}?tab=files&dir=${encodeURIComponent(at(e))}`}>{`${e.name}/`}</a> : <a href={fileUrl(at(e))}>{e.name}</a>)],
+                  ['Size', (e) => (e.is_dir ? '' : String(e.size))],
+                  ['Changed', (e) => e.mod_time],
+                ]}
+                actions={writable ? (e) => (
+                  <>
+                    {e.name.endsWith('.zip') ? <ActionButton action={`${base}/do/unzip`} fields={{ path: at(e), dir }} label={`Unzip ${e.name}`} secondary /> : null}
+                    <ActionButton action={`${base}/do/delete-file`} fields={{ path: at(e), dir }} label={`Delete ${e.name}`} secondary />
+                  </>
+                ) : undefined}
+              />
             )}
-            <div class="grid">
-              <form method="post" action={`${base}/do/new-file`}>
-                <input type="hidden" name="dir" value={dir} />
-                <Input id="nf-name" name="name" label="New file" value={nf.values.name} error={nf.errors.name} required placeholder="notes.txt" />
-                <FormError errors={nf.errors} />
-                <button type="submit" class="secondary">Create and edit</button>
-              </form>
-              <form method="post" action={`${base}/do/mkdir`}>
-                <input type="hidden" name="dir" value={dir} />
-                <Input id="md-name" name="name" label="New folder" value={md.values.name} error={md.errors.name} required placeholder="plugins" />
-                <FormError errors={md.errors} />
-                <button type="submit" class="secondary">Make the folder</button>
-              </form>
-            </div>
-            <form id="upload-form" data-server={name} data-dir={dir}>
-              <label for="upload-file">Upload a file here (sent in parts)</label>
-              <input id="upload-file" type="file" name="file" required />
-              <button type="submit">Upload</button>
-            </form>
+            {writable ? (
+              <>
+                <div class="grid">
+                  <PostForm action={`${base}/do/new-file`} state={stateOf(state, 'new-file')} hidden={{ dir }} rows={[{ id: 'nf-name', name: 'name', label: 'New file', required: true, placeholder: 'notes.txt' }]} submit="Create and edit" secondary />
+                  <PostForm action={`${base}/do/mkdir`} state={stateOf(state, 'mkdir')} hidden={{ dir }} rows={[{ id: 'md-name', name: 'name', label: 'New folder', required: true, placeholder: 'plugins' }]} submit="Make the folder" secondary />
+                </div>
+                <form id="upload-form" data-server={name} data-dir={dir}>
+                  <label for="upload-file">Upload a file here (sent in parts)</label>
+                  <input id="upload-file" type="file" name="file" required />
+                  <button type="submit">Upload</button>
+                </form>
+              </>
+            ) : <p>Your permissions let you read the files, not change them.</p>}
             <p id="upload-status" hidden role="status" />
             {ops.ok && ops.body.ops.length > 0 ? (
               <>
@@ -509,7 +528,11 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
           </section>
         ),
       };
+    case 'members':
+      return { body: <MembersTab base={base} members={access.members} add={stateOf(state, 'member-add')} change={{ ...stateOf(state, 'member-update'), user_id: state?.values.user_id }} /> };
     default: {
+      // Usage and activity are the console's to read (`console.read`): a member without it sees neither.
+      if (!access.may('console.read')) return { body: <p>Your permissions do not include this server's usage and activity.</p> };
       const offset = offsetOf(c.req.query('offset'));
       const activity = await web.api<{ entries: Array<Record<string, unknown>>; total: number }>(c, 'GET', `${api}/activity?limit=${ACTIVITY_PAGE}&offset=${offset}`);
       const rows = activity.ok ? activity.body.entries : [];
@@ -536,7 +559,7 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
 }
 
 /** The text of a file of the world, in a form that saves it only if nobody changed it since. */
-async function fileEditor(c: Context<AppEnv>, web: Web, name: string, dir: string, path: string, state?: FormState) {
+async function fileEditor(c: Context<AppEnv>, web: Web, name: string, dir: string, path: string, writable: boolean, state?: FormState) {
   const base = `/servers/${name}`;
   const back = `${base}?tab=files&dir=${encodeURIComponent(dir)}`;
   const file = await web.api<{ path: string; content: string; sha256: string }>(c, 'GET', `/api/v1/servers/${name}/file?path=${encodeURIComponent(path)}`);
@@ -561,7 +584,7 @@ async function fileEditor(c: Context<AppEnv>, web: Web, name: string, dir: strin
     <section aria-labelledby="editor-heading">
       <h2 id="editor-heading">{`Edit /${path}`}</h2>
       <p><a href={back}>Back to the folder</a>{` · ${bytes.length} bytes · sha-256 ${file.body.sha256.slice(0, 12)}…`}</p>
-      {binary ? <p>This file is not text; download or replace it instead.</p> : (
+      {binary ? <p>This file is not text; download or replace it instead.</p> : !writable ? <pre tabindex={0} aria-label={`Content of /${path}`}>{text}</pre> : (
         <form method="post" action={`${base}/do/save-file`} id="editor-form">
           <input type="hidden" name="path" value={path} />
           <input type="hidden" name="dir" value={dir} />
