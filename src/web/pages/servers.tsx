@@ -89,7 +89,9 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
     const viewer = await web.viewer(c);
     if (viewer instanceof Response) return viewer;
     const mine = await web.api<{ servers: ServerRow[] }>(c, 'GET', '/api/v1/me/servers');
-    const all = mine.ok ? mine.body.servers : [];
+    // Yours first, then those shared with you, then those anyone may claim (each in the API's order).
+    const rank = (s: ServerRow) => (s.owned ? 0 : s.member ? 1 : 2);
+    const all = mine.ok ? [...mine.body.servers].sort((a, b) => rank(a) - rank(b)) : [];
     // `/me/servers` has no paging of its own: the page shows it LIST_PAGE rows at a time.
     const offset = Math.min(offsetOf(c.req.query('offset')), Math.max(0, all.length - 1));
     const servers = all.slice(offset, offset + LIST_PAGE);
