@@ -685,9 +685,12 @@ export function staffPages(app: Hono<AppEnv>, web: Web): void {
     return web.render(
       c,
       { title: 'Staff', viewer, notice: viewer.is_admin ? noticeOf(c) : { text: 'Staff pages are on the operator console, for staff.', error: true } },
-      <ul>
-        {SECTIONS.map((s) => <li><a href={`/staff/${s.slug}`}>{s.title}</a></li>)}
-      </ul>,
+      <>
+        <ul>
+          {SECTIONS.map((s) => <li><a href={`/staff/${s.slug}`}>{s.title}</a></li>)}
+        </ul>
+        <p>A server's members are on its own page (the Members tab); API keys on each account's own page.</p>
+      </>,
       viewer.is_admin ? 200 : 403,
     );
   });
