@@ -216,6 +216,17 @@ describe('the panel’s forms in a real browser', { timeout: 400_000 }, () => {
     await page.fill('#op-player', 'Steve');
     await page.click('form[action="/servers/players/do/op"] button[value=op]');
     expect(await rig.noticeText()).toBe('Made an operator: Steve.');
+    // LuckPerms: a group name the API refuses, beside its field; a permission granted.
+    await page.fill('#grp-player', 'Steve');
+    await page.fill('#grp-group', 'bad group!');
+    await page.click('form[action="/servers/players/do/group"] button[type=submit]');
+    expect(await page.locator('#grp-group-error').textContent()).toMatch(/group/);
+    expect(await page.inputValue('#grp-player')).toBe('Steve');
+    refusalSeen();
+    await page.fill('#lp-player', 'Steve');
+    await page.fill('#lp-node', 'essentials.fly');
+    await page.click('form[action="/servers/players/do/permission"] button[type=submit]');
+    expect(await rig.noticeText()).toBe('essentials.fly granted for Steve.');
     // The API refuses a bad kick name beside its field too (its 400 names `player`).
     await page.fill('#kick-player', 'x'.repeat(17));
     await page.click('form[action="/servers/players/do/kick"] button');

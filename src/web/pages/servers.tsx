@@ -246,6 +246,27 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
     }),
     allowlist: (n, f) => ({ method: 'PUT', path: `/api/v1/servers/${n}/allowlist/${encodeURIComponent((f.uuid ?? '').trim())}`, body: { can_wake: f.can_wake === 'on' }, tab: 'players', done: `Allowlist: ${(f.uuid ?? '').trim()} ${f.can_wake === 'on' ? 'may' : 'may not'} wake it.`, fields: ['uuid', 'can_wake'], byCode: { bad_request: 'uuid', not_found: 'uuid' } }),
     settings: (n, f) => ({ method: 'PATCH', path: `/api/v1/servers/${n}`, body: { ...(f.display_name ? { displayName: f.display_name } : {}), ...(f.autostart_policy ? { autostartPolicy: f.autostart_policy } : {}) }, tab: 'settings', done: 'Saved.', fields: ['displayName', 'autostartPolicy'] }),
+    permission: (n, f) => {
+      // LuckPerms: granted and denied are `set` with a value (an omitted value would grant), unset clears it.
+      const how = f.how === 'deny' || f.how === 'clear' ? f.how : 'grant';
+      const world = (f.world ?? '').trim();
+      return {
+        method: 'POST',
+        path: `/api/v1/servers/${n}/access/permission`,
+        body: { action: how === 'clear' ? 'unset' : 'set', player: (f.player ?? '').trim(), node: (f.node ?? '').trim(), ...(how === 'clear' ? {} : { value: how === 'grant' }), ...(world ? { world } : {}) },
+        tab: 'players',
+        done: `${(f.node ?? '').trim()} ${how === 'clear' ? 'unset' : how === 'grant' ? 'granted' : 'denied'} for ${(f.player ?? '').trim()}.`,
+        fields: ['player', 'node', 'world'],
+      };
+    },
+    group: (n, f) => ({
+      method: 'POST',
+      path: `/api/v1/servers/${n}/access/group`,
+      body: { action: f.how === 'remove' ? 'remove' : 'add', player: (f.player ?? '').trim(), group: (f.group ?? '').trim() },
+      tab: 'players',
+      done: `${(f.player ?? '').trim()} ${f.how === 'remove' ? 'left' : 'joined'} the group ${(f.group ?? '').trim()}.`,
+      fields: ['player', 'group'],
+    }),
     'member-add': (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/members`, body: { user: (f.user ?? '').trim(), permissions: permissionsOf(f) }, tab: 'members', done: `${(f.user ?? '').trim()} is a member now.`, fields: ['user', 'permissions'], byCode: { user_not_found: 'user', already_member: 'user', bad_request: 'user' } }),
     'member-update': (n, f) => ({ method: 'PUT', path: `/api/v1/servers/${n}/members/${encodeURIComponent(f.user_id ?? '')}`, body: { permissions: permissionsOf(f) }, tab: 'members', done: `Saved what ${f.member ?? 'the member'} may do.` }),
     leave: (n, f) => ({ method: 'DELETE', path: `/api/v1/servers/${n}/members/${encodeURIComponent(f.user_id ?? '')}`, tab: 'overview', done: `You left ${n}.`, to: '/servers' }),
@@ -371,6 +392,31 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
                 <button type="submit" class="secondary">Kick (they may rejoin)</button>
               </form>
             </div>
+            <h3>Permissions and groups (LuckPerms)</h3>
+            <div class="grid">
+              <PostForm
+                action={`${base}/do/permission`}
+                label="A player's permission"
+                state={stateOf(state, 'permission')}
+                rows={[
+                  [{ id: 'lp-player', name: 'player', label: 'Player name', required: true }, { id: 'lp-node', name: 'node', label: 'Permission node', required: true, placeholder: 'essentials.fly' }],
+                  [{ id: 'lp-world', name: 'world', label: 'World (optional)' }, { kind: 'select', id: 'lp-how', name: 'how', label: 'Make it', options: [['grant', 'granted'], ['deny', 'denied'], ['clear', 'unset']] }],
+                ]}
+                submit="Set the permission"
+                secondary
+              />
+              <PostForm
+                action={`${base}/do/group`}
+                label="A player's group"
+                state={stateOf(state, 'group')}
+                rows={[
+                  [{ id: 'grp-player', name: 'player', label: 'Player name', required: true }, { id: 'grp-group', name: 'group', label: 'Group', required: true, placeholder: 'builder' }],
+                  { kind: 'select', id: 'grp-how', name: 'how', label: 'Action', options: [['add', 'add to the group'], ['remove', 'remove from the group']] },
+                ]}
+                submit="Change the group"
+                secondary
+              />
+            </div>
             <section aria-labelledby="allowlist-heading">
               <h3 id="allowlist-heading">Allowlist (who may wake it from the lobby)</h3>
               {allowlist.ok ? (
@@ -383,7 +429,7 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
                 <button type="submit" class="secondary">Save</button>
               </form>
             </section>
-            <p><a href={`${base}?tab=console`}>Permissions and anything else: the console.</a></p>
+            <p><a href={`${base}?tab=console`}>Anything else: the console.</a></p>
           </section>
         ),
       };

@@ -464,11 +464,16 @@ const SECTIONS: Section[] = [
             <PostForm
               action="/staff/session-sources/do/test"
               state={stateOf(state, 'test')}
-              rows={[[
-                { id: 'st-tag', name: 'tag', label: 'Tag', required: true },
-                { id: 'st-prefix', name: 'prefix', label: 'Name prefix', required: true },
-                { id: 'st-url', name: 'url', label: 'Session address', required: true },
-              ]]}
+              rows={[
+                [
+                  { id: 'st-tag', name: 'tag', label: 'Tag', required: true },
+                  { id: 'st-prefix', name: 'prefix', label: 'Name prefix', required: true },
+                ],
+                [
+                  { id: 'st-url', name: 'url', label: 'Session address', required: true },
+                  { id: 'st-api', name: 'api_url', label: 'Profile API address (optional)' },
+                ],
+              ]}
               submit="Test"
               secondary
             />
@@ -662,8 +667,8 @@ const FORMS: Record<string, Record<string, StaffForm>> = {
       done: () => 'Session sources saved.',
     },
     test: {
-      call: (f) => ({ method: 'POST', path: '/api/v1/settings/auth-sources/test', body: { tag: (f.tag ?? '').trim(), prefix: (f.prefix ?? '').trim(), url: (f.url ?? '').trim() } }),
-      fields: ['tag', 'prefix', 'url'],
+      call: (f) => ({ method: 'POST', path: '/api/v1/settings/auth-sources/test', body: { tag: (f.tag ?? '').trim(), prefix: (f.prefix ?? '').trim(), url: (f.url ?? '').trim(), ...(f.api_url?.trim() ? { api_url: f.api_url.trim() } : {}) } }),
+      fields: ['tag', 'prefix', 'url', 'api_url'],
       byCode: { auth_source_unavailable: 'url' },
       done: (_f, b) => `The source answered ${show(b.status)} in ${show(b.elapsed_ms)} ms${b.ok ? '' : ': not healthy'}.`,
     },
