@@ -94,15 +94,20 @@ export function PostForm(props: {
   state: OwnState;
   /** A field, a grid of fields, or a fieldset of them under a legend (checkboxes of one choice). */
   rows: Array<FieldSpec | FieldSpec[] | { legend: string; fields: FieldSpec[] }>;
-  submit: string;
+  /** One button, or a group of them sending their value under one name (`op=ban` / `op=pardon`). */
+  submit: string | { name: string; label: string; buttons: Array<[string, string]> };
   hidden?: Record<string, string>;
   secondary?: boolean;
   id?: string;
   label?: string;
+  /** A heading inside the form, which names it. */
+  heading?: { id: string; text: string };
   children?: Child;
 }) {
+  const { submit } = props;
   return (
-    <form method="post" action={props.action} id={props.id} aria-label={props.label}>
+    <form method="post" action={props.action} id={props.id} aria-label={props.heading ? undefined : props.label} aria-labelledby={props.heading?.id}>
+      {props.heading ? <h3 id={props.heading.id}>{props.heading.text}</h3> : null}
       {Object.entries(props.hidden ?? {}).map(([k, v]) => <input type="hidden" name={k} value={v} />)}
       {props.rows.map((row) =>
         Array.isArray(row) ? (
@@ -118,7 +123,13 @@ export function PostForm(props: {
       )}
       {props.children}
       <FormError errors={props.state.errors} />
-      <button type="submit" class={props.secondary ? 'secondary' : undefined}>{props.submit}</button>
+      {typeof submit === 'string' ? (
+        <button type="submit" class={props.secondary ? 'secondary' : undefined}>{submit}</button>
+      ) : (
+        <fieldset role="group" aria-label={submit.label}>
+          {submit.buttons.map(([value, text], i) => <button type="submit" name={submit.name} value={value} class={i > 0 || props.secondary ? 'secondary' : undefined}>{text}</button>)}
+        </fieldset>
+      )}
     </form>
   );
 }

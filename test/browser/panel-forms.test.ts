@@ -447,6 +447,23 @@ describe('the panel’s forms in a real browser', { timeout: 400_000 }, () => {
     expect(await rig.noticeText()).toBe('pal is no longer a member.');
     expect((await rig.api('GET', '/servers/shared/members')).body.members).toEqual([]);
     await rig.pageIsClean('members tab after a removal');
+
+    // Its schedules: an unknown time zone refused beside its field; a daily restart added and removed.
+    await page.goto(`${consoleHost}/servers/shared?tab=schedules`);
+    await rig.pageIsClean('schedules tab');
+    await page.fill('#sc-label', 'nightly restart');
+    await page.selectOption('#sc-action', 'restart');
+    await page.fill('#sc-zone', 'Mars/Olympus');
+    await page.click('form[action="/servers/shared/do/schedule"] button[type=submit]');
+    expect(await page.locator('#sc-zone-error').textContent()).toMatch(/timezone/);
+    refusalSeen();
+    await page.fill('#sc-zone', 'Europe/Berlin');
+    await page.click('form[action="/servers/shared/do/schedule"] button[type=submit]');
+    expect(await rig.noticeText()).toBe('Scheduled nightly restart.');
+    expect(await page.locator('tr', { hasText: 'nightly restart' }).textContent()).toContain('daily at 04:00 (Europe/Berlin)');
+    await rig.pageIsClean('schedules tab with a schedule');
+    await page.click('button:text-is("Remove nightly restart")');
+    expect(await rig.noticeText()).toBe('Removed nightly restart.');
   });
 
   it('makes an API key shown once (copied), uses it, and revokes it; a past expiry refused beside its field', async () => {

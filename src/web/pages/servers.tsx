@@ -1,7 +1,7 @@
 import type { Context, Hono } from 'hono';
 import type { AppEnv } from '../../http/env.js';
 import { noticeOf, type Web } from '../index.js';
-import { ActionTable, Check, FormError, Input, Pager, PostForm, TextArea, offsetOf, refused, stateOf, type FormState } from '../forms.js';
+import { ActionTable, FormError, Pager, PostForm, TextArea, offsetOf, on, refused, stateOf, type FormState } from '../forms.js';
 import { ActionButton, Field, RecordTable, show } from '../layout.js';
 import { MembersTab, accessOf, permissionsOf, type Need, type ServerAccess } from './members.js';
 
@@ -24,6 +24,21 @@ const ACTIVITY_PAGE = 20;
 const LIST_PAGE = 100;
 /** A player name, as the access routes check it, before a page builds a console command with it. */
 const PLAYER = /^[A-Za-z0-9_]{1,16}$/;
+
+/** A schedule's choices, as the schedules API takes them. */
+const EVERY_MINUTES = [15, 30, 60, 120, 180, 240, 360, 480, 720];
+const WARN_MINUTES = [0, 1, 5, 10, 15, 30];
+const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+
+/** When a schedule runs, as a person reads it. */
+function whenOf(r: Record<string, unknown>): string {
+  const every = Number(r.every_minutes ?? 0);
+  const minute = Number(r.minute_of_day ?? 0);
+  const at = every === 0 ? `daily at ${String(Math.floor(minute / 60)).padStart(2, '0')}:${String(minute % 60).padStart(2, '0')}` : `every ${every} minutes`;
+  const bits = Number(r.weekdays ?? 0x7f);
+  const days = bits === 0x7f ? '' : ` on ${WEEKDAYS.filter((_d, i) => bits & (1 << i)).map((d) => d.slice(0, 3)).join(', ')}`;
+  return `${at}${days} (${show(r.timezone)})`;
+}
 
 /** A name inside the folder a form was sent from. */
 const inDir = (f: { dir?: string }, name: string) => [f.dir ?? '', name.trim()].filter(Boolean).join('/');
@@ -245,7 +260,7 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
       refuse: PLAYER.test(f.player ?? '') ? undefined : 'A player name is 1 to 16 letters, digits or underscores.',
     }),
     allowlist: (n, f) => ({ method: 'PUT', path: `/api/v1/servers/${n}/allowlist/${encodeURIComponent((f.uuid ?? '').trim())}`, body: { can_wake: f.can_wake === 'on' }, tab: 'players', done: `Allowlist: ${(f.uuid ?? '').trim()} ${f.can_wake === 'on' ? 'may' : 'may not'} wake it.`, fields: ['uuid', 'can_wake'], byCode: { bad_request: 'uuid', not_found: 'uuid' } }),
-    settings: (n, f) => ({ method: 'PATCH', path: `/api/v1/servers/${n}`, body: { ...(f.display_name ? { displayName: f.display_name } : {}), ...(f.autostart_policy ? { autostartPolicy: f.autostart_policy } : {}) }, tab: 'settings', done: 'Saved.', fields: ['displayName', 'autostartPolicy'] }),
+    settings: (n, f) => ({ method: 'PATCH', path: `/api/v1/servers/${n}`, body: { ...(f.displayName?.trim() ? { displayName: f.displayName.trim() } : {}), ...(f.autostartPolicy ? { autostartPolicy: f.autostartPolicy } : {}) }, tab: 'settings', done: 'Saved.', fields: ['displayName', 'autostartPolicy'] }),
     permission: (n, f) => {
       // LuckPerms: granted and denied are `set` with a value (an omitted value would grant), unset clears it.
       const how = f.how === 'deny' || f.how === 'clear' ? f.how : 'grant';
@@ -271,7 +286,24 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
     'member-update': (n, f) => ({ method: 'PUT', path: `/api/v1/servers/${n}/members/${encodeURIComponent(f.user_id ?? '')}`, body: { permissions: permissionsOf(f) }, tab: 'members', done: `Saved what ${f.member ?? 'the member'} may do.` }),
     leave: (n, f) => ({ method: 'DELETE', path: `/api/v1/servers/${n}/members/${encodeURIComponent(f.user_id ?? '')}`, tab: 'overview', done: `You left ${n}.`, to: '/servers' }),
     'member-remove': (n, f) => ({ method: 'DELETE', path: `/api/v1/servers/${n}/members/${encodeURIComponent(f.user_id ?? '')}`, tab: 'members', done: `${f.member ?? 'The member'} is no longer a member.` }),
-    schedule: (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/schedules`, body: { label: f.label, action: f.action, ...(f.command ? { command: f.command } : {}), every_minutes: Number(f.every_minutes) || 0 }, tab: 'schedules', done: 'Scheduled.', fields: ['label', 'action', 'command', 'every_minutes'] }),
+    schedule: (n, f) => {
+      const every = Number(f.every_minutes ?? 0) || 0;
+      const [h, m] = (f.time ?? '').split(':').map(Number);
+      const body = {
+        label: (f.label ?? '').trim(),
+        action: f.action ?? '',
+        ...(f.action === 'command' ? { command: f.command ?? '' } : {}),
+        every_minutes: every,
+        ...(every === 0 && Number.isInteger(h) && Number.isInteger(m) ? { minute_of_day: h! * 60 + m! } : {}),
+        // Bits 0 to 6, Sunday first.
+        weekdays: WEEKDAYS.reduce((bits, _d, i) => (on(f[`day.${i}`]) ? bits | (1 << i) : bits), 0),
+        timezone: (f.timezone ?? '').trim(),
+        warn_minutes: Number(f.warn_minutes ?? 0) || 0,
+      };
+      return { method: 'POST', path: `/api/v1/servers/${n}/schedules`, body, tab: 'schedules', done: `Scheduled ${body.label}.`, fields: ['label', 'action', 'command', 'every_minutes', 'timezone', 'warn_minutes'] };
+    },
+    'schedule-run': (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/schedules/${encodeURIComponent(f.id ?? '')}/run`, tab: 'schedules', done: `${f.label ?? 'The schedule'} runs now.` }),
+    'schedule-delete': (n, f) => ({ method: 'DELETE', path: `/api/v1/servers/${n}/schedules/${encodeURIComponent(f.id ?? '')}`, tab: 'schedules', done: `Removed ${f.label ?? 'the schedule'}.` }),
   };
   app.post('/servers/:name/do/:what', async (c) => {
     const name = c.req.param('name');
@@ -342,11 +374,6 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
         web.api<{ entries: Array<{ mc_uuid: string; can_wake: boolean; added_at: string }> }>(c, 'GET', `${api}/allowlist`),
       ]);
       const list = (a: typeof whitelist) => (a.ok ? (a.body.players.length ? a.body.players.join(', ') : 'none') : (a.error?.message ?? 'unavailable'));
-      const wl = stateOf(state, 'whitelist');
-      const ban = stateOf(state, 'ban');
-      const kick = stateOf(state, 'kick');
-      const op = stateOf(state, 'op');
-      const al = stateOf(state, 'allowlist');
       return {
         body: (
           <section aria-labelledby="players-heading">
@@ -356,41 +383,12 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
             <p id="ban-list">{`Banned: ${list(bans)}`}</p>
             <p><small>Lists and changes need the server running; they go to the game over RCON.</small></p>
             <div class="grid">
-              <form method="post" action={`${base}/do/whitelist`} aria-labelledby="wl-heading">
-                <h3 id="wl-heading">Whitelist</h3>
-                <Input id="wl-player" name="player" label="Player name" value={wl.values.player} error={wl.errors.player} required />
-                <FormError errors={wl.errors} />
-                <fieldset role="group" aria-label="Whitelist">
-                  <button type="submit" name="op" value="add">Add</button>
-                  <button type="submit" name="op" value="remove" class="secondary">Remove</button>
-                </fieldset>
-              </form>
-              <form method="post" action={`${base}/do/ban`} aria-labelledby="ban-heading">
-                <h3 id="ban-heading">Bans</h3>
-                <Input id="ban-player" name="player" label="Player name" value={ban.values.player} error={ban.errors.player} required />
-                <FormError errors={ban.errors} />
-                <fieldset role="group" aria-label="Bans">
-                  <button type="submit" name="op" value="ban">Ban</button>
-                  <button type="submit" name="op" value="pardon" class="secondary">Pardon</button>
-                </fieldset>
-              </form>
+              <PostForm action={`${base}/do/whitelist`} heading={{ id: 'wl-heading', text: 'Whitelist' }} state={stateOf(state, 'whitelist')} rows={[{ id: 'wl-player', name: 'player', label: 'Player name', required: true }]} submit={{ name: 'op', label: 'Whitelist', buttons: [['add', 'Add'], ['remove', 'Remove']] }} />
+              <PostForm action={`${base}/do/ban`} heading={{ id: 'ban-heading', text: 'Bans' }} state={stateOf(state, 'ban')} rows={[{ id: 'ban-player', name: 'player', label: 'Player name', required: true }]} submit={{ name: 'op', label: 'Bans', buttons: [['ban', 'Ban'], ['pardon', 'Pardon']] }} />
             </div>
             <div class="grid">
-              <form method="post" action={`${base}/do/op`} aria-labelledby="op-heading">
-                <h3 id="op-heading">Operators</h3>
-                <Input id="op-player" name="player" label="Player name" value={op.values.player} error={op.errors.player} required />
-                <FormError errors={op.errors} />
-                <fieldset role="group" aria-label="Operators">
-                  <button type="submit" name="op" value="op">Make operator</button>
-                  <button type="submit" name="op" value="deop" class="secondary">Remove operator</button>
-                </fieldset>
-              </form>
-              <form method="post" action={`${base}/do/kick`} aria-labelledby="kick-heading">
-                <h3 id="kick-heading">Kick</h3>
-                <Input id="kick-player" name="player" label="Player name" value={kick.values.player} error={kick.errors.player} required />
-                <FormError errors={kick.errors} />
-                <button type="submit" class="secondary">Kick (they may rejoin)</button>
-              </form>
+              <PostForm action={`${base}/do/op`} heading={{ id: 'op-heading', text: 'Operators' }} state={stateOf(state, 'op')} rows={[{ id: 'op-player', name: 'player', label: 'Player name', required: true }]} submit={{ name: 'op', label: 'Operators', buttons: [['op', 'Make operator'], ['deop', 'Remove operator']] }} />
+              <PostForm action={`${base}/do/kick`} heading={{ id: 'kick-heading', text: 'Kick' }} state={stateOf(state, 'kick')} rows={[{ id: 'kick-player', name: 'player', label: 'Player name', required: true }]} submit="Kick (they may rejoin)" secondary />
             </div>
             <h3>Permissions and groups (LuckPerms)</h3>
             <div class="grid">
@@ -422,12 +420,13 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
               {allowlist.ok ? (
                 <RecordTable caption="Allowlist" rows={allowlist.body.entries as unknown as Array<Record<string, unknown>>} columns={['mc_uuid', 'can_wake', 'added_at']} />
               ) : <p>{allowlist.error?.message}</p>}
-              <form method="post" action={`${base}/do/allowlist`}>
-                <Input id="al-uuid" name="uuid" label="Player UUID" value={al.values.uuid} error={al.errors.uuid} required placeholder="069a79f4-44e9-4726-a5be-fca90e38aaf5" />
-                <Check id="al-can-wake" name="can_wake" label="May wake the server" checked={state?.form === 'allowlist' ? al.values.can_wake === 'on' : true} error={al.errors.can_wake} />
-                <FormError errors={al.errors} />
-                <button type="submit" class="secondary">Save</button>
-              </form>
+              <PostForm
+                action={`${base}/do/allowlist`}
+                state={stateOf(state, 'allowlist')}
+                rows={[{ id: 'al-uuid', name: 'uuid', label: 'Player UUID', required: true, placeholder: '069a79f4-44e9-4726-a5be-fca90e38aaf5' }, { kind: 'check', id: 'al-can-wake', name: 'can_wake', label: 'May wake the server', checked: true }]}
+                submit="Save"
+                secondary
+              />
             </section>
             <p><a href={`${base}?tab=console`}>Anything else: the console.</a></p>
           </section>
@@ -440,22 +439,42 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
         body: (
           <section aria-labelledby="schedules-heading">
             <h2 id="schedules-heading">Schedules</h2>
-            <RecordTable caption="Schedules" rows={list.ok ? list.body.schedules : []} columns={['label', 'action', 'command', 'every_minutes', 'next_run_at', 'last_result']} />
-            <form method="post" action={`${base}/do/schedule`}>
-              <div class="grid">
-                <Field name="label" label="Label" required />
-                <label for="f-action">Action
-                  <select id="f-action" name="action">
-                    {['command', 'restart', 'stop', 'start', 'backup'].map((a) => <option value={a}>{a}</option>)}
-                  </select>
-                </label>
-              </div>
-              <div class="grid">
-                <Field name="command" label="Command (for a command)" />
-                <Field name="every_minutes" label="Every how many minutes" type="number" value="60" />
-              </div>
-              <button type="submit">Add the schedule</button>
-            </form>
+            {list.ok ? null : <p class="notice error" role="alert">{list.error?.message ?? 'The schedules cannot be read now.'}</p>}
+            <ActionTable
+              caption="Schedules"
+              rows={list.ok ? list.body.schedules : []}
+              empty="Nothing is scheduled."
+              columns={[
+                ['Label', (r) => show(r.label)],
+                ['Does', (r) => (r.action === 'command' ? `command: ${show(r.command)}` : show(r.action))],
+                ['When', (r) => whenOf(r)],
+                ['Next run', (r) => show(r.next_run_at) || 'not planned'],
+                ['Last result', (r) => show(r.last_result)],
+              ]}
+              actions={(r) => (
+                <>
+                  <ActionButton action={`${base}/do/schedule-run`} fields={{ id: show(r.id), label: show(r.label) }} label={`Run ${show(r.label)} now`} secondary />
+                  <ActionButton action={`${base}/do/schedule-delete`} fields={{ id: show(r.id), label: show(r.label) }} label={`Remove ${show(r.label)}`} secondary />
+                </>
+              )}
+            />
+            <h3>Add a schedule</h3>
+            <PostForm
+              action={`${base}/do/schedule`}
+              state={stateOf(state, 'schedule')}
+              rows={[
+                [{ id: 'sc-label', name: 'label', label: 'Label', required: true }, { kind: 'select', id: 'sc-action', name: 'action', label: 'Action', options: ['command', 'restart', 'stop', 'start', 'backup'] }],
+                { id: 'sc-command', name: 'command', label: 'Command (for a command only)', placeholder: 'say Backup at noon' },
+                [
+                  { kind: 'select', id: 'sc-every', name: 'every_minutes', label: 'Repeat', options: [['0', 'once a day, at the time'], ...EVERY_MINUTES.map((m): [string, string] => [String(m), m < 60 ? `every ${m} minutes` : `every ${m / 60} hour${m === 60 ? '' : 's'}`])], value: '0' },
+                  { id: 'sc-time', name: 'time', label: 'Time of day (once a day)', type: 'time', value: '04:00' },
+                  { id: 'sc-zone', name: 'timezone', label: 'Time zone (IANA)', value: 'UTC', required: true },
+                ],
+                { legend: 'On these days', fields: WEEKDAYS.map((d, i) => ({ kind: 'check' as const, id: `sc-day-${i}`, name: `day.${i}`, label: d, checked: true })) },
+                { kind: 'select', id: 'sc-warn', name: 'warn_minutes', label: 'Warn the players first (restart, stop, backup)', options: WARN_MINUTES.map((m): [string, string] => [String(m), m === 0 ? 'no warning' : `${m} minute${m === 1 ? '' : 's'} before`]) },
+              ]}
+              submit="Add the schedule"
+            />
           </section>
         ),
       };
@@ -561,18 +580,15 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
         body: (
           <section aria-labelledby="settings-heading">
             <h2 id="settings-heading">Settings</h2>
-            <form method="post" action={`${base}/do/settings`}>
-              <Field name="display_name" label="Display name" />
-              <label for="f-autostart">Who may wake it from the lobby
-                <select id="f-autostart" name="autostart_policy">
-                  <option value="">unchanged</option>
-                  <option value="ownerOnly">only me</option>
-                  <option value="allowlist">my allowlist</option>
-                  <option value="public">anyone</option>
-                </select>
-              </label>
-              <button type="submit">Save</button>
-            </form>
+            <PostForm
+              action={`${base}/do/settings`}
+              state={stateOf(state, 'settings')}
+              rows={[
+                { id: 'st-display', name: 'displayName', label: 'Display name (empty: unchanged)' },
+                { kind: 'select', id: 'st-autostart', name: 'autostartPolicy', label: 'Who may wake it from the lobby', options: [['', 'unchanged'], ['ownerOnly', 'only the owner'], ['allowlist', 'the allowlist'], ['public', 'anyone']] },
+              ]}
+              submit="Save"
+            />
           </section>
         ),
       };
