@@ -234,7 +234,32 @@ const BUILD_LOG_JS = API + String.raw`
 })();
 `;
 
+/**
+ * A secret shown once (an API key, a webhook's signing secret): a copy button, shown only when
+ * the script runs; a browser that refuses the clipboard gets the text selected instead.
+ */
+const COPY_JS = API + String.raw`
+(() => {
+  for (const button of document.querySelectorAll('button[data-copy]')) {
+    const input = document.getElementById(button.dataset.copy);
+    const status = document.getElementById(button.dataset.copy + '-status');
+    button.hidden = false;
+    button.addEventListener('click', async () => {
+      try {
+        await navigator.clipboard.writeText(input.value);
+        felisSay(status, 'Copied.', false);
+      } catch {
+        input.focus();
+        input.select();
+        felisSay(status, 'The browser did not allow copying: the text is selected, copy it with Ctrl+C.', true);
+      }
+    });
+  }
+})();
+`;
+
 export const CLIENT_SCRIPTS: Record<string, string> = {
+  'copy.js': COPY_JS,
   'panel.css': PANEL_CSS,
   'console.js': CONSOLE_JS,
   'live.js': LIVE_JS,

@@ -1,3 +1,4 @@
+import type { Child } from 'hono/jsx';
 import type { ApiAnswer } from './api.js';
 
 /**
@@ -28,15 +29,138 @@ export function fieldOfError(answer: ApiAnswer<unknown>, fields: string[], byCod
 export function refused(form: string, values: Record<string, string>, answer: ApiAnswer<unknown>, fields: string[], byCode?: Record<string, string>): FormState {
   const field = fieldOfError(answer, fields, byCode);
   let message = answer.error?.message ?? 'Refused.';
-  // A sign-in by e-mailed code or passkey is a fresh proof (on the .localhost defaults the console
-  // host has no passkey of its own, so the page says the way that always works).
-  if (answer.error?.code === 'reauth_required') message += ' Sign out and in again (by e-mailed code or passkey), then save within 5 minutes.';
+  // A sign-in is a fresh proof: players by e-mailed code or passkey, staff by passkey or operator
+  // login (staff have no e-mailed codes; on the .localhost defaults the console host has no passkey).
+  if (answer.error?.code === 'reauth_required') message += ' Sign out and in again (players: by e-mailed code or passkey; staff: by passkey or operator login), then try again within 5 minutes.';
   return { form, values, errors: { [field]: message }, status: answer.status };
 }
 
 /** What one form of a page is handed: its own state when it was the one refused. */
-export function stateOf(state: FormState | undefined, form: string): { values: Record<string, string>; errors: Record<string, string> } {
-  return state && state.form === form ? { values: state.values, errors: state.errors } : { values: {}, errors: {} };
+export interface OwnState {
+  values: Record<string, string>;
+  errors: Record<string, string>;
+  /** This form was the one refused: its fields show what was typed, not the stored values. */
+  refused: boolean;
+}
+
+export function stateOf(state: FormState | undefined, form: string): OwnState {
+  return state && state.form === form ? { values: state.values, errors: state.errors, refused: true } : { values: {}, errors: {}, refused: false };
+}
+
+/** An RFC 3339 time from a `datetime-local` field read as UTC; empty is null. */
+export function utcOrNull(v: string | undefined): string | null {
+  const t = (v ?? '').trim();
+  if (!t) return null;
+  return /Z$|[+-]\d\d:\d\d$/.test(t) ? t : `${t.length === 16 ? `${t}:00` : t}Z`;
+}
+/** An RFC 3339 time as a `datetime-local` field shows it (UTC). */
+export const localOf = (v: unknown) => (typeof v === 'string' ? v.replace(/(\.\d+)?Z$/, '').slice(0, 16) : '');
+
+/** A ticked checkbox as a form sends it. */
+export const on = (v: string | undefined) => v === 'on' || v === 'true';
+
+/**
+ * One field of a `PostForm`: a text-like input (`type`), a select, a checkbox or a text area.
+ * `value`/`checked` is what the page shows when the form was not just refused.
+ */
+export type FieldSpec =
+  | { kind?: 'input'; id: string; name: string; label: string; type?: string; value?: string; required?: boolean; placeholder?: string; min?: string; max?: string }
+  | { kind: 'select'; id: string; name: string; label: string; options: Array<string | [string, string]>; value?: string }
+  | { kind: 'check'; id: string; name: string; label: string; checked?: boolean }
+  | { kind: 'textarea'; id: string; name: string; label: string; value?: string; rows?: number; required?: boolean };
+
+function FieldOf(props: { spec: FieldSpec; state: OwnState }) {
+  const { spec, state } = props;
+  const error = state.errors[spec.name];
+  switch (spec.kind) {
+    case 'select':
+      return <Select id={spec.id} name={spec.name} label={spec.label} options={spec.options} value={state.refused ? state.values[spec.name] : spec.value} error={error} />;
+    case 'check':
+      return <Check id={spec.id} name={spec.name} label={spec.label} checked={state.refused ? on(state.values[spec.name]) : spec.checked} error={error} />;
+    case 'textarea':
+      return <TextArea id={spec.id} name={spec.name} label={spec.label} value={state.refused ? state.values[spec.name] : spec.value} error={error} rows={spec.rows} required={spec.required} />;
+    default:
+      return <Input id={spec.id} name={spec.name} label={spec.label} type={spec.type} value={state.refused ? state.values[spec.name] : spec.value} error={error} required={spec.required} placeholder={spec.placeholder} min={spec.min} max={spec.max} />;
+  }
+}
+
+/**
+ * The shape every write form of the pages has: a POST to a page route, its fields in rows (a row
+ * of several is a grid), each refusal beside the field it names and one naming none under them,
+ * what was typed kept after a refusal, one submit button. Works without scripts.
+ */
+export function PostForm(props: {
+  action: string;
+  state: OwnState;
+  /** A field, a grid of fields, or a fieldset of them under a legend (checkboxes of one choice). */
+  rows: Array<FieldSpec | FieldSpec[] | { legend: string; fields: FieldSpec[] }>;
+  /** One button, or a group of them sending their value under one name (`op=ban` / `op=pardon`). */
+  submit: string | { name: string; label: string; buttons: Array<[string, string]> };
+  hidden?: Record<string, string>;
+  secondary?: boolean;
+  id?: string;
+  label?: string;
+  /** A heading inside the form, which names it. */
+  heading?: { id: string; text: string };
+  children?: Child;
+}) {
+  const { submit } = props;
+  return (
+    <form method="post" action={props.action} id={props.id} aria-label={props.heading ? undefined : props.label} aria-labelledby={props.heading?.id}>
+      {props.heading ? <h3 id={props.heading.id}>{props.heading.text}</h3> : null}
+      {Object.entries(props.hidden ?? {}).map(([k, v]) => <input type="hidden" name={k} value={v} />)}
+      {props.rows.map((row) =>
+        Array.isArray(row) ? (
+          <div class="grid">{row.map((spec) => <FieldOf spec={spec} state={props.state} />)}</div>
+        ) : 'legend' in row ? (
+          <fieldset>
+            <legend>{row.legend}</legend>
+            {row.fields.map((spec) => <FieldOf spec={spec} state={props.state} />)}
+          </fieldset>
+        ) : (
+          <FieldOf spec={row} state={props.state} />
+        ),
+      )}
+      {props.children}
+      <FormError errors={props.state.errors} />
+      {typeof submit === 'string' ? (
+        <button type="submit" class={props.secondary ? 'secondary' : undefined}>{submit}</button>
+      ) : (
+        <fieldset role="group" aria-label={submit.label}>
+          {submit.buttons.map(([value, text], i) => <button type="submit" name={submit.name} value={value} class={i > 0 || props.secondary ? 'secondary' : undefined}>{text}</button>)}
+        </fieldset>
+      )}
+    </form>
+  );
+}
+
+/**
+ * A list the pages show with a button or two on each row: the columns named, each cell drawn from
+ * the row, the row's actions in the last column (one-button forms), a sentence when it is empty.
+ */
+export function ActionTable<T>(props: { caption: string; rows: T[]; empty: string; columns: Array<[string, (row: T) => Child]>; actions?: (row: T) => Child }) {
+  if (props.rows.length === 0) return <p>{props.empty}</p>;
+  return (
+    <div class="overflow-auto" tabindex={0} role="region" aria-label={props.caption}>
+      <table class="striped">
+        <caption class="sr-only">{props.caption}</caption>
+        <thead>
+          <tr>
+            {props.columns.map(([title]) => <th scope="col">{title}</th>)}
+            {props.actions ? <th scope="col">Actions</th> : null}
+          </tr>
+        </thead>
+        <tbody>
+          {props.rows.map((row) => (
+            <tr>
+              {props.columns.map(([, cell]) => <td>{cell(row)}</td>)}
+              {props.actions ? <td class="actions">{props.actions(row)}</td> : null}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
 }
 
 /** A refusal that names no field, inside its form. */
@@ -135,4 +259,24 @@ export function Pager(props: { base: string; offset: number; limit: number; tota
 export function offsetOf(raw: string | undefined): number {
   const n = Number(raw ?? 0);
   return Number.isInteger(n) && n > 0 ? n : 0;
+}
+
+/**
+ * A secret the API shows this once (an API key, a webhook's signing secret): read-only, with a
+ * copy button (`copy.js`), and said plainly that it will not be shown again. Never put in an address.
+ */
+export function SecretOnce(props: { secret: string; what: string; label: string; back: { href: string; text: string } }) {
+  return (
+    <section aria-labelledby="secret-once-heading">
+      <h2 id="secret-once-heading">{props.label}</h2>
+      <p class="notice" role="status">{`${props.what}. Its ${props.label.toLowerCase()} is shown this once and never again: copy it now and keep it somewhere safe.`}</p>
+      <label for="secret-once">{props.label}</label>
+      <fieldset role="group">
+        <input id="secret-once" readonly value={props.secret} autocomplete="off" spellcheck={false} />
+        <button type="button" data-copy="secret-once" hidden>Copy</button>
+      </fieldset>
+      <p id="secret-once-status" role="status" hidden />
+      <p><a href={props.back.href}>{props.back.text}</a></p>
+    </section>
+  );
 }

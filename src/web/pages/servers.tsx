@@ -1,8 +1,9 @@
 import type { Context, Hono } from 'hono';
 import type { AppEnv } from '../../http/env.js';
 import { noticeOf, type Web } from '../index.js';
-import { Check, FormError, Input, Pager, TextArea, offsetOf, refused, stateOf, type FormState } from '../forms.js';
+import { ActionTable, FormError, Pager, PostForm, TextArea, offsetOf, on, refused, stateOf, type FormState } from '../forms.js';
 import { ActionButton, Field, RecordTable, show } from '../layout.js';
+import { MembersTab, accessOf, permissionsOf, type Need, type ServerAccess } from './members.js';
 
 interface ServerRow {
   name: string;
@@ -13,6 +14,9 @@ interface ServerRow {
   owned: boolean;
   claimable: boolean;
   desiredState?: string;
+  /** Shared with the viewer by its owner, with these permissions. */
+  member?: boolean;
+  permissions?: string[];
 }
 
 /** Rows of the server list and of a server's activity a page shows. */
@@ -20,6 +24,24 @@ const ACTIVITY_PAGE = 20;
 const LIST_PAGE = 100;
 /** A player name, as the access routes check it, before a page builds a console command with it. */
 const PLAYER = /^[A-Za-z0-9_]{1,16}$/;
+
+/** A schedule's choices, as the schedules API takes them. */
+const EVERY_MINUTES = [15, 30, 60, 120, 180, 240, 360, 480, 720];
+const WARN_MINUTES = [0, 1, 5, 10, 15, 30];
+const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+
+/** When a schedule runs, as a person reads it. */
+function whenOf(r: Record<string, unknown>): string {
+  const every = Number(r.every_minutes ?? 0);
+  const minute = Number(r.minute_of_day ?? 0);
+  const at = every === 0 ? `daily at ${String(Math.floor(minute / 60)).padStart(2, '0')}:${String(minute % 60).padStart(2, '0')}` : `every ${every} minutes`;
+  const bits = Number(r.weekdays ?? 0x7f);
+  const days = bits === 0x7f ? '' : ` on ${WEEKDAYS.filter((_d, i) => bits & (1 << i)).map((d) => d.slice(0, 3)).join(', ')}`;
+  return `${at}${days} (${show(r.timezone)})`;
+}
+
+/** A name inside the folder a form was sent from. */
+const inDir = (f: { dir?: string }, name: string) => [f.dir ?? '', name.trim()].filter(Boolean).join('/');
 
 const SERVER_NAME = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/;
 
@@ -41,7 +63,7 @@ function ServerTable(props: { servers: ServerRow[] }) {
             <td><a href={`/servers/${s.name}`}>{s.displayName ?? s.name}</a></td>
             <td><span class="phase" data-phase={s.phase ?? 'Unknown'}>{s.phase ?? 'Unknown'}</span></td>
             <td class="players">{`${s.playersOnline} / ${s.playersMax}`}</td>
-            <td>{s.owned ? 'yours' : s.claimable ? 'claimable' : ''}</td>
+            <td>{s.owned ? 'yours' : s.member ? `shared with you: ${(s.permissions ?? []).join(', ') || 'status only'}` : s.claimable ? 'claimable' : ''}</td>
           </tr>
         ))}
       </tbody>
@@ -71,15 +93,20 @@ function CreateForm(props: { values?: Record<string, string>; errors?: Record<st
   );
 }
 
-const TABS = ['overview', 'console', 'players', 'schedules', 'backups', 'files', 'settings'] as const;
+const TABS = ['overview', 'console', 'players', 'schedules', 'backups', 'files', 'settings', 'members'] as const;
 type Tab = (typeof TABS)[number];
+/** What a tab needs: a member sees only the tabs its permissions allow (the API refuses the rest anyway). */
+const TAB_NEED: Partial<Record<Tab, Need>> = { console: 'console.read', players: 'access', schedules: 'schedules', backups: 'backups.read', files: 'files.read', settings: 'owner', members: 'owner' };
+const mayOpen = (access: ServerAccess, tab: Tab) => TAB_NEED[tab] === undefined || access.may(TAB_NEED[tab]);
 
 export function serverPages(app: Hono<AppEnv>, web: Web): void {
   const listPage = async (c: Context<AppEnv>, title: string, form?: { values: Record<string, string>; errors: Record<string, string> }, status = 200) => {
     const viewer = await web.viewer(c);
     if (viewer instanceof Response) return viewer;
     const mine = await web.api<{ servers: ServerRow[] }>(c, 'GET', '/api/v1/me/servers');
-    const all = mine.ok ? mine.body.servers : [];
+    // Yours first, then those shared with you, then those anyone may claim (each in the API's order).
+    const rank = (s: ServerRow) => (s.owned ? 0 : s.member ? 1 : 2);
+    const all = mine.ok ? [...mine.body.servers].sort((a, b) => rank(a) - rank(b)) : [];
     // `/me/servers` has no paging of its own: the page shows it LIST_PAGE rows at a time.
     const offset = Math.min(offsetOf(c.req.query('offset')), Math.max(0, all.length - 1));
     const servers = all.slice(offset, offset + LIST_PAGE);
@@ -121,7 +148,8 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
   });
 
   /** A server's page at one tab; `state` is a form the API just refused, shown with its errors. */
-  const serverPage = async (c: Context<AppEnv>, name: string, tab: Tab, state?: FormState) => {
+  const serverPage = async (c: Context<AppEnv>, name: string, asked: Tab, state?: FormState) => {
+    let tab = asked;
     const viewer = await web.viewer(c);
     if (viewer instanceof Response) return viewer;
     const status = await web.api<Record<string, unknown> & { phase: string; playersOnline: number; playersMax: number }>(c, 'GET', `/api/v1/servers/${name}/status`);
@@ -130,7 +158,9 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
     }
     const s = status.body;
     const base = `/servers/${name}`;
-    const content = await tabContent(c, web, name, tab, state);
+    const access = await accessOf(c, web, name);
+    if (!mayOpen(access, tab)) tab = 'overview';
+    const content = await tabContent(c, web, name, tab, access, state);
     return web.render(
       c,
       { title: show(s.displayName ?? name), viewer, notice: state ? undefined : noticeOf(c), scripts: ['live.js', ...(content.scripts ?? [])], styles: content.styles },
@@ -141,15 +171,23 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
           {` · desired ${show(s.desiredState)}`}
         </p>
         {s.retiring ? <p class="notice error" role="status">{`Retiring since ${show((s.retiring as { requested_at: string }).requested_at)}: it stops, then ${(s.retiring as { delete: boolean }).delete ? 'is deleted' : 'is released'}.`}</p> : null}
-        <div class="actions" role="group" aria-label="Power">
-          <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="wake" label="Wake" />
-          <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="stop" label="Stop" secondary />
-          <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="restart" label="Restart" secondary />
-          <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="emergency-stop" label="Emergency stop" secondary />
-        </div>
+        {access.permissions ? (
+          <div class="actions" role="group" aria-label="Membership">
+            <p>{`Shared with you. You may: ${access.permissions.join(', ') || 'see its status'}.`}</p>
+            <ActionButton action={`${base}/do/leave`} fields={{ user_id: viewer.user_id }} label="Leave this server" secondary />
+          </div>
+        ) : null}
+        {access.may('power') ? (
+          <div class="actions" role="group" aria-label="Power">
+            <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="wake" label="Wake" />
+            <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="stop" label="Stop" secondary />
+            <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="restart" label="Restart" secondary />
+            <ActionButton action={`${base}/power`} fields={{ tab }} name="action" value="emergency-stop" label="Emergency stop" secondary />
+          </div>
+        ) : null}
         <nav class="tabs" aria-label="Server sections">
           <ul>
-            {TABS.map((t) => (
+            {TABS.filter((t) => mayOpen(access, t)).map((t) => (
               <li><a href={`${base}?tab=${t}`} aria-current={t === tab ? 'page' : undefined}>{t[0]!.toUpperCase() + t.slice(1)}</a></li>
             ))}
           </ul>
@@ -189,7 +227,6 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
    * refusal shows the page again with the form as typed and the message beside its field.
    */
   type Call = { method: string; path: string; body?: unknown; tab: Tab; done: string; fields?: string[]; byCode?: Record<string, string>; to?: string; refuse?: string };
-  const inDir = (f: Record<string, string>, name: string) => [f.dir ?? '', name.trim()].filter(Boolean).join('/');
   const actions: Record<string, (name: string, f: Record<string, string>) => Call> = {
     command: (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/command`, body: { command: f.command ?? '' }, tab: 'console', done: `Sent: ${f.command}`, fields: ['command'] }),
     backup: (n) => ({ method: 'POST', path: `/api/v1/servers/${n}/backup`, tab: 'backups', done: 'Backing up.' }),
@@ -223,8 +260,50 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
       refuse: PLAYER.test(f.player ?? '') ? undefined : 'A player name is 1 to 16 letters, digits or underscores.',
     }),
     allowlist: (n, f) => ({ method: 'PUT', path: `/api/v1/servers/${n}/allowlist/${encodeURIComponent((f.uuid ?? '').trim())}`, body: { can_wake: f.can_wake === 'on' }, tab: 'players', done: `Allowlist: ${(f.uuid ?? '').trim()} ${f.can_wake === 'on' ? 'may' : 'may not'} wake it.`, fields: ['uuid', 'can_wake'], byCode: { bad_request: 'uuid', not_found: 'uuid' } }),
-    settings: (n, f) => ({ method: 'PATCH', path: `/api/v1/servers/${n}`, body: { ...(f.display_name ? { displayName: f.display_name } : {}), ...(f.autostart_policy ? { autostartPolicy: f.autostart_policy } : {}) }, tab: 'settings', done: 'Saved.', fields: ['displayName', 'autostartPolicy'] }),
-    schedule: (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/schedules`, body: { label: f.label, action: f.action, ...(f.command ? { command: f.command } : {}), every_minutes: Number(f.every_minutes) || 0 }, tab: 'schedules', done: 'Scheduled.', fields: ['label', 'action', 'command', 'every_minutes'] }),
+    settings: (n, f) => ({ method: 'PATCH', path: `/api/v1/servers/${n}`, body: { ...(f.displayName?.trim() ? { displayName: f.displayName.trim() } : {}), ...(f.autostartPolicy ? { autostartPolicy: f.autostartPolicy } : {}) }, tab: 'settings', done: 'Saved.', fields: ['displayName', 'autostartPolicy'] }),
+    permission: (n, f) => {
+      // LuckPerms: granted and denied are `set` with a value (an omitted value would grant), unset clears it.
+      const how = f.how === 'deny' || f.how === 'clear' ? f.how : 'grant';
+      const world = (f.world ?? '').trim();
+      return {
+        method: 'POST',
+        path: `/api/v1/servers/${n}/access/permission`,
+        body: { action: how === 'clear' ? 'unset' : 'set', player: (f.player ?? '').trim(), node: (f.node ?? '').trim(), ...(how === 'clear' ? {} : { value: how === 'grant' }), ...(world ? { world } : {}) },
+        tab: 'players',
+        done: `${(f.node ?? '').trim()} ${how === 'clear' ? 'unset' : how === 'grant' ? 'granted' : 'denied'} for ${(f.player ?? '').trim()}.`,
+        fields: ['player', 'node', 'world'],
+      };
+    },
+    group: (n, f) => ({
+      method: 'POST',
+      path: `/api/v1/servers/${n}/access/group`,
+      body: { action: f.how === 'remove' ? 'remove' : 'add', player: (f.player ?? '').trim(), group: (f.group ?? '').trim() },
+      tab: 'players',
+      done: `${(f.player ?? '').trim()} ${f.how === 'remove' ? 'left' : 'joined'} the group ${(f.group ?? '').trim()}.`,
+      fields: ['player', 'group'],
+    }),
+    'member-add': (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/members`, body: { user: (f.user ?? '').trim(), permissions: permissionsOf(f) }, tab: 'members', done: `${(f.user ?? '').trim()} is a member now.`, fields: ['user', 'permissions'], byCode: { user_not_found: 'user', already_member: 'user', bad_request: 'user' } }),
+    'member-update': (n, f) => ({ method: 'PUT', path: `/api/v1/servers/${n}/members/${encodeURIComponent(f.user_id ?? '')}`, body: { permissions: permissionsOf(f) }, tab: 'members', done: `Saved what ${f.member ?? 'the member'} may do.` }),
+    leave: (n, f) => ({ method: 'DELETE', path: `/api/v1/servers/${n}/members/${encodeURIComponent(f.user_id ?? '')}`, tab: 'overview', done: `You left ${n}.`, to: '/servers' }),
+    'member-remove': (n, f) => ({ method: 'DELETE', path: `/api/v1/servers/${n}/members/${encodeURIComponent(f.user_id ?? '')}`, tab: 'members', done: `${f.member ?? 'The member'} is no longer a member.` }),
+    schedule: (n, f) => {
+      const every = Number(f.every_minutes ?? 0) || 0;
+      const [h, m] = (f.time ?? '').split(':').map(Number);
+      const body = {
+        label: (f.label ?? '').trim(),
+        action: f.action ?? '',
+        ...(f.action === 'command' ? { command: f.command ?? '' } : {}),
+        every_minutes: every,
+        ...(every === 0 && Number.isInteger(h) && Number.isInteger(m) ? { minute_of_day: h! * 60 + m! } : {}),
+        // Bits 0 to 6, Sunday first.
+        weekdays: WEEKDAYS.reduce((bits, _d, i) => (on(f[`day.${i}`]) ? bits | (1 << i) : bits), 0),
+        timezone: (f.timezone ?? '').trim(),
+        warn_minutes: Number(f.warn_minutes ?? 0) || 0,
+      };
+      return { method: 'POST', path: `/api/v1/servers/${n}/schedules`, body, tab: 'schedules', done: `Scheduled ${body.label}.`, fields: ['label', 'action', 'command', 'every_minutes', 'timezone', 'warn_minutes'] };
+    },
+    'schedule-run': (n, f) => ({ method: 'POST', path: `/api/v1/servers/${n}/schedules/${encodeURIComponent(f.id ?? '')}/run`, tab: 'schedules', done: `${f.label ?? 'The schedule'} runs now.` }),
+    'schedule-delete': (n, f) => ({ method: 'DELETE', path: `/api/v1/servers/${n}/schedules/${encodeURIComponent(f.id ?? '')}`, tab: 'schedules', done: `Removed ${f.label ?? 'the schedule'}.` }),
   };
   app.post('/servers/:name/do/:what', async (c) => {
     const name = c.req.param('name');
@@ -261,7 +340,7 @@ export function serverPages(app: Hono<AppEnv>, web: Web): void {
   });
 }
 
-async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, state?: FormState): Promise<{ body: unknown; scripts?: string[]; styles?: string[] }> {
+async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, access: ServerAccess, state?: FormState): Promise<{ body: unknown; scripts?: string[]; styles?: string[] }> {
   const base = `/servers/${name}`;
   const api = `/api/v1/servers/${name}`;
   // Where the page is (folder, file being edited): the address, or the refused form's own fields.
@@ -274,13 +353,15 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
           <section aria-labelledby="console-heading">
             <h2 id="console-heading">Console</h2>
             <pre class="console" id="console-out" data-stream={`${api}/console`} tabindex={0} aria-label="Console output" aria-live="polite" />
-            <form id="command-form" data-server={name} method="post" action={`${base}/do/command`}>
-              <label for="command">Command</label>
-              <fieldset role="group">
-                <input id="command" name="command" placeholder="say hello" autocomplete="off" required />
-                <button type="submit">Send</button>
-              </fieldset>
-            </form>
+            {access.may('console.command') ? (
+              <form id="command-form" data-server={name} method="post" action={`${base}/do/command`}>
+                <label for="command">Command</label>
+                <fieldset role="group">
+                  <input id="command" name="command" placeholder="say hello" autocomplete="off" required />
+                  <button type="submit">Send</button>
+                </fieldset>
+              </form>
+            ) : <p>Your permissions do not include sending commands.</p>}
             <p id="command-status" hidden role="status" />
           </section>
         ),
@@ -293,11 +374,6 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
         web.api<{ entries: Array<{ mc_uuid: string; can_wake: boolean; added_at: string }> }>(c, 'GET', `${api}/allowlist`),
       ]);
       const list = (a: typeof whitelist) => (a.ok ? (a.body.players.length ? a.body.players.join(', ') : 'none') : (a.error?.message ?? 'unavailable'));
-      const wl = stateOf(state, 'whitelist');
-      const ban = stateOf(state, 'ban');
-      const kick = stateOf(state, 'kick');
-      const op = stateOf(state, 'op');
-      const al = stateOf(state, 'allowlist');
       return {
         body: (
           <section aria-labelledby="players-heading">
@@ -307,55 +383,52 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
             <p id="ban-list">{`Banned: ${list(bans)}`}</p>
             <p><small>Lists and changes need the server running; they go to the game over RCON.</small></p>
             <div class="grid">
-              <form method="post" action={`${base}/do/whitelist`} aria-labelledby="wl-heading">
-                <h3 id="wl-heading">Whitelist</h3>
-                <Input id="wl-player" name="player" label="Player name" value={wl.values.player} error={wl.errors.player} required />
-                <FormError errors={wl.errors} />
-                <fieldset role="group" aria-label="Whitelist">
-                  <button type="submit" name="op" value="add">Add</button>
-                  <button type="submit" name="op" value="remove" class="secondary">Remove</button>
-                </fieldset>
-              </form>
-              <form method="post" action={`${base}/do/ban`} aria-labelledby="ban-heading">
-                <h3 id="ban-heading">Bans</h3>
-                <Input id="ban-player" name="player" label="Player name" value={ban.values.player} error={ban.errors.player} required />
-                <FormError errors={ban.errors} />
-                <fieldset role="group" aria-label="Bans">
-                  <button type="submit" name="op" value="ban">Ban</button>
-                  <button type="submit" name="op" value="pardon" class="secondary">Pardon</button>
-                </fieldset>
-              </form>
+              <PostForm action={`${base}/do/whitelist`} heading={{ id: 'wl-heading', text: 'Whitelist' }} state={stateOf(state, 'whitelist')} rows={[{ id: 'wl-player', name: 'player', label: 'Player name', required: true }]} submit={{ name: 'op', label: 'Whitelist', buttons: [['add', 'Add'], ['remove', 'Remove']] }} />
+              <PostForm action={`${base}/do/ban`} heading={{ id: 'ban-heading', text: 'Bans' }} state={stateOf(state, 'ban')} rows={[{ id: 'ban-player', name: 'player', label: 'Player name', required: true }]} submit={{ name: 'op', label: 'Bans', buttons: [['ban', 'Ban'], ['pardon', 'Pardon']] }} />
             </div>
             <div class="grid">
-              <form method="post" action={`${base}/do/op`} aria-labelledby="op-heading">
-                <h3 id="op-heading">Operators</h3>
-                <Input id="op-player" name="player" label="Player name" value={op.values.player} error={op.errors.player} required />
-                <FormError errors={op.errors} />
-                <fieldset role="group" aria-label="Operators">
-                  <button type="submit" name="op" value="op">Make operator</button>
-                  <button type="submit" name="op" value="deop" class="secondary">Remove operator</button>
-                </fieldset>
-              </form>
-              <form method="post" action={`${base}/do/kick`} aria-labelledby="kick-heading">
-                <h3 id="kick-heading">Kick</h3>
-                <Input id="kick-player" name="player" label="Player name" value={kick.values.player} error={kick.errors.player} required />
-                <FormError errors={kick.errors} />
-                <button type="submit" class="secondary">Kick (they may rejoin)</button>
-              </form>
+              <PostForm action={`${base}/do/op`} heading={{ id: 'op-heading', text: 'Operators' }} state={stateOf(state, 'op')} rows={[{ id: 'op-player', name: 'player', label: 'Player name', required: true }]} submit={{ name: 'op', label: 'Operators', buttons: [['op', 'Make operator'], ['deop', 'Remove operator']] }} />
+              <PostForm action={`${base}/do/kick`} heading={{ id: 'kick-heading', text: 'Kick' }} state={stateOf(state, 'kick')} rows={[{ id: 'kick-player', name: 'player', label: 'Player name', required: true }]} submit="Kick (they may rejoin)" secondary />
+            </div>
+            <h3>Permissions and groups (LuckPerms)</h3>
+            <div class="grid">
+              <PostForm
+                action={`${base}/do/permission`}
+                label="A player's permission"
+                state={stateOf(state, 'permission')}
+                rows={[
+                  [{ id: 'lp-player', name: 'player', label: 'Player name', required: true }, { id: 'lp-node', name: 'node', label: 'Permission node', required: true, placeholder: 'essentials.fly' }],
+                  [{ id: 'lp-world', name: 'world', label: 'World (optional)' }, { kind: 'select', id: 'lp-how', name: 'how', label: 'Make it', options: [['grant', 'granted'], ['deny', 'denied'], ['clear', 'unset']] }],
+                ]}
+                submit="Set the permission"
+                secondary
+              />
+              <PostForm
+                action={`${base}/do/group`}
+                label="A player's group"
+                state={stateOf(state, 'group')}
+                rows={[
+                  [{ id: 'grp-player', name: 'player', label: 'Player name', required: true }, { id: 'grp-group', name: 'group', label: 'Group', required: true, placeholder: 'builder' }],
+                  { kind: 'select', id: 'grp-how', name: 'how', label: 'Action', options: [['add', 'add to the group'], ['remove', 'remove from the group']] },
+                ]}
+                submit="Change the group"
+                secondary
+              />
             </div>
             <section aria-labelledby="allowlist-heading">
               <h3 id="allowlist-heading">Allowlist (who may wake it from the lobby)</h3>
               {allowlist.ok ? (
                 <RecordTable caption="Allowlist" rows={allowlist.body.entries as unknown as Array<Record<string, unknown>>} columns={['mc_uuid', 'can_wake', 'added_at']} />
               ) : <p>{allowlist.error?.message}</p>}
-              <form method="post" action={`${base}/do/allowlist`}>
-                <Input id="al-uuid" name="uuid" label="Player UUID" value={al.values.uuid} error={al.errors.uuid} required placeholder="069a79f4-44e9-4726-a5be-fca90e38aaf5" />
-                <Check id="al-can-wake" name="can_wake" label="May wake the server" checked={state?.form === 'allowlist' ? al.values.can_wake === 'on' : true} error={al.errors.can_wake} />
-                <FormError errors={al.errors} />
-                <button type="submit" class="secondary">Save</button>
-              </form>
+              <PostForm
+                action={`${base}/do/allowlist`}
+                state={stateOf(state, 'allowlist')}
+                rows={[{ id: 'al-uuid', name: 'uuid', label: 'Player UUID', required: true, placeholder: '069a79f4-44e9-4726-a5be-fca90e38aaf5' }, { kind: 'check', id: 'al-can-wake', name: 'can_wake', label: 'May wake the server', checked: true }]}
+                submit="Save"
+                secondary
+              />
             </section>
-            <p><a href={`${base}?tab=console`}>Permissions and anything else: the console.</a></p>
+            <p><a href={`${base}?tab=console`}>Anything else: the console.</a></p>
           </section>
         ),
       };
@@ -366,22 +439,42 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
         body: (
           <section aria-labelledby="schedules-heading">
             <h2 id="schedules-heading">Schedules</h2>
-            <RecordTable caption="Schedules" rows={list.ok ? list.body.schedules : []} columns={['label', 'action', 'command', 'every_minutes', 'next_run_at', 'last_result']} />
-            <form method="post" action={`${base}/do/schedule`}>
-              <div class="grid">
-                <Field name="label" label="Label" required />
-                <label for="f-action">Action
-                  <select id="f-action" name="action">
-                    {['command', 'restart', 'stop', 'start', 'backup'].map((a) => <option value={a}>{a}</option>)}
-                  </select>
-                </label>
-              </div>
-              <div class="grid">
-                <Field name="command" label="Command (for a command)" />
-                <Field name="every_minutes" label="Every how many minutes" type="number" value="60" />
-              </div>
-              <button type="submit">Add the schedule</button>
-            </form>
+            {list.ok ? null : <p class="notice error" role="alert">{list.error?.message ?? 'The schedules cannot be read now.'}</p>}
+            <ActionTable
+              caption="Schedules"
+              rows={list.ok ? list.body.schedules : []}
+              empty="Nothing is scheduled."
+              columns={[
+                ['Label', (r) => show(r.label)],
+                ['Does', (r) => (r.action === 'command' ? `command: ${show(r.command)}` : show(r.action))],
+                ['When', (r) => whenOf(r)],
+                ['Next run', (r) => show(r.next_run_at) || 'not planned'],
+                ['Last result', (r) => show(r.last_result)],
+              ]}
+              actions={(r) => (
+                <>
+                  <ActionButton action={`${base}/do/schedule-run`} fields={{ id: show(r.id), label: show(r.label) }} label={`Run ${show(r.label)} now`} secondary />
+                  <ActionButton action={`${base}/do/schedule-delete`} fields={{ id: show(r.id), label: show(r.label) }} label={`Remove ${show(r.label)}`} secondary />
+                </>
+              )}
+            />
+            <h3>Add a schedule</h3>
+            <PostForm
+              action={`${base}/do/schedule`}
+              state={stateOf(state, 'schedule')}
+              rows={[
+                [{ id: 'sc-label', name: 'label', label: 'Label', required: true }, { kind: 'select', id: 'sc-action', name: 'action', label: 'Action', options: ['command', 'restart', 'stop', 'start', 'backup'] }],
+                { id: 'sc-command', name: 'command', label: 'Command (for a command only)', placeholder: 'say Backup at noon' },
+                [
+                  { kind: 'select', id: 'sc-every', name: 'every_minutes', label: 'Repeat', options: [['0', 'once a day, at the time'], ...EVERY_MINUTES.map((m): [string, string] => [String(m), m < 60 ? `every ${m} minutes` : `every ${m / 60} hour${m === 60 ? '' : 's'}`])], value: '0' },
+                  { id: 'sc-time', name: 'time', label: 'Time of day (once a day)', type: 'time', value: '04:00' },
+                  { id: 'sc-zone', name: 'timezone', label: 'Time zone (IANA)', value: 'UTC', required: true },
+                ],
+                { legend: 'On these days', fields: WEEKDAYS.map((d, i) => ({ kind: 'check' as const, id: `sc-day-${i}`, name: `day.${i}`, label: d, checked: true })) },
+                { kind: 'select', id: 'sc-warn', name: 'warn_minutes', label: 'Warn the players first (restart, stop, backup)', options: WARN_MINUTES.map((m): [string, string] => [String(m), m === 0 ? 'no warning' : `${m} minute${m === 1 ? '' : 's'} before`]) },
+              ]}
+              submit="Add the schedule"
+            />
           </section>
         ),
       };
@@ -396,20 +489,22 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
         body: (
           <section aria-labelledby="backups-heading">
             <h2 id="backups-heading">Backups</h2>
-            <ActionButton action={`${base}/do/backup`} label="Back up now" />
+            {access.may('backups.write') ? <ActionButton action={`${base}/do/backup`} label="Back up now" /> : null}
             {rows.length === 0 ? <p>No backups yet.</p> : (
               <table class="striped">
-                <thead><tr><th scope="col">Taken</th><th scope="col">Reason</th><th scope="col">Size</th><th scope="col">Actions</th></tr></thead>
+                <thead><tr><th scope="col">Taken</th><th scope="col">Reason</th><th scope="col">Size</th>{access.may('backups.write') ? <th scope="col">Actions</th> : null}</tr></thead>
                 <tbody>
                   {rows.map((b) => (
                     <tr>
                       <td>{show(b.created_at)}</td>
                       <td>{show(b.reason)}</td>
                       <td>{show(b.size_bytes)}</td>
-                      <td class="actions">
-                        <ActionButton action={`${base}/do/restore`} fields={{ backup_id: show(b.id) }} label="Restore" secondary />
-                        <ActionButton action={`${base}/do/export`} fields={{ backup_id: show(b.id) }} label="Export" secondary />
-                      </td>
+                      {access.may('backups.write') ? (
+                        <td class="actions">
+                          <ActionButton action={`${base}/do/restore`} fields={{ backup_id: show(b.id) }} label="Restore" secondary />
+                          <ActionButton action={`${base}/do/export`} fields={{ backup_id: show(b.id) }} label="Export" secondary />
+                        </td>
+                      ) : null}
                     </tr>
                   ))}
                 </tbody>
@@ -424,12 +519,12 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
     case 'files': {
       const dir = (q('dir') ?? '').replace(/^\/+|\/+$/g, '');
       const edit = q('edit');
-      if (edit) return { body: await fileEditor(c, web, name, dir, edit, state) };
+      if (edit) return { body: await fileEditor(c, web, name, dir, edit, access.may('files.write'), state) };
       const listing = await web.api<{ entries: Array<{ name: string; size: number; is_dir: boolean; mod_time: string }>; free_bytes: number }>(c, 'GET', `${api}/files?path=${encodeURIComponent(dir)}`);
       const ops = await web.api<{ ops: Array<Record<string, unknown>> }>(c, 'GET', `${api}/files/ops`);
       const up = dir.includes('/') ? dir.slice(0, dir.lastIndexOf('/')) : '';
-      const nf = stateOf(state, 'new-file');
-      const md = stateOf(state, 'mkdir');
+      const writable = access.may('files.write');
+      const at = (e: { name: string }) => (dir ? `${dir}/${e.name}` : e.name);
       const fileUrl = (path: string) => `${base}?tab=files&dir=${encodeURIComponent(dir)}&edit=${encodeURIComponent(path)}`;
       return {
         scripts: ['upload.js'],
@@ -439,45 +534,36 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
             {dir ? <p><a href={`${base}?tab=files&dir=${encodeURIComponent(up)}`}>Up one folder</a></p> : null}
             {state && state.form !== 'new-file' && state.form !== 'mkdir' ? <FormError errors={{ _: Object.values(state.errors)[0] ?? '' }} /> : null}
             {!listing.ok ? <p class="notice error">{listing.error?.message}</p> : (
-              <table class="striped">
-                <thead><tr><th scope="col">Name</th><th scope="col">Size</th><th scope="col">Changed</th><th scope="col">Actions</th></tr></thead>
-                <tbody>
-                  {listing.body.entries.map((e) => {
-                    const path = dir ? `${dir}/${e.name}` : e.name;
-                    return (
-                      <tr>
-                        <td>{e.is_dir ? <a href={`${base}?tab=files&dir=${encodeURIComponent(path)}`}>{`${e.name}/`}</a> : <a href={fileUrl(path)}>{e.name}</a>}</td>
-                        <td>{e.is_dir ? '' : String(e.size)}</td>
-                        <td>{e.mod_time}</td>
-                        <td class="actions">
-                          {e.name.endsWith('.zip') ? <ActionButton action={`${base}/do/unzip`} fields={{ path, dir }} label={`Unzip ${e.name}`} secondary /> : null}
-                          <ActionButton action={`${base}/do/delete-file`} fields={{ path, dir }} label={`Delete ${e.name}`} secondary />
-                        </td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
+              <ActionTable
+                caption="Files"
+                rows={listing.body.entries}
+                empty="This folder is empty."
+                columns={[
+                  ['Name', (e) => (e.is_dir ? <a href={`${base}?tab=files&dir=${encodeURIComponent(at(e))}`}>{`${e.name}/`}</a> : <a href={fileUrl(at(e))}>{e.name}</a>)],
+                  ['Size', (e) => (e.is_dir ? '' : String(e.size))],
+                  ['Changed', (e) => e.mod_time],
+                ]}
+                actions={writable ? (e) => (
+                  <>
+                    {e.name.endsWith('.zip') ? <ActionButton action={`${base}/do/unzip`} fields={{ path: at(e), dir }} label={`Unzip ${e.name}`} secondary /> : null}
+                    <ActionButton action={`${base}/do/delete-file`} fields={{ path: at(e), dir }} label={`Delete ${e.name}`} secondary />
+                  </>
+                ) : undefined}
+              />
             )}
-            <div class="grid">
-              <form method="post" action={`${base}/do/new-file`}>
-                <input type="hidden" name="dir" value={dir} />
-                <Input id="nf-name" name="name" label="New file" value={nf.values.name} error={nf.errors.name} required placeholder="notes.txt" />
-                <FormError errors={nf.errors} />
-                <button type="submit" class="secondary">Create and edit</button>
-              </form>
-              <form method="post" action={`${base}/do/mkdir`}>
-                <input type="hidden" name="dir" value={dir} />
-                <Input id="md-name" name="name" label="New folder" value={md.values.name} error={md.errors.name} required placeholder="plugins" />
-                <FormError errors={md.errors} />
-                <button type="submit" class="secondary">Make the folder</button>
-              </form>
-            </div>
-            <form id="upload-form" data-server={name} data-dir={dir}>
-              <label for="upload-file">Upload a file here (sent in parts)</label>
-              <input id="upload-file" type="file" name="file" required />
-              <button type="submit">Upload</button>
-            </form>
+            {writable ? (
+              <>
+                <div class="grid">
+                  <PostForm action={`${base}/do/new-file`} state={stateOf(state, 'new-file')} hidden={{ dir }} rows={[{ id: 'nf-name', name: 'name', label: 'New file', required: true, placeholder: 'notes.txt' }]} submit="Create and edit" secondary />
+                  <PostForm action={`${base}/do/mkdir`} state={stateOf(state, 'mkdir')} hidden={{ dir }} rows={[{ id: 'md-name', name: 'name', label: 'New folder', required: true, placeholder: 'plugins' }]} submit="Make the folder" secondary />
+                </div>
+                <form id="upload-form" data-server={name} data-dir={dir}>
+                  <label for="upload-file">Upload a file here (sent in parts)</label>
+                  <input id="upload-file" type="file" name="file" required />
+                  <button type="submit">Upload</button>
+                </form>
+              </>
+            ) : <p>Your permissions let you read the files, not change them.</p>}
             <p id="upload-status" hidden role="status" />
             {ops.ok && ops.body.ops.length > 0 ? (
               <>
@@ -494,22 +580,23 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
         body: (
           <section aria-labelledby="settings-heading">
             <h2 id="settings-heading">Settings</h2>
-            <form method="post" action={`${base}/do/settings`}>
-              <Field name="display_name" label="Display name" />
-              <label for="f-autostart">Who may wake it from the lobby
-                <select id="f-autostart" name="autostart_policy">
-                  <option value="">unchanged</option>
-                  <option value="ownerOnly">only me</option>
-                  <option value="allowlist">my allowlist</option>
-                  <option value="public">anyone</option>
-                </select>
-              </label>
-              <button type="submit">Save</button>
-            </form>
+            <PostForm
+              action={`${base}/do/settings`}
+              state={stateOf(state, 'settings')}
+              rows={[
+                { id: 'st-display', name: 'displayName', label: 'Display name (empty: unchanged)' },
+                { kind: 'select', id: 'st-autostart', name: 'autostartPolicy', label: 'Who may wake it from the lobby', options: [['', 'unchanged'], ['ownerOnly', 'only the owner'], ['allowlist', 'the allowlist'], ['public', 'anyone']] },
+              ]}
+              submit="Save"
+            />
           </section>
         ),
       };
+    case 'members':
+      return { body: <MembersTab base={base} members={access.members} add={stateOf(state, 'member-add')} change={{ ...stateOf(state, 'member-update'), user_id: state?.values.user_id }} /> };
     default: {
+      // Usage and activity are the console's to read (`console.read`): a member without it sees neither.
+      if (!access.may('console.read')) return { body: <p>Your permissions do not include this server's usage and activity.</p> };
       const offset = offsetOf(c.req.query('offset'));
       const activity = await web.api<{ entries: Array<Record<string, unknown>>; total: number }>(c, 'GET', `${api}/activity?limit=${ACTIVITY_PAGE}&offset=${offset}`);
       const rows = activity.ok ? activity.body.entries : [];
@@ -536,7 +623,7 @@ async function tabContent(c: Context<AppEnv>, web: Web, name: string, tab: Tab, 
 }
 
 /** The text of a file of the world, in a form that saves it only if nobody changed it since. */
-async function fileEditor(c: Context<AppEnv>, web: Web, name: string, dir: string, path: string, state?: FormState) {
+async function fileEditor(c: Context<AppEnv>, web: Web, name: string, dir: string, path: string, writable: boolean, state?: FormState) {
   const base = `/servers/${name}`;
   const back = `${base}?tab=files&dir=${encodeURIComponent(dir)}`;
   const file = await web.api<{ path: string; content: string; sha256: string }>(c, 'GET', `/api/v1/servers/${name}/file?path=${encodeURIComponent(path)}`);
@@ -561,7 +648,7 @@ async function fileEditor(c: Context<AppEnv>, web: Web, name: string, dir: strin
     <section aria-labelledby="editor-heading">
       <h2 id="editor-heading">{`Edit /${path}`}</h2>
       <p><a href={back}>Back to the folder</a>{` · ${bytes.length} bytes · sha-256 ${file.body.sha256.slice(0, 12)}…`}</p>
-      {binary ? <p>This file is not text; download or replace it instead.</p> : (
+      {binary ? <p>This file is not text; download or replace it instead.</p> : !writable ? <pre tabindex={0} aria-label={`Content of /${path}`}>{text}</pre> : (
         <form method="post" action={`${base}/do/save-file`} id="editor-form">
           <input type="hidden" name="path" value={path} />
           <input type="hidden" name="dir" value={dir} />

@@ -2,7 +2,7 @@ import type { Context, Hono } from 'hono';
 import type { Child } from 'hono/jsx';
 import type { AppEnv } from '../../http/env.js';
 import type { ApiAnswer } from '../api.js';
-import { Check, FormError, Input, Pager, Select, TextArea, offsetOf, refused, stateOf, type FormState } from '../forms.js';
+import { ActionTable, Input, Pager, PostForm, SecretOnce, localOf, offsetOf, on, refused, stateOf, utcOrNull, type FieldSpec, type FormState } from '../forms.js';
 import { noticeOf, type Web } from '../index.js';
 import { ActionButton, RecordTable, show } from '../layout.js';
 
@@ -30,6 +30,7 @@ interface StaffForm {
 }
 
 const PAGE = 50;
+const ROLES = ['user', 'admin', 'owner'];
 const SEVERITIES = ['CRITICAL', 'HIGH', 'MEDIUM', 'LOW', 'UNKNOWN'];
 const WEBHOOK_EVENTS = ['server.start_failed', 'server.start_gave_up', 'backup.failed', 'backup.corrupt', 'build.blocked', 'submission.pending_review', 'schedule.failed', 'node.maintenance_started', 'node.maintenance_ended', 'webhook.test'];
 
@@ -65,15 +66,8 @@ function numberOf(v: string | undefined): number | string {
   const n = numberOrNull(v);
   return n === null ? '' : n;
 }
-const on = (v: string | undefined) => v === 'on' || v === 'true';
-/** An RFC 3339 time from a `datetime-local` field read as UTC; empty is null. */
-function utcOrNull(v: string | undefined): string | null {
-  const t = (v ?? '').trim();
-  if (!t) return null;
-  return /Z$|[+-]\d\d:\d\d$/.test(t) ? t : `${t.length === 16 ? `${t}:00` : t}Z`;
-}
-const localOf = (v: unknown) => (typeof v === 'string' ? v.replace(/(\.\d+)?Z$/, '').slice(0, 16) : '');
 const enc = encodeURIComponent;
+const WEBHOOKS_BACK = { href: '/staff/webhooks', text: 'Back to the webhooks' };
 
 function Unavailable(props: { answer: ApiAnswer<unknown> }) {
   return <p class="notice error" role="alert">{props.answer.error?.message ?? 'Unavailable.'}</p>;
@@ -88,7 +82,6 @@ const SECTIONS: Section[] = [
       const query = (c.req.query('query') ?? '').trim();
       const list = await web.api<{ users: Row[]; total: number }>(c, 'GET', `/api/v1/users?limit=${PAGE}&offset=${offset}${query ? `&query=${enc(query)}` : ''}`);
       if (!list.ok) return { body: <Unavailable answer={list} />, status: list.status };
-      const f = stateOf(state, 'create');
       return {
         body: (
           <>
@@ -101,15 +94,16 @@ const SECTIONS: Section[] = [
             <RecordTable caption="Users" rows={list.body.users} columns={['username', 'email', 'role', 'disabled', 'email_verified', 'server_count', 'created_at']} link={(r) => `/staff/users/${show(r.id)}`} />
             <Pager base={`/staff/users${query ? `?query=${enc(query)}` : ''}`} offset={offset} limit={PAGE} total={list.body.total} shown={list.body.users.length} label="User pages" />
             <h2>Add an account</h2>
-            <form method="post" action="/staff/users/do/create">
-              <div class="grid">
-                <Input id="u-username" name="username" label="Username" value={f.values.username} error={f.errors.username} required />
-                <Input id="u-email" name="email" label="E-mail (optional, unverified)" type="email" value={f.values.email} error={f.errors.email} />
-                <Select id="u-role" name="role" label="Role" options={['user', 'admin', 'owner']} value={f.values.role} error={f.errors.role} />
-              </div>
-              <FormError errors={f.errors} />
-              <button type="submit">Add</button>
-            </form>
+            <PostForm
+              action="/staff/users/do/create"
+              state={stateOf(state, 'create')}
+              rows={[[
+                { id: 'u-username', name: 'username', label: 'Username', required: true },
+                { id: 'u-email', name: 'email', label: 'E-mail (optional, unverified)', type: 'email' },
+                { kind: 'select', id: 'u-role', name: 'role', label: 'Role', options: ROLES },
+              ]]}
+              submit="Add"
+            />
           </>
         ),
       };
@@ -130,35 +124,23 @@ const SECTIONS: Section[] = [
     async render(c, web, state) {
       const images = await web.api<{ images: Row[] }>(c, 'GET', '/api/v1/images');
       if (!images.ok) return { body: <Unavailable answer={images} />, status: images.status };
-      const f = stateOf(state, 'add');
       return {
         body: (
           <>
-            {images.body.images.length === 0 ? <p>No image is whitelisted yet.</p> : (
-              <table class="striped">
-                <thead><tr><th scope="col">Image</th><th scope="col">Source</th><th scope="col">Enabled</th><th scope="col">Added</th><th scope="col">Actions</th></tr></thead>
-                <tbody>
-                  {images.body.images.map((i) => (
-                    <tr>
-                      <td>{show(i.image_ref)}</td>
-                      <td>{show(i.source)}</td>
-                      <td>{i.enabled ? 'yes' : 'no'}</td>
-                      <td>{show(i.added_at)}</td>
-                      <td class="actions">
-                        <ActionButton action="/staff/images/do/enable" fields={{ image_ref: show(i.image_ref), enabled: i.enabled ? 'false' : 'true' }} label={`${i.enabled ? 'Disable' : 'Enable'} ${show(i.image_ref)}`} secondary />
-                        <ActionButton action="/staff/images/do/remove" fields={{ image_ref: show(i.image_ref) }} label={`Remove ${show(i.image_ref)}`} secondary />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
+            <ActionTable
+              caption="Images"
+              rows={images.body.images}
+              empty="No image is whitelisted yet."
+              columns={[['Image', (i) => show(i.image_ref)], ['Source', (i) => show(i.source)], ['Enabled', (i) => (i.enabled ? 'yes' : 'no')], ['Added', (i) => show(i.added_at)]]}
+              actions={(i) => (
+                <>
+                  <ActionButton action="/staff/images/do/enable" fields={{ image_ref: show(i.image_ref), enabled: i.enabled ? 'false' : 'true' }} label={`${i.enabled ? 'Disable' : 'Enable'} ${show(i.image_ref)}`} secondary />
+                  <ActionButton action="/staff/images/do/remove" fields={{ image_ref: show(i.image_ref) }} label={`Remove ${show(i.image_ref)}`} secondary />
+                </>
+              )}
+            />
             <h2>Whitelist an image</h2>
-            <form method="post" action="/staff/images/do/add">
-              <Input id="img-ref" name="image_ref" label="Image reference" value={f.values.image_ref} error={f.errors.image_ref} required placeholder="itzg/minecraft-server:java21" />
-              <FormError errors={f.errors} />
-              <button type="submit">Whitelist</button>
-            </form>
+            <PostForm action="/staff/images/do/add" state={stateOf(state, 'add')} rows={[{ id: 'img-ref', name: 'image_ref', label: 'Image reference', required: true, placeholder: 'itzg/minecraft-server:java21' }]} submit="Whitelist" />
           </>
         ),
       };
@@ -171,23 +153,25 @@ const SECTIONS: Section[] = [
       const offset = offsetOf(c.req.query('offset'));
       const list = await web.api<{ builds: Row[]; total: number }>(c, 'GET', `/api/v1/images/build?limit=${PAGE}&offset=${offset}`);
       if (!list.ok) return { body: <Unavailable answer={list} />, status: list.status };
-      const f = stateOf(state, 'start');
       return {
         body: (
           <>
             <RecordTable caption="Builds" rows={list.body.builds} columns={['id', 'image_ref', 'status', 'requested_by', 'created_at', 'finished_at', 'error']} link={(r) => `/staff/builds/${show(r.id)}`} />
             <Pager base="/staff/builds" offset={offset} limit={PAGE} total={list.body.total} shown={list.body.builds.length} label="Build pages" />
             <h2>Start a build</h2>
-            <form method="post" action="/staff/builds/do/start">
-              <div class="grid">
-                <Input id="b-image" name="image_ref" label="Image to build" value={f.values.image_ref} error={f.errors.image_ref} required placeholder="registry.felis.local/felis/paper:1.21" />
-                <Input id="b-base" name="base_image" label="Base image (optional)" value={f.values.base_image} error={f.errors.base_image} />
-              </div>
-              <Input id="b-context" name="context_ref" label="Approved submission's context (optional)" value={f.values.context_ref} error={f.errors.context_ref} />
-              <TextArea id="b-dockerfile" name="dockerfile" label="Dockerfile (unless a context names one)" value={f.values.dockerfile} error={f.errors.dockerfile} rows={6} />
-              <FormError errors={f.errors} />
-              <button type="submit">Start</button>
-            </form>
+            <PostForm
+              action="/staff/builds/do/start"
+              state={stateOf(state, 'start')}
+              rows={[
+                [
+                  { id: 'b-image', name: 'image_ref', label: 'Image to build', required: true, placeholder: 'registry.felis.local/felis/paper:1.21' },
+                  { id: 'b-base', name: 'base_image', label: 'Base image (optional)' },
+                ],
+                { id: 'b-context', name: 'context_ref', label: 'Approved submission’s context (optional)' },
+                { kind: 'textarea', id: 'b-dockerfile', name: 'dockerfile', label: 'Dockerfile (unless a context names one)', rows: 6 },
+              ]}
+              submit="Start"
+            />
           </>
         ),
       };
@@ -199,42 +183,34 @@ const SECTIONS: Section[] = [
     async render(c, web, state) {
       const list = await web.api<{ submissions: Row[] }>(c, 'GET', '/api/v1/submissions');
       if (!list.ok) return { body: <Unavailable answer={list} />, status: list.status };
-      if (list.body.submissions.length === 0) return { body: <p>No submissions yet.</p> };
       return {
         body: (
-          <table class="striped">
-            <thead><tr><th scope="col">Modpack</th><th scope="col">Status</th><th scope="col">Context</th><th scope="col">Image and build</th><th scope="col">Decision</th></tr></thead>
-            <tbody>
-              {list.body.submissions.map((s) => {
-                const id = show(s.id);
-                const mine = state && state.values.id === id ? stateOf(state, state.form) : { values: {}, errors: {} as Record<string, string> };
-                return (
-                  <tr>
-                    <td>{show(s.display_name)}<br /><small>{`${show(s.submitted_by)} · ${show(s.created_at)}`}</small></td>
-                    <td>{show(s.status)}{s.reject_reason ? <><br /><small>{show(s.reject_reason)}</small></> : null}</td>
-                    <td>{s.context_sha256 ? <><a href={`/api/v1/submissions/${enc(id)}/context`} download>Download</a><br /><small>{`sha-256 ${show(s.context_sha256).slice(0, 12)}…`}</small></> : 'not uploaded'}</td>
-                    <td>{show(s.image_ref)}{s.build_id ? <><br /><a href={`/staff/builds/${enc(show(s.build_id))}`}>{`build ${show(s.build_status)}`}</a></> : null}</td>
-                    <td>
-                      {s.status === 'pending_review' ? (
-                        <>
-                          <form method="post" action="/staff/submissions/do/approve">
-                            <input type="hidden" name="id" value={id} />
-                            <input type="hidden" name="expected_digest" value={show(s.context_sha256)} />
-                            <button type="submit">{`Approve ${show(s.display_name)}`}</button>
-                          </form>
-                          <form method="post" action="/staff/submissions/do/reject">
-                            <input type="hidden" name="id" value={id} />
-                            <Input id={`reason-${id}`} name="reason" label="Reason to reject" value={state?.form === 'reject' ? mine.values.reason : ''} error={state?.form === 'reject' ? (mine.errors.reason ?? mine.errors._) : undefined} required />
-                            <button type="submit" class="secondary">Reject</button>
-                          </form>
-                        </>
-                      ) : null}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+          <ActionTable
+            caption="Submissions"
+            rows={list.body.submissions}
+            empty="No submissions yet."
+            columns={[
+              ['Modpack', (s) => <>{show(s.display_name)}<br /><small>{`${show(s.submitted_by)} · ${show(s.created_at)}`}</small></>],
+              ['Status', (s) => <>{show(s.status)}{s.reject_reason ? <><br /><small>{show(s.reject_reason)}</small></> : null}</>],
+              ['Context', (s) => (s.context_sha256 ? <><a href={`/api/v1/submissions/${enc(show(s.id))}/context`} download>Download</a><br /><small>{`sha-256 ${show(s.context_sha256).slice(0, 12)}…`}</small></> : 'not uploaded')],
+              ['Image and build', (s) => <>{show(s.image_ref)}{s.build_id ? <><br /><a href={`/staff/builds/${enc(show(s.build_id))}`}>{`build ${show(s.build_status)}`}</a></> : null}</>],
+            ]}
+            actions={(s) =>
+              s.status === 'pending_review' ? (
+                <>
+                  <ActionButton action="/staff/submissions/do/approve" fields={{ id: show(s.id), expected_digest: show(s.context_sha256) }} label={`Approve ${show(s.display_name)}`} />
+                  <PostForm
+                    action="/staff/submissions/do/reject"
+                    state={state?.values.id === show(s.id) ? stateOf(state, 'reject') : stateOf(undefined, 'reject')}
+                    hidden={{ id: show(s.id) }}
+                    rows={[{ id: `reason-${show(s.id)}`, name: 'reason', label: 'Reason to reject', required: true }]}
+                    submit="Reject"
+                    secondary
+                  />
+                </>
+              ) : null
+            }
+          />
         ),
       };
     },
@@ -255,42 +231,40 @@ const SECTIONS: Section[] = [
     async render(c, web, state) {
       const control = await web.api<{ available: boolean; tasks: Row[] }>(c, 'GET', '/api/v1/settings/node-control');
       if (!control.ok) return { body: <Unavailable answer={control} />, status: control.status };
-      const f = stateOf(state, 'start');
       return {
         body: (
           <>
             <p>{control.body.available ? 'This cluster allows node control (the owner only; a fresh proof of identity is asked).' : 'This cluster does not allow node control: a task is refused.'}</p>
-            {control.body.tasks.length === 0 ? <p>No node task yet.</p> : (
-              <table class="striped">
-                <thead><tr><th scope="col">Task</th><th scope="col">Node</th><th scope="col">State</th><th scope="col">Started</th><th scope="col">Error</th><th scope="col">Retry</th></tr></thead>
-                <tbody>
-                  {control.body.tasks.map((t) => (
-                    <tr>
-                      <td><a href={`/staff/node-tasks/${enc(show(t.id))}`}>{show((t.request as Row | undefined)?.action)}</a></td>
-                      <td>{show((t.request as Row | undefined)?.name)}</td>
-                      <td>{`${show(t.state)} (${show(t.stage)})`}</td>
-                      <td>{show(t.startedAt)}</td>
-                      <td>{show(t.error)}</td>
-                      <td>{t.state === 'failed' ? <ActionButton action="/staff/node-tasks/do/retry" fields={{ id: show(t.id) }} label="Retry" secondary /> : null}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
+            <ActionTable
+              caption="Node tasks"
+              rows={control.body.tasks}
+              empty="No node task yet."
+              columns={[
+                ['Task', (t) => <a href={`/staff/node-tasks/${enc(show(t.id))}`}>{show((t.request as Row | undefined)?.action)}</a>],
+                ['Node', (t) => show((t.request as Row | undefined)?.name)],
+                ['State', (t) => `${show(t.state)} (${show(t.stage)})`],
+                ['Started', (t) => show(t.startedAt)],
+                ['Error', (t) => show(t.error)],
+              ]}
+              actions={(t) => (t.state === 'failed' ? <ActionButton action="/staff/node-tasks/do/retry" fields={{ id: show(t.id) }} label="Retry" secondary /> : null)}
+            />
             <h2>Start a node task</h2>
-            <form method="post" action="/staff/node-tasks/do/start">
-              <div class="grid">
-                <Select id="nt-action" name="action" label="Action" options={['approve', 'cordon', 'drain', 'return', 'remove']} value={f.values.action} error={f.errors.action} />
-                <Input id="nt-name" name="name" label="Node name" value={f.values.name} error={f.errors.name} required />
-              </div>
-              <div class="grid">
-                <Input id="nt-ssh" name="sshTarget" label="SSH target (approve only)" value={f.values.sshTarget} error={f.errors.sshTarget} />
-                <Input id="nt-ip" name="externalIP" label="External IP (approve only)" value={f.values.externalIP} error={f.errors.externalIP} />
-              </div>
-              <Check id="nt-confirm" name="confirmMaintenance" label="I know the servers on this node stop or move" checked={on(f.values.confirmMaintenance)} error={f.errors.confirmMaintenance} />
-              <FormError errors={f.errors} />
-              <button type="submit">Start the task</button>
-            </form>
+            <PostForm
+              action="/staff/node-tasks/do/start"
+              state={stateOf(state, 'start')}
+              rows={[
+                [
+                  { kind: 'select', id: 'nt-action', name: 'action', label: 'Action', options: ['approve', 'cordon', 'drain', 'return', 'remove'] },
+                  { id: 'nt-name', name: 'name', label: 'Node name', required: true },
+                ],
+                [
+                  { id: 'nt-ssh', name: 'sshTarget', label: 'SSH target (approve only)' },
+                  { id: 'nt-ip', name: 'externalIP', label: 'External IP (approve only)' },
+                ],
+                { kind: 'check', id: 'nt-confirm', name: 'confirmMaintenance', label: 'I know the servers on this node stop or move' },
+              ]}
+              submit="Start the task"
+            />
           </>
         ),
       };
@@ -302,7 +276,17 @@ const SECTIONS: Section[] = [
     async render(c, web) {
       const list = await web.api<{ backups: Row[] }>(c, 'GET', '/api/v1/backups');
       if (!list.ok) return { body: <Unavailable answer={list} />, status: list.status };
-      return { body: <RecordTable caption="World backups" rows={list.body.backups} columns={['server_name', 'reason', 'status', 'size_bytes', 'created_at', 'expires_at', 'former_owner']} /> };
+      return {
+        body: (
+          <ActionTable
+            caption="World backups"
+            rows={list.body.backups}
+            empty="No world backup yet."
+            columns={['server_name', 'reason', 'status', 'size_bytes', 'created_at', 'expires_at', 'former_owner'].map((k) => [k, (b: Row) => show(b[k])] as [string, (b: Row) => Child])}
+            actions={(b) => <ActionButton action="/staff/backups/do/delete" fields={{ id: show(b.id), what: `${show(b.server_name)} of ${show(b.created_at)}` }} label={`Delete the backup of ${show(b.server_name)} taken ${show(b.created_at)}`} secondary />}
+          />
+        ),
+      };
     },
   },
   {
@@ -341,49 +325,45 @@ const SECTIONS: Section[] = [
     async render(c, web, state) {
       const list = await web.api<{ webhooks: Row[] }>(c, 'GET', '/api/v1/settings/webhooks');
       if (!list.ok) return { body: <Unavailable answer={list} />, status: list.status };
-      const f = stateOf(state, 'add');
       return {
         body: (
           <>
-            {list.body.webhooks.length === 0 ? <p>No webhook yet.</p> : (
-              <table class="striped">
-                <thead><tr><th scope="col">Name</th><th scope="col">Address</th><th scope="col">Events</th><th scope="col">Enabled</th><th scope="col">Actions</th></tr></thead>
-                <tbody>
-                  {list.body.webhooks.map((w) => {
-                    const id = show(w.id);
-                    return (
-                      <tr>
-                        <td>{show(w.name)}</td>
-                        <td>{show(w.url)}<br /><small>{show(w.format)}</small></td>
-                        <td><small>{(w.events as string[]).join(', ') || 'all'}</small></td>
-                        <td>{w.enabled ? 'yes' : 'no'}{w.paused_until ? <><br /><small>{`paused until ${show(w.paused_until)}`}</small></> : null}</td>
-                        <td class="actions">
-                          <ActionButton action="/staff/webhooks/do/enable" fields={{ id, enabled: w.enabled ? 'false' : 'true' }} label={`${w.enabled ? 'Disable' : 'Enable'} ${show(w.name)}`} secondary />
-                          <ActionButton action="/staff/webhooks/do/test" fields={{ id }} label={`Test ${show(w.name)}`} secondary />
-                          <ActionButton action="/staff/webhooks/do/rotate" fields={{ id }} label={`New secret for ${show(w.name)}`} secondary />
-                          <ActionButton action="/staff/webhooks/do/delete" fields={{ id }} label={`Delete ${show(w.name)}`} secondary />
-                        </td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
-            )}
+            <ActionTable
+              caption="Webhooks"
+              rows={list.body.webhooks}
+              empty="No webhook yet."
+              columns={[
+                ['Name', (w) => <a href={`/staff/webhooks/${enc(show(w.id))}`}>{show(w.name)}</a>],
+                ['Address', (w) => <>{show(w.url)}<br /><small>{show(w.format)}</small></>],
+                ['Events', (w) => <small>{(w.events as string[]).join(', ') || 'all'}</small>],
+                ['Enabled', (w) => <>{w.enabled ? 'yes' : 'no'}{w.paused_until ? <><br /><small>{`paused until ${show(w.paused_until)}`}</small></> : null}</>],
+              ]}
+              actions={(w) => {
+                const id = show(w.id);
+                return (
+                  <>
+                    <ActionButton action="/staff/webhooks/do/enable" fields={{ id, enabled: w.enabled ? 'false' : 'true' }} label={`${w.enabled ? 'Disable' : 'Enable'} ${show(w.name)}`} secondary />
+                    <ActionButton action="/staff/webhooks/do/test" fields={{ id }} label={`Test ${show(w.name)}`} secondary />
+                    <ActionButton action="/staff/webhooks/do/rotate" fields={{ id }} label={`New secret for ${show(w.name)}`} secondary />
+                    <ActionButton action="/staff/webhooks/do/delete" fields={{ id }} label={`Delete ${show(w.name)}`} secondary />
+                  </>
+                );
+              }}
+            />
             <h2>Add a webhook</h2>
-            <form method="post" action="/staff/webhooks/do/add">
-              <div class="grid">
-                <Input id="wh-name" name="name" label="Name" value={f.values.name} error={f.errors.name} required />
-                <Input id="wh-url" name="url" label="Address (https)" type="url" value={f.values.url} error={f.errors.url} required />
-                <Select id="wh-format" name="format" label="Format" options={['json', 'discord']} value={f.values.format} error={f.errors.format} />
-              </div>
-              <fieldset>
-                <legend>Events (none ticked: all)</legend>
-                {WEBHOOK_EVENTS.map((e) => <Check id={`wh-ev-${e.replace(/\./g, '-')}`} name={`event:${e}`} label={e} checked={on(f.values[`event:${e}`])} />)}
-                {f.errors.events ? <small class="field-error">{f.errors.events}</small> : null}
-              </fieldset>
-              <FormError errors={f.errors} />
-              <button type="submit">Add</button>
-            </form>
+            <PostForm
+              action="/staff/webhooks/do/add"
+              state={stateOf(state, 'add')}
+              rows={[
+                [
+                  { id: 'wh-name', name: 'name', label: 'Name', required: true },
+                  { id: 'wh-url', name: 'url', label: 'Address (https)', type: 'url', required: true },
+                  { kind: 'select', id: 'wh-format', name: 'format', label: 'Format', options: ['json', 'discord'] },
+                ],
+                { legend: 'Events (none ticked: all)', fields: WEBHOOK_EVENTS.map((e) => ({ kind: 'check' as const, id: `wh-ev-${e.replace(/\./g, '-')}`, name: `event:${e}`, label: e })) },
+              ]}
+              submit="Add"
+            />
           </>
         ),
       };
@@ -397,24 +377,26 @@ const SECTIONS: Section[] = [
       if (!policy.ok) return { body: <Unavailable answer={policy} />, status: policy.status };
       const p = policy.body;
       const f = stateOf(state, 'save');
-      const v = (k: string) => (state?.form === 'save' ? f.values[k] : show(p[k]));
       return {
         body: (
-          <form method="post" action="/staff/entry-policy/do/save">
-            <input type="hidden" name="revision" value={state?.form === 'save' ? f.values.revision : show(p.revision)} />
-            <div class="grid">
-              <Select id="ep-mode" name="mode" label="How players enter" options={[['lobby', 'the lobby'], ['direct', 'straight to a server'], ['domain', 'by the server’s domain']]} value={v('mode')} error={f.errors.mode} />
-              <Input id="ep-default" name="defaultServer" label="Default server (direct)" value={v('defaultServer')} error={f.errors.defaultServer} />
-            </div>
-            <div class="grid">
-              <Select id="ep-offline" name="offlineAction" label="When the server is offline" options={['wake', 'fallback', 'disconnect']} value={v('offlineAction')} error={f.errors.offlineAction} />
-              <Select id="ep-waiting" name="waitingSpace" label="Where they wait" options={['login', 'lobby']} value={v('waitingSpace')} error={f.errors.waitingSpace} />
-              <Input id="ep-fallback" name="fallbackServer" label="Fallback server" value={v('fallbackServer')} error={f.errors.fallbackServer} />
-            </div>
-            <Check id="ep-link" name="requireAccountLink" label="Players must link an account first" checked={state?.form === 'save' ? on(f.values.requireAccountLink) : p.requireAccountLink === true} error={f.errors.requireAccountLink} />
-            <FormError errors={f.errors} />
-            <button type="submit">Save</button>
-          </form>
+          <PostForm
+            action="/staff/entry-policy/do/save"
+            state={f}
+            hidden={{ revision: f.refused ? (f.values.revision ?? '') : show(p.revision) }}
+            rows={[
+              [
+                { kind: 'select', id: 'ep-mode', name: 'mode', label: 'How players enter', options: [['lobby', 'the lobby'], ['direct', 'straight to a server'], ['domain', 'by the server’s domain']], value: show(p.mode) },
+                { id: 'ep-default', name: 'defaultServer', label: 'Default server (direct)', value: show(p.defaultServer) },
+              ],
+              [
+                { kind: 'select', id: 'ep-offline', name: 'offlineAction', label: 'When the server is offline', options: ['wake', 'fallback', 'disconnect'], value: show(p.offlineAction) },
+                { kind: 'select', id: 'ep-waiting', name: 'waitingSpace', label: 'Where they wait', options: ['login', 'lobby'], value: show(p.waitingSpace) },
+                { id: 'ep-fallback', name: 'fallbackServer', label: 'Fallback server', value: show(p.fallbackServer) },
+              ],
+              { kind: 'check', id: 'ep-link', name: 'requireAccountLink', label: 'Players must link an account first', checked: p.requireAccountLink === true },
+            ]}
+            submit="Save"
+          />
         ),
       };
     },
@@ -427,20 +409,20 @@ const SECTIONS: Section[] = [
       if (!policy.ok) return { body: <Unavailable answer={policy} />, status: policy.status };
       const p = policy.body;
       const f = stateOf(state, 'save');
-      const v = (k: string) => (state?.form === 'save' ? f.values[k] : show(p[k]));
       return {
         body: (
           <>
             {p.managed ? <p>These values are set by the deployment's settings; a save here is refused.</p> : null}
-            <form method="post" action="/staff/wake-policy/do/save">
-              <input type="hidden" name="revision" value={v('revision')} />
-              <div class="grid">
-                <Input id="wp-max" name="maxRunningServers" label="Running servers a node may hold (0: no cap)" type="number" min="0" value={v('maxRunningServers')} error={f.errors.maxRunningServers} />
-                <Input id="wp-cooldown" name="wakeCooldownSeconds" label="Seconds between wakes of a server" type="number" min="0" value={v('wakeCooldownSeconds')} error={f.errors.wakeCooldownSeconds} />
-              </div>
-              <FormError errors={f.errors} />
-              <button type="submit">Save</button>
-            </form>
+            <PostForm
+              action="/staff/wake-policy/do/save"
+              state={f}
+              hidden={{ revision: f.refused ? (f.values.revision ?? '') : show(p.revision) }}
+              rows={[[
+                { id: 'wp-max', name: 'maxRunningServers', label: 'Running servers a node may hold (0: no cap)', type: 'number', min: '0', value: show(p.maxRunningServers) },
+                { id: 'wp-cooldown', name: 'wakeCooldownSeconds', label: 'Seconds between wakes of a server', type: 'number', min: '0', value: show(p.wakeCooldownSeconds) },
+              ]]}
+              submit="Save"
+            />
           </>
         ),
       };
@@ -453,45 +435,48 @@ const SECTIONS: Section[] = [
       const sources = await web.api<{ sources: Row[]; revision: string; managed: boolean }>(c, 'GET', '/api/v1/settings/auth-sources');
       if (!sources.ok) return { body: <Unavailable answer={sources} />, status: sources.status };
       const f = stateOf(state, 'save');
-      const t = stateOf(state, 'test');
       // One row a source, and an empty one to add; a refused save shows what was typed.
-      const count = state?.form === 'save' ? Number(f.values.count ?? 0) : sources.body.sources.length + 1;
-      const at = (i: number, k: string) => (state?.form === 'save' ? f.values[`${k}.${i}`] : show(sources.body.sources[i]?.[k]));
+      const count = f.refused ? Number(f.values.count ?? 0) : sources.body.sources.length + 1;
+      const row = (i: number): FieldSpec[][] => {
+        const at = (k: string) => show(sources.body.sources[i]?.[k]);
+        return [
+          [{ id: `ss-tag-${i}`, name: `tag.${i}`, label: 'Tag', value: at('tag') }, { id: `ss-prefix-${i}`, name: `prefix.${i}`, label: 'Name prefix', value: at('prefix') }],
+          [{ id: `ss-url-${i}`, name: `url.${i}`, label: 'Session address', value: at('url') }, { id: `ss-api-${i}`, name: `api_url.${i}`, label: 'Profile API address (optional)', value: at('api_url') }],
+          [
+            { kind: 'check', id: `ss-enabled-${i}`, name: `enabled.${i}`, label: 'Enabled', checked: sources.body.sources[i]?.enabled !== false },
+            ...(i < sources.body.sources.length ? [{ kind: 'check' as const, id: `ss-remove-${i}`, name: `remove.${i}`, label: 'Remove this source' }] : []),
+          ],
+        ];
+      };
       return {
         body: (
           <>
             <p>The sources a login asks after the primary one, in this order.{sources.body.managed ? ' They are set by the deployment; a save here is refused.' : ''}</p>
-            <form method="post" action="/staff/session-sources/do/save">
-              <input type="hidden" name="revision" value={state?.form === 'save' ? f.values.revision : sources.body.revision} />
-              <input type="hidden" name="count" value={String(count)} />
-              {Array.from({ length: count }, (_, i) => (
-                <fieldset>
-                  <legend>{i < sources.body.sources.length ? `Source ${i + 1}` : 'Add a source (leave empty for none)'}</legend>
-                  <div class="grid">
-                    <Input id={`ss-tag-${i}`} name={`tag.${i}`} label="Tag" value={at(i, 'tag')} error={f.errors[`sources.${i}.tag`]} />
-                    <Input id={`ss-prefix-${i}`} name={`prefix.${i}`} label="Name prefix" value={at(i, 'prefix')} error={f.errors[`sources.${i}.prefix`]} />
-                  </div>
-                  <div class="grid">
-                    <Input id={`ss-url-${i}`} name={`url.${i}`} label="Session address" value={at(i, 'url')} error={f.errors[`sources.${i}.url`]} />
-                    <Input id={`ss-api-${i}`} name={`api_url.${i}`} label="Profile API address (optional)" value={at(i, 'api_url')} error={f.errors[`sources.${i}.api_url`]} />
-                  </div>
-                  <Check id={`ss-enabled-${i}`} name={`enabled.${i}`} label="Enabled" checked={state?.form === 'save' ? on(f.values[`enabled.${i}`]) : sources.body.sources[i]?.enabled !== false} />
-                  {i < sources.body.sources.length ? <Check id={`ss-remove-${i}`} name={`remove.${i}`} label="Remove this source" checked={on(f.values[`remove.${i}`])} /> : null}
-                </fieldset>
-              ))}
-              <FormError errors={f.errors} />
-              <button type="submit">Save the sources</button>
-            </form>
+            <PostForm
+              action="/staff/session-sources/do/save"
+              // A 400 names a row's field as `sources.<i>.<field>`: shown beside the form's `<field>.<i>`.
+              state={{ ...f, errors: Object.fromEntries(Object.entries(f.errors).map(([k, v]) => [k.replace(/^sources\.(\d+)\.(.+)$/, '$2.$1'), v])) }}
+              hidden={{ revision: f.refused ? (f.values.revision ?? '') : sources.body.revision, count: String(count) }}
+              rows={Array.from({ length: count }, (_, i) => ({ legend: i < sources.body.sources.length ? `Source ${i + 1}` : 'Add a source (leave empty for none)', fields: row(i).flat() }))}
+              submit="Save the sources"
+            />
             <h2>Test a source</h2>
-            <form method="post" action="/staff/session-sources/do/test">
-              <div class="grid">
-                <Input id="st-tag" name="tag" label="Tag" value={t.values.tag} error={t.errors.tag} required />
-                <Input id="st-prefix" name="prefix" label="Name prefix" value={t.values.prefix} error={t.errors.prefix} required />
-                <Input id="st-url" name="url" label="Session address" value={t.values.url} error={t.errors.url} required />
-              </div>
-              <FormError errors={t.errors} />
-              <button type="submit" class="secondary">Test</button>
-            </form>
+            <PostForm
+              action="/staff/session-sources/do/test"
+              state={stateOf(state, 'test')}
+              rows={[
+                [
+                  { id: 'st-tag', name: 'tag', label: 'Tag', required: true },
+                  { id: 'st-prefix', name: 'prefix', label: 'Name prefix', required: true },
+                ],
+                [
+                  { id: 'st-url', name: 'url', label: 'Session address', required: true },
+                  { id: 'st-api', name: 'api_url', label: 'Profile API address (optional)' },
+                ],
+              ]}
+              submit="Test"
+              secondary
+            />
           </>
         ),
       };
@@ -503,7 +488,6 @@ const SECTIONS: Section[] = [
     async render(c, web, state) {
       const [report, window] = await Promise.all([web.api<{ report: Row | null; stale: boolean }>(c, 'GET', '/api/v1/updates/report'), web.api<{ start: string | null; end: string | null }>(c, 'GET', '/api/v1/updates/window')]);
       if (!report.ok) return { body: <Unavailable answer={report} />, status: report.status };
-      const f = stateOf(state, 'window');
       const r = report.body.report;
       return {
         body: (
@@ -517,14 +501,15 @@ const SECTIONS: Section[] = [
             ) : <p>No update check is recorded yet.</p>}
             <h2>Maintenance window (UTC)</h2>
             <p>Automatic updates apply only inside it; clear both ends for none.</p>
-            <form method="post" action="/staff/updates/do/window">
-              <div class="grid">
-                <Input id="uw-start" name="start" label="Start (UTC)" type="datetime-local" value={state?.form === 'window' ? f.values.start : localOf(window.ok ? window.body.start : null)} error={f.errors.start} />
-                <Input id="uw-end" name="end" label="End (UTC)" type="datetime-local" value={state?.form === 'window' ? f.values.end : localOf(window.ok ? window.body.end : null)} error={f.errors.end} />
-              </div>
-              <FormError errors={f.errors} />
-              <button type="submit">Save the window</button>
-            </form>
+            <PostForm
+              action="/staff/updates/do/window"
+              state={stateOf(state, 'window')}
+              rows={[[
+                { id: 'uw-start', name: 'start', label: 'Start (UTC)', type: 'datetime-local', value: localOf(window.ok ? window.body.start : null) },
+                { id: 'uw-end', name: 'end', label: 'End (UTC)', type: 'datetime-local', value: localOf(window.ok ? window.body.end : null) },
+              ]]}
+              submit="Save the window"
+            />
           </>
         ),
       };
@@ -579,6 +564,27 @@ const FORMS: Record<string, Record<string, StaffForm>> = {
       done: () => 'Signed out everywhere.',
       to: (f) => `/staff/users/${enc(f.user_id ?? '')}`,
     },
+    edit: {
+      // An emptied address removes it (null); a new one is unverified until its holder types back a code.
+      call: (f) => ({ method: 'PATCH', path: `/api/v1/users/${enc(f.user_id ?? '')}`, body: { username: (f.username ?? '').trim(), email: (f.email ?? '').trim() || null, role: f.role } }),
+      fields: ['username', 'email', 'role'],
+      byCode: { protected_admin: 'role' },
+      done: () => 'Saved.',
+      to: (f) => `/staff/users/${enc(f.user_id ?? '')}`,
+    },
+    delete: { call: (f) => ({ method: 'DELETE', path: `/api/v1/users/${enc(f.user_id ?? '')}` }), fields: [], done: (f) => `Deleted ${f.username ?? 'the account'}; its sessions and keys are revoked.`, to: () => '/staff/users' },
+    passkeys: { call: (f) => ({ method: 'DELETE', path: `/api/v1/users/${enc(f.user_id ?? '')}/passkeys` }), fields: [], done: () => 'Every passkey of the account is removed; its sessions stay.', to: (f) => `/staff/users/${enc(f.user_id ?? '')}` },
+    link: {
+      call: (f) => ({ method: 'POST', path: `/api/v1/users/${enc(f.user_id ?? '')}/links`, body: { mc_uuid: (f.mc_uuid ?? '').trim(), auth_source: (f.auth_source ?? '').trim() } }),
+      fields: ['mc_uuid', 'auth_source'],
+      byCode: { conflict: 'mc_uuid' },
+      done: (f) => `Linked ${(f.mc_uuid ?? '').trim()}.`,
+      to: (f) => `/staff/users/${enc(f.user_id ?? '')}`,
+    },
+    unlink: { call: (f) => ({ method: 'DELETE', path: `/api/v1/users/${enc(f.user_id ?? '')}/links/${enc(f.mc_uuid ?? '')}` }), fields: [], done: (f) => `Unlinked ${f.mc_uuid ?? ''}.`, to: (f) => `/staff/users/${enc(f.user_id ?? '')}` },
+  },
+  backups: {
+    delete: { call: (f) => ({ method: 'DELETE', path: `/api/v1/backups/${enc(f.id ?? '')}` }), fields: [], done: (f) => `Deleted the backup of ${f.what ?? ''}.` },
   },
   images: {
     add: { call: (f) => ({ method: 'POST', path: '/api/v1/images', body: { image_ref: (f.image_ref ?? '').trim() } }), fields: ['image_ref'], byCode: { conflict: 'image_ref', image_not_in_registry: 'image_ref', registry_unavailable: 'image_ref', bad_request: 'image_ref' }, done: (f) => `Whitelisted ${f.image_ref}.` },
@@ -620,10 +626,10 @@ const FORMS: Record<string, Record<string, StaffForm>> = {
       },
       fields: ['name', 'url', 'format', 'events'],
       done: (f) => `Added ${f.name}.`,
-      shown: (b) => <SecretOnce secret={show(b.secret)} what={`The webhook ${show(b.name)} is added`} />,
+      shown: (b) => <SecretOnce secret={show(b.secret)} what={`The webhook ${show(b.name)} is added`} label="Signing secret" back={WEBHOOKS_BACK} />,
     },
     enable: { call: (f) => ({ method: 'PATCH', path: `/api/v1/settings/webhooks/${enc(f.id ?? '')}`, body: { enabled: f.enabled === 'true' } }), fields: [], done: (f) => (f.enabled === 'true' ? 'Enabled.' : 'Disabled.') },
-    rotate: { call: (f) => ({ method: 'PATCH', path: `/api/v1/settings/webhooks/${enc(f.id ?? '')}`, body: { rotate_secret: true } }), fields: [], done: () => 'New secret.', shown: (b) => <SecretOnce secret={show(b.secret)} what={`The webhook ${show(b.name)} has a new secret`} /> },
+    rotate: { call: (f) => ({ method: 'PATCH', path: `/api/v1/settings/webhooks/${enc(f.id ?? '')}`, body: { rotate_secret: true } }), fields: [], done: () => 'New secret.', shown: (b) => <SecretOnce secret={show(b.secret)} what={`The webhook ${show(b.name)} has a new secret`} label="Signing secret" back={WEBHOOKS_BACK} /> },
     test: { call: (f) => ({ method: 'POST', path: `/api/v1/settings/webhooks/${enc(f.id ?? '')}/test` }), fields: [], done: () => 'A test delivery is queued.' },
     delete: { call: (f) => ({ method: 'DELETE', path: `/api/v1/settings/webhooks/${enc(f.id ?? '')}` }), fields: [], done: () => 'Deleted.' },
   },
@@ -661,8 +667,8 @@ const FORMS: Record<string, Record<string, StaffForm>> = {
       done: () => 'Session sources saved.',
     },
     test: {
-      call: (f) => ({ method: 'POST', path: '/api/v1/settings/auth-sources/test', body: { tag: (f.tag ?? '').trim(), prefix: (f.prefix ?? '').trim(), url: (f.url ?? '').trim() } }),
-      fields: ['tag', 'prefix', 'url'],
+      call: (f) => ({ method: 'POST', path: '/api/v1/settings/auth-sources/test', body: { tag: (f.tag ?? '').trim(), prefix: (f.prefix ?? '').trim(), url: (f.url ?? '').trim(), ...(f.api_url?.trim() ? { api_url: f.api_url.trim() } : {}) } }),
+      fields: ['tag', 'prefix', 'url', 'api_url'],
       byCode: { auth_source_unavailable: 'url' },
       done: (_f, b) => `The source answered ${show(b.status)} in ${show(b.elapsed_ms)} ms${b.ok ? '' : ': not healthy'}.`,
     },
@@ -671,17 +677,6 @@ const FORMS: Record<string, Record<string, StaffForm>> = {
     window: { call: (f) => ({ method: 'PUT', path: '/api/v1/updates/window', body: { start: utcOrNull(f.start), end: utcOrNull(f.end) } }), fields: ['start', 'end'], done: () => 'Maintenance window saved.' },
   },
 };
-
-function SecretOnce(props: { secret: string; what: string }) {
-  return (
-    <>
-      <p class="notice" role="status">{`${props.what}. Its signing secret is shown this once: keep it now.`}</p>
-      <label for="secret-once">Signing secret</label>
-      <input id="secret-once" readonly value={props.secret} />
-      <p><a href="/staff/webhooks">Back to the webhooks</a></p>
-    </>
-  );
-}
 
 /** The field a row-shaped refusal names: `json sources.1.url: …` is the form's `sources.1.url`. */
 function rowField(message: string | undefined): string | undefined {
@@ -695,10 +690,12 @@ export function staffPages(app: Hono<AppEnv>, web: Web): void {
     return web.render(
       c,
       { title: 'Staff', viewer, notice: viewer.is_admin ? noticeOf(c) : { text: 'Staff pages are on the operator console, for staff.', error: true } },
-      <ul>
-        {SECTIONS.map((s) => <li><a href={`/staff/${s.slug}`}>{s.title}</a></li>)}
-        <li>Members and API keys: with the members issue.</li>
-      </ul>,
+      <>
+        <ul>
+          {SECTIONS.map((s) => <li><a href={`/staff/${s.slug}`}>{s.title}</a></li>)}
+        </ul>
+        <p>A server's members are on its own page (the Members tab); API keys on each account's own page.</p>
+      </>,
       viewer.is_admin ? 200 : 403,
     );
   });
@@ -707,39 +704,77 @@ export function staffPages(app: Hono<AppEnv>, web: Web): void {
     const viewer = await web.viewer(c);
     if (viewer instanceof Response) return viewer;
     const path = enc(id);
-    const [user, quotas, sessions] = await Promise.all([
+    const [user, quotas, sessions, sources] = await Promise.all([
       web.api(c, 'GET', `/api/v1/users/${path}`),
       web.api<Row>(c, 'GET', `/api/v1/users/${path}/quotas`),
       web.api(c, 'GET', `/api/v1/users/${path}/sessions`),
+      web.api<{ sources: Array<{ tag: string }> }>(c, 'GET', '/api/v1/account/link/sources'),
     ]);
     if (!user.ok) return web.render(c, { title: 'User', viewer, notice: { text: user.error?.message ?? 'Refused.', error: true } }, <p><a href="/staff/users">Users</a></p>, user.status);
-    const q = stateOf(state, 'quotas');
-    const qv = (k: string) => (state?.form === 'quotas' ? q.values[k] : show(quotas.ok ? quotas.body[k] : ''));
+    const u = user.body;
+    const hidden = { user_id: id };
+    const links = (u.linked_accounts as Row[] | undefined) ?? [];
+    const tags = sources.ok ? sources.body.sources.map((x) => x.tag) : [];
+    const named = state ? FORMS.user?.[state.form]?.fields ?? [] : [];
     return web.render(
       c,
-      { title: `User ${show(user.body.username)}`, viewer, notice: state ? (state.errors._ && state.form !== 'quotas' ? { text: state.errors._, error: true } : undefined) : noticeOf(c) },
+      // A one-button form has no field to show its refusal beside: the page says it.
+      { title: `User ${show(u.username)}`, viewer, notice: state ? (state.errors._ && named.length === 0 ? { text: state.errors._, error: true } : undefined) : noticeOf(c) },
       <>
-        <Fields body={Object.fromEntries(Object.entries(user.body).filter(([, v]) => !Array.isArray(v)))} />
+        <Fields body={Object.fromEntries(Object.entries(u).filter(([, v]) => !Array.isArray(v)))} />
         <div class="actions" role="group" aria-label="Account">
-          <ActionButton action="/staff/user/do/disable" fields={{ user_id: id, disabled: user.body.disabled ? 'false' : 'true' }} label={user.body.disabled ? 'Enable' : 'Disable'} secondary />
-          <ActionButton action="/staff/user/do/sign-out" fields={{ user_id: id }} label="Sign out everywhere" secondary />
+          <ActionButton action="/staff/user/do/disable" fields={{ ...hidden, disabled: u.disabled ? 'false' : 'true' }} label={u.disabled ? 'Enable' : 'Disable'} secondary />
+          <ActionButton action="/staff/user/do/sign-out" fields={hidden} label="Sign out everywhere" secondary />
+          <ActionButton action="/staff/user/do/passkeys" fields={hidden} label="Remove every passkey" secondary />
+          {u.deleted_at ? null : <ActionButton action="/staff/user/do/delete" fields={{ ...hidden, username: show(u.username) }} label={`Delete ${show(u.username)}`} secondary />}
         </div>
+        <h2>Name, address and role</h2>
+        <PostForm
+          action="/staff/user/do/edit"
+          state={stateOf(state, 'edit')}
+          hidden={hidden}
+          rows={[[
+            { id: 'ue-username', name: 'username', label: 'Username', required: true, value: show(u.username) },
+            { id: 'ue-email', name: 'email', label: 'E-mail (empty: none; a new one is unverified)', type: 'email', value: show(u.email) },
+            { kind: 'select', id: 'ue-role', name: 'role', label: 'Role', options: ROLES, value: show(u.role) },
+          ]]}
+          submit="Save"
+        />
         <h2>Quotas</h2>
         {quotas.ok ? null : <p>{quotas.error?.message}</p>}
-        <form method="post" action="/staff/user/do/quotas">
-          <input type="hidden" name="user_id" value={id} />
-          <p><small>Empty is unlimited.</small></p>
-          <div class="grid">
-            <Input id="q-servers" name="max_servers" label="Servers" type="text" value={qv('max_servers')} error={q.errors.max_servers} />
-            <Input id="q-cpu" name="max_cpu_milli" label="CPU (millicores)" value={qv('max_cpu_milli')} error={q.errors.max_cpu_milli} />
-            <Input id="q-memory" name="max_memory_mb" label="Memory (MB)" value={qv('max_memory_mb')} error={q.errors.max_memory_mb} />
-            <Input id="q-storage" name="max_storage_gb" label="Storage (GB)" value={qv('max_storage_gb')} error={q.errors.max_storage_gb} />
-          </div>
-          <FormError errors={q.errors} />
-          <button type="submit">Save the quota</button>
-        </form>
+        <p><small>Empty is unlimited.</small></p>
+        <PostForm
+          action="/staff/user/do/quotas"
+          state={stateOf(state, 'quotas')}
+          hidden={hidden}
+          rows={[[
+            { id: 'q-servers', name: 'max_servers', label: 'Servers', value: show(quotas.ok ? quotas.body.max_servers : '') },
+            { id: 'q-cpu', name: 'max_cpu_milli', label: 'CPU (millicores)', value: show(quotas.ok ? quotas.body.max_cpu_milli : '') },
+            { id: 'q-memory', name: 'max_memory_mb', label: 'Memory (MB)', value: show(quotas.ok ? quotas.body.max_memory_mb : '') },
+            { id: 'q-storage', name: 'max_storage_gb', label: 'Storage (GB)', value: show(quotas.ok ? quotas.body.max_storage_gb : '') },
+          ]]}
+          submit="Save the quota"
+        />
         <h2>Linked identities</h2>
-        <RecordTable caption="Linked identities" rows={rowsOf({ l: user.body.linked_accounts }) ?? []} />
+        <ActionTable
+          caption="Linked identities"
+          rows={links}
+          empty="No game identity is linked."
+          columns={[['Player UUID', (l) => show(l.mc_uuid)], ['Source', (l) => show(l.auth_source)], ['Verified', (l) => show(l.verified_at)]]}
+          actions={(l) => <ActionButton action="/staff/user/do/unlink" fields={{ ...hidden, mc_uuid: show(l.mc_uuid) }} label={`Unlink ${show(l.mc_uuid)}`} secondary />}
+        />
+        <h3>Link an identity by hand (the owner only)</h3>
+        <PostForm
+          action="/staff/user/do/link"
+          state={stateOf(state, 'link')}
+          hidden={hidden}
+          rows={[[
+            { id: 'ul-uuid', name: 'mc_uuid', label: 'Player UUID', required: true, placeholder: '069a79f4-44e9-4726-a5be-fca90e38aaf5' },
+            tags.length > 0 ? { kind: 'select', id: 'ul-source', name: 'auth_source', label: 'Source', options: tags } : { id: 'ul-source', name: 'auth_source', label: 'Source', required: true, placeholder: 'mojang' },
+          ]]}
+          submit="Link"
+          secondary
+        />
         <h2>Sessions</h2>
         <RecordTable caption="Sessions" rows={rowsOf(sessions.body) ?? []} columns={['created_at', 'last_seen_at', 'expires_at', 'user_agent', 'client_ip']} />
       </>,
@@ -784,6 +819,34 @@ export function staffPages(app: Hono<AppEnv>, web: Web): void {
     );
   };
   app.get('/staff/builds/:id', (c) => buildPage(c, c.req.param('id')));
+
+  app.get('/staff/webhooks/:id', async (c) => {
+    const viewer = await web.viewer(c);
+    if (viewer instanceof Response) return viewer;
+    const id = c.req.param('id');
+    const offset = offsetOf(c.req.query('offset'));
+    const [hooks, deliveries] = await Promise.all([
+      web.api<{ webhooks: Row[] }>(c, 'GET', '/api/v1/settings/webhooks'),
+      web.api<{ deliveries: Row[]; total: number }>(c, 'GET', `/api/v1/settings/webhooks/${enc(id)}/deliveries?limit=${PAGE}&offset=${offset}`),
+    ]);
+    const hook = hooks.ok ? hooks.body.webhooks.find((w) => w.id === id) : undefined;
+    if (!deliveries.ok) return web.render(c, { title: 'Webhook', viewer, notice: { text: deliveries.error?.message ?? 'Refused.', error: true } }, <p><a href="/staff/webhooks">Webhooks</a></p>, deliveries.status);
+    return web.render(
+      c,
+      { title: `Deliveries of ${show(hook?.name ?? id)}`, viewer, notice: noticeOf(c) },
+      <>
+        {hook ? <p>{`${show(hook.url)} · ${hook.enabled ? 'enabled' : 'disabled'}${hook.paused_until ? ` · paused until ${show(hook.paused_until)}` : ''}`}</p> : null}
+        <ActionTable
+          caption="Deliveries"
+          rows={deliveries.body.deliveries}
+          empty="Nothing was sent to this webhook yet."
+          columns={['event_type', 'status', 'attempts', 'last_status', 'last_error', 'created_at', 'last_attempt_at', 'next_attempt_at', 'delivered_at'].map((k) => [k, (d: Row) => show(d[k])] as [string, (d: Row) => Child])}
+        />
+        <Pager base={`/staff/webhooks/${enc(id)}`} offset={offset} limit={PAGE} total={deliveries.body.total} shown={deliveries.body.deliveries.length} label="Delivery pages" />
+        <p><a href="/staff/webhooks">All webhooks</a></p>
+      </>,
+    );
+  });
 
   app.get('/staff/node-tasks/:id', async (c) => {
     const viewer = await web.viewer(c);
@@ -832,7 +895,7 @@ export function staffPages(app: Hono<AppEnv>, web: Web): void {
       if (form.shown) {
         const viewer = await web.viewer(c);
         if (viewer instanceof Response) return viewer;
-        return web.render(c, { title: SECTIONS.find((s) => s.slug === slug)?.title ?? 'Staff', viewer }, form.shown(answer.body), answer.status);
+        return web.render(c, { title: SECTIONS.find((s) => s.slug === slug)?.title ?? 'Staff', viewer, scripts: ['copy.js'] }, form.shown(answer.body), answer.status);
       }
       return web.back(c, form.to?.(values, answer.body) ?? `/staff/${slug}`, { done: form.done(values, answer.body) });
     }
