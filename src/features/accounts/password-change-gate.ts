@@ -8,10 +8,6 @@ import type { SessionAuthenticator, SessionContext } from '../../http/session.js
  */
 const ALLOWED = new Set(['POST /api/v1/auth/change-password', 'GET /api/v1/me']);
 
-/**
- * Wraps the session check: an account whose password must change (set by staff, or a reset) is
- * refused everything else with 403 `password_change_required` until it changes it.
- */
 function gate(c: Context, session: SessionContext): SessionContext {
   if (session.mustChangePassword && !ALLOWED.has(`${c.req.method} ${c.req.path}`)) {
     throw new DomainError('password_change_required', 'Change your password first.');
@@ -19,6 +15,11 @@ function gate(c: Context, session: SessionContext): SessionContext {
   return session;
 }
 
+/**
+ * Wraps the session check: an account whose password must change (set by staff, or a reset) is
+ * refused everything else with 403 `password_change_required` until it changes it. Synchronous
+ * when the check it wraps is.
+ */
 export function withPasswordChangeGate(inner: SessionAuthenticator): SessionAuthenticator {
   return {
     forgetCached: () => inner.forgetCached?.(),
