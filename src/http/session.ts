@@ -24,10 +24,11 @@ export interface TierRequirement {
 
 /**
  * Resolves the session of a request for a tier, or throws an DomainError (401, 403 forbidden,
- * 403 setup_required). Implemented by the accounts feature.
+ * 403 setup_required). Implemented by the accounts feature. Synchronous where it can be (a
+ * cached session check): a promise, or a rejected one, only where it must wait.
  */
 export interface SessionAuthenticator {
-  authenticate(c: Context, requirement: TierRequirement): Promise<SessionContext>;
+  authenticate(c: Context, requirement: TierRequirement): SessionContext | Promise<SessionContext>;
   /**
    * A write request has been answered on this replica (it may have signed out, revoked, disabled,
    * changed a role): forget every cached session check, so that it takes effect at once here.

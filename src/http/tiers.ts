@@ -19,9 +19,10 @@ function requireSession(tier: 'app' | 'admin', setupAllowed: boolean): AccessChe
     const sessions = c.get('deps').sessions;
     // Fail closed: without an authenticator no session is ever accepted.
     if (!sessions) throw new DomainError('unauthorized', 'A signed-in session is required.');
-    return sessions.authenticate(c, { tier, setupAllowed }).then((session) => {
-      c.set('session', session);
-    });
+    // A cached session check answers synchronously: no promise for the request then.
+    const session = sessions.authenticate(c, { tier, setupAllowed });
+    if (session instanceof Promise) return session.then((read) => void c.set('session', read));
+    c.set('session', session);
   };
 }
 

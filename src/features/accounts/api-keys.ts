@@ -6,6 +6,7 @@ import { apiKeys, users, type ApiKeyScope } from '../../db/schema/accounts.js';
 import { refuseUnfinishedSetup, SIGNED_IN_USER_COLUMNS, signedInAccountOf, type SignedInAccount } from './users.js';
 import type { Deps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
+import { requestHeader } from '../../http/request-header.js';
 import type { SessionContext, TierRequirement } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
 import { randomToken, sha256Hex } from '../../lib/secrets.js';
@@ -34,7 +35,7 @@ const unauthorized = () => new DomainError('unauthorized', 'A signed-in session 
 
 /** The key a request presents, when it sends `Authorization: Bearer …` (then the cookie is not read). */
 export function presentedKey(c: Context): string | undefined {
-  const header = c.req.header('authorization');
+  const header = requestHeader(c, 'authorization');
   if (header === undefined || !/^bearer /i.test(header)) return undefined;
   return header.slice(7).trim();
 }

@@ -80,9 +80,11 @@ export function createSessionAuthenticator(changes?: ChangeFeed, signedIn?: Sign
       cache.forgetAll();
       keys.forgetAll();
     },
-    async authenticate(c: Context, requirement: TierRequirement): Promise<SessionContext> {
-      const ctx = c as Context<AppEnv>;
-      const { deps } = ctx.var;
+    // Synchronous when the cache answers (a promise only where a query or a write must wait): a
+    // signed-in read then goes through the front door without a promise of its own.
+    authenticate(c: Context, requirement: TierRequirement): SessionContext | Promise<SessionContext> {
+      // c.get, not c.var: Hono builds a fresh object of every variable on each read of c.var.
+      const deps = (c as Context<AppEnv>).get('deps');
       // A request with a bearer is judged by its key alone: its cookie, if any, is not read.
       const key = presentedKey(c);
       if (key !== undefined) return keys.authenticate(c, requirement, key, (account) => signedIn?.keep(c, account));
@@ -91,48 +93,56 @@ export function createSessionAuthenticator(changes?: ChangeFeed, signedIn?: Sign
       const tokenHash = sha256Hex(token);
       const { db } = deps.database;
       const now = deps.clock.now();
-      if (prepared?.db !== db) prepared = { db, query: sessionQueryOf(db) };
-      const { query } = prepared;
+      const maxAgeMs = deps.config.sessionCacheMs;
+      const row = maxAgeMs > 0 ? cache.get(tokenHash, maxAgeMs) : undefined;
       // A minute since its last_seen_at: read it again, the idle check and the write need the
       // database's row (another replica may have written it since).
-      const row = await cache.through(
-        tokenHash,
-        deps.config.sessionCacheMs,
-        async () => (await query.execute({ tokenHash }))[0],
-        (cached) => now.getTime() - cached.lastSeenAt.getTime() < LAST_SEEN_WRITE_MS,
-      );
-      const host = requestHost(c);
-      if (
-        !row ||
-        row.revokedAt !== null ||
-        row.expiresAt.getTime() <= now.getTime() ||
-        row.host !== host ||
-        row.disabled ||
-        row.deletedAt !== null ||
-        isIdleStaffSession(row.role, row.lastSeenAt, now)
-      ) {
-        cache.drop(tokenHash);
-        // A dead cookie is dropped so that the browser stops presenting it.
-        clearSessionCookie(c);
-        throw unauthorized();
-      }
-      const onConsole = isConsoleHost(deps.config, host);
-      if (!isStaffRole(row.role) && onConsole) {
-        throw new DomainError('forbidden', 'Player sessions are not served on the operator console.');
-      }
-      if (requirement.tier === 'admin' && (!onConsole || !isStaffRole(row.role))) {
-        throw new DomainError('forbidden', 'This operation needs a staff session on the operator console.');
-      }
-      refuseUnfinishedSetup(row, requirement.setupAllowed);
-      // The row just read tells whether a minute has passed: only then is the write worth a round
-      // trip (touchSession re-checks in SQL, so concurrent requests still write once).
-      if (now.getTime() - row.lastSeenAt.getTime() >= LAST_SEEN_WRITE_MS) {
-        const slid = await touchSession(deps.database.db, tokenHash, now);
-        cache.drop(tokenHash); // its last_seen_at and expiry moved: the next request reads them
-        if (slid) setSessionCookie(c, token, SESSION_TTL_MS);
-      }
-      signedIn?.keep(c, signedInAccountOf(row));
-      return { userId: row.userId, role: row.role, tokenHash, inSetup: row.inSetup, mustChangePassword: row.mustChangePassword };
+      if (row !== undefined && now.getTime() - row.lastSeenAt.getTime() < LAST_SEEN_WRITE_MS) return judge(c, requirement, row, token, tokenHash, now);
+      if (prepared?.db !== db) prepared = { db, query: sessionQueryOf(db) };
+      const epoch = cache.epoch;
+      const readAt = performance.now();
+      return prepared.query.execute({ tokenHash }).then(([read]) => {
+        if (read !== undefined && maxAgeMs > 0) cache.keep(tokenHash, read, epoch, readAt);
+        return judge(c, requirement, read, token, tokenHash, now);
+      });
     },
   };
+
+  /** The checks of a session's row against the request, whether it was read now or cached. */
+  function judge(c: Context, requirement: TierRequirement, row: SessionRow | undefined, token: string, tokenHash: string, now: Date): SessionContext | Promise<SessionContext> {
+    const deps = (c as Context<AppEnv>).get('deps');
+    const host = requestHost(c);
+    if (
+      !row ||
+      row.revokedAt !== null ||
+      row.expiresAt.getTime() <= now.getTime() ||
+      row.host !== host ||
+      row.disabled ||
+      row.deletedAt !== null ||
+      isIdleStaffSession(row.role, row.lastSeenAt, now)
+    ) {
+      cache.drop(tokenHash);
+      // A dead cookie is dropped so that the browser stops presenting it.
+      clearSessionCookie(c);
+      throw unauthorized();
+    }
+    const onConsole = isConsoleHost(deps.config, host);
+    if (!isStaffRole(row.role) && onConsole) {
+      throw new DomainError('forbidden', 'Player sessions are not served on the operator console.');
+    }
+    if (requirement.tier === 'admin' && (!onConsole || !isStaffRole(row.role))) {
+      throw new DomainError('forbidden', 'This operation needs a staff session on the operator console.');
+    }
+    refuseUnfinishedSetup(row, requirement.setupAllowed);
+    signedIn?.keep(c, signedInAccountOf(row));
+    const session: SessionContext = { userId: row.userId, role: row.role, tokenHash, inSetup: row.inSetup, mustChangePassword: row.mustChangePassword };
+    // The row just read tells whether a minute has passed: only then is the write worth a round
+    // trip (touchSession re-checks in SQL, so concurrent requests still write once).
+    if (now.getTime() - row.lastSeenAt.getTime() < LAST_SEEN_WRITE_MS) return session;
+    return touchSession(deps.database.db, tokenHash, now).then((slid) => {
+      cache.drop(tokenHash); // its last_seen_at and expiry moved: the next request reads them
+      if (slid) setSessionCookie(c, token, SESSION_TTL_MS);
+      return session;
+    });
+  }
 }

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { Config } from '../../config.js';
 import { clientIp } from '../../http/client-ip.js';
+import { requestHeader } from '../../http/request-header.js';
 import type { AppEnv } from '../../http/env.js';
 
 /** A host name without its port, lower-case: `Panel.Felis.Test:8443` → `panel.felis.test`. */
@@ -14,7 +15,7 @@ export function bareHost(host: string | undefined): string {
 
 /** The host a request came to: its `Host` header, else the URL's host. */
 export function requestHost(c: Context): string {
-  return bareHost(c.req.header('host') ?? new URL(c.req.url).host);
+  return bareHost(requestHeader(c, 'host') ?? new URL(c.req.url).host);
 }
 
 export function isConsoleHost(config: Config, host: string): boolean {

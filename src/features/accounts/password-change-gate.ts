@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { DomainError } from '../../lib/errors.js';
-import type { SessionAuthenticator } from '../../http/session.js';
+import type { SessionAuthenticator, SessionContext } from '../../http/session.js';
 
 /**
  * What a session that must change its password may still do: change it, read who it is (the panel
@@ -8,19 +8,24 @@ import type { SessionAuthenticator } from '../../http/session.js';
  */
 const ALLOWED = new Set(['POST /api/v1/auth/change-password', 'GET /api/v1/me']);
 
+function gate(c: Context, session: SessionContext): SessionContext {
+  if (session.mustChangePassword && !ALLOWED.has(`${c.req.method} ${c.req.path}`)) {
+    throw new DomainError('password_change_required', 'Change your password first.');
+  }
+  return session;
+}
+
 /**
  * Wraps the session check: an account whose password must change (set by staff, or a reset) is
- * refused everything else with 403 `password_change_required` until it changes it.
+ * refused everything else with 403 `password_change_required` until it changes it. Synchronous
+ * when the check it wraps is.
  */
 export function withPasswordChangeGate(inner: SessionAuthenticator): SessionAuthenticator {
   return {
     forgetCached: () => inner.forgetCached?.(),
-    async authenticate(c: Context, requirement) {
-      const session = await inner.authenticate(c, requirement);
-      if (session.mustChangePassword && !ALLOWED.has(`${c.req.method} ${c.req.path}`)) {
-        throw new DomainError('password_change_required', 'Change your password first.');
-      }
-      return session;
+    authenticate(c: Context, requirement) {
+      const session = inner.authenticate(c, requirement);
+      return session instanceof Promise ? session.then((read) => gate(c, read)) : gate(c, session);
     },
   };
 }

@@ -98,7 +98,13 @@ const emailVerify = defineRoute(
 export function accountRoutes(parts: AccountsParts) {
   return createRouter()
     // The session check read the account already (authenticator.ts): `/me` needs no query of its own.
-    .openapi(me, async (c) => c.json(await accountOf(c.var.deps, c.var.session, parts.signedInAccounts?.of(c), staffPagesHere(c.var.deps.config, requestHost(c))), 200))
+    .openapi(me, (c) => {
+      // c.get, not c.var (a fresh object of every variable on each read); synchronous when the
+      // session check read the account, as it does on every live session.
+      const deps = c.get('deps');
+      const account = accountOf(deps, c.get('session'), parts.signedInAccounts?.of(c), staffPagesHere(deps.config, requestHost(c)));
+      return account instanceof Promise ? account.then((me) => c.json(me, 200)) : c.json(account, 200);
+    })
     .openapi(listSessions, async (c) => c.json({ sessions: await ownSessions(c.var.deps, c.var.session) }, 200))
     .openapi(revokeOwn, async (c) => {
       const signedOut = await revokeOwnSession(c.var.deps, c.var.session, c.req.valid('param').token_hash, c.var.requestId);

@@ -25,10 +25,17 @@ const addressTaken = () => new DomainError('conflict', 'This address belongs to 
  * `is_admin` and `is_owner` say whether staff pages answer here, as the original computes them
  * (the role, and a request that came through the admin access): on the panel host they are false,
  * so a panel never offers staff pages that would answer 403; `role` still names the role.
+ * Synchronous when the session check read the account (every signed-in `/me` on a live session).
  */
-export async function accountOf(deps: AccountDeps, session: SessionContext, read: SignedInAccount | undefined, staffPagesHere: boolean) {
-  const user = read ?? (await findUserById(deps.database.db, session.userId));
-  if (!user) throw new DomainError('unauthorized');
+export function accountOf(deps: AccountDeps, session: SessionContext, read: SignedInAccount | undefined, staffPagesHere: boolean) {
+  if (read) return meOf(read, staffPagesHere);
+  return findUserById(deps.database.db, session.userId).then((user) => {
+    if (!user) throw new DomainError('unauthorized');
+    return meOf(user, staffPagesHere);
+  });
+}
+
+function meOf(user: SignedInAccount, staffPagesHere: boolean) {
   return {
     user_id: user.id,
     username: user.username,

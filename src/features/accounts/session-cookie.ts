@@ -1,13 +1,20 @@
 import type { Context } from 'hono';
-import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { deleteCookie, setCookie } from 'hono/cookie';
+import { parse } from 'hono/utils/cookie';
+import { requestHeader } from '../../http/request-header.js';
 import { SESSION_COOKIE, SESSION_TTL_MS } from './session-service.js';
 
 /** A session token is 32 random bytes in base64url; anything far longer is not ours. */
 const MAX_TOKEN_LENGTH = 128;
 
-/** The request's session token, when it carries one that could be ours. */
+/**
+ * The request's session token, when it carries one that could be ours. Read as Hono's `getCookie`
+ * reads it, from the one header: `c.req.raw.headers` would build every header of the request
+ * into a fetch `Headers` on each signed-in request.
+ */
 export function sessionToken(c: Context): string | undefined {
-  const token = getCookie(c, SESSION_COOKIE);
+  const header = requestHeader(c, 'cookie');
+  const token = header ? parse(header, SESSION_COOKIE)[SESSION_COOKIE] : undefined;
   return token && token.length <= MAX_TOKEN_LENGTH ? token : undefined;
 }
 

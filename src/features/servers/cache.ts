@@ -12,6 +12,16 @@ export interface CachedServer {
   system: boolean;
   /** A system server or a reserved name, which no player reaches (views.ts). */
   reserved: boolean;
+  /** `info` as JSON text, encoded on its first answer (infoJsonOf): an entry is replaced, never changed. */
+  infoJson?: string;
+}
+
+/**
+ * The JSON text of a server's ServerInfo: encoded on the first answer after a change and then kept
+ * with the entry, so the proxy's hot reads (by-host, status) answer with text already made.
+ */
+export function infoJsonOf(entry: CachedServer): string {
+  return (entry.infoJson ??= JSON.stringify(entry.info));
 }
 
 const RELIST_DELAY_MS = 1_000;

@@ -36,6 +36,10 @@ describe('internal server routes', () => {
     const status = async () =>
       (await (await internal.request(`/api/v1/internal/servers/${name}/status`, { headers: bearer('proxy') })).json()) as ServerInfo;
     const bare = await status();
+    // The text the cache keeps (infoJsonOf) goes out as c.json would have written it.
+    const raw = await internal.request(`/api/v1/internal/servers/${name}/status`, { headers: bearer('proxy') });
+    expect(raw.headers.get('content-type')).toBe('application/json');
+    expect(await raw.text()).toBe(JSON.stringify(bare));
     expect(Object.keys(bare).sort()).toEqual(
       ['desiredState', 'idleStopSeconds', 'name', 'phase', 'playersMax', 'playersOnline', 'ready', 'subdomain'].sort(),
     );

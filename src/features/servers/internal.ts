@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import type { Context, TypedResponse } from 'hono';
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
 import type { Access } from '../../http/tiers.js';
 import { claimForPlayer } from './claims.js';
@@ -10,12 +11,13 @@ import {
   McUuidSchema,
   MenuResponse,
   ServerInfoSchema,
+  type ServerInfo,
   ServerNameParam,
   WakeInternalResponse,
 } from './schema.js';
 import { MenuAccessResponse, menuAccess, serverMenu } from './menu-access.js';
 import { recordJoin, recordReady, wakeForPlayer } from './service.js';
-import type { ServersParts } from './cache.js';
+import { infoJsonOf, type CachedServer, type ServersParts } from './cache.js';
 import type { AppDeps } from '../../http/env.js';
 
 const PROXY: Access = { tier: 'service', callers: ['proxy'] };
@@ -117,6 +119,16 @@ const menuAccessRoute = defineRoute(PROXY, {
   responses: { 200: json(MenuAccessResponse, 'a verdict per server'), 503: errorAnswer('the cluster cannot be reached') },
 });
 
+const JSON_TYPE = { 'Content-Type': 'application/json' };
+
+/**
+ * A server's ServerInfo answer, as `c.json(server.info, 200)` would write it, from the text the
+ * cache keeps (infoJsonOf): the hot reads encode a server once per change, not once per request.
+ */
+function infoAnswer(c: Context, server: CachedServer) {
+  return c.body(infoJsonOf(server), 200, JSON_TYPE) as unknown as TypedResponse<ServerInfo, 200, 'json'>;
+}
+
 /** The proxy's server routes on the internal face; lookups are answered from the cache. */
 export function internalServerRoutes(deps: AppDeps & ServersParts) {
   return createRouter()
@@ -124,7 +136,7 @@ export function internalServerRoutes(deps: AppDeps & ServersParts) {
     .openapi(byHost, (c) => {
       // The proxy's hot path: one map lookup, answered synchronously once the cache is synced.
       const found = serverByHost(deps, c.req.valid('param').host);
-      return found instanceof Promise ? found.then((server) => c.json(server.info, 200)) : c.json(found.info, 200);
+      return found instanceof Promise ? found.then((server) => infoAnswer(c, server)) : infoAnswer(c, found);
     })
     .openapi(ready, async (c) => {
       await recordReady(deps, c.req.valid('param').name);
@@ -142,7 +154,7 @@ export function internalServerRoutes(deps: AppDeps & ServersParts) {
     .openapi(status, (c) => {
       // Like by-host: answered synchronously from the synced cache.
       const found = serverByName(deps, c.req.valid('param').name);
-      return found instanceof Promise ? found.then((server) => c.json(server.info, 200)) : c.json(found.info, 200);
+      return found instanceof Promise ? found.then((server) => infoAnswer(c, server)) : infoAnswer(c, found);
     })
     .openapi(claim, async (c) => {
       const { name } = c.req.valid('param');
