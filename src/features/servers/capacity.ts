@@ -131,6 +131,13 @@ async function refuseOverRunningShare(tx: Queryable, deps: StartDeps, name: stri
 }
 
 /**
+ * A refusal of a start that may clear by itself (a slot frees, the cooldown passes, the world's
+ * hold ends, the cluster answers again): a restart or a scheduled run waits it out instead of failing.
+ */
+export const startMayClear = (err: unknown): boolean =>
+  err instanceof DomainError && (err.code === 'at_capacity' || err.code === 'cooldown' || err.code === 'maintenance_in_progress' || err.code === 'unavailable');
+
+/**
  * Starts a server within the node's capacity. A server that already holds a slot is only marked
  * Running. Otherwise, under one advisory lock (so that concurrent wakes on any replica are counted
  * one after another against the cluster's own count): the player's fair share, the owner's running share, the cap, the wake

@@ -15,7 +15,7 @@ export type { Asker, MemberPermission, Need, ServerAccess, Standing } from './ac
 export { retirementSweepTask } from './retirement-sweep.js';
 export { forgetDeletedServer } from './forget.js';
 export { advanceRestarts, beginRestart, restartOf, restartsTask, type RestartRow } from './power.js';
-export { holdsSlot, startWithinCapacity } from './capacity.js';
+export { holdsSlot, startMayClear, startWithinCapacity } from './capacity.js';
 export { inMaintenance } from './service.js';
 export { CodedServerNameParam, McUuidBody, McUuidSchema, ServerNameParam } from './schema.js';
 export { integerSetting, SERVER_SETTINGS, wakePolicyInForce, type WakePolicyView } from './settings.js';
