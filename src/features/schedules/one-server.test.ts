@@ -1,23 +1,15 @@
-import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
 import { and, asc, eq } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LocalBackupStore } from '../../adapters/backup-store/local.js';
-import { RconPool } from '../../adapters/rcon/pool.js';
 import { auditLog } from '../../db/schema/audit.js';
-import { serverSchedules } from '../../db/schema/schedules.js';
 import { serverRestarts } from '../../db/schema/servers.js';
 import { worldBackups } from '../../db/schema/worlds.js';
-import { createTestApps, createTestDeps, jsonRequest, type TestDeps } from '../../../test/helpers/app.js';
+import { createTestApps, jsonRequest, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
-import { startRconPeer, type RconPeer } from '../../../test/helpers/rcon-peer.js';
-import { addServer } from '../../../test/helpers/servers.js';
+import { runServer, settle, useScheduleRig } from '../../../test/helpers/schedules.js';
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
-import { claimFor, testWorlds, useTempDir } from '../../../test/helpers/worlds.js';
 import { recordProof } from '../accounts/index.js';
-import { advanceRestarts, syncedCache } from '../servers/index.js';
 import { followRestarts, tickSchedules } from './engine.js';
-import { createSchedule, runScheduleNow } from './service.js';
+import { runScheduleNow } from './service.js';
 import type { ScheduleInput } from './schema.js';
 
 /**
@@ -27,54 +19,32 @@ import type { ScheduleInput } from './schema.js';
  */
 
 const database = useTestDatabase();
-const tempDir = useTempDir();
-const peers: RconPeer[] = [];
+const rig = useScheduleRig(database);
 const unsubscribes: (() => void)[] = [];
-afterEach(async () => {
-  unsubscribes.splice(0).forEach((u) => u());
-  await Promise.all(peers.splice(0).map((p) => p.close()));
-});
+afterEach(() => unsubscribes.splice(0).forEach((u) => u()));
 
 async function setUp() {
-  const peer = await startRconPeer({ password: 'rcon-secret' });
-  peers.push(peer);
-  const root = tempDir();
-  const worlds = testWorlds(root, new LocalBackupStore(join(root, 'backups')));
-  const deps = createTestDeps(database(), { overrides: { worlds, rcon: new RconPool(async () => peer.endpoint, { commandTimeoutMs: 1000 }) } });
-  deps.clock.set('2026-06-01T12:00:00.000Z');
+  let headers: Record<string, string> = {};
+  let tokenHash = '';
+  const set = await rig(async (deps) => {
+    // A verified address, so the emergency stop asks for (and gets) a fresh proof.
+    const owner = await createUser(deps, { role: 'user', email: `${crypto.randomUUID()}@example.test`, emailVerified: true });
+    ({ headers, tokenHash } = await signIn(deps, { userId: owner.id, method: 'password' }));
+    return owner;
+  });
+  const { deps, name } = set;
   const { external } = createTestApps(deps);
-  // A verified address, so the emergency stop asks for (and gets) a fresh proof.
-  const owner = await createUser(deps, { role: 'user', email: `${crypto.randomUUID()}@example.test`, emailVerified: true });
-  const session = await signIn(deps, { userId: owner.id, method: 'password' });
-  const { name } = addServer(deps).spec;
-  await claimFor(deps, name, owner.id);
-  writeFileSync(join(await worlds.folders.folder(name), 'server.properties'), 'motd=scheduled\n');
-  await syncedCache(deps);
   unsubscribes.push(followRestarts(deps));
-  const caller = { session: { userId: owner.id, role: 'user' } as never, requestId: undefined };
-  const schedule = (input: ScheduleInput) => createSchedule(deps, name, input, caller);
-  const row = async (id: number) => (await deps.database.db.select().from(serverSchedules).where(eq(serverSchedules.id, id)))[0]!;
   const post = (path: string, body?: unknown) =>
-    external.request(`/api/v1/servers/${name}/${path}`, body === undefined ? { method: 'POST', headers: session.headers } : jsonRequest('POST', body, session.headers));
+    external.request(`/api/v1/servers/${name}/${path}`, body === undefined ? { method: 'POST', headers } : jsonRequest('POST', body, headers));
   const emergencyStop = async () => {
-    await recordProof(deps.database.db, session.tokenHash, 'email', deps.clock.now());
+    await recordProof(deps.database.db, tokenHash, 'email', deps.clock.now());
     return post('emergency-stop', { confirm: name });
   };
-  return { deps, peer, name, worlds, schedule, row, post, emergencyStop, caller };
+  return { ...set, post, emergencyStop };
 }
 
-async function run(deps: TestDeps, name: string): Promise<void> {
-  await deps.cluster.setDesiredState(name, 'Running');
-  deps.clock.advance(deps.cluster.options.startDelayMs);
-  deps.cluster.tick();
-}
-
-/** The cluster's model and the restart round move on. */
-async function settle(deps: TestDeps, ms: number): Promise<void> {
-  deps.clock.advance(ms);
-  deps.cluster.tick();
-  await advanceRestarts(deps);
-}
+const run = runServer;
 
 const runAudits = async (deps: TestDeps, name: string) =>
   (
