@@ -3,3 +3,4 @@
  */
 export { imageRoutes } from './routes.js';
 export { canonicalImageRef, ensureWhitelisted, isPlatformImage, isWhitelisted, resolveDigest } from './service.js';
+export { createImages } from './module.js';

@@ -6,3 +6,4 @@ export { externalOperationsRoutes } from './external.js';
 export { internalOperationsRoutes } from './internal.js';
 export { newestRecords, recordUpdateReport } from './records.js';
 export { checkDependencies, checkOwnImage } from './update-check.js';
+export { createOperations } from './module.js';
