@@ -20,3 +20,4 @@ export { clearSessionCookie, sessionToken, setSessionCookie } from './session-co
 export { USER_AGENT_MAX_BYTES, cutUtf8, mintSession, revokeSession, revokeUserSessions } from './session-service.js';
 export { findLiveUserByEmail, findUserById, insertUser, insertUserUnlessTaken, liveOwners, lockUser, markEmailVerified, setInSetup, uniqueViolation, type UserRow } from './users.js';
 export type { AccountsParts, PasskeyDirectory } from './parts.js';
+export { createAccounts } from './module.js';

@@ -22,3 +22,4 @@ export { integerSetting, SERVER_SETTINGS, wakePolicyInForce, type WakePolicyView
 export { isReservedServerName, SERVER_NAME_PATTERN } from './names.js';
 export { clusterCall } from './lookup.js';
 export { SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './startup.js';
+export { createServers } from './module.js';
