@@ -121,19 +121,16 @@ const FOREIGN_TABLE_READS_TODAY = [
   'src/features/activity/service.ts -> accounts',
   'src/features/activity/service.ts -> audit',
   'src/features/auth/password-service.ts -> accounts',
-  'src/features/builds/service.ts -> images',
   'src/features/doors/rate-limit.ts -> accounts',
   'src/features/linking/service.ts -> accounts',
   'src/features/migration/confirm.ts -> accounts',
   'src/features/migration/service.ts -> accounts',
   'src/features/migration/service.ts -> servers',
   'src/features/op-login/service.ts -> accounts',
-  'src/features/schedules/engine.ts -> worlds',
   'src/features/servers/allowlist.ts -> accounts',
   'src/features/servers/capacity.ts -> accounts',
   'src/features/servers/claims.ts -> accounts',
   'src/features/servers/node-guard.ts -> nodes',
-  'src/features/worlds/reclaim/service.ts -> servers',
 ];
 
 /**

@@ -1,7 +1,6 @@
 import { and, asc, eq, isNotNull, isNull, lte, ne, or } from 'drizzle-orm';
 import { backgroundLoop, lockForTransaction, type BackgroundTask } from '../../coordination/index.js';
 import { serverSchedules, RUN_STATES } from '../../db/schema/schedules.js';
-import { worldJobs } from '../../db/schema/worlds.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import { writeAudit } from '../audit/index.js';
@@ -9,7 +8,7 @@ import { countScheduleRun, type FleetParts } from '../fleet/index.js';
 import { raiseEvent } from '../notifications/index.js';
 import { rconCommand } from '../console/index.js';
 import { beginRestart, explicitStopSince, inMaintenance, ownerOf, restartOf, startMayClear, startWithinCapacity, stopWords, type CachedServer, type EndedRestart } from '../servers/index.js';
-import { pruneScheduledBackups, startBackup } from '../worlds/index.js';
+import { jobOf, pruneScheduledBackups, startBackup } from '../worlds/index.js';
 import { nextRun } from './next-run.js';
 import { warningLine } from './rules.js';
 import type { WorldsParts } from '../worlds/index.js';
@@ -307,7 +306,7 @@ async function advanceStopping(deps: EngineDeps, row: ScheduleRow, server: Cache
 }
 
 async function advanceBackingUp(deps: EngineDeps, row: ScheduleRow, waited: number): Promise<void> {
-  const [job] = row.runRef ? await deps.database.db.select().from(worldJobs).where(eq(worldJobs.id, row.runRef)) : [];
+  const job = row.runRef ? await jobOf(deps.database.db, row.runRef) : undefined;
   const server = deps.serverCache.get(row.serverName);
   if (!job) return resumeOrFinish(deps, row, 'backing_up', 'failed', 'the backup job is gone', server);
   if (job.state === 'running') {

@@ -1,7 +1,7 @@
 import { count, eq, inArray, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { linkedAccounts, users } from '../../db/schema/accounts.js';
-import { serverClaims } from '../../db/schema/servers.js';
+import { serverActivity, serverClaims } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import { findUserByMcUuid, getQuota } from '../accounts/index.js';
@@ -9,6 +9,15 @@ import type { CachedServer } from './cache.js';
 import { requireServer } from './lookup.js';
 import { cpuMilli, memoryMb, storageGb } from '../../adapters/cluster/quantity.js';
 import type { ServersParts } from './cache.js';
+
+/** When a server's world was last in use: the later of its last start and last join, else its claim. */
+export async function lastInUse(db: Queryable, serverName: string): Promise<Date | undefined> {
+  const [activity] = await db.select().from(serverActivity).where(eq(serverActivity.serverName, serverName));
+  const times = [activity?.readyAt, activity?.lastJoinAt].filter((t): t is Date => t instanceof Date);
+  if (times.length > 0) return new Date(Math.max(...times.map((t) => t.getTime())));
+  const [claim] = await db.select({ at: serverClaims.claimedAt }).from(serverClaims).where(eq(serverClaims.serverName, serverName));
+  return claim?.at;
+}
 
 /** Claim without a linked game identity: 412 `not_linked`, the original's code (api-extensions). */
 const notLinked = () =>

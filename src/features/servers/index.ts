@@ -5,7 +5,7 @@ export { ServerCache } from './cache.js';
 export type { ServersParts } from './cache.js';
 export type { CachedServer, EndedRestart, ServerChangeListener } from './cache.js';
 export { explicitStopSince, stopWords } from './stops.js';
-export { countServersByOwner, ownerOf } from './claims.js';
+export { countServersByOwner, lastInUse, ownerOf } from './claims.js';
 export { externalServerRoutes } from './external.js';
 export { internalServerRoutes } from './internal.js';
 export { opsServerRoutes } from './ops-routes.js';

@@ -12,7 +12,7 @@ export { runFilesCommand, runVolumeStep } from './volumes/index.js';
 export { pruneScheduledBackups, startBackup } from './backups/index.js';
 export { lockHolderKind } from './jobs/index.js';
 export type { JobDeps } from './jobs/index.js';
-export { holdWorld, requireStopped } from './jobs/index.js';
+export { holdWorld, jobOf, requireStopped } from './jobs/index.js';
 export { archiveForMove, releaseForMove, restoreForMove } from './backups/index.js';
 export { deadLockTakers, heldFresh } from './jobs/index.js';
 export { backupFigures, backupJobsFinished } from './figures.js';
