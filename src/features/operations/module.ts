@@ -1,6 +1,6 @@
 import type { FeatureModule } from '../../deps.js';
-import { externalOperationsRoutes } from './external.js';
-import { internalOperationsRoutes } from './internal.js';
+import { externalOperationsRoutes } from './external-routes.js';
+import { internalOperationsRoutes } from './internal-routes.js';
 
 /** The operations module: the update window and report, the database backup, the ops face's routes. */
 export function createOperations(): FeatureModule {

@@ -1,8 +1,8 @@
 import type { FeatureModule } from '../../deps.js';
 import type { AppDeps } from '../../http/env.js';
 import type { ServersParts } from './cache.js';
-import { externalServerRoutes } from './external.js';
-import { internalServerRoutes } from './internal.js';
+import { externalServerRoutes } from './external-routes.js';
+import { internalServerRoutes } from './internal-routes.js';
 import { opsServerRoutes } from './ops-routes.js';
 import { restartsTask } from './power.js';
 import { retirementSweepTask } from './retirement-sweep.js';
