@@ -3,11 +3,12 @@ import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { LEASE_KEYS, releaseLease, takeLease } from '../../coordination/index.js';
 import { auditLog } from '../../db/schema/audit.js';
-import { webhookDeliveries, webhookEndpoints } from '../../db/schema/notifications.js';
+import { webhookDeliveries } from '../../db/schema/notifications.js';
 import { serverRestarts } from '../../db/schema/servers.js';
 import { worldBackups } from '../../db/schema/worlds.js';
 import { createTestDeps, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
+import { addWebhookEndpoint } from '../../../test/helpers/webhooks.js';
 import { runServer, settle, useScheduleRig } from '../../../test/helpers/schedules.js';
 import { addServer } from '../../../test/helpers/servers.js';
 import { worldMember } from '../../../test/helpers/worlds.js';
@@ -104,17 +105,7 @@ describe('the schedule runner', () => {
   it('raises schedule.failed for the webhooks and counts each ended run by its outcome', async () => {
     const { deps, name, schedule, row } = await setUp();
     const now = deps.clock.now();
-    await deps.database.db.insert(webhookEndpoints).values({
-      name: 'ops',
-      url: 'https://hooks.example.com/x',
-      secret: 'whsec_test',
-      format: 'json',
-      events: ['schedule.failed'],
-      enabled: true,
-      createdBy: 'test',
-      createdAt: now,
-      updatedAt: now,
-    });
+    await addWebhookEndpoint(deps.database.db, now, { events: ['schedule.failed'] });
     const runs = async (outcome: string) => (await deps.fleetMetrics.scheduleRuns.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
     const before = { failed: await runs('failed'), skipped: await runs('skipped') };
     await run(deps, name);

@@ -57,13 +57,19 @@ const runAudits = async (deps: TestDeps, name: string) =>
 
 const daily = (input: ScheduleInput): ScheduleInput => ({ minute_of_day: 13 * 60, weekdays: 0x7f, timezone: 'UTC', ...input });
 
+/** A daily backup run of a running server, claimed by the first round past its time. */
+async function backupRunUnderWay() {
+  const set = await setUp();
+  await run(set.deps, set.name);
+  const { id, nextRunAt } = await set.schedule(daily({ action: 'backup' }));
+  set.deps.clock.set(new Date(nextRunAt!.getTime() + 1_000));
+  await tickSchedules(set.deps, 'replica-a');
+  return { ...set, id };
+}
+
 describe('runs on one server', () => {
   it('an emergency stop during a scheduled backup stands: the run takes its backup and does not start the server again', async () => {
-    const { deps, name, schedule, row, emergencyStop, worlds } = await setUp();
-    await run(deps, name);
-    const { id, nextRunAt } = await schedule(daily({ action: 'backup' }));
-    deps.clock.set(new Date(nextRunAt!.getTime() + 1_000));
-    await tickSchedules(deps, 'replica-a');
+    const { deps, name, id, row, emergencyStop, worlds } = await backupRunUnderWay();
     expect(await row(id)).toMatchObject({ runState: 'stopping', runResume: true });
     deps.clock.advance(deps.cluster.options.stopDelayMs);
     deps.cluster.tick();
@@ -84,11 +90,7 @@ describe('runs on one server', () => {
   });
 
   it("the owner's stop while a backup run waits for the server to stop stands too", async () => {
-    const { deps, name, schedule, row, post, worlds } = await setUp();
-    await run(deps, name);
-    const { id, nextRunAt } = await schedule(daily({ action: 'backup' }));
-    deps.clock.set(new Date(nextRunAt!.getTime() + 1_000));
-    await tickSchedules(deps, 'replica-a');
+    const { deps, name, id, row, post, worlds } = await backupRunUnderWay();
     expect((await post('stop')).status).toBe(202);
     await settle(deps, deps.cluster.options.stopDelayMs);
     await tickSchedules(deps, 'replica-a');
