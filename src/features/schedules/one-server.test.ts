@@ -57,11 +57,15 @@ const runAudits = async (deps: TestDeps, name: string) =>
 
 const daily = (input: ScheduleInput): ScheduleInput => ({ minute_of_day: 13 * 60, weekdays: 0x7f, timezone: 'UTC', ...input });
 
-/** A daily backup run of a running server, claimed by the first round past its time. */
-async function backupRunUnderWay() {
+/**
+ * A daily run of a running server (made `runningForMs` after its start), claimed by the first
+ * round past its time.
+ */
+async function runUnderWay(action: 'backup' | 'restart', runningForMs = 0) {
   const set = await setUp();
   await run(set.deps, set.name);
-  const { id, nextRunAt } = await set.schedule(daily({ action: 'backup' }));
+  set.deps.clock.advance(runningForMs);
+  const { id, nextRunAt } = await set.schedule(daily({ action }));
   set.deps.clock.set(new Date(nextRunAt!.getTime() + 1_000));
   await tickSchedules(set.deps, 'replica-a');
   return { ...set, id };
@@ -69,7 +73,7 @@ async function backupRunUnderWay() {
 
 describe('runs on one server', () => {
   it('an emergency stop during a scheduled backup stands: the run takes its backup and does not start the server again', async () => {
-    const { deps, name, id, row, emergencyStop, worlds } = await backupRunUnderWay();
+    const { deps, name, id, row, emergencyStop, worlds } = await runUnderWay('backup');
     expect(await row(id)).toMatchObject({ runState: 'stopping', runResume: true });
     deps.clock.advance(deps.cluster.options.stopDelayMs);
     deps.cluster.tick();
@@ -90,7 +94,7 @@ describe('runs on one server', () => {
   });
 
   it("the owner's stop while a backup run waits for the server to stop stands too", async () => {
-    const { deps, name, id, row, post, worlds } = await backupRunUnderWay();
+    const { deps, name, id, row, post, worlds } = await runUnderWay('backup');
     expect((await post('stop')).status).toBe(202);
     await settle(deps, deps.cluster.options.stopDelayMs);
     await tickSchedules(deps, 'replica-a');
@@ -101,12 +105,7 @@ describe('runs on one server', () => {
   });
 
   it('an emergency stop during a scheduled restart ends the run at once, and the restart never starts the server', async () => {
-    const { deps, name, schedule, row, emergencyStop } = await setUp();
-    await run(deps, name);
-    deps.clock.advance(60_000);
-    const { id, nextRunAt } = await schedule(daily({ action: 'restart' }));
-    deps.clock.set(new Date(nextRunAt!.getTime() + 1_000));
-    await tickSchedules(deps, 'replica-a');
+    const { deps, name, id, row, emergencyStop } = await runUnderWay('restart', 60_000);
     expect((await row(id)).runState).toBe('restarting');
     expect((await emergencyStop()).status).toBe(202);
     // No schedule round since: the restart's end told the run.
@@ -117,12 +116,7 @@ describe('runs on one server', () => {
   });
 
   it('a restart run ends when its restart does, without waiting for the next schedule round', async () => {
-    const { deps, name, schedule, row } = await setUp();
-    await run(deps, name);
-    deps.clock.advance(60_000);
-    const { id, nextRunAt } = await schedule(daily({ action: 'restart' }));
-    deps.clock.set(new Date(nextRunAt!.getTime() + 1_000));
-    await tickSchedules(deps, 'replica-a');
+    const { deps, name, id, row } = await runUnderWay('restart', 60_000);
     expect((await row(id)).runState).toBe('restarting');
     // Only the restart round runs (on any replica); no schedule round comes.
     await settle(deps, deps.cluster.options.stopDelayMs);
