@@ -205,6 +205,21 @@ describe('the shape of the service', () => {
     expect(WEAKMAP_REGISTRIES_TODAY.filter((f) => !found.includes(f))).toEqual([]);
   });
 
+  it('builds every feature as a module: each has module.ts, and the routes and tasks are mounted and started only from the modules', () => {
+    const features = readdirSync(FEATURES).filter((name) => existsSync(join(FEATURES, name, 'index.ts')));
+    // doors and audit offer functions only: no route, no task, nothing to make.
+    const withoutModule = features.filter((name) => !existsSync(join(FEATURES, name, 'module.ts')) && !['doors', 'audit'].includes(name));
+    expect(withoutModule).toEqual([]);
+    // The faces and the task list name no feature's route table or task maker: they take the modules'.
+    const handPicked = ['app/external.ts', 'app/internal.ts', 'service.ts'].flatMap((file) =>
+      [...readFileSync(join(SRC, file), 'utf8').matchAll(/import \{([^}]*)\} from '\.\.?\/(?:\.\.\/)?features\/[^']+'/g)]
+        .flatMap((m) => m[1]!.split(',').map((name) => name.trim()))
+        .filter((name) => /(?:Routes|Tasks?)$/.test(name))
+        .map((name) => `${file}: ${name}`),
+    );
+    expect(handPicked).toEqual([]);
+  });
+
   it('keeps the Kubernetes client inside the cluster adapter', () => {
     const wrong = IMPORTS.filter((i) => !i.local && i.to === '@kubernetes/client-node' && !i.from.startsWith(join(SRC, 'adapters', 'cluster') + sep)).map((i) => rel(i.from));
     expect(wrong).toEqual([]);
