@@ -117,7 +117,7 @@ const TABLE_OWNER: Record<string, string> = {
  * never add one.
  */
 const FOREIGN_TABLE_READS_TODAY = [
-  'src/features/accounts/proofs.ts -> passkeys',
+  'src/features/accounts/sessions/proofs.ts -> passkeys',
   'src/features/activity/service.ts -> accounts',
   'src/features/activity/service.ts -> audit',
   'src/features/auth/password-service.ts -> accounts',

@@ -9,8 +9,8 @@ import type { SessionContext, TierRequirement } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
 import { randomToken, sha256Hex } from '../../lib/secrets.js';
 import { writeAudit } from '../audit/index.js';
-import { isConsoleHost, requestHost } from './hosts.js';
-import { requireReauth } from './proofs.js';
+import { isConsoleHost, requestHost } from './sessions/index.js';
+import { requireReauth } from './sessions/index.js';
 
 
 /**

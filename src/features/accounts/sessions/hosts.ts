@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
-import type { Config } from '../../config.js';
-import { clientIp } from '../../http/client-ip.js';
-import type { AppEnv } from '../../http/env.js';
+import type { Config } from '../../../config.js';
+import { clientIp } from '../../../http/client-ip.js';
+import type { AppEnv } from '../../../http/env.js';
 
 /** A host name without its port, lower-case: `Panel.Felis.Test:8443` → `panel.felis.test`. */
 export function bareHost(host: string | undefined): string {

@@ -1,8 +1,8 @@
 import { and, desc, eq, gt, isNull, lte, sql } from 'drizzle-orm';
-import type { Queryable } from '../../db/client.js';
-import { sessions, type SignInMethod } from '../../db/schema/accounts.js';
-import type { Deps } from '../../deps.js';
-import { randomToken, sha256Hex } from '../../lib/secrets.js';
+import type { Queryable } from '../../../db/client.js';
+import { sessions, type SignInMethod } from '../../../db/schema/accounts.js';
+import type { Deps } from '../../../deps.js';
+import { randomToken, sha256Hex } from '../../../lib/secrets.js';
 
 export const SESSION_COOKIE = 'svc_session';
 /** Sliding lifetime of every session (api-extensions, lifetimes). */

@@ -1,9 +1,9 @@
 import { and, desc, eq, gt, isNull, lt, sql } from 'drizzle-orm';
-import type { Queryable } from '../../db/client.js';
-import { emailCodeFailures, emailCodes, type EmailCodePurpose } from '../../db/schema/accounts.js';
-import { DomainError } from '../../lib/errors.js';
-import type { RandomSource } from '../../lib/random.js';
-import { secretsEqual, sha256Hex } from '../../lib/secrets.js';
+import type { Queryable } from '../../../db/client.js';
+import { emailCodeFailures, emailCodes, type EmailCodePurpose } from '../../../db/schema/accounts.js';
+import { DomainError } from '../../../lib/errors.js';
+import type { RandomSource } from '../../../lib/random.js';
+import { secretsEqual, sha256Hex } from '../../../lib/secrets.js';
 
 /** E-mail one-time codes (api-extensions, lifetimes). */
 export const CODE_TTL_MS = 10 * 60 * 1000;

@@ -1,10 +1,10 @@
 import { eq, sql } from 'drizzle-orm';
-import type { Queryable } from '../../db/client.js';
-import { sessions, users, type SignInMethod } from '../../db/schema/accounts.js';
-import { passkeyCredentials, reauthProofs } from '../../db/schema/passkeys.js';
-import type { Deps } from '../../deps.js';
-import type { Role, SessionContext } from '../../http/session.js';
-import { DomainError } from '../../lib/errors.js';
+import type { Queryable } from '../../../db/client.js';
+import { sessions, users, type SignInMethod } from '../../../db/schema/accounts.js';
+import { passkeyCredentials, reauthProofs } from '../../../db/schema/passkeys.js';
+import type { Deps } from '../../../deps.js';
+import type { Role, SessionContext } from '../../../http/session.js';
+import { DomainError } from '../../../lib/errors.js';
 
 /**
  * A session's proof that its holder is still at the keyboard: the guard of every change that adds,

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
-import { DomainError } from '../../lib/errors.js';
-import type { SessionAuthenticator } from '../../http/session.js';
+import { DomainError } from '../../../lib/errors.js';
+import type { SessionAuthenticator } from '../../../http/session.js';
 
 /**
  * What a session that must change its password may still do: change it, read who it is (the panel

@@ -1,7 +1,7 @@
-import { MailError } from '../../adapters/mail/types.js';
-import type { EmailCodePurpose } from '../../db/schema/accounts.js';
-import type { Deps } from '../../deps.js';
-import { DomainError } from '../../lib/errors.js';
+import { MailError } from '../../../adapters/mail/types.js';
+import type { EmailCodePurpose } from '../../../db/schema/accounts.js';
+import type { Deps } from '../../../deps.js';
+import { DomainError } from '../../../lib/errors.js';
 import { CODE_TTL_MS, dropCode, issueCode } from './email-codes.js';
 
 /** No relay configured: the same answer for every address. */
