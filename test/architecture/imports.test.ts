@@ -127,9 +127,9 @@ const FOREIGN_TABLE_READS_TODAY = [
   'src/features/migration/service.ts -> accounts',
   'src/features/migration/service.ts -> servers',
   'src/features/op-login/service.ts -> accounts',
-  'src/features/servers/allowlist.ts -> accounts',
-  'src/features/servers/capacity.ts -> accounts',
-  'src/features/servers/claims.ts -> accounts',
+  'src/features/servers/allowlist/allowlist.ts -> accounts',
+  'src/features/servers/wakes/capacity.ts -> accounts',
+  'src/features/servers/ownership/claims.ts -> accounts',
   'src/features/servers/node-guard.ts -> nodes',
 ];
 

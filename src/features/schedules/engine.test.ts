@@ -260,7 +260,7 @@ describe('the schedule runner', () => {
     expect(deps.cluster.server(name)!.status.phase).toBe('Stopping');
     // The next day the node is full (its one slot held by another server): the start is skipped,
     // and says so. (A cap of 0 is no cap, as the original's wake policy.)
-    await (await import('../servers/settings.js')).writeSetting(deps.database.db, 'node_server_cap', 1, deps.clock.now());
+    await (await import('../servers/wakes/settings.js')).writeSetting(deps.database.db, 'node_server_cap', 1, deps.clock.now());
     deps.clock.set('2026-06-02T12:00:00.000Z');
     deps.cluster.tick();
     await run(deps, addServer(deps).spec.name);

@@ -7,8 +7,8 @@ import { useTestDatabase } from '../../../test/helpers/database.js';
 import { addServer, addSystemServer, randomMcUuid } from '../../../test/helpers/servers.js';
 import { createUser, linkAccount, signIn } from '../../../test/helpers/sessions.js';
 import { fleet } from './lists.js';
-import { writeSetting } from './settings.js';
-import type { FleetServer, MyServerView, ServerInfo } from './schema.js';
+import { writeSetting } from './wakes/settings.js';
+import type { FleetServer, MyServerView, ServerInfo } from './core/schema.js';
 
 async function member(deps: TestDeps, role: 'user' | 'admin' | 'owner' = 'user', options: { email?: string } = {}) {
   const user = await createUser(deps, { role, ...options });

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { DESIRED_STATES } from '../../adapters/cluster/types.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { claimForUser } from './claims.js';
+import { claimForUser } from './ownership/index.js';
 import { createServer } from './create.js';
 import { fleet, myServers } from './lists.js';
 import {
@@ -15,14 +15,14 @@ import {
   ServerInfoSchema,
   ServerNameParam,
   ServerStatusSchema,
-} from './schema.js';
-import { allowlistRoutes } from './allowlist-routes.js';
-import { memberRoutes } from './member-routes.js';
+} from './core/index.js';
+import { allowlistRoutes } from './allowlist/index.js';
+import { memberRoutes } from './ownership/index.js';
 import { powerRoutes } from './power-routes.js';
 import { retirementRoutes } from './retirement-routes.js';
 import { statusForUser, stopFromPanel, wakeFromPanel } from './service.js';
 import { updateServer } from './update.js';
-import type { ServersParts } from './cache.js';
+import type { ServersParts } from './core/index.js';
 import type { AppDeps } from '../../http/env.js';
 
 const wake = defineRoute({ tier: 'app' }, {

@@ -6,8 +6,8 @@ import { bearer, createTestApps, createTestDeps, errorOf, jsonRequest, TOKENS, t
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { addServer, addSystemServer, randomMcUuid } from '../../../test/helpers/servers.js';
 import { createUser, linkAccount } from '../../../test/helpers/sessions.js';
-import { writeSetting } from './settings.js';
-import type { ServerInfo } from './schema.js';
+import { writeSetting } from './wakes/settings.js';
+import type { ServerInfo } from './core/schema.js';
 
 async function linkedPlayer(deps: TestDeps, role: 'user' | 'admin' = 'user') {
   const user = await createUser(deps, { role });

@@ -1,9 +1,9 @@
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.js';
 import type { Access } from '../../http/tiers.js';
-import { claimForPlayer } from './claims.js';
+import { claimForPlayer } from './ownership/index.js';
 import { allServers } from './lists.js';
-import { serverByHost, serverByName } from './lookup.js';
+import { serverByHost, serverByName } from './core/index.js';
 import {
   ClaimResponse,
   McUuidBody,
@@ -12,10 +12,10 @@ import {
   ServerInfoSchema,
   ServerNameParam,
   WakeInternalResponse,
-} from './schema.js';
+} from './core/index.js';
 import { MenuAccessResponse, menuAccess, serverMenu } from './menu-access.js';
 import { recordJoin, recordReady, wakeForPlayer } from './service.js';
-import type { ServersParts } from './cache.js';
+import type { ServersParts } from './core/index.js';
 import type { AppDeps } from '../../http/env.js';
 
 const PROXY: Access = { tier: 'service', callers: ['proxy'] };

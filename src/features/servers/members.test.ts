@@ -10,7 +10,7 @@ import { SseReader } from '../../../test/helpers/sse.js';
 import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
 import { claimFor } from '../../../test/helpers/worlds.js';
 import { LogHubs } from '../console/index.js';
-import { MEMBER_PERMISSIONS, type Need } from './access.js';
+import { MEMBER_PERMISSIONS, type Need } from './core/access.js';
 
 const database = useTestDatabase();
 

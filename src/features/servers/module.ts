@@ -1,6 +1,6 @@
 import type { FeatureModule } from '../../deps.js';
 import type { AppDeps } from '../../http/env.js';
-import type { ServersParts } from './cache.js';
+import type { ServersParts } from './core/index.js';
 import { externalServerRoutes } from './external-routes.js';
 import { internalServerRoutes } from './internal-routes.js';
 import { opsServerRoutes } from './ops-routes.js';

@@ -8,13 +8,13 @@ import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
 import { requireReauth } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
-import { requireAccess } from './access.js';
-import { startMayClear, startWithinCapacity } from './capacity.js';
-import { clusterCall, requireServer } from './lookup.js';
+import { requireAccess } from './core/index.js';
+import { startMayClear, startWithinCapacity } from './wakes/index.js';
+import { clusterCall, requireServer } from './core/index.js';
 import { refuseRetiring } from './retirement.js';
 import { inMaintenance } from './service.js';
-import { recordExplicitStop } from './stops.js';
-import type { ServersParts } from './cache.js';
+import { recordExplicitStop } from './wakes/index.js';
+import type { ServersParts } from './core/index.js';
 
 /**
  * Restart and emergency stop. A restart is a row (server_restarts) moved on by whichever replica

@@ -1,10 +1,10 @@
 import { z } from '@hono/zod-openapi';
-import { AUTOSTART_POLICIES, DESIRED_STATES, PHASES } from '../../adapters/cluster/types.js';
-import { McUuidSchema } from '../accounts/index.js';
-import { isQuantity } from '../../adapters/cluster/quantity.js';
+import { AUTOSTART_POLICIES, DESIRED_STATES, PHASES } from '../../../adapters/cluster/types.js';
+import { McUuidSchema } from '../../accounts/index.js';
+import { isQuantity } from '../../../adapters/cluster/quantity.js';
 import { SERVER_NAME_PATTERN } from './names.js';
 import { MEMBER_PERMISSIONS } from './access.js';
-import { refusedAs } from '../../http/coded-refusal.js';
+import { refusedAs } from '../../../http/coded-refusal.js';
 
 export const PhaseSchema = z.enum(PHASES).openapi('Phase');
 const AutostartPolicySchema = z.enum(AUTOSTART_POLICIES);
@@ -94,7 +94,7 @@ export const CodedServerNameParam = z.object({
     .openapi({ param: { name: 'name', in: 'path' }, example: 'survival' }),
 });
 
-export { McUuidSchema } from '../accounts/index.js';
+export { McUuidSchema } from '../../accounts/index.js';
 
 export const McUuidBody = z.strictObject({ mc_uuid: McUuidSchema });
 

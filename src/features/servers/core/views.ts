@@ -1,5 +1,5 @@
-import { javaMemoryFor } from '../../adapters/cluster/quantity.js';
-import { FORWARDING_LABEL, SYSTEM_LABEL, type ServerResource } from '../../adapters/cluster/types.js';
+import { javaMemoryFor } from '../../../adapters/cluster/quantity.js';
+import { FORWARDING_LABEL, SYSTEM_LABEL, type ServerResource } from '../../../adapters/cluster/types.js';
 import { isReservedServerName } from './names.js';
 import type { ServerInfo } from './schema.js';
 

@@ -1,15 +1,15 @@
 import { and, asc, eq } from 'drizzle-orm';
-import type { Queryable } from '../../db/client.js';
-import { serverClaims, serverMembers } from '../../db/schema/servers.js';
-import type { Deps } from '../../deps.js';
-import type { SessionContext } from '../../http/session.js';
-import { DomainError } from '../../lib/errors.js';
-import { findLiveUserByName, identitiesOf, requireReauth } from '../accounts/index.js';
-import { writeAudit } from '../audit/index.js';
-import { requireAccess, type MemberPermission } from './access.js';
-import type { ServersParts } from './cache.js';
+import type { Queryable } from '../../../db/client.js';
+import { serverClaims, serverMembers } from '../../../db/schema/servers.js';
+import type { Deps } from '../../../deps.js';
+import type { SessionContext } from '../../../http/session.js';
+import { DomainError } from '../../../lib/errors.js';
+import { findLiveUserByName, identitiesOf, requireReauth } from '../../accounts/index.js';
+import { writeAudit } from '../../audit/index.js';
+import { requireAccess, type MemberPermission } from '../core/index.js';
+import type { ServersParts } from '../core/index.js';
 import { ownerOf } from './claims.js';
-import { requireServer } from './lookup.js';
+import { requireServer } from '../core/index.js';
 
 /**
  * A server's members (issue 42): who its owner shares it with, and what each may do. Only the

@@ -1,6 +1,6 @@
-import { ClusterNotFoundError } from '../../adapters/cluster/types.js';
-import type { Deps } from '../../deps.js';
-import { DomainError } from '../../lib/errors.js';
+import { ClusterNotFoundError } from '../../../adapters/cluster/types.js';
+import type { Deps } from '../../../deps.js';
+import { DomainError } from '../../../lib/errors.js';
 import { type CachedServer, type ServerCache } from './cache.js';
 import { normalizeHost } from './names.js';
 import type { ServersParts } from './cache.js';

@@ -1,10 +1,10 @@
 import { z } from '@hono/zod-openapi';
-import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import type { AppDeps } from '../../http/env.js';
-import { MEMBER_PERMISSIONS } from './access.js';
-import type { ServersParts } from './cache.js';
+import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../../http/route.js';
+import type { AppDeps } from '../../../http/env.js';
+import { MEMBER_PERMISSIONS } from '../core/index.js';
+import type { ServersParts } from '../core/index.js';
 import { addMember, listMembers, removeMember, updateMember, type MemberRow } from './members.js';
-import { ServerNameParam } from './schema.js';
+import { ServerNameParam } from '../core/index.js';
 
 const Permissions = z.array(z.enum(MEMBER_PERMISSIONS)).max(MEMBER_PERMISSIONS.length * 2);
 

@@ -1,14 +1,14 @@
 import { count, eq, inArray, sql } from 'drizzle-orm';
-import type { Queryable } from '../../db/client.js';
-import { linkedAccounts, users } from '../../db/schema/accounts.js';
-import { serverActivity, serverClaims } from '../../db/schema/servers.js';
-import type { Deps } from '../../deps.js';
-import { DomainError } from '../../lib/errors.js';
-import { findUserByMcUuid, getQuota } from '../accounts/index.js';
-import type { CachedServer } from './cache.js';
-import { requireServer } from './lookup.js';
-import { cpuMilli, memoryMb, storageGb } from '../../adapters/cluster/quantity.js';
-import type { ServersParts } from './cache.js';
+import type { Queryable } from '../../../db/client.js';
+import { linkedAccounts, users } from '../../../db/schema/accounts.js';
+import { serverActivity, serverClaims } from '../../../db/schema/servers.js';
+import type { Deps } from '../../../deps.js';
+import { DomainError } from '../../../lib/errors.js';
+import { findUserByMcUuid, getQuota } from '../../accounts/index.js';
+import type { CachedServer } from '../core/index.js';
+import { requireServer } from '../core/index.js';
+import { cpuMilli, memoryMb, storageGb } from '../../../adapters/cluster/quantity.js';
+import type { ServersParts } from '../core/index.js';
 
 /** When a server's world was last in use: the later of its last start and last join, else its claim. */
 export async function lastInUse(db: Queryable, serverName: string): Promise<Date | undefined> {

@@ -1,5 +1,5 @@
 import type { AccessChanges } from './access.js';
-import type { ClusterAdapter, ServerResource, ServerWatch, ServerWatchEvent } from '../../adapters/cluster/types.js';
+import type { ClusterAdapter, ServerResource, ServerWatch, ServerWatchEvent } from '../../../adapters/cluster/types.js';
 import { normalizeHost } from './names.js';
 import type { ServerInfo } from './schema.js';
 import { isReservedServer, isSystemServer, toServerInfo } from './views.js';

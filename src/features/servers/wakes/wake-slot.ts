@@ -1,7 +1,7 @@
 import { eq, lte } from 'drizzle-orm';
-import type { Queryable } from '../../db/client.js';
-import { serverWakes } from '../../db/schema/servers.js';
-import { DomainError } from '../../lib/errors.js';
+import type { Queryable } from '../../../db/client.js';
+import { serverWakes } from '../../../db/schema/servers.js';
+import { DomainError } from '../../../lib/errors.js';
 import { wakePolicyInForce } from './settings.js';
 
 /** Counts a wake in the database: at most one per server per cooldown, whichever replica is asked. */

@@ -1,12 +1,12 @@
 import { and, asc, eq } from 'drizzle-orm';
-import type { Queryable } from '../../db/client.js';
-import { linkedAccounts } from '../../db/schema/accounts.js';
-import { serverWakeAllowlist } from '../../db/schema/servers.js';
-import type { Deps } from '../../deps.js';
-import type { SessionContext } from '../../http/session.js';
-import { requireServer } from './lookup.js';
-import { requireAccess } from './access.js';
-import type { ServersParts } from './cache.js';
+import type { Queryable } from '../../../db/client.js';
+import { linkedAccounts } from '../../../db/schema/accounts.js';
+import { serverWakeAllowlist } from '../../../db/schema/servers.js';
+import type { Deps } from '../../../deps.js';
+import type { SessionContext } from '../../../http/session.js';
+import { requireServer } from '../core/index.js';
+import { requireAccess } from '../core/index.js';
+import type { ServersParts } from '../core/index.js';
 
 /**
  * A server's wake allowlist: the players who may wake it under the `allowlist` autostart policy.

@@ -1,19 +1,19 @@
-import { lockForTransaction } from '../../coordination/index.js';
+import { lockForTransaction } from '../../../coordination/index.js';
 import { and, asc, eq, gt, inArray, isNull, lt, ne } from 'drizzle-orm';
-import type { ServerResource } from '../../adapters/cluster/types.js';
-import type { Queryable } from '../../db/client.js';
-import { writeAudit } from '../audit/index.js';
-import { users } from '../../db/schema/accounts.js';
-import { serverClaims, serverGuestWakes, serverWakes } from '../../db/schema/servers.js';
-import { isStaffRole } from '../accounts/index.js';
-import type { Deps } from '../../deps.js';
-import { DomainError } from '../../lib/errors.js';
-import { type CachedServer } from './cache.js';
-import { clusterCall } from './lookup.js';
+import type { ServerResource } from '../../../adapters/cluster/types.js';
+import type { Queryable } from '../../../db/client.js';
+import { writeAudit } from '../../audit/index.js';
+import { users } from '../../../db/schema/accounts.js';
+import { serverClaims, serverGuestWakes, serverWakes } from '../../../db/schema/servers.js';
+import { isStaffRole } from '../../accounts/index.js';
+import type { Deps } from '../../../deps.js';
+import { DomainError } from '../../../lib/errors.js';
+import { type CachedServer } from '../core/index.js';
+import { clusterCall } from '../core/index.js';
 import { integerSetting, SERVER_SETTINGS, wakePolicyInForce } from './settings.js';
 import { takeWakeSlot } from './wake-slot.js';
 import { explicitStopSince, stopWords } from './stops.js';
-import type { ServersParts } from './cache.js';
+import type { ServersParts } from '../core/index.js';
 
 /** Serialises every start that needs a node slot, on every replica that shares the database. */
 /** A guest start this recent holds its slot even if the cache has not seen it yet. */

@@ -1,10 +1,10 @@
 import { z } from '@hono/zod-openapi';
-import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { McUuidSchema } from '../accounts/index.js';
+import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../../http/route.js';
+import { McUuidSchema } from '../../accounts/index.js';
 import { setWakeAllowed, wakeAllowlist } from './allowlist.js';
-import { ServerNameParam } from './schema.js';
-import type { ServersParts } from './cache.js';
-import type { AppDeps } from '../../http/env.js';
+import { ServerNameParam } from '../core/index.js';
+import type { ServersParts } from '../core/index.js';
+import type { AppDeps } from '../../../http/env.js';
 
 const AllowlistEntry = z.object({ mc_uuid: z.string(), can_wake: z.boolean(), added_at: z.iso.datetime({ offset: true }) });
 

@@ -1,11 +1,11 @@
 import { and, eq } from 'drizzle-orm';
-import type { ChangeFeed } from '../../db/change-feed.js';
-import type { Queryable } from '../../db/client.js';
-import { serverClaims, serverMembers } from '../../db/schema/servers.js';
-import type { Deps } from '../../deps.js';
-import type { SessionContext } from '../../http/session.js';
-import { DomainError } from '../../lib/errors.js';
-import { isStaffRole } from '../accounts/index.js';
+import type { ChangeFeed } from '../../../db/change-feed.js';
+import type { Queryable } from '../../../db/client.js';
+import { serverClaims, serverMembers } from '../../../db/schema/servers.js';
+import type { Deps } from '../../../deps.js';
+import type { SessionContext } from '../../../http/session.js';
+import { DomainError } from '../../../lib/errors.js';
+import { isStaffRole } from '../../accounts/index.js';
 
 /**
  * THE access rule (issue 39's "one access rule", issue 42's members): who may act on a server.

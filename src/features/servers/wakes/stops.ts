@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
-import { lockForTransaction } from '../../coordination/index.js';
-import type { Queryable } from '../../db/client.js';
-import { serverStops } from '../../db/schema/servers.js';
-import type { Deps } from '../../deps.js';
+import { lockForTransaction } from '../../../coordination/index.js';
+import type { Queryable } from '../../../db/client.js';
+import { serverStops } from '../../../db/schema/servers.js';
+import type { Deps } from '../../../deps.js';
 
 /**
  * Explicit stops (the panel's stop, the emergency stop). Each is recorded before the cluster is
