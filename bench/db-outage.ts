@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { request } from 'node:http';
 import { openDatabase } from '../src/db/client.js';
 import { users } from '../src/db/schema/accounts.js';
-import { mintSession, SESSION_COOKIE } from '../src/features/accounts/session-service.js';
+import { mintSession, SESSION_COOKIE } from '../src/features/accounts/sessions/session-service.js';
 import { systemClock } from '../src/lib/clock.js';
 import { cryptoRandom } from '../src/lib/random.js';
 import { spawnService } from '../test/helpers/process.js';

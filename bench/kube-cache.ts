@@ -9,7 +9,7 @@ import { KubeStandIn } from '../test/helpers/kube-stand-in.js';
 import { KubernetesCluster } from '../src/adapters/cluster/kubernetes/adapter.js';
 import { kubeConfigFor } from '../src/adapters/cluster/kubernetes/kubeconfig.js';
 import { DEFAULT_CRD, toMinecraftServer } from '../src/adapters/cluster/kubernetes/resource.js';
-import { ServerCache } from '../src/features/servers/cache.js';
+import { ServerCache } from '../src/features/servers/core/cache.js';
 
 const SERVERS = Number(process.env.BENCH_SERVERS ?? 10_000);
 const UPDATES = Number(process.env.BENCH_UPDATES ?? 10_000);

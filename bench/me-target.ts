@@ -16,7 +16,7 @@ import { createApps } from '../src/app/index.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
 import { users } from '../src/db/schema/accounts.js';
-import { mintSession } from '../src/features/accounts/session-service.js';
+import { mintSession } from '../src/features/accounts/sessions/session-service.js';
 import { sha256Hex } from '../src/lib/secrets.js';
 import { createLogger } from '../src/lib/logger.js';
 import { serve } from '../src/runtime/serve.js';

@@ -10,7 +10,7 @@ import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
 import { users } from '../src/db/schema/accounts.js';
 import { serverClaims } from '../src/db/schema/servers.js';
-import { mintSession } from '../src/features/accounts/session-service.js';
+import { mintSession } from '../src/features/accounts/sessions/session-service.js';
 import { systemClock } from '../src/lib/clock.js';
 import { createLogger } from '../src/lib/logger.js';
 import { serve } from '../src/runtime/serve.js';

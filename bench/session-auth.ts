@@ -8,7 +8,7 @@ import { createApps } from '../src/app/index.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/client.js';
 import { users } from '../src/db/schema/accounts.js';
-import { mintSession } from '../src/features/accounts/session-service.js';
+import { mintSession } from '../src/features/accounts/sessions/session-service.js';
 import { createMetrics } from '../src/http/metrics.js';
 import { createLogger } from '../src/lib/logger.js';
 import { assembleDeps } from '../src/service.js';

@@ -27,7 +27,7 @@ import type { AddressInfo } from 'node:net';
 import { serve as honoServe } from '@hono/node-server';
 import { Hono } from 'hono';
 import { SimulatedCluster } from '../src/adapters/cluster/simulated.js';
-import { ServerCache } from '../src/features/servers/cache.js';
+import { ServerCache } from '../src/features/servers/core/cache.js';
 import { systemClock } from '../src/lib/clock.js';
 
 // The baseline imports only what it runs (its RSS is the memory rows' baseline); the service's

@@ -4,9 +4,10 @@ import type { MailAdapter } from './adapters/mail/types.js';
 import type { RconPool } from './adapters/rcon/pool.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
 import type { Config } from './config.js';
-import type { ReplicaHeartbeat } from './coordination/index.js';
+import type { BackgroundTask, ReplicaHeartbeat } from './coordination/index.js';
 import type { DatabaseHandle } from './db/client.js';
 import type { Metrics } from './http/metrics.js';
+import type { RouteTable } from './http/route.js';
 import type { Clock } from './lib/clock.js';
 import type { Logger } from './lib/logger.js';
 import type { RandomSource } from './lib/random.js';
@@ -48,6 +49,20 @@ export interface Deps {
 
 /** The infrastructure by the name the issue gives it; `Deps` is kept for the files that name it. */
 export type Infrastructure = Deps;
+
+/**
+ * What a feature module gives the composition root: `createX(infrastructure, { the APIs of the
+ * features below it })` returns it. `api` is what the features above may be handed (its made
+ * objects, by the feature's own type), `routes` its route tables by face (mounted in the face's
+ * order, src/app/), `tasks` its background tasks in the order they start (they stop in reverse,
+ * through the service's one task list).
+ */
+export interface FeatureModule<Api extends object = object> {
+  readonly name: string;
+  readonly api: Api;
+  readonly routes: { readonly external?: readonly RouteTable[]; readonly internal?: readonly RouteTable[] };
+  readonly tasks: readonly BackgroundTask[];
+}
 
 // Handlers see the infrastructure as `c.var.deps`; src/http/ declares only the part it reads.
 declare module './http/env.js' {

@@ -11,26 +11,23 @@ import { RconPool } from './adapters/rcon/pool.js';
 import { OciRegistry } from './adapters/registry/oci.js';
 import { StaticRegistry } from './adapters/registry/static.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
-import { createApps, type ServiceParts } from './app/index.js';
+import { createApps, createModules, type ServiceParts } from './app/index.js';
 import type { Config } from './config.js';
+import type { FeatureModule } from './deps.js';
 import { releasePreviousLives, ReplicaHeartbeat, TaskList, type BackgroundTask, type PreviousLives } from './coordination/index.js';
 import { openDatabase, type DatabaseHandle } from './db/client.js';
-import { accountHousekeepingTask, createSessionAuthenticator, SignedInAccounts, withPasswordChangeGate } from './features/accounts/index.js';
+import { createSessionAuthenticator, SignedInAccounts, withPasswordChangeGate } from './features/accounts/index.js';
 import { changeRecorder } from './features/audit/index.js';
 import { createAuthParts, setupOnStart } from './features/auth/index.js';
-import { clusterBuildTasks, DirectoryContextStore, ObjectContextStore, SimulatedBuildRunner } from './features/builds/index.js';
+import { DirectoryContextStore, ObjectContextStore, SimulatedBuildRunner } from './features/builds/index.js';
 import { LogHubs, releasePreviousStreamSlots } from './features/console/index.js';
-import { createFleetParts, fleetTasks } from './features/fleet/index.js';
-import { webhookDeliveryTask } from './features/notifications/index.js';
-import { createNodesParts, nodeTasksRecovery } from './features/nodes/index.js';
-import { identityHousekeepingTask } from './features/linking/index.js';
-import { purgeOpLoginRequests } from './features/op-login/index.js';
+import { createFleetParts } from './features/fleet/index.js';
+import { createNodesParts } from './features/nodes/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
-import { passkeyDirectory, passkeyHousekeepingTask } from './features/passkeys/index.js';
-import { AccessChanges, ServerCache, countServersByOwner, forgetDeletedServer, restartsTask, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
-import { schedulesTask } from './features/schedules/index.js';
+import { passkeyDirectory } from './features/passkeys/index.js';
+import { AccessChanges, ServerCache, countServersByOwner, forgetDeletedServer, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
 import { createSessionVerifier } from './features/verifier/index.js';
-import { worldsTasks, createWorldsRuntime } from './features/worlds/index.js';
+import { createWorldsRuntime } from './features/worlds/index.js';
 import { InternalApi, startGameListener, type GameListener } from './game-listener/index.js';
 import { createMetrics } from './http/metrics.js';
 import { systemClock } from './lib/clock.js';
@@ -176,47 +173,24 @@ async function createCluster(config: Config, log: Logger, options: StartOptions)
   return cluster;
 }
 
-/** A task made of a start and a stop function (a watch that is on while the service runs). */
-function task(name: string, start: () => (() => void | Promise<void>) | void, stop?: () => void | Promise<void>): BackgroundTask {
-  let stopper: (() => void | Promise<void>) | void;
-  return {
-    name,
-    start: () => void (stopper = start()),
-    stop: async () => {
-      await stopper?.();
-      await stop?.();
-    },
-  };
-}
-
-/** Every background task of the service, in the order they start. */
-function serviceTasks(deps: ServiceParts): BackgroundTask[] {
-  const { cluster, replica } = deps;
-  const tasks: BackgroundTask[] = [
+/**
+ * Every background task of the service, in the order they start: the heartbeat, the cluster's own
+ * work, then each feature module's tasks in the modules' order (src/app/modules.ts).
+ */
+function serviceTasks(deps: ServiceParts, modules: readonly FeatureModule[]): BackgroundTask[] {
+  return [
     // First to start and last to stop: the others judge this replica's in-process locks by it.
     deps.heartbeat.task(),
-    accountHousekeepingTask(deps, replica),
-    passkeyHousekeepingTask(deps, replica),
-    identityHousekeepingTask(deps, replica, [purgeOpLoginRequests]),
-    retirementSweepTask(deps, replica),
-    restartsTask(deps, replica),
-    schedulesTask(deps, replica),
-    nodeTasksRecovery(deps),
-  ];
-  // The cluster's own work (on Kubernetes the lifecycle controller, led by its own Lease).
-  tasks.push(
-    ...cluster.tasks({
+    // The cluster's own work (on Kubernetes the lifecycle controller, led by its own Lease),
+    // handed what it asks of the servers feature.
+    ...deps.cluster.tasks({
       registry: deps.metrics.registry,
       log: deps.log,
       onDesiredStateChange: (listener) => deps.serverCache.onDesiredStateChange(listener),
       forgetServer: (name) => forgetDeletedServer(deps, name),
     }),
-  );
-  if (cluster.builds) tasks.push(...clusterBuildTasks(deps, cluster.builds));
-  // The world jobs under way are waited for after the loops that start them have stopped.
-  tasks.push(task('world_jobs', () => undefined, () => deps.worlds.jobs.idle()), ...worldsTasks(deps, replica));
-  tasks.push(...fleetTasks(deps, replica), webhookDeliveryTask(deps, replica));
-  return tasks;
+    ...modules.flatMap((module) => module.tasks),
+  ];
 }
 
 /**
@@ -346,7 +320,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
     if (config.cluster === 'kubernetes' && !config.backupS3Bucket && !config.singleReplica) {
       log.warn({ staging: deps.staging.kind }, 'no BACKUP_S3_BUCKET: upload parts and submission contexts stay on this replica\'s disk, so another replica cannot continue them; set BACKUP_S3_BUCKET');
     }
-    tasks = new TaskList(log).add(...serviceTasks(deps));
+    const modules = createModules(deps);
+    tasks = new TaskList(log).add(...serviceTasks(deps, modules));
     const started = deps;
     const taskList = tasks;
     /** What needs the database: the servers feature's start, the background tasks, the owner token. */
@@ -359,7 +334,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     if (!waitingForDatabase) await forgetPreviousLives(deps, startedAt);
     if (!waitingForDatabase) await startServersFeature(deps);
     if (!waitingForDatabase) tasks.start();
-    const apps = createApps(deps);
+    const apps = createApps(deps, modules);
     const listen = (face: 'internal' | 'external') =>
       serve({
         fetch: apps[face].fetch,

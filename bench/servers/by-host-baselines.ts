@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Hono } from 'hono';
 import type { Deps } from '../../src/deps.js';
 import type { AppEnv } from '../../src/http/env.js';
-import type { ServerCache } from '../../src/features/servers/cache.js';
+import type { ServerCache } from '../../src/features/servers/core/cache.js';
 import { RouteLog } from '../../src/http/access-log.js';
 import { requestHeader } from '../../src/http/request-header.js';
 import { requestIdFor } from '../../src/http/request-id.js';

@@ -3,7 +3,7 @@ import { SimulatedCluster } from '../../src/adapters/cluster/simulated.js';
 import { loadConfig } from '../../src/config.js';
 import type { ServiceParts } from '../../src/app/index.js';
 import { openDatabase } from '../../src/db/client.js';
-import { type ServerCache } from '../../src/features/servers/cache.js';
+import { type ServerCache } from '../../src/features/servers/core/cache.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { assembleDeps } from '../../src/service.js';

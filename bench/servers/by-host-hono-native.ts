@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { createMiddleware } from 'hono/factory';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Deps } from '../../src/deps.js';
-import type { ServerCache } from '../../src/features/servers/cache.js';
+import type { ServerCache } from '../../src/features/servers/core/cache.js';
 import { RouteLog } from '../../src/http/access-log.js';
 import { isCrossSite } from '../../src/http/cross-site.js';
 import type { AppEnv } from '../../src/http/env.js';

@@ -6,7 +6,7 @@ import { createApps } from '../../src/app/index.js';
 import { apiKeys, users } from '../../src/db/schema/accounts.js';
 import { sha256Hex } from '../../src/lib/secrets.js';
 import type { ServiceParts } from '../../src/app/index.js';
-import { mintSession } from '../../src/features/accounts/session-service.js';
+import { mintSession } from '../../src/features/accounts/sessions/session-service.js';
 import type { Logger } from '../../src/lib/logger.js';
 import { serve, type Listening } from '../../src/runtime/serve.js';
 

@@ -17,7 +17,7 @@ import { serve } from '../../src/runtime/serve.js';
 import { assembleDeps } from '../../src/service.js';
 import { TEST_ENV } from '../../test/helpers/app.js';
 import { createUser, signIn } from '../../test/helpers/sessions.js';
-import { writeSetting } from '../../src/features/servers/settings.js';
+import { writeSetting } from '../../src/features/servers/wakes/settings.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'felis-upload-bench-'));
 const config = loadConfig({ ...TEST_ENV, LOG_LEVEL: 'warn', DATA_DIR: dir } as NodeJS.ProcessEnv);

@@ -16,12 +16,12 @@
  * No database, no service token: the service records everything from the outcome.
  */
 import { writeFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { LocalBackupStore } from '../adapters/backup-store/local.js';
 import { createBackupStore } from '../adapters/backup-store/index.js';
 import type { BackupStore } from '../adapters/backup-store/types.js';
 import { volumeStepSchema, type StepOutcome, type VolumeStep } from '../adapters/cluster/world-jobs.js';
 import { loadConfig } from '../config.js';
+import { jobArgs } from '../lib/job-args.js';
 import { runFilesCommand, runVolumeStep } from '../features/worlds/index.js';
 import { runCommand } from './run-command.js';
 
@@ -39,30 +39,21 @@ export function storeFromEnv(env: NodeJS.ProcessEnv): BackupStore {
 
 /** The step the arguments name, checked as the service's own plan is. */
 export function stepFromArgs(argv: string[]): { step: VolumeStep; folder: string; tag: string } {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      folder: { type: 'string' },
-      tag: { type: 'string' },
-      key: { type: 'string' },
-      sha256: { type: 'string' },
-      'snapshot-key': { type: 'string' },
-      path: { type: 'string' },
-    },
+  const { verb: op, values, folder } = jobArgs(argv, {
+    tag: { type: 'string' },
+    key: { type: 'string' },
+    sha256: { type: 'string' },
+    'snapshot-key': { type: 'string' },
+    path: { type: 'string' },
   });
-  const [op, ...rest] = positionals;
-  if (rest.length > 0) throw new Error(`unexpected arguments: ${rest.join(' ')}`);
   const step = volumeStepSchema.parse({
     op,
     key: values.key,
     ...(op === 'restore' ? { sha256: values.sha256, ...(values['snapshot-key'] ? { snapshotKey: values['snapshot-key'] } : {}) } : {}),
     ...(op === 'export' ? { path: values.path ?? '' } : {}),
   });
-  if (!values.folder?.startsWith('/')) throw new Error('--folder must be an absolute path');
   if (!values.tag || !/^[a-z0-9-]{1,64}$/.test(values.tag)) throw new Error('--tag must be a job id');
-  return { step, folder: values.folder, tag: values.tag };
+  return { step, folder, tag: values.tag };
 }
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {

@@ -10,7 +10,7 @@ export interface SessionContext {
   tokenHash: string;
   /** The account is still in first-run setup lockdown. */
   inSetup: boolean;
-  /** The account must change its password before anything else (accounts/password-change-gate.ts). */
+  /** The account must change its password before anything else (accounts/sessions/password-change-gate.ts). */
   mustChangePassword?: boolean;
   /** The request came with an API key (`Authorization: Bearer felis_…`) rather than a session cookie. */
   apiKey?: { id: string; scopes: readonly ('read' | 'write')[] };

@@ -2,8 +2,8 @@ import { eq } from 'drizzle-orm';
 import { linkedAccounts, users, type SignInMethod, type UserRole } from '../../src/db/schema/accounts.js';
 import type { Deps } from '../../src/deps.js';
 import { isStaffRole } from '../../src/features/accounts/roles.js';
-import { bareHost } from '../../src/features/accounts/hosts.js';
-import { mintSession, SESSION_COOKIE } from '../../src/features/accounts/session-service.js';
+import { bareHost } from '../../src/features/accounts/sessions/hosts.js';
+import { mintSession, SESSION_COOKIE } from '../../src/features/accounts/sessions/session-service.js';
 
 let counter = 0;
 const unique = () => `${Date.now().toString(36)}${(counter++).toString(36)}${Math.random().toString(36).slice(2, 6)}`;

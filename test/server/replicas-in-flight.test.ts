@@ -8,7 +8,7 @@ import { SimulatedWorldFolders } from '../../src/adapters/cluster/simulated-worl
 import type { ClusterAdapter } from '../../src/adapters/cluster/types.js';
 import { ObjectContextStore } from '../../src/features/builds/submissions/context-store.js';
 import { SimulatedBuildRunner } from '../../src/features/builds/simulated-runner.js';
-import { writeSetting } from '../../src/features/servers/settings.js';
+import { writeSetting } from '../../src/features/servers/wakes/settings.js';
 import { JobTracker } from '../../src/features/worlds/volumes/runtime.js';
 import { stagedObjects } from '../../src/features/worlds/uploads/sessions.js';
 import { hashStream } from '../../src/features/worlds/volumes/archive.js';

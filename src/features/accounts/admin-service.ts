@@ -9,7 +9,7 @@ import { primarySource, readAuthSources } from '../settings/store/index.js';
 import { writeAudit } from '../audit/index.js';
 import { getQuota, type Quota } from './directory.js';
 import { isStaffRole } from './roles.js';
-import { listLiveSessions, revokeSession, revokeUserSessions } from './session-service.js';
+import { listLiveSessions, revokeSession, revokeUserSessions } from './sessions/index.js';
 import { revokeUserApiKeys } from './api-keys.js';
 import { findUserById, uniqueViolation, type UserRow } from './users.js';
 import { toSessionView, toUserDetail, toUserView } from './views.js';

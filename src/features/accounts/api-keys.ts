@@ -13,8 +13,8 @@ import { randomToken, sha256Hex } from '../../lib/secrets.js';
 import { writeAudit } from '../audit/index.js';
 import { KeyBudgets } from './api-key-budget.js';
 import { CheckedRows } from './checked-rows.js';
-import { isConsoleHost, requestHost } from './hosts.js';
-import { requireReauth } from './proofs.js';
+import { isConsoleHost, requestHost } from './sessions/index.js';
+import { requireReauth } from './sessions/index.js';
 
 
 /**

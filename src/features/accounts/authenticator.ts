@@ -8,12 +8,12 @@ import type { AppEnv } from '../../http/env.js';
 import { DomainError } from '../../lib/errors.js';
 import type { SessionAuthenticator, SessionContext, TierRequirement } from '../../http/session.js';
 import { sha256Hex } from '../../lib/secrets.js';
-import { isConsoleHost, requestHost } from './hosts.js';
+import { isConsoleHost, requestHost } from './sessions/index.js';
 import { isStaffRole } from './roles.js';
 import { ApiKeyCheck, presentedKey } from './api-keys.js';
 import { CheckedRows } from './checked-rows.js';
-import { clearSessionCookie, sessionToken, setSessionCookie } from './session-cookie.js';
-import { LAST_SEEN_WRITE_MS, SESSION_TTL_MS, STAFF_IDLE_MS, touchSession } from './session-service.js';
+import { clearSessionCookie, sessionToken, setSessionCookie } from './sessions/index.js';
+import { LAST_SEEN_WRITE_MS, SESSION_TTL_MS, STAFF_IDLE_MS, touchSession } from './sessions/index.js';
 
 /** A session of a staff member that has been idle too long no longer counts as live. */
 export function isIdleStaffSession(role: string, lastSeenAt: Date, now: Date): boolean {

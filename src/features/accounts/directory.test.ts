@@ -5,7 +5,7 @@ import { createTestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { createUser, linkAccount } from '../../../test/helpers/sessions.js';
 import { userQuotas, users } from '../../db/schema/accounts.js';
-import { writeSetting } from '../servers/settings.js';
+import { writeSetting } from '../servers/wakes/settings.js';
 import { displayIdentities, findUserByMcUuid, getQuota } from './directory.js';
 
 describe('accounts directory', () => {

@@ -3,7 +3,7 @@ import { backgroundLoop, type BackgroundTask } from '../../coordination/index.js
 import type { Queryable } from '../../db/client.js';
 import { emailCodeFailures, emailCodes, rateLimitBuckets, sessions } from '../../db/schema/accounts.js';
 import type { Deps } from '../../deps.js';
-import { DOOR_FAILURE_WINDOW_MS } from './email-codes.js';
+import { DOOR_FAILURE_WINDOW_MS } from './codes/index.js';
 
 const HOUR = 60 * 60 * 1000;
 export const HOUSEKEEPING_INTERVAL_MS = 10 * 60 * 1000;

@@ -2,9 +2,9 @@ import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { apiKeyRoutes } from './api-key-routes.js';
 import type { AccountsParts } from './parts.js';
-import { requestHost, staffPagesHere } from './hosts.js';
+import { requestHost, staffPagesHere } from './sessions/index.js';
 import { EmailSchema, MeSchema, OwnSessionRevokedSchema, SessionListSchema, TokenHashParam } from './schema.js';
-import { clearSessionCookie } from './session-cookie.js';
+import { clearSessionCookie } from './sessions/index.js';
 import { accountOf, changeEmail, ownSessions, revokeOtherSessions, revokeOwnSession, startEmailVerification, verifyEmail } from './service.js';
 
 const me = defineRoute(

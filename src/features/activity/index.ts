@@ -3,3 +3,4 @@
  * server's activity for its owner). Writing stays `features/audit`'s `writeAudit`.
  */
 export { activityRoutes } from './routes.js';
+export { createActivity } from './module.js';

@@ -7,3 +7,4 @@ export { consoleCurl, leaveSetupCommands, redeemCommand } from './next-steps.js'
 export { mintOwnerRecoveryToken } from './owner-recovery.js';
 export { mintSetupToken, setupOnStart } from './setup-token.js';
 export { createAuthParts, type AuthParts } from './hash-limit.js';
+export { createAuth } from './module.js';

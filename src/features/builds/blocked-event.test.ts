@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createTestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
+import { addWebhookEndpoint } from '../../../test/helpers/webhooks.js';
 import { builds } from '../../db/schema/builds.js';
-import { webhookDeliveries, webhookEndpoints } from '../../db/schema/notifications.js';
+import { webhookDeliveries } from '../../db/schema/notifications.js';
 import { recordScan } from './service.js';
 
 const fixture = (name: string): unknown => JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8'));
@@ -15,17 +16,7 @@ describe('the scan gate raises build.blocked', () => {
     const deps = createTestDeps(database());
     const { db } = deps.database;
     const now = deps.clock.now();
-    await db.insert(webhookEndpoints).values({
-      name: 'builds',
-      url: 'https://hooks.example.com/b',
-      secret: 'whsec_test',
-      format: 'discord',
-      events: ['build.blocked'],
-      enabled: true,
-      createdBy: 'test',
-      createdAt: now,
-      updatedAt: now,
-    });
+    await addWebhookEndpoint(db, now, { events: ['build.blocked'], name: 'builds', url: 'https://hooks.example.com/b', format: 'discord' });
     const building = () => ({ imageRef: 'registry.test/modpack:1', status: 'building' as const, requestedBy: 'test', createdAt: now, updatedAt: now });
     const [blocked, clean] = await db.insert(builds).values([building(), building()]).returning();
     expect((await recordScan(deps, blocked!.id, { report: fixture('trivy-modpack.json') })).blocked).toBe(true);

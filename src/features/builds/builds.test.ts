@@ -5,7 +5,7 @@ import { useTestDatabase } from '../../../test/helpers/database.js';
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
 import { listImages } from '../images/service.js';
-import { writeSetting } from '../servers/settings.js';
+import { writeSetting } from '../servers/wakes/settings.js';
 import { ExternalJobs, laneDeps } from '../../../test/helpers/lane-deps.js';
 import type { BuildView } from './schema.js';
 

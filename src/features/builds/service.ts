@@ -1,11 +1,10 @@
 import { and, count, desc, eq, ilike, inArray, or, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { buildLogLines, builds, buildScans, type BuildStatus } from '../../db/schema/builds.js';
-import { images } from '../../db/schema/images.js';
 import { submissions } from '../../db/schema/submissions.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
-import { canonicalImageRef } from '../images/index.js';
+import { canonicalImageRef, recordBuiltImage } from '../images/index.js';
 import { submissionIdOf } from './submissions/views.js';
 import { integerSetting } from '../servers/index.js';
 import { containsPattern } from '../../db/like.js';
@@ -167,10 +166,7 @@ export async function moveBuild(
       .returning();
     if (!row) throw new DomainError('conflict', 'The build moved meanwhile.');
     if (to === 'succeeded') {
-      await tx
-        .insert(images)
-        .values({ imageRef: row.imageRef, source: 'build', addedBy: row.requestedBy, enabled: true, addedAt: now, buildId: row.id })
-        .onConflictDoUpdate({ target: images.imageRef, set: { buildId: row.id } });
+      await recordBuiltImage(tx, { imageRef: row.imageRef, addedBy: row.requestedBy, buildId: row.id, at: now });
     }
     return row;
   });

@@ -5,7 +5,7 @@ import { eq } from 'drizzle-orm';
 import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { sessions } from '../../db/schema/accounts.js';
-import { SESSION_COOKIE } from '../accounts/session-service.js';
+import { SESSION_COOKIE } from '../accounts/sessions/session-service.js';
 import { createTestApps, createTestDeps } from '../../../test/helpers/app.js';
 import { claimFor, runningServer } from '../../../test/helpers/console.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';

@@ -3,12 +3,9 @@
  * the database's figures), their refresh task, the hook the schedules feature counts runs by, the
  * webhook events of server transitions, and each server's usage history (sampled each minute).
  */
-import type { BackgroundTask } from '../../coordination/index.js';
 import type { Deps } from '../../deps.js';
-import { FleetFigures, fleetFiguresTask } from './figures.js';
+import { FleetFigures } from './figures.js';
 import { registerFleetMetrics, type FleetParts } from './metrics.js';
-import { serverEventsTask } from './server-events.js';
-import { usageSamplingTask } from './usage.js';
 import type { ServersParts } from '../servers/index.js';
 
 export { countScheduleRun, SCHEDULE_OUTCOMES, type FleetMetrics, type FleetParts, type ScheduleOutcome } from './metrics.js';
@@ -24,13 +21,10 @@ export function refreshFleetFigures(deps: Pick<Deps, 'database' | 'clock'> & Fle
 }
 
 /**
- * The fleet's background work: each replica refreshes the figures its /metrics shows, and raises
- * the webhook events of the server transitions its cache sees (kept once by their key).
+ * The fleet module (its background work: each replica refreshes the figures its /metrics shows,
+ * and raises the webhook events of the server transitions its cache sees, kept once by their key).
  */
-export function fleetTasks(deps: Deps & ServersParts & FleetParts, replica: string): BackgroundTask[] {
-  return [fleetFiguresTask(deps, replica, deps.fleetMetrics), serverEventsTask(deps), usageSamplingTask(deps, replica)];
-}
-
+export { createFleet } from './module.js';
 export { usageRoutes } from './routes.js';
 export { sampleUsage } from './usage.js';
 

@@ -71,6 +71,17 @@ export async function addImage(
   return toImageView(row);
 }
 
+/**
+ * Lists the image a build produced (enabled, source `build`), or points an image already listed
+ * at that build; inside the transaction that marks the build succeeded.
+ */
+export async function recordBuiltImage(tx: Queryable, input: { imageRef: string; addedBy: string; buildId: string; at: Date }): Promise<void> {
+  await tx
+    .insert(images)
+    .values({ imageRef: input.imageRef, source: 'build', addedBy: input.addedBy, enabled: true, addedAt: input.at, buildId: input.buildId })
+    .onConflictDoUpdate({ target: images.imageRef, set: { buildId: input.buildId } });
+}
+
 export async function setImageEnabled(db: Queryable, imageRef: string, enabled: boolean): Promise<ImageView> {
   const { text } = canonicalImageRef(imageRef);
   const [row] = await db.update(images).set({ enabled }).where(eq(images.imageRef, text)).returning();

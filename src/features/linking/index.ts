@@ -3,7 +3,8 @@
  */
 export { LINK_CODE_TTL_MS, generateLinkCode, normalizeLinkCode } from './codes.js';
 export { externalLinkingRoutes } from './external-routes.js';
-export { identityHousekeepingTask } from './housekeeping.js';
+export { identityHousekeepingTask, type CodePurge } from './housekeeping.js';
 export { internalLinkingRoutes } from './internal-routes.js';
 export { CodeBody, DateTime, McUuidParam, OpaqueId, PrintableText } from './schema.js';
 export { profileLinkRoutes } from './profile-routes.js';
+export { createLinking } from './module.js';

@@ -3,3 +3,4 @@
  */
 export { externalMigrationRoutes } from './external-routes.js';
 export { internalMigrationRoutes } from './internal-routes.js';
+export { createMigration } from './module.js';

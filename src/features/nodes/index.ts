@@ -5,3 +5,4 @@
 export { nodeRoutes } from './routes.js';
 export { nodeTasksRecovery } from './runner.js';
 export { createNodesParts, type NodesParts } from './cache.js';
+export { createNodes } from './module.js';

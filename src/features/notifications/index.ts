@@ -6,3 +6,4 @@
 export { EVENT_TYPES, raiseEvent, type EventType, type FleetEvent } from './events.js';
 export { pendingDeliveries, webhookDeliveryTask } from './outbox.js';
 export { webhookRoutes } from './routes.js';
+export { createNotifications } from './module.js';

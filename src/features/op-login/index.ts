@@ -4,3 +4,4 @@
 export { externalOpLoginRoutes } from './external-routes.js';
 export { internalOpLoginRoutes } from './internal-routes.js';
 export { purgeOpLoginRequests } from './service.js';
+export { createOpLogin, type OpLoginApi } from './module.js';

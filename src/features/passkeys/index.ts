@@ -10,3 +10,4 @@ export type { OwnCeremony } from './own-assertion.js';
 export { relyingPartyOf } from './relying-party.js';
 export { passkeyRoutes } from './routes.js';
 export { AssertionSchema, WebAuthnOptionsSchema, type Assertion } from './schema.js';
+export { createPasskeys } from './module.js';

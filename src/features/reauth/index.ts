@@ -3,3 +3,4 @@
  * into its account need (the guard itself is the accounts feature's `requireReauth`).
  */
 export { reauthRoutes } from './routes.js';
+export { createReauth } from './module.js';

@@ -8,7 +8,7 @@ import { startSmtp, type TestSmtp } from '../../../test/helpers/smtp.js';
 import { describeBadBodies, describeTierMatrix } from '../../../test/helpers/tiers.js';
 import type { SignInMethod } from '../../db/schema/accounts.js';
 import { hashPassword } from '../auth/password.js';
-import { REAUTH_WINDOW_MS } from '../accounts/proofs.js';
+import { REAUTH_WINDOW_MS } from '../accounts/sessions/proofs.js';
 
 describe('reauth', () => {
   const database = useTestDatabase();

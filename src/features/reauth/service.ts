@@ -5,7 +5,7 @@ import { checkCode, codeHeld, codeHold, codeRefused, findUserById, isStaffRole, 
 import { beginOwnAssertion, finishOwnAssertion, relyingPartyOf, type Assertion, type OwnCeremony } from '../passkeys/index.js';
 
 /**
- * How a session gives the proof that guarded changes need (accounts/proofs.ts keeps it): a
+ * How a session gives the proof that guarded changes need (accounts/sessions/proofs.ts keeps it): a
  * passkey of the account's, or for players a code mailed to their verified address. Staff whose
  * only factor is their address sign out and in again through a proving door.
  */

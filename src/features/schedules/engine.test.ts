@@ -1,53 +1,31 @@
-import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
 import { and, eq } from 'drizzle-orm';
 import { DateTime } from 'luxon';
-import { afterEach, describe, expect, it } from 'vitest';
-import { LocalBackupStore } from '../../adapters/backup-store/local.js';
-import { RconPool } from '../../adapters/rcon/pool.js';
+import { describe, expect, it } from 'vitest';
 import { LEASE_KEYS, releaseLease, takeLease } from '../../coordination/index.js';
 import { auditLog } from '../../db/schema/audit.js';
-import { webhookDeliveries, webhookEndpoints } from '../../db/schema/notifications.js';
-import { serverSchedules } from '../../db/schema/schedules.js';
+import { webhookDeliveries } from '../../db/schema/notifications.js';
 import { serverRestarts } from '../../db/schema/servers.js';
 import { worldBackups } from '../../db/schema/worlds.js';
 import { createTestDeps, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
-import { startRconPeer, type RconPeer } from '../../../test/helpers/rcon-peer.js';
+import { addWebhookEndpoint } from '../../../test/helpers/webhooks.js';
+import { runServer, settle, useScheduleRig } from '../../../test/helpers/schedules.js';
 import { addServer } from '../../../test/helpers/servers.js';
-import { claimFor, testWorlds, useTempDir, worldMember } from '../../../test/helpers/worlds.js';
-import { advanceRestarts, syncedCache } from '../servers/index.js';
+import { worldMember } from '../../../test/helpers/worlds.js';
+import { syncedCache } from '../servers/index.js';
 import { beginRun, claimRun, CLAIMED_STALE_MS, STEP_WAIT_MS, tickSchedules, type ScheduleRow } from './engine.js';
 import { nextRun } from './next-run.js';
-import { createSchedule } from './service.js';
-import type { ScheduleInput } from './schema.js';
 
 const database = useTestDatabase();
-const tempDir = useTempDir();
-const peers: RconPeer[] = [];
-afterEach(async () => {
-  await Promise.all(peers.splice(0).map((p) => p.close()));
-});
+const rig = useScheduleRig(database);
 
 const MINUTE = 60_000;
 
 /** Deps whose RCON reaches a TCP peer, with world folders and a local store; a server owned by a member. */
-async function setUp(start = '2026-06-01T12:00:00.000Z') {
-  const peer = await startRconPeer({ password: 'rcon-secret' });
-  peers.push(peer);
-  const root = tempDir();
-  const worlds = testWorlds(root, new LocalBackupStore(join(root, 'backups')));
-  const deps = createTestDeps(database(), { overrides: { worlds, rcon: new RconPool(async () => peer.endpoint, { commandTimeoutMs: 1000 }) } });
-  deps.clock.set(start);
-  const owner = await worldMember(deps);
-  const { name } = addServer(deps).spec;
-  await claimFor(deps, name, owner.id);
-  writeFileSync(join(await worlds.folders.folder(name), 'server.properties'), 'motd=scheduled\n');
-  await syncedCache(deps);
-  const schedule = (input: ScheduleInput) => createSchedule(deps, name, input, { session: { userId: owner.id, role: 'user' } as never, requestId: undefined });
-  const row = async (id: number) => (await deps.database.db.select().from(serverSchedules).where(eq(serverSchedules.id, id)))[0]!;
-  const said = () => peer.game.received.filter((c) => c.startsWith('say '));
-  return { deps, peer, name, owner, worlds, schedule, row, said };
+async function setUp(start?: string) {
+  const set = await rig(worldMember, start);
+  const said = () => set.peer.game.received.filter((c) => c.startsWith('say '));
+  return { ...set, said };
 }
 
 /** Another replica: its own Deps (its own replica name, tasks and loops) on the same database, cluster (and its cache), clock, RCON and store. */
@@ -55,18 +33,7 @@ function replicaOf(deps: TestDeps): TestDeps {
   return createTestDeps(deps.database, { overrides: { cluster: deps.cluster, serverCache: deps.serverCache, clock: deps.clock, rcon: deps.rcon, worlds: deps.worlds } });
 }
 
-async function run(deps: TestDeps, name: string): Promise<void> {
-  await deps.cluster.setDesiredState(name, 'Running');
-  deps.clock.advance(deps.cluster.options.startDelayMs);
-  deps.cluster.tick();
-}
-
-/** The cluster's model and the restart round move on, as they would between two schedule rounds. */
-async function settle(deps: TestDeps, ms: number): Promise<void> {
-  deps.clock.advance(ms);
-  deps.cluster.tick();
-  await advanceRestarts(deps);
-}
+const run = runServer;
 
 const runAudits = (deps: TestDeps, name: string) =>
   deps.database.db.select().from(auditLog).where(and(eq(auditLog.target, name), eq(auditLog.action, 'schedule.run')));
@@ -138,17 +105,7 @@ describe('the schedule runner', () => {
   it('raises schedule.failed for the webhooks and counts each ended run by its outcome', async () => {
     const { deps, name, schedule, row } = await setUp();
     const now = deps.clock.now();
-    await deps.database.db.insert(webhookEndpoints).values({
-      name: 'ops',
-      url: 'https://hooks.example.com/x',
-      secret: 'whsec_test',
-      format: 'json',
-      events: ['schedule.failed'],
-      enabled: true,
-      createdBy: 'test',
-      createdAt: now,
-      updatedAt: now,
-    });
+    await addWebhookEndpoint(deps.database.db, now, { events: ['schedule.failed'] });
     const runs = async (outcome: string) => (await deps.fleetMetrics.scheduleRuns.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
     const before = { failed: await runs('failed'), skipped: await runs('skipped') };
     await run(deps, name);
@@ -303,7 +260,7 @@ describe('the schedule runner', () => {
     expect(deps.cluster.server(name)!.status.phase).toBe('Stopping');
     // The next day the node is full (its one slot held by another server): the start is skipped,
     // and says so. (A cap of 0 is no cap, as the original's wake policy.)
-    await (await import('../servers/settings.js')).writeSetting(deps.database.db, 'node_server_cap', 1, deps.clock.now());
+    await (await import('../servers/wakes/settings.js')).writeSetting(deps.database.db, 'node_server_cap', 1, deps.clock.now());
     deps.clock.set('2026-06-02T12:00:00.000Z');
     deps.cluster.tick();
     await run(deps, addServer(deps).spec.name);

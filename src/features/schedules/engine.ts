@@ -1,15 +1,14 @@
 import { and, asc, eq, isNotNull, isNull, lte, ne, or } from 'drizzle-orm';
 import { backgroundLoop, lockForTransaction, type BackgroundTask } from '../../coordination/index.js';
 import { serverSchedules, RUN_STATES } from '../../db/schema/schedules.js';
-import { worldJobs } from '../../db/schema/worlds.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import { writeAudit } from '../audit/index.js';
 import { countScheduleRun, type FleetParts } from '../fleet/index.js';
 import { raiseEvent } from '../notifications/index.js';
 import { rconCommand } from '../console/index.js';
-import { beginRestart, explicitStopSince, inMaintenance, ownerOf, restartOf, startWithinCapacity, stopWords, type CachedServer, type EndedRestart } from '../servers/index.js';
-import { pruneScheduledBackups, startBackup } from '../worlds/index.js';
+import { beginRestart, explicitStopSince, inMaintenance, ownerOf, restartOf, startMayClear, startWithinCapacity, stopWords, type CachedServer, type EndedRestart } from '../servers/index.js';
+import { jobOf, pruneScheduledBackups, startBackup } from '../worlds/index.js';
 import { nextRun } from './next-run.js';
 import { warningLine } from './rules.js';
 import type { WorldsParts } from '../worlds/index.js';
@@ -177,9 +176,6 @@ async function finish(deps: EngineDeps, row: ScheduleRow, from: RunState, result
 
 const reason = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-/** A refusal of a start that may clear by itself (the run waits for it). */
-const waitable = (err: unknown) => err instanceof DomainError && ['at_capacity', 'cooldown', 'maintenance_in_progress', 'unavailable'].includes(err.code);
-
 /**
  * Starts the server for a run: the wake path of its owner. With `since` (the run's start), a
  * start that would undo an explicit stop made since is refused (servers/stops.ts).
@@ -303,14 +299,14 @@ async function advanceStopping(deps: EngineDeps, row: ScheduleRow, server: Cache
     if (err instanceof DomainError && (err.code === 'maintenance_in_progress' || err.code === 'not_stopped')) {
       return giveUp('a restore, backup or file write held the world for 15 minutes, so no backup was taken');
     }
-    if (waitable(err)) return giveUp(`the backup could not start: ${reason(err)}`);
+    if (startMayClear(err)) return giveUp(`the backup could not start: ${reason(err)}`);
     return resumeOrFinish(deps, row, 'stopping', 'failed', `the backup could not start: ${reason(err)}`, server);
   }
   await advance(deps, row, 'stopping', 'backing_up', { runRef: jobId });
 }
 
 async function advanceBackingUp(deps: EngineDeps, row: ScheduleRow, waited: number): Promise<void> {
-  const [job] = row.runRef ? await deps.database.db.select().from(worldJobs).where(eq(worldJobs.id, row.runRef)) : [];
+  const job = row.runRef ? await jobOf(deps.database.db, row.runRef) : undefined;
   const server = deps.serverCache.get(row.serverName);
   if (!job) return resumeOrFinish(deps, row, 'backing_up', 'failed', 'the backup job is gone', server);
   if (job.state === 'running') {
@@ -336,7 +332,7 @@ async function advanceStarting(deps: EngineDeps, row: ScheduleRow, server: Cache
     if (server.resource.spec.desiredState !== 'Running') await startForRun(deps, server, since);
   } catch (err) {
     if (err instanceof DomainError && err.code === 'conflict' && (await stoppedSince())) return;
-    if (waitable(err) && waited < STEP_WAIT_MS) return;
+    if (startMayClear(err) && waited < STEP_WAIT_MS) return;
     return finish(deps, row, 'starting', 'failed', `${prior}could not start the server again: ${reason(err)}`);
   }
   return finish(deps, row, 'starting', result, row.lastDetail ?? '');

@@ -1,23 +1,15 @@
-import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
 import { and, asc, eq } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LocalBackupStore } from '../../adapters/backup-store/local.js';
-import { RconPool } from '../../adapters/rcon/pool.js';
 import { auditLog } from '../../db/schema/audit.js';
-import { serverSchedules } from '../../db/schema/schedules.js';
 import { serverRestarts } from '../../db/schema/servers.js';
 import { worldBackups } from '../../db/schema/worlds.js';
-import { createTestApps, createTestDeps, jsonRequest, type TestDeps } from '../../../test/helpers/app.js';
+import { createTestApps, jsonRequest, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
-import { startRconPeer, type RconPeer } from '../../../test/helpers/rcon-peer.js';
-import { addServer } from '../../../test/helpers/servers.js';
+import { runServer, settle, useScheduleRig } from '../../../test/helpers/schedules.js';
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
-import { claimFor, testWorlds, useTempDir } from '../../../test/helpers/worlds.js';
 import { recordProof } from '../accounts/index.js';
-import { advanceRestarts, syncedCache } from '../servers/index.js';
 import { followRestarts, tickSchedules } from './engine.js';
-import { createSchedule, runScheduleNow } from './service.js';
+import { runScheduleNow } from './service.js';
 import type { ScheduleInput } from './schema.js';
 
 /**
@@ -27,54 +19,32 @@ import type { ScheduleInput } from './schema.js';
  */
 
 const database = useTestDatabase();
-const tempDir = useTempDir();
-const peers: RconPeer[] = [];
+const rig = useScheduleRig(database);
 const unsubscribes: (() => void)[] = [];
-afterEach(async () => {
-  unsubscribes.splice(0).forEach((u) => u());
-  await Promise.all(peers.splice(0).map((p) => p.close()));
-});
+afterEach(() => unsubscribes.splice(0).forEach((u) => u()));
 
 async function setUp() {
-  const peer = await startRconPeer({ password: 'rcon-secret' });
-  peers.push(peer);
-  const root = tempDir();
-  const worlds = testWorlds(root, new LocalBackupStore(join(root, 'backups')));
-  const deps = createTestDeps(database(), { overrides: { worlds, rcon: new RconPool(async () => peer.endpoint, { commandTimeoutMs: 1000 }) } });
-  deps.clock.set('2026-06-01T12:00:00.000Z');
+  let headers: Record<string, string> = {};
+  let tokenHash = '';
+  const set = await rig(async (deps) => {
+    // A verified address, so the emergency stop asks for (and gets) a fresh proof.
+    const owner = await createUser(deps, { role: 'user', email: `${crypto.randomUUID()}@example.test`, emailVerified: true });
+    ({ headers, tokenHash } = await signIn(deps, { userId: owner.id, method: 'password' }));
+    return owner;
+  });
+  const { deps, name } = set;
   const { external } = createTestApps(deps);
-  // A verified address, so the emergency stop asks for (and gets) a fresh proof.
-  const owner = await createUser(deps, { role: 'user', email: `${crypto.randomUUID()}@example.test`, emailVerified: true });
-  const session = await signIn(deps, { userId: owner.id, method: 'password' });
-  const { name } = addServer(deps).spec;
-  await claimFor(deps, name, owner.id);
-  writeFileSync(join(await worlds.folders.folder(name), 'server.properties'), 'motd=scheduled\n');
-  await syncedCache(deps);
   unsubscribes.push(followRestarts(deps));
-  const caller = { session: { userId: owner.id, role: 'user' } as never, requestId: undefined };
-  const schedule = (input: ScheduleInput) => createSchedule(deps, name, input, caller);
-  const row = async (id: number) => (await deps.database.db.select().from(serverSchedules).where(eq(serverSchedules.id, id)))[0]!;
   const post = (path: string, body?: unknown) =>
-    external.request(`/api/v1/servers/${name}/${path}`, body === undefined ? { method: 'POST', headers: session.headers } : jsonRequest('POST', body, session.headers));
+    external.request(`/api/v1/servers/${name}/${path}`, body === undefined ? { method: 'POST', headers } : jsonRequest('POST', body, headers));
   const emergencyStop = async () => {
-    await recordProof(deps.database.db, session.tokenHash, 'email', deps.clock.now());
+    await recordProof(deps.database.db, tokenHash, 'email', deps.clock.now());
     return post('emergency-stop', { confirm: name });
   };
-  return { deps, peer, name, worlds, schedule, row, post, emergencyStop, caller };
+  return { ...set, post, emergencyStop };
 }
 
-async function run(deps: TestDeps, name: string): Promise<void> {
-  await deps.cluster.setDesiredState(name, 'Running');
-  deps.clock.advance(deps.cluster.options.startDelayMs);
-  deps.cluster.tick();
-}
-
-/** The cluster's model and the restart round move on. */
-async function settle(deps: TestDeps, ms: number): Promise<void> {
-  deps.clock.advance(ms);
-  deps.cluster.tick();
-  await advanceRestarts(deps);
-}
+const run = runServer;
 
 const runAudits = async (deps: TestDeps, name: string) =>
   (
@@ -87,13 +57,23 @@ const runAudits = async (deps: TestDeps, name: string) =>
 
 const daily = (input: ScheduleInput): ScheduleInput => ({ minute_of_day: 13 * 60, weekdays: 0x7f, timezone: 'UTC', ...input });
 
+/**
+ * A daily run of a running server (made `runningForMs` after its start), claimed by the first
+ * round past its time.
+ */
+async function runUnderWay(action: 'backup' | 'restart', runningForMs = 0) {
+  const set = await setUp();
+  await run(set.deps, set.name);
+  set.deps.clock.advance(runningForMs);
+  const { id, nextRunAt } = await set.schedule(daily({ action }));
+  set.deps.clock.set(new Date(nextRunAt!.getTime() + 1_000));
+  await tickSchedules(set.deps, 'replica-a');
+  return { ...set, id };
+}
+
 describe('runs on one server', () => {
   it('an emergency stop during a scheduled backup stands: the run takes its backup and does not start the server again', async () => {
-    const { deps, name, schedule, row, emergencyStop, worlds } = await setUp();
-    await run(deps, name);
-    const { id, nextRunAt } = await schedule(daily({ action: 'backup' }));
-    deps.clock.set(new Date(nextRunAt!.getTime() + 1_000));
-    await tickSchedules(deps, 'replica-a');
+    const { deps, name, id, row, emergencyStop, worlds } = await runUnderWay('backup');
     expect(await row(id)).toMatchObject({ runState: 'stopping', runResume: true });
     deps.clock.advance(deps.cluster.options.stopDelayMs);
     deps.cluster.tick();
@@ -114,11 +94,7 @@ describe('runs on one server', () => {
   });
 
   it("the owner's stop while a backup run waits for the server to stop stands too", async () => {
-    const { deps, name, schedule, row, post, worlds } = await setUp();
-    await run(deps, name);
-    const { id, nextRunAt } = await schedule(daily({ action: 'backup' }));
-    deps.clock.set(new Date(nextRunAt!.getTime() + 1_000));
-    await tickSchedules(deps, 'replica-a');
+    const { deps, name, id, row, post, worlds } = await runUnderWay('backup');
     expect((await post('stop')).status).toBe(202);
     await settle(deps, deps.cluster.options.stopDelayMs);
     await tickSchedules(deps, 'replica-a');
@@ -129,12 +105,7 @@ describe('runs on one server', () => {
   });
 
   it('an emergency stop during a scheduled restart ends the run at once, and the restart never starts the server', async () => {
-    const { deps, name, schedule, row, emergencyStop } = await setUp();
-    await run(deps, name);
-    deps.clock.advance(60_000);
-    const { id, nextRunAt } = await schedule(daily({ action: 'restart' }));
-    deps.clock.set(new Date(nextRunAt!.getTime() + 1_000));
-    await tickSchedules(deps, 'replica-a');
+    const { deps, name, id, row, emergencyStop } = await runUnderWay('restart', 60_000);
     expect((await row(id)).runState).toBe('restarting');
     expect((await emergencyStop()).status).toBe(202);
     // No schedule round since: the restart's end told the run.
@@ -145,12 +116,7 @@ describe('runs on one server', () => {
   });
 
   it('a restart run ends when its restart does, without waiting for the next schedule round', async () => {
-    const { deps, name, schedule, row } = await setUp();
-    await run(deps, name);
-    deps.clock.advance(60_000);
-    const { id, nextRunAt } = await schedule(daily({ action: 'restart' }));
-    deps.clock.set(new Date(nextRunAt!.getTime() + 1_000));
-    await tickSchedules(deps, 'replica-a');
+    const { deps, name, id, row } = await runUnderWay('restart', 60_000);
     expect((await row(id)).runState).toBe('restarting');
     // Only the restart round runs (on any replica); no schedule round comes.
     await settle(deps, deps.cluster.options.stopDelayMs);

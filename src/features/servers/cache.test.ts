@@ -2,8 +2,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { SimulatedCluster } from '../../adapters/cluster/simulated.js';
 import type { ServerList, ServerWatchEvent } from '../../adapters/cluster/types.js';
 import { ManualClock } from '../../lib/clock.js';
-import { ServerCache } from './cache.js';
-import { normalizeHost } from './names.js';
+import { ServerCache } from './core/cache.js';
+import { normalizeHost } from './core/names.js';
 
 describe('server cache', () => {
   it('fills from a list, follows the watch (add, change, delete) and indexes hosts', async () => {

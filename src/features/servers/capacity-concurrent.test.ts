@@ -6,8 +6,8 @@ import { useTestDatabase } from '../../../test/helpers/database.js';
 import { addServer, randomMcUuid } from '../../../test/helpers/servers.js';
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { claimFor } from '../../../test/helpers/worlds.js';
-import { syncedCache } from './lookup.js';
-import { writeSetting } from './settings.js';
+import { syncedCache } from './core/lookup.js';
+import { writeSetting } from './wakes/settings.js';
 
 /**
  * Issue 43, item 4: the running cap under concurrent wakes. A cap of 1 a node on 4 nodes; 11 wakes

@@ -10,7 +10,7 @@ import { openPostgres, type DatabaseHandle } from '../../db/client.js';
 import { auditLog } from '../../db/schema/audit.js';
 import { userQuotas } from '../../db/schema/accounts.js';
 import { serverClaims } from '../../db/schema/servers.js';
-import { writeSetting } from './settings.js';
+import { writeSetting } from './wakes/settings.js';
 
 /** A second, independent connection pool to the same PostgreSQL database (a second replica); undefined on PGlite. */
 async function secondHandle(handle: DatabaseHandle): Promise<DatabaseHandle | undefined> {

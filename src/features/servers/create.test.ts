@@ -5,7 +5,7 @@ import { useTestDatabase } from '../../../test/helpers/database.js';
 import { addSystemServer, uniqueServerName } from '../../../test/helpers/servers.js';
 import { startRegistryStandIn, type RegistryStandIn } from '../../../test/helpers/registry.js';
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
-import { stringSetting } from './settings.js';
+import { stringSetting } from './wakes/settings.js';
 
 describe('admin: creating servers and whitelisting images', () => {
   const database = useTestDatabase();

@@ -3,11 +3,11 @@ import { formatImageRef } from '../../adapters/registry/types.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import { canonicalImageRef, ensureWhitelisted, isPlatformImage, isWhitelisted, resolveDigest } from '../images/index.js';
-import { syncedCache } from './lookup.js';
-import { isReservedServerName } from './names.js';
-import type { CreateServerInput } from './schema.js';
-import { DEFAULT_IMAGE_SETTING, seedSetting } from './settings.js';
-import type { ServersParts } from './cache.js';
+import { syncedCache } from './core/index.js';
+import { isReservedServerName } from './core/index.js';
+import type { CreateServerInput } from './core/index.js';
+import { DEFAULT_IMAGE_SETTING, seedSetting } from './wakes/index.js';
+import type { ServersParts } from './core/index.js';
 
 /** Hosts of the platform itself under ROOT_DOMAIN: no server may take them as its subdomain. */
 const RESERVED_SUBDOMAINS = new Set(['api', 'api-internal', 'panel', 'console', 'www', 'registry']);

@@ -1,13 +1,13 @@
 import type { Deps } from '../../deps.js';
 import { displayIdentities } from '../accounts/index.js';
-import type { CachedServer } from './cache.js';
-import { ownersOf, serversOwnedBy } from './claims.js';
-import type { MemberPermission } from './access.js';
-import { membershipsOf } from './members.js';
-import { syncedCache } from './lookup.js';
+import type { CachedServer } from './core/index.js';
+import { ownersOf, serversOwnedBy } from './ownership/index.js';
+import type { MemberPermission } from './core/index.js';
+import { membershipsOf } from './ownership/index.js';
+import { syncedCache } from './core/index.js';
 import { retiringByServer } from './retirement.js';
-import type { FleetServer, MyServerView, RetiringView, ServerInfo } from './schema.js';
-import type { ServersParts } from './cache.js';
+import type { FleetServer, MyServerView, RetiringView, ServerInfo } from './core/index.js';
+import type { ServersParts } from './core/index.js';
 
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 

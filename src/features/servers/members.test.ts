@@ -11,8 +11,8 @@ import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
 import { claimFor } from '../../../test/helpers/worlds.js';
 import { LogHubs } from '../console/index.js';
 import { OWNER_OR_ADMIN_ROUTES as ROUTES } from '../../../test/helpers/server-routes.js';
-import { MEMBER_PERMISSIONS } from './access.js';
-import { writeSetting } from './settings.js';
+import { MEMBER_PERMISSIONS, type Need } from './core/access.js';
+import { writeSetting } from './wakes/settings.js';
 
 const database = useTestDatabase();
 

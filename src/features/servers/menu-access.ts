@@ -1,12 +1,12 @@
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.js';
 import { findUserByMcUuid, isStaffRole } from '../accounts/index.js';
-import { allowlistedServers } from './allowlist.js';
-import { ownerOf, ownersOf } from './claims.js';
-import { requireServer, syncedCache } from './lookup.js';
+import { allowlistedServers } from './allowlist/index.js';
+import { ownerOf, ownersOf } from './ownership/index.js';
+import { requireServer, syncedCache } from './core/index.js';
 import { isRetiring, retiringServers } from './retirement.js';
-import type { ServerMenu } from './schema.js';
-import type { ServersParts } from './cache.js';
+import type { ServerMenu } from './core/index.js';
+import type { ServersParts } from './core/index.js';
 
 /** What the in-game menu shows of one server: an ownerless server on its way out is not claimable. */
 export async function serverMenu(deps: Pick<Deps, 'database' | 'cluster' | 'config'> & ServersParts, name: string): Promise<ServerMenu> {

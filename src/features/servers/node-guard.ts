@@ -2,7 +2,7 @@ import { and, desc, eq } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { nodeTasks, serverMoves } from '../../db/schema/nodes.js';
 import { DomainError } from '../../lib/errors.js';
-import type { CachedServer } from './cache.js';
+import type { CachedServer } from './core/index.js';
 
 /**
  * 409 node_operation_busy for a server pinned to a node under maintenance, as the original's

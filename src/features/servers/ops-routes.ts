@@ -3,8 +3,8 @@ import { createRouter, defineRoute, errorAnswer, json } from '../../http/route.j
 import { DomainError } from '../../lib/errors.js';
 import { writeAudit } from '../audit/index.js';
 import { createServer } from './create.js';
-import { CreateServerBody, CreateServerResponse } from './schema.js';
-import type { ServersParts } from './cache.js';
+import { CreateServerBody, CreateServerResponse } from './core/index.js';
+import type { ServersParts } from './core/index.js';
 import type { AppDeps } from '../../http/env.js';
 
 /** A login name, as `felis` sends it (who ran the command; attribution for an honest operator). */

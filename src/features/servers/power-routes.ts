@@ -1,8 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { emergencyStop, restartFromPanel } from './power.js';
-import { DesiredStateResponse, ServerNameParam } from './schema.js';
-import type { ServersParts } from './cache.js';
+import { DesiredStateResponse, ServerNameParam } from './core/index.js';
+import type { ServersParts } from './core/index.js';
 import type { AppDeps } from '../../http/env.js';
 
 const restart = defineRoute({ tier: 'app' }, {

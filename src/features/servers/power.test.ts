@@ -11,7 +11,7 @@ import { auditLog } from '../../db/schema/audit.js';
 import { serverRestarts } from '../../db/schema/servers.js';
 import { recordProof } from '../accounts/index.js';
 import { advanceRestarts, RESTART_START_WAIT_MS, RESTART_STOP_WAIT_MS } from './power.js';
-import { writeSetting } from './settings.js';
+import { writeSetting } from './wakes/settings.js';
 
 describe('restart and emergency stop', () => {
   const database = useTestDatabase();

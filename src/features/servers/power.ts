@@ -8,13 +8,13 @@ import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
 import { requireReauth } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
-import { requireAccess } from './access.js';
-import { startWithinCapacity } from './capacity.js';
-import { clusterCall, requireServer } from './lookup.js';
+import { requireAccess } from './core/index.js';
+import { startMayClear, startWithinCapacity } from './wakes/index.js';
+import { clusterCall, requireServer } from './core/index.js';
 import { refuseRetiring } from './retirement.js';
 import { inMaintenance } from './service.js';
-import { recordExplicitStop } from './stops.js';
-import type { ServersParts } from './cache.js';
+import { recordExplicitStop } from './wakes/index.js';
+import type { ServersParts } from './core/index.js';
 
 /**
  * Restart and emergency stop. A restart is a row (server_restarts) moved on by whichever replica
@@ -91,9 +91,6 @@ async function finishRestart(deps: PowerDeps, id: string, from: RestartRow['stat
   return ended !== undefined;
 }
 
-/** Refusals of a start that may clear by themselves: the restart waits for them. */
-const WAITABLE = new Set(['at_capacity', 'cooldown', 'maintenance_in_progress', 'unavailable']);
-
 /** Moves one restart on by a step, or leaves it waiting. */
 async function advanceRestart(deps: PowerDeps, row: RestartRow): Promise<void> {
   const db = deps.database.db;
@@ -147,7 +144,7 @@ async function startAgain(deps: PowerDeps, row: RestartRow): Promise<void> {
     return;
   } catch (err) {
     if (!(err instanceof DomainError) && !(err instanceof ClusterNotFoundError)) throw err;
-    if (err instanceof DomainError && WAITABLE.has(err.code) && waited < RESTART_START_WAIT_MS) return;
+    if (startMayClear(err) && waited < RESTART_START_WAIT_MS) return;
     why = err.message;
   }
   await finishRestart(deps, row.id, 'starting', 'failed', `could not start the server again: ${why}`, now);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { bearer, createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { addServer, randomMcUuid } from '../../../test/helpers/servers.js';
-import type { ServerInfo } from './schema.js';
+import type { ServerInfo } from './core/schema.js';
 
 describe('the proxy flow on the simulated cluster', () => {
   const database = useTestDatabase();

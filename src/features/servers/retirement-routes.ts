@@ -1,8 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
 import { cancelRetirement, requestRetirement, retiringView } from './retirement.js';
-import { RetiringSchema as RetiringView, ServerNameParam } from './schema.js';
-import type { ServersParts } from './cache.js';
+import { RetiringSchema as RetiringView, ServerNameParam } from './core/index.js';
+import type { ServersParts } from './core/index.js';
 import type { AppDeps } from '../../http/env.js';
 
 const RetiringSchema = z.object({ name: z.string(), retiring: RetiringView }).openapi('Retirement');

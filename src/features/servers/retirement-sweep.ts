@@ -4,8 +4,8 @@ import { writeAudit } from '../audit/index.js';
 import { serverRetirements } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
 import { forgetServerRows } from './forget.js';
-import { integerSetting, SERVER_SETTINGS } from './settings.js';
-import type { ServersParts } from './cache.js';
+import { integerSetting, SERVER_SETTINGS } from './wakes/index.js';
+import type { ServersParts } from './core/index.js';
 
 /** The loop's name: one replica at a time runs a round (src/coordination). */
 export const RETIREMENT_SWEEP = 'retirement_sweep';

@@ -6,10 +6,10 @@ import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
 import { isStaffRole } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
-import { requireAccess } from './access.js';
-import { requireServer } from './lookup.js';
-import type { RetiringView } from './schema.js';
-import type { ServersParts } from './cache.js';
+import { requireAccess } from './core/index.js';
+import { requireServer } from './core/index.js';
+import type { RetiringView } from './core/index.js';
+import type { ServersParts } from './core/index.js';
 
 /**
  * Retirement of a server, asked for by its owner or staff: the server is stopped, then released or

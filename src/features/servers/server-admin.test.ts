@@ -9,7 +9,7 @@ import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { serverClaims, serverRetirements, serverWakeAllowlist } from '../../db/schema/servers.js';
 import { RETIREMENT_SWEEP, retirementRoundOn, sweepRetirements } from './retirement-sweep.js';
 import { LEASE_KEYS, ROUND_LEASE_MS, takeLease } from '../../coordination/index.js';
-import { SERVER_SETTINGS } from './settings.js';
+import { SERVER_SETTINGS } from './wakes/settings.js';
 
 async function staffConsole(deps: TestDeps) {
   const admin = await createUser(deps, { role: 'admin' });

@@ -8,18 +8,18 @@ import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
 import { findUserByMcUuid, isStaffRole } from '../accounts/index.js';
 import { LEASE_KEYS, leaseOf } from '../../coordination/index.js';
-import { accessOf, admits, requireAccess } from './access.js';
-import { addJoinedPlayer, linkedIdentityOnWakeAllowlist, onWakeAllowlist } from './allowlist.js';
-import type { CachedServer } from './cache.js';
-import type { ServerInfo, RetiringView } from './schema.js';
-import { ownerOf } from './claims.js';
-import { clusterCall, requireServer } from './lookup.js';
-import { startWithinCapacity, type Waker } from './capacity.js';
+import { accessOf, admits, requireAccess } from './core/index.js';
+import { addJoinedPlayer, linkedIdentityOnWakeAllowlist, onWakeAllowlist } from './allowlist/index.js';
+import type { CachedServer } from './core/index.js';
+import type { ServerInfo, RetiringView } from './core/index.js';
+import { ownerOf } from './ownership/index.js';
+import { clusterCall, requireServer } from './core/index.js';
+import { startWithinCapacity, type Waker } from './wakes/index.js';
 import { refuseRetiring, retiringOf } from './retirement.js';
-import { takeWakeSlot } from './wake-slot.js';
-import { recordExplicitStop } from './stops.js';
+import { takeWakeSlot } from './wakes/index.js';
+import { recordExplicitStop } from './wakes/index.js';
 import { moveRunning, refuseOnNodeInMaintenance } from './node-guard.js';
-import type { ServersParts } from './cache.js';
+import type { ServersParts } from './core/index.js';
 
 /**
  * Whether the server is under maintenance: marked so, its world held by a job (its world lease), or

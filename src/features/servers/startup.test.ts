@@ -5,7 +5,7 @@ import { startService } from '../../service.js';
 import { TEST_ENV, TOKENS } from '../../../test/helpers/app.js';
 import { CONTRACT_HEADERS } from '../../../test/helpers/fixture-routes.js';
 import { captureLog } from '../../../test/helpers/log.js';
-import type { ServerInfo } from './schema.js';
+import type { ServerInfo } from './core/schema.js';
 
 describe('start-up of an embedded install', () => {
   it('whitelists the platform default image, provisions the system servers and serves the proxy over HTTP', { timeout: 60_000 }, async () => {

@@ -1,7 +1,7 @@
 import { SYSTEM_LABEL, type ServerSpec } from '../../adapters/cluster/types.js';
 import type { Deps } from '../../deps.js';
 import { platformDefaultImage } from './create.js';
-import type { ServersParts } from './cache.js';
+import type { ServersParts } from './core/index.js';
 
 /** The system services a simulated cluster provisions, as a platform install would. */
 export const SIMULATED_SYSTEM_SERVERS: ServerSpec[] = [

@@ -3,8 +3,8 @@ import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import { writeAudit } from '../audit/index.js';
 import { imageFor, type CreateDeps } from './create.js';
-import { clusterCall, requireServer } from './lookup.js';
-import type { PatchServerInput } from './schema.js';
+import { clusterCall, requireServer } from './core/index.js';
+import type { PatchServerInput } from './core/index.js';
 
 /**
  * The admin's edit of a server: display name, autostart policy, image (confirmed, pinned like

@@ -4,3 +4,4 @@
  * settings is in the store (`settings/store/index.ts`).
  */
 export { internalSettingsRoutes, settingsRoutes } from './routes.js';
+export { createSettings } from './module.js';

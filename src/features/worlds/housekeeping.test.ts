@@ -7,7 +7,7 @@ import { KubernetesCluster } from '../../adapters/cluster/kubernetes/adapter.js'
 import { kubeConfigFor } from '../../adapters/cluster/kubernetes/kubeconfig.js';
 import { loadConfig } from '../../config.js';
 import { worldBackups } from '../../db/schema/worlds.js';
-import { writeSetting } from '../servers/settings.js';
+import { writeSetting } from '../servers/wakes/settings.js';
 import { backUpFolder } from './backups/folders.js';
 import { backupRound } from './housekeeping.js';
 import { KUBERNETES_NEEDS_S3, createWorldsRuntime } from './volumes/index.js';

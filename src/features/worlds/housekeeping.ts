@@ -66,11 +66,13 @@ const UPLOAD_SWEEP_MS = 10 * 60 * 1000;
 /**
  * The worlds' background loops. The lock sweep runs on every replica (so a dead holder frees the
  * volume everywhere); the sweep of abandoned uploads and each backup pass run on one replica (the
- * staged bytes live in the staging store every replica reads).
+ * staged bytes live in the staging store every replica reads). First in the list, so last to stop:
+ * the world jobs under way are waited for after the loops that start them have stopped.
  */
 export function worldsTasks(deps: JobDeps, replica: string): BackgroundTask[] {
   const loop = loopDepsOf(deps, replica);
   return [
+    { name: 'world_jobs', start: () => undefined, stop: () => deps.worlds.jobs.idle() },
     backgroundLoop(loop, { name: 'world_locks', replicas: 'every', intervalMs: LOCK_SWEEP_MS, firstAfterMs: 1_000, round: () => lockSweep(deps) }),
     sweepOnDeath(deps),
     backgroundLoop(loop, {

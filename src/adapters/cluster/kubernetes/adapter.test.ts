@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { envtestAvailable } from '../../../../test/helpers/envtest.js';
 import { FakeKubelet } from '../../../../test/helpers/fake-kubelet.js';
 import { applyManifest, PlayedCluster, useOwnApiServer } from '../../../../test/helpers/kube-api.js';
-import { ServerCache } from '../../../features/servers/cache.js';
+import { ServerCache } from '../../../features/servers/core/cache.js';
 import { ClusterConflictError, ClusterNoPodError, ClusterNotFoundError, FORWARDING_LABEL, SYSTEM_LABEL, type PodLogLine } from '../types.js';
 import { FIELD_MANAGER, KubernetesCluster, podName } from './adapter.js';
 import { DEFAULT_CRD, type MinecraftServer } from './resource.js';

@@ -4,7 +4,7 @@ import { useTestDatabase } from '../../../../test/helpers/database.js';
 import { createUser, signIn } from '../../../../test/helpers/sessions.js';
 import type { TestDeps } from '../../../../test/helpers/app.js';
 import { listImages } from '../../images/service.js';
-import { writeSetting } from '../../servers/settings.js';
+import { writeSetting } from '../../servers/wakes/settings.js';
 import { readFileSync } from 'node:fs';
 import { cleanModpack, contentDigest, riskyModpack, sha256Hex } from './fixtures/contexts.js';
 import { ExternalJobs, laneDeps } from '../../../../test/helpers/lane-deps.js';

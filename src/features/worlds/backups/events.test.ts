@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createTestDeps } from '../../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../../test/helpers/database.js';
+import { addWebhookEndpoint } from '../../../../test/helpers/webhooks.js';
 import { testWorlds, useTempDir } from '../../../../test/helpers/worlds.js';
-import { webhookDeliveries, webhookEndpoints } from '../../../db/schema/notifications.js';
+import { webhookDeliveries } from '../../../db/schema/notifications.js';
 import { worldBackups } from '../../../db/schema/worlds.js';
 import { failBackup, reverifyBackups } from './records.js';
 
@@ -14,17 +15,7 @@ describe('backups raise webhook events', () => {
     const deps = createTestDeps(database(), { overrides: { worlds: testWorlds(temp()) } });
     const { db } = deps.database;
     const now = deps.clock.now();
-    await db.insert(webhookEndpoints).values({
-      name: 'ops',
-      url: 'https://hooks.example.com/x',
-      secret: 'whsec_test',
-      format: 'json',
-      events: ['backup.failed', 'backup.corrupt'],
-      enabled: true,
-      createdBy: 'test',
-      createdAt: now,
-      updatedAt: now,
-    });
+    await addWebhookEndpoint(db, now, { events: ['backup.failed', 'backup.corrupt'] });
     const row = (status: 'backing_up' | 'present') => ({
       serverName: 'survival',
       reason: 'manual' as const,

@@ -1,9 +1,8 @@
 import type { WorldJobPlan } from '../../../adapters/cluster/world-jobs.js';
 import type { WorldVolumeRef } from '../../../adapters/cluster/world-volumes.js';
-import { DomainError } from '../../../lib/errors.js';
 import { ownerOf } from '../../servers/index.js';
 import { JobFailure, newId, runnerOf, stepFailed, type JobDeps } from '../jobs/index.js';
-import { createBackupRow, findBackup, recordArchiveOutcome } from './records.js';
+import { createBackupRow, findBackup, recordArchiveOutcome, requireStore } from './records.js';
 
 /**
  * The world steps of a server move between node-local volumes (src/features/nodes/moves.ts): the
@@ -12,16 +11,6 @@ import { createBackupRow, findBackup, recordArchiveOutcome } from './records.js'
  * Each runs where world jobs run (this process on the simulated cluster's folders, a Job pinned to
  * the volume's node on Kubernetes). The caller holds the world's lock across all of them.
  */
-
-/** The store answers, or 503 before a step that could only fail. */
-async function requireStore(deps: Pick<JobDeps, 'worlds' | 'log'>): Promise<void> {
-  try {
-    await deps.worlds.store.ping();
-  } catch (err) {
-    deps.log.warn({ err }, 'backup store unreachable');
-    throw new DomainError('unavailable', 'The backup store cannot be reached.');
-  }
-}
 
 /**
  * Archives the server's world from its current volume into the store (a `pre_restore` backup, so

@@ -3,6 +3,7 @@ import { BackupNotFoundError } from '../../../adapters/backup-store/types.js';
 import type { ArchiveFacts, StepOutcome } from '../../../adapters/cluster/world-jobs.js';
 import { worldBackups } from '../../../db/schema/worlds.js';
 import type { Deps } from '../../../deps.js';
+import { DomainError } from '../../../lib/errors.js';
 import { newId, stepFailed, JobFailure } from '../jobs/index.js';
 import { readWorldTimes } from '../settings/index.js';
 import { hashStream } from '../volumes/index.js';
@@ -17,6 +18,16 @@ const SCHEDULED_NEVER_EXPIRES = new Date('9999-12-31T00:00:00.000Z');
 
 /** The store's name for a backup's archive: ours alone, never shown. */
 const storageKey = (serverName: string, id: string) => `worlds/${serverName}/${id}.tar.gz`;
+
+/** The backup store answers, or 503 (logged) before a job or step is started that could only fail. */
+export async function requireStore(deps: Pick<Deps & WorldsParts, 'worlds' | 'log'>): Promise<void> {
+  try {
+    await deps.worlds.store.ping();
+  } catch (err) {
+    deps.log.warn({ err }, 'backup store unreachable');
+    throw new DomainError('unavailable', 'The backup store cannot be reached.');
+  }
+}
 
 /** The row of a backup about to be taken (`backing_up`), its expiry from the reason's retention setting. */
 export async function createBackupRow(

@@ -22,18 +22,8 @@ import {
   type JobOutcome,
   type SettleDeps,
 } from '../jobs/index.js';
-import { createBackupRow, expire, failBackup, findBackup, markCorrupt, recordArchive, recordArchiveOutcome, type BackupRow } from './records.js';
+import { createBackupRow, expire, failBackup, findBackup, markCorrupt, recordArchive, recordArchiveOutcome, requireStore, type BackupRow } from './records.js';
 import type { WorldsParts } from '../volumes/index.js';
-
-/** 503 when the store cannot be reached, before a job is started that could only fail. */
-async function requireStore(deps: Pick<Deps & WorldsParts, 'worlds' | 'log'>): Promise<void> {
-  try {
-    await deps.worlds.store.ping();
-  } catch (err) {
-    deps.log.warn({ err }, 'backup store unreachable');
-    throw new DomainError('unavailable', 'The backup store cannot be reached.');
-  }
-}
 
 /**
  * Who may see a backup: staff, or whoever owned the world when it was taken (their backups

@@ -6,7 +6,7 @@
 export { isStaff, requireStopped, requireStoppedWorld, requireWorld } from './access.js';
 export type { Caller } from './access.js';
 export { deadLockTakers, heldFresh, holdWorld, keepLock, lockHolderKind, releaseLock, sweepFreeLocks, sweepLapsedLocks } from './lock.js';
-export { failOrphanedJobs, finishJob, newId, recordJob } from './records.js';
+export { failOrphanedJobs, finishJob, jobOf, newId, recordJob } from './records.js';
 export { externalJobRoutes } from './routes.js';
 export { JobFailure, runnerOf, startWorldJob, stepFailed, untilRecorded } from './service.js';
 export type { JobDeps, JobOutcome, SettleDeps } from './service.js';

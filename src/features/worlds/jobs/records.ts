@@ -53,6 +53,12 @@ export async function finishJob(
   return rows.length > 0;
 }
 
+/** One world job's record, for a feature that started it and waits on its outcome (a scheduled backup). */
+export async function jobOf(db: Queryable, id: string): Promise<JobRow | undefined> {
+  const [row] = await db.select().from(worldJobs).where(eq(worldJobs.id, id));
+  return row;
+}
+
 export async function jobsOf(db: Queryable, serverName: string, limit = 50): Promise<JobRow[]> {
   return db.select().from(worldJobs).where(eq(worldJobs.serverName, serverName)).orderBy(desc(worldJobs.startedAt)).limit(limit);
 }

@@ -1,24 +1,12 @@
-import { eq } from 'drizzle-orm';
 import type { StepOutcome, WorldJobPlan, WorldJobRunner } from '../../../adapters/cluster/world-jobs.js';
-import { serverActivity, serverClaims } from '../../../db/schema/servers.js';
-import { worldJobs } from '../../../db/schema/worlds.js';
 import { DomainError } from '../../../lib/errors.js';
 import { createBackupRow, recordArchiveOutcome } from '../backups/index.js';
-import { JobFailure, runnerOf, startWorldJob, type JobDeps, type JobOutcome, type SettleDeps } from '../jobs/index.js';
+import { JobFailure, jobOf, runnerOf, startWorldJob, type JobDeps, type JobOutcome, type SettleDeps } from '../jobs/index.js';
 import { readWorldTimes, WORLD_SETTINGS } from '../settings/index.js';
+import { lastInUse, ownerOf } from '../../servers/index.js';
 
 /** The default idle time before a world is reclaimed (setting `idle_reclaim_days`). */
 export const IDLE_RECLAIM_MS = WORLD_SETTINGS.idleReclaimDays.fallback * 24 * 60 * 60 * 1000;
-
-/** When the world was last in use: the later of its last start and last join, else its claim. */
-async function lastUsed(deps: JobDeps, serverName: string): Promise<Date | undefined> {
-  const { db } = deps.database;
-  const [activity] = await db.select().from(serverActivity).where(eq(serverActivity.serverName, serverName));
-  const times = [activity?.readyAt, activity?.lastJoinAt].filter((t): t is Date => t instanceof Date);
-  if (times.length > 0) return new Date(Math.max(...times.map((t) => t.getTime())));
-  const [claim] = await db.select({ at: serverClaims.claimedAt }).from(serverClaims).where(eq(serverClaims.serverName, serverName));
-  return claim?.at;
-}
 
 /**
  * Idle reclaim: a world whose server sat stopped `idle_reclaim_days` (15) is archived (`inactive_15d`, read back and
@@ -42,19 +30,17 @@ export async function reclaimIdleWorlds(deps: JobDeps): Promise<string[]> {
     const serverName = spec.name;
     if (server.system || status.phase !== 'Stopped' || spec.desiredState === 'Running') continue;
     if (!(await runner.exists(serverName))) continue;
-    const used = await lastUsed(deps, serverName);
+    const used = await lastInUse(deps.database.db, serverName);
     if (!used || used.getTime() > cutoff) continue;
     try {
       const job = { serverName, kind: 'reclaim', lockKind: 'reclaim', requestedBy: 'idle-reclaim', busy: () => runner.busy(serverName) } as const;
       const { done, jobId } = await startWorldJob(deps, job, async (jobId) => {
-        const [claim] = await deps.database.db.select({ userId: serverClaims.userId }).from(serverClaims).where(eq(serverClaims.serverName, serverName));
-        const row = await createBackupRow(deps, { serverName, reason: 'inactive_15d', formerOwner: claim?.userId });
+        const row = await createBackupRow(deps, { serverName, reason: 'inactive_15d', formerOwner: await ownerOf(deps.database.db, serverName) });
         const plan: WorldJobPlan = { jobId, serverName, kind: 'reclaim', step: { op: 'backup', key: row.storageKey }, backupId: row.id };
         return settleReclaim(deps, plan, await runner.run(plan));
       });
       await done;
-      const [row] = await deps.database.db.select({ state: worldJobs.state }).from(worldJobs).where(eq(worldJobs.id, jobId));
-      if (row?.state === 'succeeded') reclaimed.push(serverName);
+      if ((await jobOf(deps.database.db, jobId))?.state === 'succeeded') reclaimed.push(serverName);
     } catch (err) {
       if (err instanceof DomainError) continue; // held or woken meanwhile: try again on the next pass
       throw err;

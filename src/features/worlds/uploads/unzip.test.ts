@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../../test/helpers/database.js';
 import { ownedWorld, testWorlds, useTempDir, worldMember } from '../../../../test/helpers/worlds.js';
-import { writeSetting } from '../../servers/settings.js';
+import { writeSetting } from '../../servers/wakes/settings.js';
 import type { FileOpView } from './ops.js';
 
 interface ZipEntry {

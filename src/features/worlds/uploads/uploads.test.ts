@@ -9,7 +9,7 @@ import { expectTierMatrix } from '../../../../test/helpers/tier-matrix.js';
 import { claimFor, ownedWorld, testWorlds, useTempDir, worldMember } from '../../../../test/helpers/worlds.js';
 import { eq } from 'drizzle-orm';
 import { worldUploadSessions } from '../../../db/schema/world-files.js';
-import { writeSetting } from '../../servers/settings.js';
+import { writeSetting } from '../../servers/wakes/settings.js';
 import { stagedObjects } from './sessions.js';
 import { sweepAbandonedUploads } from './sweep.js';
 import type { FileOpView } from './ops.js';

@@ -4,27 +4,19 @@
  * same confined functions as the service's local path and prints its result as marked lines
  * (src/adapters/cluster/world-file-protocol.ts).
  */
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { contentFromEnv, fileOpSchema, JOB_LIST_MAX_ENTRIES, JOB_READ_MAX_BYTES, resultLines, type FileOp, type FileResult } from '../../../adapters/cluster/world-file-protocol.js';
 import { DomainError } from '../../../lib/errors.js';
+import { jobArgs } from '../../../lib/job-args.js';
 import { deleteWorldPath, listFolder, makeWorldFolder, readWorldFile, renameWorldPath, writeWorldFile } from './files.js';
 
 function fileOpFromArgs(argv: string[]): { op: FileOp; folder: string } {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      folder: { type: 'string' },
-      path: { type: 'string' },
-      to: { type: 'string' },
-      'expect-sha256': { type: 'string' },
-      'create-only': { type: 'boolean' },
-    },
+  const { verb: name, values, folder } = jobArgs(argv, {
+    path: { type: 'string' },
+    to: { type: 'string' },
+    'expect-sha256': { type: 'string' },
+    'create-only': { type: 'boolean' },
   });
-  const [name, ...rest] = positionals;
-  if (rest.length > 0) throw new Error(`unexpected arguments: ${rest.join(' ')}`);
   const op = fileOpSchema.parse({
     op: name,
     path: values.path,
@@ -32,8 +24,7 @@ function fileOpFromArgs(argv: string[]): { op: FileOp; folder: string } {
     ...(name === 'write' && values['expect-sha256'] !== undefined ? { expectSha256: values['expect-sha256'] } : {}),
     ...(name === 'write' && values['create-only'] ? { createOnly: true } : {}),
   });
-  if (!values.folder?.startsWith('/')) throw new Error('--folder must be an absolute path');
-  return { op, folder: values.folder };
+  return { op, folder };
 }
 
 async function perform(op: FileOp, folder: string, env: NodeJS.ProcessEnv): Promise<Record<string, unknown>> {
