@@ -4,7 +4,7 @@ import type { Logger } from '../lib/logger.js';
 
 /**
  * Tells a replica that rows other processes read from their memory may have changed: the session
- * and API key checks' caches (src/features/accounts/checked-rows.ts) and the open console streams'
+ * and API key checks' caches (src/features/accounts/keys/checked-rows.ts) and the open console streams'
  * access re-check read it. Triggers in the database send a notification on `CHANGE_CHANNEL`
  * whenever a session is revoked or moved, an account is changed or deleted, an API key is revoked
  * or a server member removed or changed, whoever wrote it: every writer is covered without knowing

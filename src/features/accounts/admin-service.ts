@@ -10,7 +10,7 @@ import { writeAudit } from '../audit/index.js';
 import { getQuota, type Quota } from './directory.js';
 import { isStaffRole } from './roles.js';
 import { listLiveSessions, revokeSession, revokeUserSessions } from './sessions/index.js';
-import { revokeUserApiKeys } from './api-keys.js';
+import { revokeUserApiKeys } from './keys/index.js';
 import { findUserById, uniqueViolation, type UserRow } from './users.js';
 import { toSessionView, toUserDetail, toUserView } from './views.js';
 import type { AccountsParts } from './parts.js';

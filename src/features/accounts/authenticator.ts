@@ -10,8 +10,8 @@ import type { SessionAuthenticator, SessionContext, TierRequirement } from '../.
 import { sha256Hex } from '../../lib/secrets.js';
 import { isConsoleHost, requestHost } from './sessions/index.js';
 import { isStaffRole } from './roles.js';
-import { ApiKeyCheck, presentedKey } from './api-keys.js';
-import { CheckedRows } from './checked-rows.js';
+import { ApiKeyCheck, presentedKey } from './keys/index.js';
+import { CheckedRows } from './keys/index.js';
 import { clearSessionCookie, sessionToken, setSessionCookie } from './sessions/index.js';
 import { LAST_SEEN_WRITE_MS, SESSION_TTL_MS, STAFF_IDLE_MS, touchSession } from './sessions/index.js';
 

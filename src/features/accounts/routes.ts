@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { apiKeyRoutes } from './api-key-routes.js';
+import { apiKeyRoutes } from './keys/index.js';
 import type { AccountsParts } from './parts.js';
 import { requestHost, staffPagesHere } from './sessions/index.js';
 import { EmailSchema, MeSchema, OwnSessionRevokedSchema, SessionListSchema, TokenHashParam } from './schema.js';

@@ -10,7 +10,7 @@ import { requireMail, sendCode } from './codes/index.js';
 import { recordProof, requireReauth } from './sessions/index.js';
 import { isStaffRole, signInRole } from './roles.js';
 import { listLiveSessions, revokeSession, revokeUserSessions } from './sessions/index.js';
-import { revokeUserApiKeys } from './api-keys.js';
+import { revokeUserApiKeys } from './keys/index.js';
 import { findLiveUserByEmail, findUserById, uniqueViolation } from './users.js';
 import { toSessionView } from './views.js';
 

@@ -1,20 +1,20 @@
 import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { Context } from 'hono';
-import type { ChangeFeed } from '../../db/change-feed.js';
-import type { Database, Queryable } from '../../db/client.js';
-import { apiKeys, users, type ApiKeyScope } from '../../db/schema/accounts.js';
-import { refuseUnfinishedSetup, SIGNED_IN_USER_COLUMNS, signedInAccountOf, type SignedInAccount } from './users.js';
-import type { Deps } from '../../deps.js';
-import type { AppEnv } from '../../http/env.js';
-import { requestHeader } from '../../http/request-header.js';
-import type { SessionContext, TierRequirement } from '../../http/session.js';
-import { DomainError } from '../../lib/errors.js';
-import { randomToken, sha256Hex } from '../../lib/secrets.js';
-import { writeAudit } from '../audit/index.js';
+import type { ChangeFeed } from '../../../db/change-feed.js';
+import type { Database, Queryable } from '../../../db/client.js';
+import { apiKeys, users, type ApiKeyScope } from '../../../db/schema/accounts.js';
+import { refuseUnfinishedSetup, SIGNED_IN_USER_COLUMNS, signedInAccountOf, type SignedInAccount } from '../users.js';
+import type { Deps } from '../../../deps.js';
+import type { AppEnv } from '../../../http/env.js';
+import { requestHeader } from '../../../http/request-header.js';
+import type { SessionContext, TierRequirement } from '../../../http/session.js';
+import { DomainError } from '../../../lib/errors.js';
+import { randomToken, sha256Hex } from '../../../lib/secrets.js';
+import { writeAudit } from '../../audit/index.js';
 import { KeyBudgets } from './api-key-budget.js';
 import { CheckedRows } from './checked-rows.js';
-import { isConsoleHost, requestHost } from './sessions/index.js';
-import { requireReauth } from './sessions/index.js';
+import { isConsoleHost, requestHost } from '../sessions/index.js';
+import { requireReauth } from '../sessions/index.js';
 
 
 /**

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { ChangeFeed } from '../../db/change-feed.js';
+import type { ChangeFeed } from '../../../db/change-feed.js';
 
 /** How many rows one cache of a replica keeps; past it the oldest goes. */
 const CACHE_ENTRIES = 10_000;

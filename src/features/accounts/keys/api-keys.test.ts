@@ -1,15 +1,15 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { apiKeys } from '../../db/schema/accounts.js';
-import { auditLog } from '../../db/schema/audit.js';
+import { apiKeys } from '../../../db/schema/accounts.js';
+import { auditLog } from '../../../db/schema/audit.js';
 import { API_KEYS_PER_USER } from './api-keys.js';
-import { createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../test/helpers/app.js';
-import { useTestDatabase } from '../../../test/helpers/database.js';
-import { OWNER_OR_ADMIN_ROUTES } from '../../../test/helpers/server-routes.js';
-import { addServer, startServer } from '../../../test/helpers/servers.js';
-import { createUser, signIn } from '../../../test/helpers/sessions.js';
-import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
-import { claimFor } from '../../../test/helpers/worlds.js';
+import { createTestApps, createTestDeps, errorOf, jsonRequest } from '../../../../test/helpers/app.js';
+import { useTestDatabase } from '../../../../test/helpers/database.js';
+import { OWNER_OR_ADMIN_ROUTES } from '../../../../test/helpers/server-routes.js';
+import { addServer, startServer } from '../../../../test/helpers/servers.js';
+import { createUser, signIn } from '../../../../test/helpers/sessions.js';
+import { expectTierMatrix } from '../../../../test/helpers/tier-matrix.js';
+import { claimFor } from '../../../../test/helpers/worlds.js';
 
 const database = useTestDatabase();
 

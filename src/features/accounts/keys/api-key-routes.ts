@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
+import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../../http/route.js';
 import { createApiKey, keyView, listApiKeys, revokeApiKey } from './api-keys.js';
 
 const ApiKeyView = z
