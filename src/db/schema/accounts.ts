@@ -84,6 +84,11 @@ export const sessions = pgTable(
     userAgent: text('user_agent').notNull().default(''),
     clientIp: text('client_ip').notNull().default(''),
     revokedAt: at('revoked_at'),
+    /**
+     * SHA-256 of the device cookie the browser was given at this password sign-in (the sign-in's
+     * lane of known clients, src/features/auth/password-service.ts); null for other sign-ins.
+     */
+    deviceHash: text('device_hash'),
   },
   (t) => [index('sessions_user_idx').on(t.userId, t.createdAt)],
 );

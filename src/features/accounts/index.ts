@@ -16,7 +16,7 @@ export { proofStanding, recordProof, requireReauth } from './sessions/index.js';
 export { isStaffRole, signInRole } from './roles.js';
 export { accountRoutes } from './routes.js';
 export { EmailSchema, McUuidSchema, RoleSchema, SignInRoleSchema, UsernameSchema } from './schema.js';
-export { clearSessionCookie, sessionToken, setSessionCookie } from './sessions/index.js';
+export { clearSessionCookie, deviceToken, sessionToken, setDeviceCookie, setSessionCookie } from './sessions/index.js';
 export { USER_AGENT_MAX_BYTES, cutUtf8, mintSession, revokeSession, revokeUserSessions } from './sessions/index.js';
 export { findLiveUserByEmail, findUserById, insertUser, insertUserUnlessTaken, liveOwners, lockUser, markEmailVerified, setInSetup, uniqueViolation, type UserRow } from './users.js';
 export type { AccountsParts, PasskeyDirectory } from './parts.js';

@@ -24,7 +24,7 @@ async function secondHandle(handle: DatabaseHandle): Promise<DatabaseHandle | un
 
 /** The cookie a browser would send back, from a real Set-Cookie header. */
 function cookieFrom(res: Response): string {
-  const header = res.headers.get('set-cookie');
+  const header = res.headers.getSetCookie().find((cookie) => cookie.startsWith('svc_session='));
   expect(header).toMatch(/^svc_session=[A-Za-z0-9_-]{43}; Max-Age=2592000; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
   return header!.split(';')[0]!;
 }

@@ -59,6 +59,32 @@ describe('the password hashing gate under a flood of strangers (issue 30, item 9
     expect((await withCookie).userId).toBe(user.id);
     await Promise.all(strangersAgain);
 
+    // The browser's device cookie, given at a sign-in of the same account, is a known client from any
+    // address, after a sign-out too (issue 43, item 12: a user on a new network during a flood).
+    const earlier = await passwordSignIn(deps, { username: 'alex', password: 'correct horse battery' }, { host: 'panel.felis.test', clientIp: '198.51.100.99' });
+    let reopenOnce = () => {};
+    const heldOnce = new Promise<void>((resolve) => (reopenOnce = resolve));
+    const strangersOnce = Array.from({ length: HASH_LIMITS.running + HASH_LIMITS.waiting }, () => gate.run(() => heldOnce));
+    const otherDevice = passwordSignIn(deps, { username: 'alex', password: 'correct horse battery' }, { host: 'panel.felis.test', clientIp: '192.0.2.60' }, undefined, 'a-device-token-nobody-was-given');
+    expect(await otherDevice.catch((err: { code?: string }) => err.code)).toBe('rate_limited');
+    const sameDevice = passwordSignIn(deps, { username: 'alex', password: 'correct horse battery' }, { host: 'panel.felis.test', clientIp: '192.0.2.61' }, undefined, earlier.deviceToken);
+    await queuedBehind(gate, HASH_LIMITS.waiting + 1);
+    reopenOnce();
+    const signedIn = await sameDevice;
+    expect(signedIn.userId).toBe(user.id);
+    expect(signedIn.deviceToken).not.toBe(earlier.deviceToken); // a new one at each sign-in
+    await Promise.all(strangersOnce);
+    // Another account's device cookie is no known client of this one.
+    const other = await createUser(deps, { username: 'blake', passwordHash: await hashPassword('another good password') });
+    const blake = await passwordSignIn(deps, { username: 'blake', password: 'another good password' }, { host: 'panel.felis.test', clientIp: '198.51.100.98' });
+    expect(blake.userId).toBe(other.id);
+    let reopenLast = () => {};
+    const heldLast = new Promise<void>((resolve) => (reopenLast = resolve));
+    const strangersLast = Array.from({ length: HASH_LIMITS.running + HASH_LIMITS.waiting }, () => gate.run(() => heldLast));
+    expect(await passwordSignIn(deps, { username: 'alex', password: 'correct horse battery' }, { host: 'panel.felis.test', clientIp: '192.0.2.62' }, undefined, blake.deviceToken).catch((err: { code?: string }) => err.code)).toBe('rate_limited');
+    reopenLast();
+    await Promise.all(strangersLast);
+
     // The refusals did not use up the account's allowance (a burst of 10): Alex signs in again and again.
     for (let i = 0; i < 3; i++) {
       const again = await passwordSignIn(deps, { username: 'alex', password: 'correct horse battery' }, { host: 'panel.felis.test', clientIp: `203.0.113.${100 + i}` });

@@ -53,11 +53,15 @@ describe('sign-in over a real socket', () => {
       JSON.stringify({ username: user.username, password: 'correct horse battery' }),
     );
     expect(login.status).toBe(200);
-    expect(login.setCookie).toHaveLength(1);
+    expect(login.setCookie).toHaveLength(2);
     const [pair, ...attributes] = login.setCookie[0]!.split('; ');
     expect(pair).toMatch(/^svc_session=[A-Za-z0-9_-]{43}$/);
     expect(attributes).toEqual(['Max-Age=2592000', 'Path=/', 'HttpOnly', 'Secure', 'SameSite=Lax']);
-    expect(login.setCookie[0]).not.toMatch(/Domain=/i);
+    // The device cookie (the sign-in's lane of known clients): a year, the same attributes.
+    const [device, ...deviceAttributes] = login.setCookie[1]!.split('; ');
+    expect(device).toMatch(/^svc_device=[A-Za-z0-9_-]{43}$/);
+    expect(deviceAttributes).toEqual(['Max-Age=31536000', 'Path=/', 'HttpOnly', 'Secure', 'SameSite=Lax']);
+    expect(login.setCookie.join('\n')).not.toMatch(/Domain=/i);
 
     const sessions = await send(server.port, 'GET', '/api/v1/account/sessions', { Host: 'panel.felis.test:8443', Cookie: pair! });
     expect(sessions.status).toBe(200);

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { clientIp } from '../../http/client-ip.js';
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { clearSessionCookie, sessionToken, setSessionCookie, signInClient, signInRole } from '../accounts/index.js';
+import { clearSessionCookie, deviceToken, sessionToken, setDeviceCookie, setSessionCookie, signInClient, signInRole } from '../accounts/index.js';
 import { doorLimit, limited, SignedInSchema } from '../doors/index.js';
 import type { AppDeps } from '../../http/env.js';
 import type { AuthParts } from './hash-limit.js';
@@ -54,8 +54,9 @@ const changePasswordRoute = defineRoute(
 export function passwordRoutes(deps: AppDeps & AuthParts) {
   return createRouter()
     .openapi(login, async (c) => {
-      const signedIn = await passwordSignIn(deps, c.req.valid('json'), signInClient(c), sessionToken(c));
+      const signedIn = await passwordSignIn(deps, c.req.valid('json'), signInClient(c), sessionToken(c), deviceToken(c));
       setSessionCookie(c, signedIn.token);
+      setDeviceCookie(c, signedIn.deviceToken);
       return c.json({ user_id: signedIn.userId, role: signInRole(signedIn.role), must_change_password: signedIn.mustChangePassword }, 200);
     })
     .openapi(logout, async (c) => {

@@ -3,7 +3,7 @@ import { sessions, users } from '../../db/schema/accounts.js';
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
-import { sha256Hex } from '../../lib/secrets.js';
+import { randomToken, sha256Hex } from '../../lib/secrets.js';
 import { findUserById, mintSession, requireReauth, revokeSession, revokeUserSessions, type SignInClient } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
 import { refusePlayerOnConsole, requireLocalAuth, type SignedIn } from '../doors/index.js';
@@ -19,7 +19,9 @@ export async function passwordSignIn(
   client: SignInClient,
   /** The session cookie the request carried, if any: a live session of the same account is a known client. */
   sessionToken?: string,
-): Promise<SignedIn & { mustChangePassword: boolean }> {
+  /** The device cookie the request carried, if any: one given at a sign-in of the same account is a known client. */
+  deviceToken?: string,
+): Promise<SignedIn & { mustChangePassword: boolean; deviceToken: string }> {
   requireLocalAuth(deps.config);
   const db = deps.database.db;
   const name = input.username.toLowerCase();
@@ -29,8 +31,9 @@ export async function passwordSignIn(
     .where(and(sql`lower(${users.username}) = ${name}`, isNull(users.deletedAt)))
     .limit(1);
   // A known client: the account signed in from this address before (its sessions keep the
-  // address), or the request carries a live session of the same account. Asked for an unknown
-  // name too (of nobody), so that the answer takes the same time.
+  // address), or from this browser (the device cookie given then), or the request carries a live
+  // session of the same account. Asked for an unknown name too (of nobody), so that the answer
+  // takes the same time.
   const now = deps.clock.now();
   const liveCookie = sessionToken
     ? and(eq(sessions.tokenHash, sha256Hex(sessionToken)), isNull(sessions.revokedAt), gt(sessions.expiresAt, now))
@@ -38,7 +41,16 @@ export async function passwordSignIn(
   const signedInHere = await db
     .select({ one: sql`1` })
     .from(sessions)
-    .where(and(eq(sessions.userId, user?.id ?? NOBODY), or(client.clientIp === '' ? sql`false` : eq(sessions.clientIp, client.clientIp), liveCookie ?? sql`false`)))
+    .where(
+      and(
+        eq(sessions.userId, user?.id ?? NOBODY),
+        or(
+          client.clientIp === '' ? sql`false` : eq(sessions.clientIp, client.clientIp),
+          deviceToken ? eq(sessions.deviceHash, sha256Hex(deviceToken)) : sql`false`,
+          liveCookie ?? sql`false`,
+        ),
+      ),
+    )
     .limit(1);
   const known = user !== undefined && signedInHere.length > 0;
   // Unknown users and users without a password are checked against a dummy hash: same time.
@@ -48,8 +60,11 @@ export async function passwordSignIn(
   if (!user || !user.passwordHash || !matches) throw new DomainError('invalid_credentials', 'Wrong username or password.');
   if (user.disabled) throw new DomainError('account_disabled', 'This account is disabled.');
   refusePlayerOnConsole(deps.config, client.host, user.role);
-  const session = await mintSession(deps, db, { ...client, userId: user.id, method: 'password' });
-  return { userId: user.id, role: user.role, token: session.token, mustChangePassword: user.mustChangePassword };
+  // A new device token at each sign-in (never the one presented, which the browser's owner may not
+  // have chosen); the older ones stay known while their sessions' rows are kept.
+  const device = randomToken(deps.random, 32);
+  const session = await mintSession(deps, db, { ...client, userId: user.id, method: 'password', deviceHash: sha256Hex(device) });
+  return { userId: user.id, role: user.role, token: session.token, mustChangePassword: user.mustChangePassword, deviceToken: device };
 }
 
 /** Ends the session of a token, if it is live (signing out is idempotent). */

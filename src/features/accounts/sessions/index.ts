@@ -5,7 +5,7 @@
 export { isConsoleHost, requestHost, signInClient, staffPagesHere, type SignInClient } from './hosts.js';
 export { withPasswordChangeGate } from './password-change-gate.js';
 export { proofStanding, recordProof, requireReauth } from './proofs.js';
-export { clearSessionCookie, sessionToken, setSessionCookie } from './session-cookie.js';
+export { clearSessionCookie, deviceToken, sessionToken, setDeviceCookie, setSessionCookie } from './session-cookie.js';
 export {
   LAST_SEEN_WRITE_MS,
   SESSION_COOKIE,

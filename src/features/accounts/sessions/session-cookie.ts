@@ -13,22 +13,41 @@ const MAX_TOKEN_LENGTH = 128;
  * into a fetch `Headers` on each signed-in request.
  */
 export function sessionToken(c: Context): string | undefined {
+  return cookieToken(c, SESSION_COOKIE);
+}
+
+function cookieToken(c: Context, name: string): string | undefined {
   const header = requestHeader(c, 'cookie');
-  const token = header ? parse(header, SESSION_COOKIE)[SESSION_COOKIE] : undefined;
+  const token = header ? parse(header, name)[name] : undefined;
   return token && token.length <= MAX_TOKEN_LENGTH ? token : undefined;
 }
 
-/** `svc_session`: HttpOnly, Secure, SameSite=Lax, host-only (no Domain), whole site. */
+/** Every cookie of ours: HttpOnly, Secure, SameSite=Lax, host-only (no Domain), whole site. */
+const COOKIE = { httpOnly: true, secure: true, sameSite: 'Lax', path: '/' } as const;
+
+/**
+ * The device cookie (`svc_device`): a random token given to the browser at each password sign-in
+ * and kept for a year, whose hash the session row keeps. A later password sign-in presenting it
+ * for the same account is a known client's (the hashing gate's own lane), from any address: a
+ * person on a new network is not queued behind a flood of strangers (OWASP's device cookies).
+ * It grants nothing else: it is no session and signs nobody in.
+ */
+export const DEVICE_COOKIE = 'svc_device';
+const DEVICE_TTL_S = 365 * 24 * 60 * 60;
+
+export function deviceToken(c: Context): string | undefined {
+  return cookieToken(c, DEVICE_COOKIE);
+}
+
+export function setDeviceCookie(c: Context, token: string): void {
+  setCookie(c, DEVICE_COOKIE, token, { ...COOKIE, maxAge: DEVICE_TTL_S });
+}
+
+/** `svc_session`, for the session's lifetime. */
 export function setSessionCookie(c: Context, token: string, maxAgeMs: number = SESSION_TTL_MS): void {
-  setCookie(c, SESSION_COOKIE, token, {
-    httpOnly: true,
-    secure: true,
-    sameSite: 'Lax',
-    path: '/',
-    maxAge: Math.floor(maxAgeMs / 1000),
-  });
+  setCookie(c, SESSION_COOKIE, token, { ...COOKIE, maxAge: Math.floor(maxAgeMs / 1000) });
 }
 
 export function clearSessionCookie(c: Context): void {
-  deleteCookie(c, SESSION_COOKIE, { httpOnly: true, secure: true, sameSite: 'Lax', path: '/' });
+  deleteCookie(c, SESSION_COOKIE, COOKIE);
 }

@@ -28,6 +28,8 @@ export interface MintSessionInput {
   method: SignInMethod;
   userAgent?: string;
   clientIp?: string;
+  /** SHA-256 of the device cookie given with this session (password sign-ins). */
+  deviceHash?: string;
 }
 
 export interface MintedSession {
@@ -52,6 +54,7 @@ export async function mintSession(deps: Pick<Deps, 'clock' | 'random'>, db: Quer
     lastSeenAt: now,
     userAgent: cutUtf8(input.userAgent ?? '', USER_AGENT_MAX_BYTES),
     clientIp: input.clientIp ?? '',
+    deviceHash: input.deviceHash ?? null,
   });
   return { token, tokenHash, expiresAt };
 }
