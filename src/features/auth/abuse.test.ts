@@ -131,6 +131,19 @@ describe('abuse: hashing, door buckets, visitor addresses, attempt locks', () =>
     expect(v6.status).toBe(429);
   });
 
+  it('two replicas on one database share the sign-in limit of an address: 24 wrong logins alternating between them, the 21st is refused (issue 43 item 13)', { timeout: 120_000 }, async () => {
+    const a = ipDeps();
+    const b = createTestDeps(database(), { env: { CLIENT_IP_HEADER: 'x-real-ip' }, overrides: { clock: a.clock } });
+    // Each replica has its own process: its own hashing gate, its own app; only the database is shared.
+    expect(b.hashGate).not.toBe(a.hashGate);
+    const apps = [createTestApps(a).external, createTestApps(b).external];
+    const ip = address();
+    const login = (i: number) => apps[i % 2]!.request('/api/v1/auth/login', jsonRequest('POST', { username: `nobody-${i}-${ip}`, password: 'wrong' }, { ...PANEL, 'x-real-ip': ip }));
+    const statuses: number[] = [];
+    for (let i = 0; i < 24; i++) statuses.push((await login(i)).status);
+    expect(statuses).toEqual([...Array(20).fill(401), ...Array(4).fill(429)]);
+  });
+
   it('keeps one bucket for one address however the header spells it (leading zeros, integer, IPv4-mapped)', async () => {
     const deps = ipDeps();
     const app = createTestApps(deps).external;
