@@ -11,6 +11,7 @@ import { HEARTBEAT_TTL_MS } from '../../src/coordination/index.js';
 import { leases } from '../../src/db/schema/coordination.js';
 import { worldJobs } from '../../src/db/schema/worlds.js';
 import { submissions } from '../../src/db/schema/submissions.js';
+import { serverSchedules } from '../../src/db/schema/schedules.js';
 import { openPostgres, type DatabaseHandle } from '../../src/db/client.js';
 import { ObjectContextStore } from '../../src/features/builds/submissions/context-store.js';
 import { LOCK_LEASE_MS } from '../../src/features/worlds/jobs/lock.js';
@@ -497,6 +498,130 @@ export async function runWorldLockFailover(setup: WorldLockSetup): Promise<World
         if (job?.state === 'failed') figures.jobFailedSeconds = (Date.now() - killedAt) / 1000;
       }
       await sleep(200);
+    }
+    return figures;
+  } finally {
+    for (const proc of live) proc.kill();
+    await Promise.all(live.map((p) => p.exited));
+    await db?.close();
+  }
+}
+
+export interface KilledRunFigures {
+  /** Seconds from the restarted service's `listening` until the dead life's world lock was gone. */
+  lockGoneSeconds: number | null;
+  /** …until a file write on the world went through. */
+  writeSeconds: number | null;
+  /** …until the dead life's backup job was failed. */
+  jobFailedSeconds: number | null;
+  /** …until the schedule's run was no longer in progress, and how it ended. */
+  runEndedSeconds: number | null;
+  runResult: string | null;
+  runDetail: string | null;
+  /** File writes refused (409 maintenance_in_progress) before the one that went through. */
+  refusedBefore: number;
+  /** Any other answer to a write (must be none). */
+  wrong: Array<{ status: number; text: string }>;
+  lockLeaseSeconds: number;
+  heartbeatTtlSeconds: number;
+}
+
+/**
+ * Issue 43 item 6: the service process is SIGKILLed while a scheduled backup (run now) holds the
+ * world, between the run's steps, then started again on the same PostgreSQL database and DATA_DIR,
+ * as a restart does (no POD_NAME: the new life cannot tell its previous one apart from another
+ * replica, and judges it dead by its heartbeat). Measures how long the dead life's lock, job and
+ * run outlive it. The simulated cluster of a PostgreSQL service keeps no servers across the
+ * restart, so the server (staff's, unclaimed) is made again under its name on the new life.
+ */
+export async function runKilledScheduledBackup(setup: WorldLockSetup): Promise<KilledRunFigures> {
+  const step = setup.step ?? (() => undefined);
+  const env = { DATABASE_URL: setup.databaseUrl, CLUSTER: 'simulated', DATA_DIR: setup.dataDir, LOG_LEVEL: 'info', SCHEDULE_TICK_SECONDS: '5' };
+  const live: ServiceProcess[] = [];
+  let db: DatabaseHandle | undefined;
+  try {
+    const first = await spawnService(setup.command, setup.args, env);
+    live.push(first);
+    db = openPostgres(setup.databaseUrl);
+    const deps = createTestDeps(db, { overrides: { clock: systemClock } });
+    const operator = await createUser(deps, { role: 'admin' });
+    const { headers: staff } = await signIn(deps, { userId: operator.id });
+    const json = { ...staff, 'Content-Type': 'application/json' };
+    const server = `kr-${randomBytes(3).toString('hex')}`;
+    const create = async (proc: ServiceProcess) => {
+      const made = await send(proc.externalPort, '/api/v1/servers', { method: 'POST', headers: json, body: JSON.stringify({ name: server, subdomain: server }) });
+      if (made.status !== 201) throw new Error(`server: ${made.status} ${made.text}`);
+    };
+    await create(first);
+    const region = join(setup.dataDir, 'worlds', server, 'world', 'region');
+    mkdirSync(region, { recursive: true });
+    writeFileSync(join(region, 'r.0.0.mca'), randomBytes(setup.worldBytes ?? 96 * 1024 * 1024));
+    const made = await send(first.externalPort, `/api/v1/servers/${server}/schedules`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ action: 'backup', minute_of_day: 0, weekdays: 127, timezone: 'UTC' }),
+    });
+    if (made.status !== 201) throw new Error(`schedule: ${made.status} ${made.text}`);
+    const { id } = JSON.parse(made.text) as { id: number };
+
+    step(`scheduled backup of ${server} run now, then SIGKILL while it holds the world`);
+    const ran = await send(first.externalPort, `/api/v1/servers/${server}/schedules/${id}/run`, { method: 'POST', headers: staff });
+    if (ran.status !== 202) throw new Error(`run: ${ran.status} ${ran.text}`);
+    const lockKey = `world:${server}`;
+    let held: { holder: string; purpose: string } | undefined;
+    for (let waited = 0; !held && waited < 20_000; waited += 50) {
+      [held] = await db.db.select({ holder: leases.holder, purpose: leases.purpose }).from(leases).where(eq(leases.key, lockKey));
+      if (!held) await sleep(50);
+    }
+    first.kill();
+    await first.exited;
+    if (held?.purpose !== 'backup') throw new Error(`the run's backup did not hold the world at the kill: ${JSON.stringify(held)}`);
+    const [still] = await db.db.select({ holder: leases.holder }).from(leases).where(eq(leases.key, lockKey));
+    if (still?.holder !== held.holder) throw new Error('the backup ended before the kill: give the world more bytes');
+
+    step('killed; the service starts again');
+    const second = await spawnService(setup.command, setup.args, env);
+    live.push(second);
+    const restartedAt = Date.now();
+    await create(second);
+    const figures: KilledRunFigures = {
+      lockGoneSeconds: null,
+      writeSeconds: null,
+      jobFailedSeconds: null,
+      runEndedSeconds: null,
+      runResult: null,
+      runDetail: null,
+      refusedBefore: 0,
+      wrong: [],
+      lockLeaseSeconds: LOCK_LEASE_MS / 1000,
+      heartbeatTtlSeconds: HEARTBEAT_TTL_MS / 1000,
+    };
+    const since = () => (Date.now() - restartedAt) / 1000;
+    const body = JSON.stringify({ content: Buffer.from('written after the restart\n').toString('base64') });
+    const done = () => figures.lockGoneSeconds !== null && figures.writeSeconds !== null && figures.jobFailedSeconds !== null && figures.runEndedSeconds !== null;
+    while (since() < LOCK_LEASE_MS / 1000 + 15 && !done()) {
+      if (figures.lockGoneSeconds === null) {
+        const [lock] = await db.db.select({ holder: leases.holder }).from(leases).where(eq(leases.key, lockKey));
+        if (lock?.holder !== held.holder) figures.lockGoneSeconds = since();
+      }
+      if (figures.jobFailedSeconds === null) {
+        const [job] = await db.db.select({ state: worldJobs.state }).from(worldJobs).where(eq(worldJobs.id, held.holder));
+        if (job?.state === 'failed') figures.jobFailedSeconds = since();
+      }
+      if (figures.runEndedSeconds === null) {
+        const [run] = await db.db
+          .select({ state: serverSchedules.runState, result: serverSchedules.lastResult, detail: serverSchedules.lastDetail })
+          .from(serverSchedules)
+          .where(eq(serverSchedules.id, id));
+        if (run && !run.state) Object.assign(figures, { runEndedSeconds: since(), runResult: run.result, runDetail: run.detail });
+      }
+      if (figures.writeSeconds === null) {
+        const res = await send(second.externalPort, `/api/v1/servers/${server}/file?path=after-restart.txt`, { method: 'PUT', headers: json, body });
+        if (res.status === 200) figures.writeSeconds = since();
+        else if (res.status === 409 && res.text.includes('maintenance_in_progress')) figures.refusedBefore += 1;
+        else figures.wrong.push({ status: res.status, text: res.text });
+      }
+      await sleep(250);
     }
     return figures;
   } finally {
