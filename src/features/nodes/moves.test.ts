@@ -235,9 +235,10 @@ describe('moving a world between node-local volumes (simulated cluster)', () => 
     // The drain of the move's target starts while the world is being copied there.
     const now = deps.clock.now();
     const request = { action: 'drain', name: 'sim-node-2', confirmMaintenance: true } as const;
-    await deps.database.db.insert(nodeTasks).values({ id: 'drain-1', action: 'drain', node: 'sim-node-2', request, actor: session.userId, state: 'running', stage: 'preflight', startedAt: now, log: '' });
-    const task = async () => (await deps.database.db.select().from(nodeTasks).where(eq(nodeTasks.id, 'drain-1')))[0]!;
-    const draining = runNodeTask(deps, 'drain-1');
+    const id = `drain-${Math.random().toString(36).slice(2)}`;
+    await deps.database.db.insert(nodeTasks).values({ id, action: 'drain', node: 'sim-node-2', request, actor: session.userId, state: 'running', stage: 'preflight', startedAt: now, log: '' });
+    const task = async () => (await deps.database.db.select().from(nodeTasks).where(eq(nodeTasks.id, id)))[0]!;
+    const draining = runNodeTask(deps, id);
     await vi.waitFor(async () => expect((await task()).stage).toBe('releasing'), { timeout: 5_000, interval: 25 });
     // Several of the drain's polls go by: it does not end while the world is still moving in.
     await new Promise((resolve) => setTimeout(resolve, 800));
@@ -252,6 +253,8 @@ describe('moving a world between node-local volumes (simulated cluster)', () => 
     expect(done.state).toBe('succeeded');
     expect(done.log).toContain('released 1 world volume(s)');
     expect(cluster.server(name)?.spec.node).toBe('sim-node-1');
+    // The other tests (one database on PostgreSQL) take sim-node-2 as a target in service.
+    await deps.database.db.delete(nodeTasks).where(eq(nodeTasks.id, id));
   });
 
   it('an archive that no longer matches its sha-256 fails the restore, the server stays on its source, and a retry archives again', async () => {
