@@ -630,3 +630,63 @@ export async function runKilledScheduledBackup(setup: WorldLockSetup): Promise<K
     await db?.close();
   }
 }
+
+export interface ContextAcrossSetup {
+  command: string;
+  args: string[];
+  databaseUrl: string;
+  s3: { endpoint: string; bucket: string };
+  dataDirs: [string, string];
+}
+
+/**
+ * Issue 43 item 13, the hidden run's case on two service processes (one PostgreSQL database, one
+ * S3 server, each its own DATA_DIR): a submission context in parts, part 1 on A, part 2 on B,
+ * part 3 on A, completed on A. Answers each answer's status and the stored context's sha-256.
+ */
+export async function runContextAcrossReplicas(setup: ContextAcrossSetup): Promise<{ statuses: string[]; stored: string | null; sent: string; bytes: number }> {
+  const env = (dataDir: string) => ({
+    DATABASE_URL: setup.databaseUrl,
+    CLUSTER: 'simulated',
+    DATA_DIR: dataDir,
+    BACKUP_S3_BUCKET: setup.s3.bucket,
+    BACKUP_S3_ENDPOINT: setup.s3.endpoint,
+    BACKUP_S3_ACCESS_KEY_ID: 'S3RVER',
+    BACKUP_S3_SECRET_ACCESS_KEY: 'S3RVER',
+  });
+  const live: ServiceProcess[] = [];
+  let db: DatabaseHandle | undefined;
+  try {
+    const [a, b] = await Promise.all(setup.dataDirs.map((dir) => spawnService(setup.command, setup.args, env(dir))));
+    live.push(a!, b!);
+    db = openPostgres(setup.databaseUrl);
+    const deps = createTestDeps(db, { overrides: { clock: systemClock } });
+    const { headers: panel } = await signIn(deps, { userId: (await createUser(deps)).id });
+    const PART = 256 * 1024;
+    const context = randomBytes(PART * 2 + 4321);
+    const statuses: string[] = [];
+    const made = await send(a!.externalPort, '/api/v1/me/submissions', { method: 'POST', headers: { ...panel, 'Content-Type': 'application/json' }, body: JSON.stringify({ display_name: 'Across replicas' }) });
+    statuses.push(`create A ${made.status}`);
+    const { id } = JSON.parse(made.text) as { id: string };
+    const upload = `/api/v1/me/submissions/${id}/context/upload`;
+    let offset = 0;
+    for (const [name, proc] of [['A', a!], ['B', b!], ['A', a!]] as const) {
+      const part = context.subarray(offset, offset + PART);
+      const res = await send(proc.externalPort, `${upload}?offset=${offset}`, {
+        method: 'PUT',
+        headers: { ...panel, 'Content-Type': 'application/octet-stream', 'Content-Digest': `sha-256=:${createHash('sha256').update(part).digest('base64')}:` },
+        body: new Uint8Array(part),
+      });
+      statuses.push(`part at ${offset} on ${name} ${res.status}${res.status === 200 ? '' : ` ${res.text}`}`);
+      offset += part.length;
+    }
+    const completed = await send(a!.externalPort, `${upload}/complete`, { method: 'POST', headers: panel });
+    statuses.push(`complete on A ${completed.status}${completed.status === 200 ? '' : ` ${completed.text}`}`);
+    const [row] = await db.db.select({ sha: submissions.contextSha256 }).from(submissions).where(eq(submissions.id, id));
+    return { statuses, stored: row?.sha ?? null, sent: createHash('sha256').update(context).digest('hex'), bytes: context.length };
+  } finally {
+    for (const proc of live) proc.kill();
+    await Promise.all(live.map((p) => p.exited));
+    await db?.close();
+  }
+}
