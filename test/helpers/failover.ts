@@ -418,18 +418,34 @@ export interface WorldLockSetup {
   step?: (what: string) => void;
 }
 
-export interface WorldLockFigures {
-  /** Seconds from the kill until the survivor's file write went through (the victim's lock taken over). */
-  lockTakenSeconds: number | null;
-  /** Seconds from the kill until the victim's backup job was failed. */
-  jobFailedSeconds: number | null;
-  /** The survivor's writes refused (409 maintenance_in_progress) before that. */
+/** The file writes tried on a world a dead process held, and what its lock would have held them off for. */
+interface WritesAfterDeath {
+  /** Writes refused (409 maintenance_in_progress) before the one that went through. */
   refusedBefore: number;
-  /** Any other answer the survivor gave to a write (must be none). */
+  /** Any other answer to a write (must be none). */
   wrong: Array<{ status: number; text: string }>;
   /** What the dead replica's lock would have held writes off for without the heartbeat. */
   lockLeaseSeconds: number;
   heartbeatTtlSeconds: number;
+}
+
+const writesAfterDeath = (): WritesAfterDeath => ({ refusedBefore: 0, wrong: [], lockLeaseSeconds: LOCK_LEASE_MS / 1000, heartbeatTtlSeconds: HEARTBEAT_TTL_MS / 1000 });
+
+/** One file write on the world: true once it went through; a refusal or another answer is counted. */
+async function tryWrite(port: number, server: string, headers: Record<string, string>, text: string, into: WritesAfterDeath): Promise<boolean> {
+  const body = JSON.stringify({ content: Buffer.from(text).toString('base64') });
+  const res = await send(port, `/api/v1/servers/${server}/file?path=after-kill.txt`, { method: 'PUT', headers, body });
+  if (res.status === 200) return true;
+  if (res.status === 409 && res.text.includes('maintenance_in_progress')) into.refusedBefore += 1;
+  else into.wrong.push({ status: res.status, text: res.text });
+  return false;
+}
+
+export interface WorldLockFigures extends WritesAfterDeath {
+  /** Seconds from the kill until the survivor's file write went through (the victim's lock taken over). */
+  lockTakenSeconds: number | null;
+  /** Seconds from the kill until the victim's backup job was failed. */
+  jobFailedSeconds: number | null;
 }
 
 /**
@@ -477,21 +493,10 @@ export async function runWorldLockFailover(setup: WorldLockSetup): Promise<World
     if (still?.holder !== held.holder) throw new Error('the backup ended before the kill: give the world more bytes');
 
     step('killed; the survivor writes until it may');
-    const figures: WorldLockFigures = {
-      lockTakenSeconds: null,
-      jobFailedSeconds: null,
-      refusedBefore: 0,
-      wrong: [],
-      lockLeaseSeconds: LOCK_LEASE_MS / 1000,
-      heartbeatTtlSeconds: HEARTBEAT_TTL_MS / 1000,
-    };
-    const body = JSON.stringify({ content: Buffer.from('written after the kill\n').toString('base64') });
+    const figures: WorldLockFigures = { lockTakenSeconds: null, jobFailedSeconds: null, ...writesAfterDeath() };
     while (Date.now() - killedAt < LOCK_LEASE_MS + 10_000 && (figures.lockTakenSeconds === null || figures.jobFailedSeconds === null)) {
-      if (figures.lockTakenSeconds === null) {
-        const res = await send(survivor!.externalPort, `/api/v1/servers/${server}/file?path=after-kill.txt`, { method: 'PUT', headers: json, body });
-        if (res.status === 200) figures.lockTakenSeconds = (Date.now() - killedAt) / 1000;
-        else if (res.status === 409 && res.text.includes('maintenance_in_progress')) figures.refusedBefore += 1;
-        else figures.wrong.push({ status: res.status, text: res.text });
+      if (figures.lockTakenSeconds === null && (await tryWrite(survivor!.externalPort, server, json, 'written after the kill\n', figures))) {
+        figures.lockTakenSeconds = (Date.now() - killedAt) / 1000;
       }
       if (figures.jobFailedSeconds === null) {
         const [job] = await db.db.select({ state: worldJobs.state }).from(worldJobs).where(eq(worldJobs.id, held.holder));
@@ -507,7 +512,7 @@ export async function runWorldLockFailover(setup: WorldLockSetup): Promise<World
   }
 }
 
-export interface KilledRunFigures {
+export interface KilledRunFigures extends WritesAfterDeath {
   /** Seconds from the restarted service's `listening` until the dead life's world lock was gone. */
   lockGoneSeconds: number | null;
   /** …until a file write on the world went through. */
@@ -518,12 +523,6 @@ export interface KilledRunFigures {
   runEndedSeconds: number | null;
   runResult: string | null;
   runDetail: string | null;
-  /** File writes refused (409 maintenance_in_progress) before the one that went through. */
-  refusedBefore: number;
-  /** Any other answer to a write (must be none). */
-  wrong: Array<{ status: number; text: string }>;
-  lockLeaseSeconds: number;
-  heartbeatTtlSeconds: number;
 }
 
 /**
@@ -584,20 +583,8 @@ export async function runKilledScheduledBackup(setup: WorldLockSetup): Promise<K
     live.push(second);
     const restartedAt = Date.now();
     await create(second);
-    const figures: KilledRunFigures = {
-      lockGoneSeconds: null,
-      writeSeconds: null,
-      jobFailedSeconds: null,
-      runEndedSeconds: null,
-      runResult: null,
-      runDetail: null,
-      refusedBefore: 0,
-      wrong: [],
-      lockLeaseSeconds: LOCK_LEASE_MS / 1000,
-      heartbeatTtlSeconds: HEARTBEAT_TTL_MS / 1000,
-    };
+    const figures: KilledRunFigures = { lockGoneSeconds: null, writeSeconds: null, jobFailedSeconds: null, runEndedSeconds: null, runResult: null, runDetail: null, ...writesAfterDeath() };
     const since = () => (Date.now() - restartedAt) / 1000;
-    const body = JSON.stringify({ content: Buffer.from('written after the restart\n').toString('base64') });
     const done = () => figures.lockGoneSeconds !== null && figures.writeSeconds !== null && figures.jobFailedSeconds !== null && figures.runEndedSeconds !== null;
     while (since() < LOCK_LEASE_MS / 1000 + 15 && !done()) {
       if (figures.lockGoneSeconds === null) {
@@ -615,12 +602,7 @@ export async function runKilledScheduledBackup(setup: WorldLockSetup): Promise<K
           .where(eq(serverSchedules.id, id));
         if (run && !run.state) Object.assign(figures, { runEndedSeconds: since(), runResult: run.result, runDetail: run.detail });
       }
-      if (figures.writeSeconds === null) {
-        const res = await send(second.externalPort, `/api/v1/servers/${server}/file?path=after-restart.txt`, { method: 'PUT', headers: json, body });
-        if (res.status === 200) figures.writeSeconds = since();
-        else if (res.status === 409 && res.text.includes('maintenance_in_progress')) figures.refusedBefore += 1;
-        else figures.wrong.push({ status: res.status, text: res.text });
-      }
+      if (figures.writeSeconds === null && (await tryWrite(second.externalPort, server, json, 'written after the restart\n', figures))) figures.writeSeconds = since();
       await sleep(250);
     }
     return figures;
