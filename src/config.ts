@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { networkList } from './lib/networks.js';
 
 export const CALLERS = ['proxy', 'limbo', 'build', 'ops'] as const;
 export type Caller = (typeof CALLERS)[number];
@@ -215,18 +216,26 @@ const envSchema = z.object({
   WEBHOOK_FORBIDDEN_NETWORKS: z
     .string()
     .default('127.0.0.0/8,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,169.254.0.0/16,100.64.0.0/10,0.0.0.0/8,::/128,::1/128,fc00::/7,fe80::/10,64:ff9b:1::/48')
-    .transform((v, ctx) => {
-      if (v.trim() === 'none') return [];
-      const cidrs = v.split(',').map((p) => p.trim()).filter(Boolean);
-      for (const cidr of cidrs) {
-        if (!z.cidrv4().safeParse(cidr).success && !z.cidrv6().safeParse(cidr).success) {
-          ctx.addIssue({ code: 'custom', message: `${cidr} is not a CIDR` });
-          return z.NEVER;
-        }
-      }
-      return cidrs;
-    }),
+    .transform((v, ctx) => (v.trim() === 'none' ? [] : networks(v, ctx, false))),
+  /**
+   * The edge proxies (addresses or CIDRs, comma-separated) whose CLIENT_IP_HEADER is believed: a
+   * connection from anyone else is its own visitor (the header ignored, the per-address cap on).
+   */
+  TRUSTED_PROXIES: optionalString.transform((v, ctx) => (v === undefined ? undefined : networks(v, ctx, true))),
 });
+
+/** A comma-separated list of CIDRs (with `addresses`, bare addresses too), each checked. */
+function networks(v: string, ctx: z.RefinementCtx, addresses: boolean): string[] {
+  const list = v.split(',').map((p) => p.trim()).filter(Boolean);
+  for (const network of list) {
+    const ok = [z.cidrv4(), z.cidrv6(), ...(addresses ? [z.ipv4(), z.ipv6()] : [])].some((form) => form.safeParse(network).success);
+    if (!ok) {
+      ctx.addIssue({ code: 'custom', message: `${network} is not ${addresses ? 'an address or ' : ''}a CIDR` });
+      return z.NEVER;
+    }
+  }
+  return list;
+}
 
 /** Every variable the service reads at start-up (the README's configuration table lists each). */
 export const SETTING_NAMES = Object.keys(envSchema.shape) as ReadonlyArray<keyof typeof envSchema.shape>;
@@ -314,6 +323,8 @@ export const SETTING_MEANINGS: { readonly [K in SettingName]: string } = {
   METRICS_SERVER_SERIES: 'at most this many servers get per-server series in /metrics (0: none)',
   METRICS_REFRESH_SECONDS: "how often each replica reads the fleet's figures kept in the database for /metrics",
   WEBHOOK_FORBIDDEN_NETWORKS: 'CIDRs (comma-separated) a webhook endpoint may not resolve to; none allows every address',
+  TRUSTED_PROXIES:
+    'edge proxies (addresses or CIDRs, comma-separated) whose CLIENT_IP_HEADER is believed; others are capped and limited by their own address. Unset: the header is believed from every peer and the per-address connection cap is off',
 };
 
 /**
@@ -416,6 +427,8 @@ function toConfig(env: z.infer<typeof envSchema>, serviceTokens: Partial<Record<
     sessionSources: env.SESSION_SOURCES,
     sessionSourceTimeoutMs: env.SESSION_SOURCE_TIMEOUT_MS,
     clientIpHeader: env.CLIENT_IP_HEADER,
+    /** TRUSTED_PROXIES as a block list: the peers whose CLIENT_IP_HEADER is believed (undefined: every peer's). */
+    trustedProxies: env.TRUSTED_PROXIES && networkList(env.TRUSTED_PROXIES),
     httpHeadersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_SECONDS * 1000,
     sessionCacheMs: env.SESSION_CACHE_MS,
     apiKeyRequestsPerMinute: env.API_KEY_REQUESTS_PER_MINUTE,

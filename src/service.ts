@@ -345,7 +345,12 @@ export async function startService(config: Config, log: Logger = createLogger(co
         // The external face is capped, the internal one not: probes and the proxy still get a
         // descriptor while the external face is flooded.
         ...(face === 'external'
-          ? { maxConnections: config.httpMaxConnections, maxConnectionsPerAddress: config.clientIpHeader ? 0 : config.httpMaxConnectionsPerAddress }
+          ? {
+              maxConnections: config.httpMaxConnections,
+              // Behind an edge, the peer is the edge: capped per address only with TRUSTED_PROXIES, which are left alone.
+              maxConnectionsPerAddress: config.clientIpHeader && !config.trustedProxies ? 0 : config.httpMaxConnectionsPerAddress,
+              ...(config.clientIpHeader && config.trustedProxies ? { uncappedPeers: config.trustedProxies } : {}),
+            }
           : {}),
       }).catch((err: unknown) => {
         throw listenFailure(err, face, config);

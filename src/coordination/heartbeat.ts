@@ -17,7 +17,8 @@ import type { BackgroundTask } from './loops.js';
  * cannot make a living replica look dead.
  *
  * What a dead replica took for work in its own process (a world lock's `replica`) is then free at
- * once (leases.ts `freeLease`). A replica cut off from the database stops acting first: its own
+ * once (leases.ts `freeLease`), and the watcher that judged it dead releases the rounds of
+ * one-replica loops it held (loops.ts), so no round waits out a dead holder's lease. A replica cut off from the database stops acting first: its own
  * heartbeat is "lost" once `renewDeadlineMs` passed without a renewal, which aborts the signals
  * handed out by `whileAlive()`, before anyone else can have watched it stand still for the TTL.
  */
@@ -100,10 +101,16 @@ export class ReplicaHeartbeat {
       this.#deps.log.info({ replica }, 'the heartbeat is renewed again');
     }
     const rows = await db.select({ holder: leases.holder, leaseUntil: leases.leaseUntil }).from(leases).where(like(leases.key, `${leasePrefix('replica')}%`));
-    this.#observe(clock.now().getTime(), rows);
+    for (const holder of this.#observe(clock.now().getTime(), rows)) {
+      // The rounds of one-replica loops it held (their lease reaches a minute past its last round)
+      // are free now: a survivor runs the next one at its own next tick (issue 43: a retirement
+      // asked of the survivor waited for the dead replica's round lease).
+      await db.delete(leases).where(and(like(leases.key, `${leasePrefix('loop')}%`), eq(leases.holder, holder)));
+    }
   }
 
-  #observe(readAt: number, rows: { holder: string; leaseUntil: Date }[]): void {
+  /** Notes what the read saw; answers the replicas judged dead by it (each once). */
+  #observe(readAt: number, rows: { holder: string; leaseUntil: Date }[]): string[] {
     this.#readAt = readAt;
     const present = new Set<string>();
     for (const row of rows) {
@@ -119,12 +126,15 @@ export class ReplicaHeartbeat {
     for (const [holder, seen] of this.#watched) {
       if (!present.has(holder) && seen.goneAt === undefined) seen.goneAt = readAt;
     }
+    const died: string[] = [];
     for (const holder of this.deadReplicas()) {
       if (this.#announced.has(holder)) continue;
       this.#announced.add(holder);
+      died.push(holder);
       this.#deps.log.warn({ replica: holder }, 'a replica\'s heartbeat stood still for its TTL: what it held in its own process is free');
       for (const listener of this.#listeners) listener(holder);
     }
+    return died;
   }
 
   /**

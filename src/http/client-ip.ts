@@ -1,21 +1,25 @@
 import { isIP } from 'node:net';
 import type { Context } from 'hono';
+import { inNetworks } from '../lib/networks.js';
 import type { AppEnv } from './env.js';
 
 /**
  * The visitor's address: the header named by CLIENT_IP_HEADER when the edge sets one (its first
- * entry) when it holds an IP address, else the TCP peer. A header is never trusted unless configured.
+ * entry) when it holds an IP address, else the TCP peer. A header is never trusted unless
+ * configured, and with TRUSTED_PROXIES only from those peers: anyone else reaching the service
+ * directly is its own visitor, whatever header it sends.
  */
 export function clientIp<E extends AppEnv>(c: Context<E>): string {
-  const header = c.var.deps.config.clientIpHeader;
-  if (header) {
+  const { clientIpHeader: header, trustedProxies } = c.var.deps.config;
+  const raw = c.env?.incoming?.socket?.remoteAddress ?? c.env?.requestIP?.(c.req.raw)?.address;
+  const peer = raw ? normalizeIp(raw) : '';
+  if (header && (!trustedProxies || inNetworks(trustedProxies, peer))) {
     const value = c.req.header(header)?.split(',')[0]?.trim();
     // An unparseable header value falls back to the TCP peer (api-extensions): otherwise every
     // such visitor would share one limit, and a visitor could choose its own key.
     if (value && isIP(normalizeIp(value))) return normalizeIp(value);
   }
-  const peer = c.env?.incoming?.socket?.remoteAddress ?? c.env?.requestIP?.(c.req.raw)?.address;
-  return peer ? normalizeIp(peer) : '';
+  return peer;
 }
 
 /**

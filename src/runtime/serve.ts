@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo, BlockList, Socket } from 'node:net';
+import { normalizeIp } from '../http/client-ip.js';
+import { inNetworks } from '../lib/networks.js';
 import { getRequestListener, type Http2Bindings, type HttpBindings } from '@hono/node-server';
 import type { RuntimeBindings } from '../http/env.js';
 import type { Logger } from '../lib/logger.js';
@@ -25,6 +27,8 @@ export interface ServeOptions {
   maxConnections?: number;
   /** Connections held at once from one peer address; more are closed at once. None when absent or 0. */
   maxConnectionsPerAddress?: number;
+  /** Peers the per-address cap leaves alone (the trusted edge proxies, which carry many visitors). */
+  uncappedPeers?: BlockList;
 }
 
 export const isBun = typeof process.versions.bun === 'string';
@@ -59,7 +63,7 @@ function serveNode(options: ServeOptions): Promise<Listening> {
   guardBodyRate(server, options.bodyRate ?? CONTRACT_BODY_RATE, options.log);
   const connections = trackConnections(server);
   if (options.maxConnections) server.maxConnections = options.maxConnections;
-  if (options.maxConnectionsPerAddress) capPerAddress(server, options.maxConnectionsPerAddress, options.log);
+  if (options.maxConnectionsPerAddress) capPerAddress(server, options.maxConnectionsPerAddress, options.log, options.uncappedPeers);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -118,10 +122,11 @@ function trackConnections(server: Server): { drain(): void } {
  * sockets by the thousand (slow heads, idle keep-alives) cannot take every descriptor of the
  * process. One warning per address while it is over.
  */
-function capPerAddress(server: Server, max: number, log: Pick<Logger, 'warn'>): void {
+function capPerAddress(server: Server, max: number, log: Pick<Logger, 'warn'>, uncapped?: BlockList): void {
   const open = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress ?? '';
+    const address = normalizeIp(socket.remoteAddress ?? '');
+    if (uncapped && inNetworks(uncapped, address)) return;
     const count = open.get(address) ?? 0;
     if (count >= max) {
       if (count === max) log.warn({ address, max }, 'connections from one address over the cap: closing new ones');

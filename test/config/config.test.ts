@@ -156,6 +156,8 @@ describe('loadConfig', () => {
       ['PANEL_HOST', 'panel.felis.example/path'],
       ['SMTP_URL', 'http://relay'],
       ['CLIENT_IP_HEADER', 'X Real IP'],
+      ['TRUSTED_PROXIES', '10.0.0.1,edge.example'],
+      ['TRUSTED_PROXIES', '10.0.0.0/33'],
       ['SETUP_TOKEN', 'short'],
       ['KUBE_NAMESPACE', 'Games!'],
       ['KUBE_CRD_GROUP', 'Felis_Dev'],

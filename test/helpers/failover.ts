@@ -11,6 +11,7 @@ import { HEARTBEAT_TTL_MS } from '../../src/coordination/index.js';
 import { leases } from '../../src/db/schema/coordination.js';
 import { worldJobs } from '../../src/db/schema/worlds.js';
 import { submissions } from '../../src/db/schema/submissions.js';
+import { serverSchedules } from '../../src/db/schema/schedules.js';
 import { openPostgres, type DatabaseHandle } from '../../src/db/client.js';
 import { ObjectContextStore } from '../../src/features/builds/submissions/context-store.js';
 import { LOCK_LEASE_MS } from '../../src/features/worlds/jobs/lock.js';
@@ -417,18 +418,34 @@ export interface WorldLockSetup {
   step?: (what: string) => void;
 }
 
-export interface WorldLockFigures {
-  /** Seconds from the kill until the survivor's file write went through (the victim's lock taken over). */
-  lockTakenSeconds: number | null;
-  /** Seconds from the kill until the victim's backup job was failed. */
-  jobFailedSeconds: number | null;
-  /** The survivor's writes refused (409 maintenance_in_progress) before that. */
+/** The file writes tried on a world a dead process held, and what its lock would have held them off for. */
+interface WritesAfterDeath {
+  /** Writes refused (409 maintenance_in_progress) before the one that went through. */
   refusedBefore: number;
-  /** Any other answer the survivor gave to a write (must be none). */
+  /** Any other answer to a write (must be none). */
   wrong: Array<{ status: number; text: string }>;
   /** What the dead replica's lock would have held writes off for without the heartbeat. */
   lockLeaseSeconds: number;
   heartbeatTtlSeconds: number;
+}
+
+const writesAfterDeath = (): WritesAfterDeath => ({ refusedBefore: 0, wrong: [], lockLeaseSeconds: LOCK_LEASE_MS / 1000, heartbeatTtlSeconds: HEARTBEAT_TTL_MS / 1000 });
+
+/** One file write on the world: true once it went through; a refusal or another answer is counted. */
+async function tryWrite(port: number, server: string, headers: Record<string, string>, text: string, into: WritesAfterDeath): Promise<boolean> {
+  const body = JSON.stringify({ content: Buffer.from(text).toString('base64') });
+  const res = await send(port, `/api/v1/servers/${server}/file?path=after-kill.txt`, { method: 'PUT', headers, body });
+  if (res.status === 200) return true;
+  if (res.status === 409 && res.text.includes('maintenance_in_progress')) into.refusedBefore += 1;
+  else into.wrong.push({ status: res.status, text: res.text });
+  return false;
+}
+
+export interface WorldLockFigures extends WritesAfterDeath {
+  /** Seconds from the kill until the survivor's file write went through (the victim's lock taken over). */
+  lockTakenSeconds: number | null;
+  /** Seconds from the kill until the victim's backup job was failed. */
+  jobFailedSeconds: number | null;
 }
 
 /**
@@ -476,21 +493,10 @@ export async function runWorldLockFailover(setup: WorldLockSetup): Promise<World
     if (still?.holder !== held.holder) throw new Error('the backup ended before the kill: give the world more bytes');
 
     step('killed; the survivor writes until it may');
-    const figures: WorldLockFigures = {
-      lockTakenSeconds: null,
-      jobFailedSeconds: null,
-      refusedBefore: 0,
-      wrong: [],
-      lockLeaseSeconds: LOCK_LEASE_MS / 1000,
-      heartbeatTtlSeconds: HEARTBEAT_TTL_MS / 1000,
-    };
-    const body = JSON.stringify({ content: Buffer.from('written after the kill\n').toString('base64') });
+    const figures: WorldLockFigures = { lockTakenSeconds: null, jobFailedSeconds: null, ...writesAfterDeath() };
     while (Date.now() - killedAt < LOCK_LEASE_MS + 10_000 && (figures.lockTakenSeconds === null || figures.jobFailedSeconds === null)) {
-      if (figures.lockTakenSeconds === null) {
-        const res = await send(survivor!.externalPort, `/api/v1/servers/${server}/file?path=after-kill.txt`, { method: 'PUT', headers: json, body });
-        if (res.status === 200) figures.lockTakenSeconds = (Date.now() - killedAt) / 1000;
-        else if (res.status === 409 && res.text.includes('maintenance_in_progress')) figures.refusedBefore += 1;
-        else figures.wrong.push({ status: res.status, text: res.text });
+      if (figures.lockTakenSeconds === null && (await tryWrite(survivor!.externalPort, server, json, 'written after the kill\n', figures))) {
+        figures.lockTakenSeconds = (Date.now() - killedAt) / 1000;
       }
       if (figures.jobFailedSeconds === null) {
         const [job] = await db.db.select({ state: worldJobs.state }).from(worldJobs).where(eq(worldJobs.id, held.holder));
@@ -499,6 +505,167 @@ export async function runWorldLockFailover(setup: WorldLockSetup): Promise<World
       await sleep(200);
     }
     return figures;
+  } finally {
+    for (const proc of live) proc.kill();
+    await Promise.all(live.map((p) => p.exited));
+    await db?.close();
+  }
+}
+
+export interface KilledRunFigures extends WritesAfterDeath {
+  /** Seconds from the restarted service's `listening` until the dead life's world lock was gone. */
+  lockGoneSeconds: number | null;
+  /** …until a file write on the world went through. */
+  writeSeconds: number | null;
+  /** …until the dead life's backup job was failed. */
+  jobFailedSeconds: number | null;
+  /** …until the schedule's run was no longer in progress, and how it ended. */
+  runEndedSeconds: number | null;
+  runResult: string | null;
+  runDetail: string | null;
+}
+
+/**
+ * Issue 43 item 6: the service process is SIGKILLed while a scheduled backup (run now) holds the
+ * world, between the run's steps, then started again on the same PostgreSQL database and DATA_DIR,
+ * as a restart does (no POD_NAME: the new life cannot tell its previous one apart from another
+ * replica, and judges it dead by its heartbeat). Measures how long the dead life's lock, job and
+ * run outlive it. The simulated cluster of a PostgreSQL service keeps no servers across the
+ * restart, so the server (staff's, unclaimed) is made again under its name on the new life.
+ */
+export async function runKilledScheduledBackup(setup: WorldLockSetup): Promise<KilledRunFigures> {
+  const step = setup.step ?? (() => undefined);
+  const env = { DATABASE_URL: setup.databaseUrl, CLUSTER: 'simulated', DATA_DIR: setup.dataDir, LOG_LEVEL: 'info', SCHEDULE_TICK_SECONDS: '5' };
+  const live: ServiceProcess[] = [];
+  let db: DatabaseHandle | undefined;
+  try {
+    const first = await spawnService(setup.command, setup.args, env);
+    live.push(first);
+    db = openPostgres(setup.databaseUrl);
+    const deps = createTestDeps(db, { overrides: { clock: systemClock } });
+    const operator = await createUser(deps, { role: 'admin' });
+    const { headers: staff } = await signIn(deps, { userId: operator.id });
+    const json = { ...staff, 'Content-Type': 'application/json' };
+    const server = `kr-${randomBytes(3).toString('hex')}`;
+    const create = async (proc: ServiceProcess) => {
+      const made = await send(proc.externalPort, '/api/v1/servers', { method: 'POST', headers: json, body: JSON.stringify({ name: server, subdomain: server }) });
+      if (made.status !== 201) throw new Error(`server: ${made.status} ${made.text}`);
+    };
+    await create(first);
+    const region = join(setup.dataDir, 'worlds', server, 'world', 'region');
+    mkdirSync(region, { recursive: true });
+    writeFileSync(join(region, 'r.0.0.mca'), randomBytes(setup.worldBytes ?? 96 * 1024 * 1024));
+    const made = await send(first.externalPort, `/api/v1/servers/${server}/schedules`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ action: 'backup', minute_of_day: 0, weekdays: 127, timezone: 'UTC' }),
+    });
+    if (made.status !== 201) throw new Error(`schedule: ${made.status} ${made.text}`);
+    const { id } = JSON.parse(made.text) as { id: number };
+
+    step(`scheduled backup of ${server} run now, then SIGKILL while it holds the world`);
+    const ran = await send(first.externalPort, `/api/v1/servers/${server}/schedules/${id}/run`, { method: 'POST', headers: staff });
+    if (ran.status !== 202) throw new Error(`run: ${ran.status} ${ran.text}`);
+    const lockKey = `world:${server}`;
+    let held: { holder: string; purpose: string } | undefined;
+    for (let waited = 0; !held && waited < 20_000; waited += 50) {
+      [held] = await db.db.select({ holder: leases.holder, purpose: leases.purpose }).from(leases).where(eq(leases.key, lockKey));
+      if (!held) await sleep(50);
+    }
+    first.kill();
+    await first.exited;
+    if (held?.purpose !== 'backup') throw new Error(`the run's backup did not hold the world at the kill: ${JSON.stringify(held)}`);
+    const [still] = await db.db.select({ holder: leases.holder }).from(leases).where(eq(leases.key, lockKey));
+    if (still?.holder !== held.holder) throw new Error('the backup ended before the kill: give the world more bytes');
+
+    step('killed; the service starts again');
+    const second = await spawnService(setup.command, setup.args, env);
+    live.push(second);
+    const restartedAt = Date.now();
+    await create(second);
+    const figures: KilledRunFigures = { lockGoneSeconds: null, writeSeconds: null, jobFailedSeconds: null, runEndedSeconds: null, runResult: null, runDetail: null, ...writesAfterDeath() };
+    const since = () => (Date.now() - restartedAt) / 1000;
+    const done = () => figures.lockGoneSeconds !== null && figures.writeSeconds !== null && figures.jobFailedSeconds !== null && figures.runEndedSeconds !== null;
+    while (since() < LOCK_LEASE_MS / 1000 + 15 && !done()) {
+      if (figures.lockGoneSeconds === null) {
+        const [lock] = await db.db.select({ holder: leases.holder }).from(leases).where(eq(leases.key, lockKey));
+        if (lock?.holder !== held.holder) figures.lockGoneSeconds = since();
+      }
+      if (figures.jobFailedSeconds === null) {
+        const [job] = await db.db.select({ state: worldJobs.state }).from(worldJobs).where(eq(worldJobs.id, held.holder));
+        if (job?.state === 'failed') figures.jobFailedSeconds = since();
+      }
+      if (figures.runEndedSeconds === null) {
+        const [run] = await db.db
+          .select({ state: serverSchedules.runState, result: serverSchedules.lastResult, detail: serverSchedules.lastDetail })
+          .from(serverSchedules)
+          .where(eq(serverSchedules.id, id));
+        if (run && !run.state) Object.assign(figures, { runEndedSeconds: since(), runResult: run.result, runDetail: run.detail });
+      }
+      if (figures.writeSeconds === null && (await tryWrite(second.externalPort, server, json, 'written after the restart\n', figures))) figures.writeSeconds = since();
+      await sleep(250);
+    }
+    return figures;
+  } finally {
+    for (const proc of live) proc.kill();
+    await Promise.all(live.map((p) => p.exited));
+    await db?.close();
+  }
+}
+
+export interface ContextAcrossSetup {
+  command: string;
+  args: string[];
+  databaseUrl: string;
+  s3: { endpoint: string; bucket: string };
+  dataDirs: [string, string];
+}
+
+/**
+ * Issue 43 item 13, the hidden run's case on two service processes (one PostgreSQL database, one
+ * S3 server, each its own DATA_DIR): a submission context in parts, part 1 on A, part 2 on B,
+ * part 3 on A, completed on A. Answers each answer's status and the stored context's sha-256.
+ */
+export async function runContextAcrossReplicas(setup: ContextAcrossSetup): Promise<{ statuses: string[]; stored: string | null; sent: string; bytes: number }> {
+  const env = (dataDir: string) => ({
+    DATABASE_URL: setup.databaseUrl,
+    CLUSTER: 'simulated',
+    DATA_DIR: dataDir,
+    BACKUP_S3_BUCKET: setup.s3.bucket,
+    BACKUP_S3_ENDPOINT: setup.s3.endpoint,
+    BACKUP_S3_ACCESS_KEY_ID: 'S3RVER',
+    BACKUP_S3_SECRET_ACCESS_KEY: 'S3RVER',
+  });
+  const live: ServiceProcess[] = [];
+  let db: DatabaseHandle | undefined;
+  try {
+    const [a, b] = await Promise.all(setup.dataDirs.map((dir) => spawnService(setup.command, setup.args, env(dir))));
+    live.push(a!, b!);
+    db = openPostgres(setup.databaseUrl);
+    const deps = createTestDeps(db, { overrides: { clock: systemClock } });
+    const { headers: panel } = await signIn(deps, { userId: (await createUser(deps)).id });
+    const PART = 256 * 1024;
+    const context = randomBytes(PART * 2 + 4321);
+    const statuses: string[] = [];
+    const made = await send(a!.externalPort, '/api/v1/me/submissions', { method: 'POST', headers: { ...panel, 'Content-Type': 'application/json' }, body: JSON.stringify({ display_name: 'Across replicas' }) });
+    statuses.push(`create A ${made.status}`);
+    const { id } = JSON.parse(made.text) as { id: string };
+    const upload = `/api/v1/me/submissions/${id}/context/upload`;
+    let offset = 0;
+    for (const [name, proc] of [['A', a!], ['B', b!], ['A', a!]] as const) {
+      const part = context.subarray(offset, offset + PART);
+      const res = await send(proc.externalPort, `${upload}?offset=${offset}`, {
+        method: 'PUT',
+        headers: { ...panel, 'Content-Type': 'application/octet-stream', 'Content-Digest': `sha-256=:${createHash('sha256').update(part).digest('base64')}:` },
+        body: new Uint8Array(part),
+      });
+      statuses.push(`part at ${offset} on ${name} ${res.status}${res.status === 200 ? '' : ` ${res.text}`}`);
+      offset += part.length;
+    }
+    const completed = await send(a!.externalPort, `${upload}/complete`, { method: 'POST', headers: panel });
+    statuses.push(`complete on A ${completed.status}${completed.status === 200 ? '' : ` ${completed.text}`}`);
+    const [row] = await db.db.select({ sha: submissions.contextSha256 }).from(submissions).where(eq(submissions.id, id));
+    return { statuses, stored: row?.sha ?? null, sent: createHash('sha256').update(context).digest('hex'), bytes: context.length };
   } finally {
     for (const proc of live) proc.kill();
     await Promise.all(live.map((p) => p.exited));

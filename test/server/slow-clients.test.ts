@@ -60,3 +60,44 @@ describe('slow heads and connection floods (issue 30, item 10)', () => {
     expect((await probe(external)).status).toBe(200);
   }, 30_000);
 });
+
+/** An idle connection (nothing sent) and whether the service has closed it; resolves when it is open. */
+function idle(port: number): Promise<{ socket: Socket; shut: () => boolean }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let shut = false;
+    socket.on('close', () => (shut = true));
+    socket.on('error', () => {});
+    socket.once('connect', () => resolve({ socket, shut: () => shut }));
+    socket.once('error', reject);
+  });
+}
+
+describe('the per-address connection cap behind an edge (issue 43 item 12)', () => {
+  const sockets: Socket[] = [];
+  afterAll(() => {
+    for (const socket of sockets) socket.destroy();
+  });
+
+  /** Opens 12 idle connections from loopback to a service with a cap of 5 per address; answers how many it closed. */
+  async function closedOf(env: Record<string, string>): Promise<number> {
+    const service = await startTestService({ CLIENT_IP_HEADER: 'x-real-ip', HTTP_MAX_CONNECTIONS_PER_ADDRESS: '5', ...env });
+    try {
+      const opened = await Promise.all(Array.from({ length: 12 }, () => idle(service.external.port)));
+      sockets.push(...opened.map((o) => o.socket));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const closed = opened.filter((o) => o.shut()).length;
+      for (const { socket } of opened) socket.destroy();
+      return closed;
+    } finally {
+      await service.stop();
+    }
+  }
+
+  it('caps a client that is not a trusted proxy by its own address, and leaves the trusted edge alone', async () => {
+    // Loopback is not the edge: before TRUSTED_PROXIES, CLIENT_IP_HEADER turned the cap off for everyone.
+    expect(await closedOf({ TRUSTED_PROXIES: '192.0.2.10,2001:db8::/32' })).toBe(7);
+    // Loopback is the edge: it carries every visitor, and is not capped.
+    expect(await closedOf({ TRUSTED_PROXIES: '127.0.0.0/8' })).toBe(0);
+  }, 60_000);
+});

@@ -108,6 +108,42 @@ describe('abuse: hashing, door buckets, visitor addresses, attempt locks', () =>
     }
   });
 
+  it('believes CLIENT_IP_HEADER only from TRUSTED_PROXIES: a direct client is its own bucket whatever header it sends (issue 43 item 12)', async () => {
+    const edge = address();
+    const deps = createTestDeps(database(), { env: { CLIENT_IP_HEADER: 'x-real-ip', TRUSTED_PROXIES: `${edge},2001:db8:e::/48` } });
+    const app = createTestApps(deps).external;
+    // Through the edge: each visitor's header is its bucket, so 25 visitors are 25 buckets.
+    for (let i = 0; i < 25; i++) {
+      const res = await app.request('/api/v1/auth/options', jsonRequest('POST', { email: `t-${i}@example.com` }, { ...PANEL, 'x-real-ip': address() }), peer(edge));
+      expect(res.status, `visitor ${i} through the edge`).toBe(200);
+    }
+    // Straight to the service, a client naming a new address in each request: one bucket, its own.
+    const direct = address();
+    const statuses: number[] = [];
+    for (let i = 0; i < 25; i++) {
+      const res = await app.request('/api/v1/auth/options', jsonRequest('POST', { email: `d-${i}@example.com` }, { ...PANEL, 'x-real-ip': address() }), peer(`::ffff:${direct}`));
+      statuses.push(res.status);
+    }
+    expect(statuses.slice(0, 20).every((s) => s === 200)).toBe(true);
+    expect(statuses.slice(20).every((s) => s === 429)).toBe(true);
+    // An edge named by its network (IPv6) is believed too.
+    const v6 = await app.request('/api/v1/auth/options', jsonRequest('POST', { email: 'v6@example.com' }, { ...PANEL, 'x-real-ip': direct }), peer('2001:db8:e::7'));
+    expect(v6.status).toBe(429);
+  });
+
+  it('two replicas on one database share the sign-in limit of an address: 24 wrong logins alternating between them, the 21st is refused (issue 43 item 13)', { timeout: 120_000 }, async () => {
+    const a = ipDeps();
+    const b = createTestDeps(database(), { env: { CLIENT_IP_HEADER: 'x-real-ip' }, overrides: { clock: a.clock } });
+    // Each replica has its own process: its own hashing gate, its own app; only the database is shared.
+    expect(b.hashGate).not.toBe(a.hashGate);
+    const apps = [createTestApps(a).external, createTestApps(b).external];
+    const ip = address();
+    const login = (i: number) => apps[i % 2]!.request('/api/v1/auth/login', jsonRequest('POST', { username: `nobody-${i}-${ip}`, password: 'wrong' }, { ...PANEL, 'x-real-ip': ip }));
+    const statuses: number[] = [];
+    for (let i = 0; i < 24; i++) statuses.push((await login(i)).status);
+    expect(statuses).toEqual([...Array(20).fill(401), ...Array(4).fill(429)]);
+  });
+
   it('keeps one bucket for one address however the header spells it (leading zeros, integer, IPv4-mapped)', async () => {
     const deps = ipDeps();
     const app = createTestApps(deps).external;

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { createTestApps, createTestDeps, errorOf, jsonRequest, TEST_ENV, type TestDeps } from '../../../test/helpers/app.js';
 import { loadConfig } from '../../config.js';
 import { createWorldsRuntime } from '../worlds/index.js';
@@ -17,6 +17,7 @@ import { DomainError } from '../../lib/errors.js';
 import { LOCK_LEASE_MS, sweepFreeLocks } from '../worlds/jobs/lock.js';
 import { startBackup } from '../worlds/index.js';
 import { beginMove, failAbandonedMoves, MOVE_STAGES, MoveInterrupted, retryMove, type MoveStage } from './moves.js';
+import { runNodeTask } from './runner.js';
 
 const MOVES = (name: string) => `/api/v1/servers/${name}/migrations`;
 
@@ -215,6 +216,45 @@ describe('moving a world between node-local volumes (simulated cluster)', () => 
     const refused = await post(MOVES(other.name), { targetNode: 'sim-node-3' });
     expect(refused.status).toBe(400);
     expect((await errorOf(refused)).code).toBe('bad_node');
+  });
+
+  it('a drain of the target counts the world moving in: it waits for the move, which fails at the switch, and releases it (issue 43 item 5)', async () => {
+    const { name, folder, before } = await stoppedWorld();
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let restored!: () => void;
+    const atRestoring = new Promise<void>((resolve) => (restored = resolve));
+    const move = await beginMove(deps, session, name, 'sim-node-2', undefined, {
+      checkpoint: async (at) => {
+        if (at !== 'restoring') return;
+        restored();
+        await gate;
+      },
+    });
+    await atRestoring;
+    // The drain of the move's target starts while the world is being copied there.
+    const now = deps.clock.now();
+    const request = { action: 'drain', name: 'sim-node-2', confirmMaintenance: true } as const;
+    const id = `drain-${Math.random().toString(36).slice(2)}`;
+    await deps.database.db.insert(nodeTasks).values({ id, action: 'drain', node: 'sim-node-2', request, actor: session.userId, state: 'running', stage: 'preflight', startedAt: now, log: '' });
+    const task = async () => (await deps.database.db.select().from(nodeTasks).where(eq(nodeTasks.id, id)))[0]!;
+    const draining = runNodeTask(deps, id);
+    await vi.waitFor(async () => expect((await task()).stage).toBe('releasing'), { timeout: 5_000, interval: 25 });
+    // Several of the drain's polls go by: it does not end while the world is still moving in.
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(await task()).toMatchObject({ state: 'running', stage: 'releasing' });
+
+    open();
+    await draining;
+    const failed = await settled(move.id);
+    expect(failed).toMatchObject({ state: 'failed', stage: 'switching', switched: false, error: 'node maintenance is in progress' });
+    await expectOnSource(name, folder, before);
+    const done = await task();
+    expect(done.state).toBe('succeeded');
+    expect(done.log).toContain('released 1 world volume(s)');
+    expect(cluster.server(name)?.spec.node).toBe('sim-node-1');
+    // The other tests (one database on PostgreSQL) take sim-node-2 as a target in service.
+    await deps.database.db.delete(nodeTasks).where(eq(nodeTasks.id, id));
   });
 
   it('an archive that no longer matches its sha-256 fails the restore, the server stays on its source, and a retry archives again', async () => {

@@ -1,7 +1,7 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { ABANDONED_MOVES_INTERVAL_MS, failAbandonedMoves, type MoveDeps } from './moves.js';
 import { backgroundLoop, holdLease, LEASE_KEYS, releaseLease, takeLease, type BackgroundTask } from '../../coordination/index.js';
-import { nodeTasks } from '../../db/schema/nodes.js';
+import { nodeTasks, serverMoves } from '../../db/schema/nodes.js';
 import type { Deps } from '../../deps.js';
 import { raiseEvent, type FleetEvent } from '../notifications/index.js';
 import { clusterCall, syncedCache } from '../servers/index.js';
@@ -128,18 +128,30 @@ async function execute(deps: RunDeps, id: string, request: NodeTaskRequest, dead
   }
 }
 
-/** The servers whose world is pinned to the node or whose pod runs there. */
+/** The servers whose running move has the node as its target: their world is being copied there. */
+async function movingIn(deps: RunDeps, node: string): Promise<string[]> {
+  const rows = await deps.database.db
+    .select({ server: serverMoves.server })
+    .from(serverMoves)
+    .where(and(eq(serverMoves.targetNode, node), eq(serverMoves.state, 'running')));
+  return rows.map((r) => r.server);
+}
+
+/** The servers whose world is pinned to the node, whose pod runs there, or whose world is moving there. */
 async function serversOn(deps: RunDeps, node: string): Promise<string[]> {
   const cache = await syncedCache(deps);
   const running = await nodesOf(deps).serversRunningOn(node);
-  const names = new Set(running);
+  const names = new Set([...running, ...(await movingIn(deps, node))]);
   for (const s of cache.all()) if (s.resource.spec.node === node && !s.system) names.add(s.resource.spec.name);
   return [...names].sort();
 }
 
 /**
  * Cordon, warn the players, stop every server on the node gracefully, then wait until none runs a
- * pod there: their world volumes are released (no pod mounts them) and nothing new is placed there.
+ * pod there and no move onto the node runs: their world volumes are released (no pod mounts them)
+ * and nothing new is placed there. A move copying a world in fails at its switch while this task
+ * runs (moves.ts checks for a node task there), or has switched already and its server, stopped,
+ * is on the node: either way it is waited for and counted.
  */
 async function drain(deps: RunDeps, id: string, node: string, deadline: number): Promise<void> {
   const nodes = nodesOf(deps);
@@ -168,6 +180,7 @@ async function drain(deps: RunDeps, id: string, node: string, deadline: number):
   for (;;) {
     const left = new Set(await nodes.serversRunningOn(node));
     for (const name of servers) if ((cache.get(name)?.resource.status.phase ?? 'Stopped') !== 'Stopped') left.add(name);
+    for (const name of await movingIn(deps, node)) left.add(name);
     if (left.size === 0) break;
     if (deps.clock.now().getTime() > deadline) throw new TaskFailure(`still running on ${node} after the 45-minute limit: ${[...left].sort().join(', ')}`);
     await sleep(POLL_MS);

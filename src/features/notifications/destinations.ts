@@ -1,17 +1,12 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP, type BlockList } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import { DomainError } from '../../lib/errors.js';
+import { networkList } from '../../lib/networks.js';
 
 /** The networks WEBHOOK_FORBIDDEN_NETWORKS names, as a block list. */
 export function forbiddenNetworks(cidrs: readonly string[]): BlockList {
-  const list = new BlockList();
-  for (const cidr of cidrs) {
-    const [address, prefix] = cidr.split('/') as [string, string];
-    const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-    list.addSubnet(address, Number(prefix), family);
-  }
-  return list;
+  return networkList(cidrs);
 }
 
 /**

@@ -338,6 +338,22 @@ async function advanceStarting(deps: EngineDeps, row: ScheduleRow, server: Cache
   return finish(deps, row, 'starting', result, row.lastDetail ?? '');
 }
 
+/** A world job ended: the backup run waiting on it goes on now, on the replica that recorded the end. */
+async function backupEnded(deps: EngineDeps, jobId: string): Promise<void> {
+  const rows = await deps.database.db
+    .select()
+    .from(serverSchedules)
+    .where(and(eq(serverSchedules.runState, 'backing_up'), eq(serverSchedules.runRef, jobId)));
+  for (const row of rows) await advanceRun(deps, row);
+}
+
+/** Carries backup runs on as their jobs end (every replica: whichever records a job's end tells its own listener). */
+export function followBackups(deps: EngineDeps): () => void {
+  return deps.worlds.jobs.onEnded((jobId) => {
+    backupEnded(deps, jobId).catch((err: unknown) => deps.log.warn({ err, job: jobId }, 'a backup run could not go on with its job; the next round carries it on'));
+  });
+}
+
 /** A restart ended: the run that asked for it ends with it, on the replica that ended the restart. */
 async function restartEnded(deps: EngineDeps, restart: EndedRestart): Promise<void> {
   const rows = await deps.database.db
@@ -431,15 +447,15 @@ export function schedulesTask(deps: EngineDeps, replica: string): BackgroundTask
     { db: deps.database.db, clock: deps.clock, log: deps.log, replica },
     { name: 'schedules', replicas: 'one', intervalMs: deps.config.scheduleTickSeconds * 1000, firstAfterMs: 2_000, round: () => tickSchedules(deps, replica) },
   );
-  let unsubscribe: (() => void) | undefined;
+  let unsubscribe: Array<() => void> | undefined;
   return {
     name: loop.name,
     start() {
-      unsubscribe ??= followRestarts(deps);
+      unsubscribe ??= [followRestarts(deps), followBackups(deps)];
       loop.start();
     },
     async stop() {
-      unsubscribe?.();
+      for (const off of unsubscribe ?? []) off();
       unsubscribe = undefined;
       await loop.stop();
     },

@@ -6,6 +6,9 @@ import { addSystemServer, uniqueServerName } from '../../../test/helpers/servers
 import { startRegistryStandIn, type RegistryStandIn } from '../../../test/helpers/registry.js';
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { stringSetting } from './wakes/settings.js';
+import { ownerOf } from './ownership/index.js';
+import { serverClaims } from '../../db/schema/servers.js';
+import { eq } from 'drizzle-orm';
 
 describe('admin: creating servers and whitelisting images', () => {
   const database = useTestDatabase();
@@ -144,6 +147,25 @@ describe('admin: creating servers and whitelisting images', () => {
     expect((await send('POST', '/api/v1/servers', { name, subdomain: name })).status).toBe(201);
     expect((await send('POST', '/api/v1/servers', { name, subdomain: `${name}x` })).status).toBe(409);
     expect((await send('POST', '/api/v1/servers', { name: `${name}x`, subdomain: name })).status).toBe(409);
+  });
+
+  it('refuses (409) the name of a server the cluster forgot while its claim remains, so nobody is handed the old owner\'s server (issue 43 item 12)', async () => {
+    const deps = createTestDeps(database());
+    const { send } = await console_(deps);
+    const player = await createUser(deps);
+    const name = uniqueServerName('forgot');
+    expect((await send('POST', '/api/v1/servers', { name, subdomain: name })).status).toBe(201);
+    await deps.database.db.insert(serverClaims).values({ serverName: name, subdomain: name, userId: player.id, claimedAt: deps.clock.now() });
+    // The simulated cluster of a restarted service on PostgreSQL: the server is gone, its claim is not.
+    deps.cluster.deleteServer(name);
+    const res = await send('POST', '/api/v1/servers', { name, subdomain: name });
+    expect(res.status).toBe(409);
+    expect(await errorOf(res)).toMatchObject({ code: 'conflict', message: expect.stringContaining('earlier server') });
+    expect(deps.cluster.server(name)).toBeUndefined();
+    expect(await ownerOf(deps.database.db, name)).toBe(player.id);
+    // Once its rows are gone (a retirement, or the cluster's deletion forgotten), the name is free.
+    await deps.database.db.delete(serverClaims).where(eq(serverClaims.serverName, name));
+    expect((await send('POST', '/api/v1/servers', { name, subdomain: name })).status).toBe(201);
   });
 
   it('refuses bad bodies with 400 (wrong types, unknown fields, bad names, bad quantities, bad image refs), 415 for text', async () => {

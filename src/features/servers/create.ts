@@ -3,6 +3,7 @@ import { formatImageRef } from '../../adapters/registry/types.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import { canonicalImageRef, ensureWhitelisted, isPlatformImage, isWhitelisted, resolveDigest } from '../images/index.js';
+import { ownerOf } from './ownership/index.js';
 import { syncedCache } from './core/index.js';
 import { isReservedServerName } from './core/index.js';
 import type { CreateServerInput } from './core/index.js';
@@ -66,6 +67,12 @@ export async function createServer(deps: CreateDeps, body: CreateServerInput): P
   const cache = await syncedCache(deps);
   if (cache.get(input.name)) throw new DomainError('conflict', `A server named ${input.name} exists.`);
   if (cache.byHost(input.subdomain)) throw new DomainError('conflict', `The subdomain ${input.subdomain} is taken.`);
+  // A server the cluster no longer knows whose claim remains (a simulated cluster on PostgreSQL
+  // forgets its servers at a restart; a resource deleted without its finalizer): a new server of
+  // the name would be handed, with the old world, to the old owner.
+  if ((await ownerOf(deps.database.db, input.name)) !== undefined) {
+    throw new DomainError('conflict', `The rows of an earlier server named ${input.name} remain (its owner); choose another name.`);
+  }
   const image = await imageFor(deps, input.image);
   const spec: ServerSpec = {
     name: input.name,

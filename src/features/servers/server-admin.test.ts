@@ -8,13 +8,17 @@ import { addServer, randomMcUuid, uniqueServerName } from '../../../test/helpers
 import { createUser, signIn } from '../../../test/helpers/sessions.js';
 import { serverClaims, serverRetirements, serverWakeAllowlist } from '../../db/schema/servers.js';
 import { RETIREMENT_SWEEP, retirementRoundOn, sweepRetirements } from './retirement-sweep.js';
-import { LEASE_KEYS, ROUND_LEASE_MS, takeLease } from '../../coordination/index.js';
+import { HEARTBEAT_BEAT_MS, HEARTBEAT_TTL_MS, LEASE_KEYS, ROUND_LEASE_MS, takeLease } from '../../coordination/index.js';
+import { leases } from '../../db/schema/coordination.js';
 import { SERVER_SETTINGS } from './wakes/settings.js';
 
 async function staffConsole(deps: TestDeps) {
   const admin = await createUser(deps, { role: 'admin' });
   return (await signIn(deps, { userId: admin.id })).headers;
 }
+
+const send = (deps: TestDeps, method: string, path: string, headers: Record<string, string>, body?: unknown) =>
+  createTestApps(deps).external.request(path, body === undefined ? { method, headers } : jsonRequest(method, body, headers));
 
 async function ownedServer(deps: TestDeps, spec: Parameters<typeof addServer>[1] = {}) {
   const owner = await createUser(deps);
@@ -30,9 +34,6 @@ describe('server administration: edit, wake allowlist, retirement, the panel’s
     registry = await startRegistryStandIn();
   });
   afterAll(() => registry.close());
-
-  const send = (deps: TestDeps, method: string, path: string, headers: Record<string, string>, body?: unknown) =>
-    createTestApps(deps).external.request(path, body === undefined ? { method, headers } : jsonRequest(method, body, headers));
 
   it('PATCH changes the spec; an image change needs confirmImageChange and is pinned like create', async () => {
     const deps = createTestDeps(database(), { overrides: { registry: new OciRegistry({ url: registry.url }) } });
@@ -184,5 +185,27 @@ describe('the retirement sweep on several replicas', () => {
     // The other replica died: its lease lapses and this one runs the next round.
     deps.clock.advance(Math.max(intervalMs, ROUND_LEASE_MS) + 1);
     expect(await retirementRoundOn(deps, 'this')).toEqual([]);
+  });
+
+  it('a survivor carries out a retirement asked of it once it has seen the round holder die, not a minute later (issue 43 item 13)', async () => {
+    const a = createTestDeps(database(), { env: { POD_NAME: 'felis-a' } });
+    const b = createTestDeps(database(), { env: { POD_NAME: 'felis-b' }, overrides: { cluster: a.cluster } });
+    await a.database.db.delete(leases).where(eq(leases.key, LEASE_KEYS.loop(RETIREMENT_SWEEP)));
+    await a.heartbeat.beat();
+    await b.heartbeat.beat();
+    // A runs a round (its lease covers a minute), then is killed: no goodbye, no more beats.
+    expect(await retirementRoundOn(a, a.replica)).toEqual([]);
+    const { name, headers } = await ownedServer(b);
+    expect((await send(b, 'PUT', `/api/v1/servers/${name}/retirement`, headers, { confirm: name, delete: false })).status).toBe(200);
+    expect(await retirementRoundOn(b, b.replica)).toBeUndefined();
+    // B watches A's heartbeat stand still for its TTL (B's own clock, beating every 2 s).
+    for (let t = 0; t <= HEARTBEAT_TTL_MS; t += HEARTBEAT_BEAT_MS) {
+      b.clock.advance(HEARTBEAT_BEAT_MS);
+      await b.heartbeat.beat();
+    }
+    expect(b.heartbeat.deadReplicas()).toEqual([a.replica]);
+    // 12 s after the kill, far inside the round's 60 s lease: B's round runs and retires the server.
+    expect(await retirementRoundOn(b, b.replica)).toEqual([name]);
+    expect(await b.database.db.select().from(serverClaims).where(eq(serverClaims.serverName, name))).toEqual([]);
   });
 });

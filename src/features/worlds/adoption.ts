@@ -77,4 +77,5 @@ async function adopt(deps: SettleDeps, job: WorldJobInCluster) {
   } finally {
     await releaseLock(db, plan.serverName, plan.jobId);
   }
+  deps.worlds.jobs.ended(plan.jobId);
 }

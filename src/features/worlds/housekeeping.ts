@@ -43,7 +43,7 @@ export async function lockSweep(deps: JobDeps): Promise<void> {
   const tended = runner ? await tendWorldJobs(deps, runner) : true;
   const now = deps.clock.now();
   const freed = await sweepFreeLocks(deps.database.db, now, deadLockTakers(deps));
-  if (tended) await failOrphanedJobs(deps.database.db, now, freed);
+  if (tended) deps.worlds.jobs.ended(...(await failOrphanedJobs(deps.database.db, now, freed)));
 }
 
 /** A sweep as soon as the heartbeat judges a replica dead, so its jobs fail at once, not at the next round. */

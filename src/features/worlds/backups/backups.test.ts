@@ -128,10 +128,10 @@ describe('backup, restore and job routes', () => {
       leaseUntil: new Date(deps.clock.now().getTime() + LOCK_LEASE_MS),
     });
     await recordJob(deps, { id: holder, serverName: name, kind: 'backup', lockHolder: holder });
-    expect(await failOrphanedJobs(deps.database.db, deps.clock.now())).toBe(0);
+    expect(await failOrphanedJobs(deps.database.db, deps.clock.now())).toHaveLength(0);
     deps.clock.advance(LOCK_LEASE_MS + 1);
     expect(await sweepLapsedLocks(deps.database.db, deps.clock.now())).toBe(1);
-    expect(await failOrphanedJobs(deps.database.db, deps.clock.now())).toBe(1);
+    expect(await failOrphanedJobs(deps.database.db, deps.clock.now())).toHaveLength(1);
   });
 
   it('restores the chosen backup after a pre_restore snapshot, giving back the same bytes', async () => {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { LocalBackupStore } from '../../../adapters/backup-store/local.js';
 import { createTestDeps } from '../../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../../test/helpers/database.js';
-import { recoverWorldFolder } from '../volumes/steps.js';
+import { recoverWorldFolder, runVolumeStep } from '../volumes/steps.js';
 import { BackupCorruptError, backUpFolder, restoreFolder } from './folders.js';
 import { findBackup, verifyBackup } from './records.js';
 import { seedWorld, testWorlds, useTempDir } from '../../../../test/helpers/worlds.js';
@@ -119,6 +119,34 @@ describe('world archives', () => {
     deps.worlds.store.get = realGet;
     await restoreFolder(deps, backup, folder, 'job-5');
     expect(readFileSync(join(folder, 'server.properties'), 'utf8')).toBe('motd=A Felis world\nmax-players=20\n');
+  });
+
+  it('a restore whose archive fails at its last bytes says backup_corrupt every time: the cleanup of its staging folder outlasts the unpacker\'s last writes', async () => {
+    const { deps, folder, seeded, stored } = await setUp();
+    await seeded.close();
+    // A region file big enough that the unpacker is still writing it when the gzip trailer fails.
+    const region = Buffer.alloc(300 * 1024);
+    for (let i = 0; i < region.length; i++) region[i] = (i * 2654435761) >>> 24;
+    writeFileSync(join(folder, 'world', 'r.0.0.mca'), region);
+    const backup = await backUpFolder(deps, { serverName: 'alpha', folder, reason: 'manual' });
+    const before = snapshot(folder);
+    const path = stored(backup.storageKey);
+    const bytes = readFileSync(path);
+    bytes[bytes.length - 9] = bytes[bytes.length - 9]! ^ 0xff;
+    writeFileSync(path, bytes);
+
+    // Before the fix the staging folder's removal raced the unpacker's pending writes about once in
+    // fifty restores (ENOTEMPTY), and that error replaced the archive's: "the job failed".
+    const codes = new Map<string, number>();
+    for (let i = 0; i < 150; i++) {
+      const outcome = await runVolumeStep(deps.worlds.store, folder, { op: 'restore', key: backup.storageKey, sha256: backup.sha256! }, { tag: `job-${i}` });
+      const code = outcome.ok ? 'ok' : outcome.code;
+      codes.set(code, (codes.get(code) ?? 0) + 1);
+    }
+    expect(Object.fromEntries(codes)).toEqual({ backup_corrupt: 150 });
+    expect(snapshot(folder)).toEqual(before);
+    await recoverWorldFolder(folder);
+    expect(readdirSync(join(folder, '..'))).toEqual(['alpha']);
   });
 
   it('puts back a world a dead restore had moved aside, and clears its staging folder', async () => {

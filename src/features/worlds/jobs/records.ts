@@ -69,7 +69,7 @@ export async function jobsOf(db: Queryable, serverName: string, limit = 50): Pro
  * Only a job that held a lock can be judged this way, which every world job does. An export job's
  * ticket (inserted just before its job) fails with it, so that it does not stay pending for good.
  */
-export async function failOrphanedJobs(db: Queryable, now: Date, freed: string[] = []): Promise<number> {
+export async function failOrphanedJobs(db: Queryable, now: Date, freed: string[] = []): Promise<string[]> {
   const old = lt(worldJobs.startedAt, new Date(now.getTime() - LOCK_LEASE_MS));
   const rows = await db
     .update(worldJobs)
@@ -95,5 +95,5 @@ export async function failOrphanedJobs(db: Queryable, now: Date, freed: string[]
         ),
       );
   }
-  return rows.length;
+  return rows.map((r) => r.id);
 }

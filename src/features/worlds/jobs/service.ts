@@ -143,6 +143,7 @@ export async function startWorldJob(
       );
     } finally {
       if (!handedOver) await lock.release().catch((err: unknown) => deps.log.warn({ err, job: jobId }, 'world lock release failed'));
+      if (!handedOver) deps.worlds.jobs.ended(jobId);
     }
   })();
   deps.worlds.jobs.track(done);

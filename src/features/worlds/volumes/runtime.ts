@@ -16,7 +16,23 @@ import { MAX_WAITING, WorldWriteLines } from './write-queue.js';
  */
 export class JobTracker {
   readonly #running = new Set<Promise<unknown>>();
+  readonly #endedListeners = new Set<(jobId: string) => void>();
   readonly writeLines = new WorldWriteLines(MAX_WAITING);
+
+  /**
+   * Calls `listener` with the id of each world job this process records as ended (its own, one it
+   * settles for a gone starter, one it fails because its replica died): what waits on a job (a
+   * scheduled backup's run) goes on at once, not at its next round. Resolves the unsubscribe.
+   */
+  onEnded(listener: (jobId: string) => void): () => void {
+    this.#endedListeners.add(listener);
+    return () => this.#endedListeners.delete(listener);
+  }
+
+  /** This process recorded the end of these jobs. */
+  ended(...jobIds: string[]): void {
+    for (const id of jobIds) for (const listener of this.#endedListeners) listener(id);
+  }
 
   track(job: Promise<unknown>): void {
     const settled = job.then(

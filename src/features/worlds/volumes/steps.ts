@@ -64,7 +64,11 @@ export async function swapInRestoredWorld(folder: string, tag: string, fill: (st
   try {
     await fill(staging);
   } catch (err) {
-    await rm(staging, { recursive: true, force: true });
+    // A failed unpack rejects while the unpacker may still finish writing a file or a folder into
+    // staging: the removal meets a folder that is no longer empty (ENOTEMPTY) and looks again. What
+    // it still cannot remove, recoverWorldFolder clears before the next step; the fill's own error
+    // is the one reported, never the cleanup's.
+    await rm(staging, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 }).catch(() => undefined);
     throw err;
   }
   const previous = folder + PREVIOUS + tag;
