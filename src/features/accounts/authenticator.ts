@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import type { ChangeFeed } from '../../db/change-feed.js';
 import type { Database } from '../../db/client.js';
 import { sessions, users } from '../../db/schema/accounts.js';
-import { refuseUnfinishedSetup, SIGNED_IN_USER_COLUMNS, signedInAccountOf, type SignedInAccount } from './users.js';
+import { refuseUnfinishedSetup, SIGNED_IN_USER_COLUMNS, signedInAccountOf, type SignedInAccount } from './sessions/index.js';
 import type { AppEnv } from '../../http/env.js';
 import { DomainError } from '../../lib/errors.js';
 import type { SessionAuthenticator, SessionContext, TierRequirement } from '../../http/session.js';
@@ -45,7 +45,7 @@ function sessionQueryOf(db: Database) {
 type SessionQuery = ReturnType<typeof sessionQueryOf>;
 type SessionRow = Awaited<ReturnType<SessionQuery['execute']>>[number];
 
-export type { SignedInAccount } from './users.js';
+export type { SignedInAccount } from './sessions/index.js';
 
 /**
  * The account row each request's session check read, kept for that request only (keyed by its

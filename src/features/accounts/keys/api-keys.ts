@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import type { ChangeFeed } from '../../../db/change-feed.js';
 import type { Database, Queryable } from '../../../db/client.js';
 import { apiKeys, users, type ApiKeyScope } from '../../../db/schema/accounts.js';
-import { refuseUnfinishedSetup, SIGNED_IN_USER_COLUMNS, signedInAccountOf, type SignedInAccount } from '../users.js';
+import { refuseUnfinishedSetup, SIGNED_IN_USER_COLUMNS, signedInAccountOf, type SignedInAccount } from '../sessions/index.js';
 import type { Deps } from '../../../deps.js';
 import type { AppEnv } from '../../../http/env.js';
 import { requestHeader } from '../../../http/request-header.js';

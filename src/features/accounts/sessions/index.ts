@@ -19,3 +19,4 @@ export {
   revokeUserSessions,
   touchSession,
 } from './session-service.js';
+export { refuseUnfinishedSetup, SIGNED_IN_USER_COLUMNS, type SignedInAccount, signedInAccountOf } from './signed-in.js';
