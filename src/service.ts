@@ -28,7 +28,7 @@ import { purgeOpLoginRequests } from './features/op-login/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory, passkeyHousekeepingTask } from './features/passkeys/index.js';
 import { AccessChanges, ServerCache, countServersByOwner, forgetDeletedServer, restartsTask, retirementSweepTask, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
-import { schedulesTask } from './features/schedules/index.js';
+import { forgetServerSchedules, schedulesTask } from './features/schedules/index.js';
 import { createSessionVerifier } from './features/verifier/index.js';
 import { worldsTasks, createWorldsRuntime } from './features/worlds/index.js';
 import { InternalApi, startGameListener, type GameListener } from './game-listener/index.js';
@@ -209,7 +209,7 @@ function serviceTasks(deps: ServiceParts): BackgroundTask[] {
       registry: deps.metrics.registry,
       log: deps.log,
       onDesiredStateChange: (listener) => deps.serverCache.onDesiredStateChange(listener),
-      forgetServer: (name) => forgetDeletedServer(deps, name),
+      forgetServer: (name) => forgetDeletedServer(deps, name, [forgetServerSchedules]),
     }),
   );
   if (cluster.builds) tasks.push(...clusterBuildTasks(deps, cluster.builds));

@@ -5,3 +5,4 @@
  */
 export { scheduleRoutes } from './routes.js';
 export { followRestarts, schedulesTask, tickSchedules } from './engine.js';
+export { forgetServerSchedules } from './service.js';

@@ -13,7 +13,7 @@ export { requireServer, syncedCache } from './lookup.js';
 export { AccessChanges, MEMBER_PERMISSIONS, accessOf, admits, mayAct, requireAccess } from './access.js';
 export type { Asker, MemberPermission, Need, ServerAccess, Standing } from './access.js';
 export { retirementSweepTask } from './retirement-sweep.js';
-export { forgetDeletedServer } from './forget.js';
+export { forgetDeletedServer, type ServerRowsElsewhere } from './forget.js';
 export { advanceRestarts, beginRestart, restartOf, restartsTask, type RestartRow } from './power.js';
 export { holdsSlot, startWithinCapacity } from './capacity.js';
 export { inMaintenance } from './service.js';
