@@ -51,12 +51,12 @@ if (!envtestAvailable()) {
 
 const log = createLogger((process.env.BENCH_LOG as 'silent' | undefined) ?? 'silent');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-async function until(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<number> {
+async function until(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string, everyMs = 25): Promise<number> {
   const started = performance.now();
   for (;;) {
     if (await check()) return (performance.now() - started) / 1000;
     if (performance.now() - started > timeoutMs) throw new Error(`timed out: ${what}`);
-    await sleep(25);
+    await sleep(everyMs);
   }
 }
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
@@ -161,14 +161,15 @@ try {
   await until(() => a.lock.holds(), 30_000, 'A leads');
   b.controller.start();
 
-  // Play the StatefulSet controller and the kubelet until every running server is Running and ready.
+  // Play the StatefulSet controller and the kubelet until every running server is Running and ready
+  // (each look lists every set and pod: once a second, so the API server is left to the controllers).
   await until(async () => {
     await played.syncStatefulSets();
     const pods = (await core.listNamespacedPod({ namespace: NS })).items;
     for (const pod of pods) if (pod.status?.phase !== 'Running') await played.setPodReady(pod.metadata!.name!, true);
     const servers = a.cluster.caches.list('servers');
     return servers.filter((s) => s.status?.phase === 'Running' && s.status.ready).length === RUNNING && servers.filter((s) => s.status?.phase === 'Stopped').length === SERVERS - RUNNING;
-  }, 600_000, 'the fleet at rest');
+  }, Math.max(600_000, SERVERS * 1_200), 'the fleet at rest', 1_000);
   (globalThis as { gc?: () => void }).gc?.();
   const heapPerReplicaMiB = (process.memoryUsage().heapUsed - heapBefore) / 2 / 2 ** 20;
 
