@@ -26,6 +26,7 @@ import { createNodesParts } from './features/nodes/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory } from './features/passkeys/index.js';
 import { AccessChanges, ServerCache, countServersByOwner, forgetDeletedServer, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
+import { forgetServerSchedules } from './features/schedules/index.js';
 import { createSessionVerifier } from './features/verifier/index.js';
 import { createWorldsRuntime } from './features/worlds/index.js';
 import { InternalApi, startGameListener, type GameListener } from './game-listener/index.js';
@@ -187,7 +188,7 @@ function serviceTasks(deps: ServiceParts, modules: readonly FeatureModule[]): Ba
       registry: deps.metrics.registry,
       log: deps.log,
       onDesiredStateChange: (listener) => deps.serverCache.onDesiredStateChange(listener),
-      forgetServer: (name) => forgetDeletedServer(deps, name),
+      forgetServer: (name) => forgetDeletedServer(deps, name, [forgetServerSchedules]),
     }),
     ...modules.flatMap((module) => module.tasks),
   ];

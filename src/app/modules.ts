@@ -16,7 +16,7 @@ import { createPasskeys } from '../features/passkeys/index.js';
 import { createProbes } from '../features/probes/index.js';
 import { createReauth } from '../features/reauth/index.js';
 import { createReclaim } from '../features/reclaim/index.js';
-import { createSchedules } from '../features/schedules/index.js';
+import { createSchedules, forgetServerSchedules } from '../features/schedules/index.js';
 import { createServers } from '../features/servers/index.js';
 import { createSettings } from '../features/settings/index.js';
 import { createVerifier } from '../features/verifier/index.js';
@@ -39,7 +39,7 @@ export function createModules(parts: ServiceParts): FeatureModule[] {
     createProbes(),
     createAuth(parts, parts, parts),
     createAccounts(parts, parts),
-    createServers(parts, parts),
+    createServers(parts, parts, { alsoForget: [forgetServerSchedules] }),
     createVerifier(parts, parts),
     createImages(),
     createOperations(),

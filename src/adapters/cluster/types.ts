@@ -138,23 +138,22 @@ export interface PodLogOptions {
   signal: AbortSignal;
 }
 
-/** The control plane's leadership as the cluster's tasks use it (src/coordination's Leadership). */
+/**
+ * A leadership as the cluster's tasks use it: the Kubernetes controller's coordination.k8s.io Lease
+ * (kubernetes/lease.ts); src/coordination's database Leadership has the same shape.
+ */
 export interface LeaderLock {
   /** Takes or renews the leadership; resolves whether this replica leads. */
   acquire(): Promise<boolean>;
   /** Whether this replica leads, from its last renewal. */
   holds(): boolean;
   release(): Promise<void>;
+  /** How long until the next try is worth making (sooner than the caller's period when the holder is about to lapse). */
+  nextTryInMs?(): number;
 }
 
 /** What the composition root gives the cluster's own background work. */
 export interface ClusterTaskDeps {
-  /**
-   * A database leadership for tasks that lead by it. None does today: the Kubernetes controller
-   * leads by its own coordination.k8s.io Lease (kubernetes/lease.ts) and the other clusters have
-   * no task, so the composition root hands none. To be removed with the tests that still pass one.
-   */
-  leadership?: LeaderLock;
   /** Where the tasks' metrics go. */
   registry: Registry;
   log: Logger;

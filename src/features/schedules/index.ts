@@ -6,3 +6,4 @@
 export { scheduleRoutes } from './routes.js';
 export { followRestarts, schedulesTask, tickSchedules } from './engine.js';
 export { createSchedules } from './module.js';
+export { forgetServerSchedules } from './service.js';

@@ -1,5 +1,6 @@
 import { and, asc, count, eq, isNull } from 'drizzle-orm';
 import { lockForTransaction } from '../../coordination/index.js';
+import type { Transaction } from '../../db/client.js';
 import { serverSchedules } from '../../db/schema/schedules.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
@@ -109,6 +110,18 @@ export async function deleteSchedule(deps: EngineDeps, name: string, id: number,
     .returning();
   if (!row) throw running();
   await audit(deps, caller, 'schedule.delete', row);
+}
+
+/**
+ * Removes every schedule of a server that is gone for good (deleted in the cluster itself), a run
+ * in progress included: there is no server left for it to act on. In the caller's transaction,
+ * under the lock a new schedule of the server takes, so none is added beside the removal;
+ * answers how many went. The servers feature is handed it by the composition root (it sits
+ * below schedules and may not import it).
+ */
+export async function forgetServerSchedules(tx: Transaction, name: string): Promise<number> {
+  await lockForTransaction(tx, { scope: 'schedules', serverName: name });
+  return (await tx.delete(serverSchedules).where(eq(serverSchedules.serverName, name)).returning({ id: serverSchedules.id })).length;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import type { Queryable } from '../../db/client.js';
+import type { Queryable, Transaction } from '../../db/client.js';
 import { writeAudit } from '../audit/index.js';
 import { serverClaims, serverGuestWakes, serverRetirements, serverWakeAllowlist, serverWakes } from '../../db/schema/servers.js';
 
@@ -20,12 +20,25 @@ export async function forgetServerRows(db: Queryable, name: string): Promise<num
 }
 
 /**
- * A server deleted in the cluster (`kubectl delete`): its rows go, and the audit log says so when
- * there were any (a retirement with `delete` removed them already, in its own transaction).
+ * What a feature above servers holds of a server and removes when the server is forgotten (the
+ * schedules feature's `forgetServerSchedules`), in the forgetting's transaction; answers how many
+ * rows went. Handed by the composition root: servers may not import the features above it.
  */
-export async function forgetDeletedServer(deps: { database: { db: Queryable }; clock: { now(): Date } }, name: string): Promise<void> {
+export type ServerRowsElsewhere = (tx: Transaction, name: string) => Promise<number>;
+
+/**
+ * A server deleted in the cluster (`kubectl delete`): its rows go, with what the features above
+ * servers hold of it (`elsewhere`), in one transaction, and the audit log says so when there were
+ * any (a retirement with `delete` removed the servers feature's rows already, in its own transaction).
+ */
+export async function forgetDeletedServer(
+  deps: { database: { db: Queryable }; clock: { now(): Date } },
+  name: string,
+  elsewhere: readonly ServerRowsElsewhere[],
+): Promise<void> {
   await deps.database.db.transaction(async (tx) => {
-    const removed = await forgetServerRows(tx, name);
+    let removed = await forgetServerRows(tx, name);
+    for (const forget of elsewhere) removed += await forget(tx, name);
     if (removed > 0) await writeAudit(tx, { at: deps.clock.now(), actor: 'system', action: 'server.deleted_in_cluster', target: name, detail: { rows: removed }, requestId: null });
   });
 }

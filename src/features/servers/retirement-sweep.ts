@@ -3,7 +3,7 @@ import { ClusterNotFoundError } from '../../adapters/cluster/types.js';
 import { writeAudit } from '../audit/index.js';
 import { serverRetirements } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
-import { forgetServerRows } from './forget.js';
+import { forgetServerRows, type ServerRowsElsewhere } from './forget.js';
 import { integerSetting, SERVER_SETTINGS } from './wakes/index.js';
 import type { ServersParts } from './core/index.js';
 
@@ -17,7 +17,7 @@ type SweepDeps = Pick<Deps, 'database' | 'cluster' | 'config' | 'clock' | 'log'>
  * is released (its claim, allowlist and wake records go, so it is claimable again) or, with
  * `delete`, removed from the cluster. Returns the servers carried out.
  */
-export async function sweepRetirements(deps: SweepDeps): Promise<string[]> {
+export async function sweepRetirements(deps: SweepDeps, elsewhere: readonly ServerRowsElsewhere[] = []): Promise<string[]> {
   return deps.database.db.transaction(async (tx) => {
     const done: string[] = [];
     const cache = deps.serverCache;
@@ -37,6 +37,8 @@ export async function sweepRetirements(deps: SweepDeps): Promise<string[]> {
         }
       }
       await forgetServerRows(tx, name);
+      // A released server's next claimant sees nothing of its previous owner's (its schedules).
+      for (const forget of elsewhere) await forget(tx, name);
       await writeAudit(tx, {
         at: deps.clock.now(),
         actor: 'system',
@@ -51,8 +53,8 @@ export async function sweepRetirements(deps: SweepDeps): Promise<string[]> {
   });
 }
 
-async function retirementRound(deps: SweepDeps): Promise<void> {
-  const done = await sweepRetirements(deps);
+async function retirementRound(deps: SweepDeps, elsewhere: readonly ServerRowsElsewhere[]): Promise<void> {
+  const done = await sweepRetirements(deps, elsewhere);
   if (done.length) deps.log.info({ servers: done }, 'retirement sweep: servers retired');
 }
 
@@ -63,17 +65,20 @@ const sweepSeconds = (deps: SweepDeps) =>
  * One round on one replica (the one that takes the round's lease); resolves the servers retired,
  * or undefined when another replica holds the round.
  */
-export async function retirementRoundOn(deps: SweepDeps, replica: string): Promise<string[] | undefined> {
+export async function retirementRoundOn(deps: SweepDeps, replica: string, elsewhere: readonly ServerRowsElsewhere[] = []): Promise<string[] | undefined> {
   let done: string[] | undefined;
   const intervalMs = Math.max(1, await sweepSeconds(deps)) * 1000;
   await runOnOneReplica({ db: deps.database.db, clock: deps.clock, log: deps.log, replica }, RETIREMENT_SWEEP, intervalMs, async () => {
-    done = await sweepRetirements(deps);
+    done = await sweepRetirements(deps, elsewhere);
   });
   return done;
 }
 
-/** The sweep as a background task: a round every `retirement_sweep_seconds`, on one replica. */
-export function retirementSweepTask(deps: SweepDeps, replica: string): BackgroundTask {
+/**
+ * The sweep as a background task: a round every `retirement_sweep_seconds`, on one replica;
+ * `elsewhere` removes what the features above servers hold of a server carried out.
+ */
+export function retirementSweepTask(deps: SweepDeps, replica: string, elsewhere: readonly ServerRowsElsewhere[] = []): BackgroundTask {
   return backgroundLoop(
     { db: deps.database.db, clock: deps.clock, log: deps.log, replica },
     {
@@ -81,7 +86,7 @@ export function retirementSweepTask(deps: SweepDeps, replica: string): Backgroun
       replicas: 'one',
       intervalMs: async () => Math.max(1, await sweepSeconds(deps)) * 1000,
       firstAfterMs: 1000,
-      round: () => retirementRound(deps),
+      round: () => retirementRound(deps, elsewhere),
     },
   );
 }

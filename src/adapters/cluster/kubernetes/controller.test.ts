@@ -19,6 +19,8 @@ import { CONTROLLER_LEASE, EULA_REFUSAL, LifecycleController, type RconOpener } 
 import { LeaseLock } from './lease.js';
 import { DEFAULT_CRD, SERVER_FINALIZER, type MinecraftServer } from './resource.js';
 import { forgetDeletedServer } from '../../../features/servers/index.js';
+import { forgetServerSchedules } from '../../../features/schedules/index.js';
+import { serverSchedules } from '../../../db/schema/schedules.js';
 import { auditLog } from '../../../db/schema/audit.js';
 import { serverClaims, serverWakes } from '../../../db/schema/servers.js';
 import { and, eq } from 'drizzle-orm';
@@ -282,12 +284,10 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
   });
 
   it('runs as the cluster task: leads by a coordination.k8s.io Lease, acts, listens for desired-state changes while started, and gives the Lease up when stopped', async () => {
-    const { clock, cluster } = await setUp();
+    const { cluster } = await setUp();
     const registry = new Registry();
     const listeners = new Set<(name: string) => void>();
-    const lock = leadership('a', clock);
     const [task, ...others] = cluster.tasks({
-      leadership: lock,
       registry,
       log: silentLog,
       onDesiredStateChange: (listener) => {
@@ -306,8 +306,6 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
     const leases = admin.makeApiClient(CoordinationV1Api);
     const held = await leases.readNamespacedLease({ name: CONTROLLER_LEASE, namespace: NS });
     expect(held.spec).toMatchObject({ leaseDurationSeconds: 15, holderIdentity: expect.stringContaining('_') });
-    // The database's leadership is not what it leads by on Kubernetes.
-    expect(lock.holds()).toBe(false);
     for (const listener of listeners) listener(name);
     await task!.stop();
     expect(listeners.size).toBe(0);
@@ -438,7 +436,7 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
     await c.stop();
   });
 
-  it('makes kubectl delete run the clean stop and remove the database rows before the server goes (its finalizer), and keeps the server while the database refuses', async () => {
+  it('makes kubectl delete run the clean stop and remove the database rows (its schedules included) before the server goes (its finalizer), and keeps the server while the database refuses', async () => {
     const { clock, cluster } = await setUp();
     const deps = createTestDeps(database(), { overrides: { cluster: cluster as never, clock } });
     const owner = await createUser(deps);
@@ -452,17 +450,21 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
       log: silentLog,
       forgetServer: async (n) => {
         if (databaseDown) throw new Error('database unreachable');
-        await forgetDeletedServer(deps, n);
+        await forgetDeletedServer(deps, n, [forgetServerSchedules]);
         forgotten.push(n);
       },
     });
     const name = await runningServer(cluster, c, 'kdel');
     await deps.database.db.insert(serverClaims).values({ serverName: name, subdomain: name, userId: owner.id, claimedAt: clock.now() });
     await deps.database.db.insert(serverWakes).values({ serverName: name, lastWakeAt: clock.now() });
+    await deps.database.db
+      .insert(serverSchedules)
+      .values({ serverName: name, ownerId: owner.id, action: 'restart', weekdays: 127, timezone: 'UTC', nextRunAt: clock.now(), createdBy: owner.id, createdAt: clock.now() });
     expect((await server(name)).metadata.finalizers).toEqual([SERVER_FINALIZER]);
     const rows = async () => ({
       claims: (await deps.database.db.select().from(serverClaims).where(eq(serverClaims.serverName, name))).length,
       wakes: (await deps.database.db.select().from(serverWakes).where(eq(serverWakes.serverName, name))).length,
+      schedules: (await deps.database.db.select().from(serverSchedules).where(eq(serverSchedules.serverName, name))).length,
     });
 
     // kubectl delete: the API server marks it and keeps it while the finalizer is there.
@@ -482,16 +484,16 @@ describe.skipIf(!realApiServer())('lifecycle controller on a real API server and
     // The pod is gone but the database does not answer: the server stays, its rows too.
     await pass(c);
     expect((await server(name)).metadata.finalizers).toEqual([SERVER_FINALIZER]);
-    expect(await rows()).toEqual({ claims: 1, wakes: 1 });
+    expect(await rows()).toEqual({ claims: 1, wakes: 1, schedules: 1 });
     expect(forgotten).toEqual([]);
 
     databaseDown = false;
     await pass(c);
     expect(forgotten).toEqual([name]);
     await expect(server(name)).rejects.toMatchObject({ code: 404 });
-    expect(await rows()).toEqual({ claims: 0, wakes: 0 });
+    expect(await rows()).toEqual({ claims: 0, wakes: 0, schedules: 0 });
     const [audit] = await deps.database.db.select().from(auditLog).where(and(eq(auditLog.target, name), eq(auditLog.action, 'server.deleted_in_cluster')));
-    expect(audit).toMatchObject({ actor: 'system', detail: { rows: 2 } });
+    expect(audit).toMatchObject({ actor: 'system', detail: { rows: 3 } });
     // Once only: the clean stop was not sent again on the later passes.
     expect(game.received.filter((line) => line === 'save-all flush')).toHaveLength(1);
     await c.stop();

@@ -195,7 +195,8 @@ export class LifecycleController {
     });
     const lead = () => {
       void this.#lead().finally(() => {
-        if (this.#started) this.#leaseTimer = setTimeout(lead, this.#o.leaseRetryMs).unref();
+        const next = Math.min(this.#o.leaseRetryMs, this.#o.lock.nextTryInMs?.() ?? Infinity);
+        if (this.#started) this.#leaseTimer = setTimeout(lead, next).unref();
       });
     };
     lead();
@@ -226,7 +227,10 @@ export class LifecycleController {
       this.#caches.start();
       await this.#synced();
       this.#work().run();
-      this.kick();
+      // Every server, those whose desired state is not reached first (a wake the last leader
+      // left pending is carried out before the look at every server at rest).
+      const servers = this.#caches.list('servers');
+      for (const server of [...servers.filter(pending), ...servers.filter((s) => !pending(s))]) this.#work().add(server.metadata.name);
     } else {
       await this.#stepDown();
     }
@@ -811,6 +815,13 @@ function canonical(value: unknown): string {
 async function stopCommands(session: RconSession): Promise<void> {
   await session.command(STOP_WARNING);
   await session.command('save-all flush');
+}
+
+/** A server whose desired state is not reached yet, or that is being deleted: a new leader looks at it first. */
+function pending(server: MinecraftServer): boolean {
+  const phase = server.status?.phase ?? 'Stopped';
+  if (server.metadata.deletionTimestamp) return true;
+  return server.spec.desiredState === 'Running' ? phase !== 'Running' : phase !== 'Stopped';
 }
 
 function podRunning(pod: V1Pod): boolean {

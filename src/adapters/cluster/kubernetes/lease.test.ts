@@ -1,4 +1,4 @@
-import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AuthorizationV1Api, CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { adminKubeConfig, applyServiceRbac, realApiServer, serviceAccountKubeConfig, useApiNamespace } from '../../../../test/helpers/kube-api.js';
 import { TcpProxy } from '../../../../test/helpers/tcp-proxy.js';
@@ -33,8 +33,8 @@ describe.skipIf(!realApiServer())('LeaseLock on a real API server', () => {
     await Promise.all(locks.splice(0).map((l) => l.release()));
   });
 
-  const lock = (identity: string, name: string, kubeConfig = admin, onChange?: (leading: boolean) => void) => {
-    const l = new LeaseLock({ kubeConfig, namespace: NS, name, identity, timing: TIMING, onChange });
+  const lock = (identity: string, name: string, kubeConfig = admin, onChange?: (leading: boolean) => void, timing = TIMING) => {
+    const l = new LeaseLock({ kubeConfig, namespace: NS, name, identity, timing, onChange });
     locks.push(l);
     return l;
   };
@@ -82,12 +82,41 @@ describe.skipIf(!realApiServer())('LeaseLock on a real API server', () => {
     expect(other.holds()).toBe(true);
   });
 
-  it('is allowed by deploy/base/rbac.yaml (the service account gets, creates and updates Leases)', async () => {
+  it('a candidate sees each renewal through its watch and tries again the moment the record lapses, not at its next retry', async () => {
+    const leader = lock('leader', 'lapse', relayed);
+    // A retry period far longer than the lease: only a try at the lapse can take over in time.
+    const candidate = lock('candidate', 'lapse', admin, undefined, { ...TIMING, retryPeriodMs: 60_000 });
+    leader.start();
+    await vi.waitFor(() => expect(leader.holds()).toBe(true), { timeout: 5_000, interval: 20 });
+    expect(await candidate.acquire()).toBe(false);
+    // Without another read of its own, the candidate's next try moves with the leader's renewals (its watch).
+    for (let i = 0; i < 3; i++) {
+      await new Promise((resolve) => setTimeout(resolve, TIMING.leaseDurationMs / 2));
+      expect(candidate.nextTryInMs()).toBeGreaterThan(TIMING.leaseDurationMs / 2);
+      expect(candidate.nextTryInMs()).toBeLessThanOrEqual(TIMING.leaseDurationMs + 1);
+    }
+    candidate.start();
+
+    proxy.blackHole();
+    // Taken once the last renewal has stood a lease duration, long before the candidate's 60 s retry.
+    await vi.waitFor(() => expect(candidate.holds()).toBe(true), { timeout: 3 * TIMING.leaseDurationMs, interval: 20 });
+    expect((await lease('lapse')).spec?.holderIdentity).toBe('candidate');
+  });
+
+  it('is allowed by deploy/base/rbac.yaml (the service account gets, watches, creates and updates Leases)', async () => {
     await applyServiceRbac(admin, NS);
     const account = await vi.waitFor(() => serviceAccountKubeConfig(admin, NS), { timeout: 20_000, interval: 100 });
     const l = lock('account', 'rbac', account);
     await vi.waitFor(async () => expect(await l.acquire()).toBe(true), { timeout: 20_000, interval: 100 });
     expect(await l.acquire()).toBe(true);
     expect((await lease('rbac')).spec?.holderIdentity).toBe('account');
+    const review = async (verb: string) =>
+      (
+        await account.makeApiClient(AuthorizationV1Api).createSelfSubjectAccessReview({
+          body: { spec: { resourceAttributes: { group: 'coordination.k8s.io', resource: 'leases', namespace: NS, verb } } },
+        })
+      ).status?.allowed;
+    expect(await review('watch')).toBe(true);
+    expect(await review('list')).toBe(true);
   });
 });

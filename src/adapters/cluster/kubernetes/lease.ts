@@ -1,6 +1,7 @@
 import { ApiException, CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import type { Logger } from '../../../lib/logger.js';
 import type { LeaderLock } from '../types.js';
+import { resumableWatch, type ResumableWatch } from './watch.js';
 
 /**
  * client-go's leader-election timing (the kube-controller-manager's defaults): a lease lasts 15 s,
@@ -32,10 +33,16 @@ export interface LeaseLockOptions {
  * replica that leads is one that reaches the API server it acts on:
  * - a candidate takes the Lease when it has no holder or when its record has not changed for a
  *   lease duration by the candidate's own clock (the time it last saw the record change; so the
- *   replicas' clocks need not agree);
+ *   replicas' clocks need not agree). Besides its reads every retry period, it watches the one
+ *   Lease, so it sees each renewal as it happens rather than up to a retry period late, and
+ *   `nextTryInMs` tells its loop to try again the moment the record lapses rather than at the
+ *   next retry after it: a lost leader is replaced a lease duration after its last renewal, not up
+ *   to two retry periods later. A watch that fails or stalls costs only that precision: every try
+ *   still reads the record and takes it only if its version is the one seen a lease ago;
  * - the leader renews on its own timer, every retry period, each attempt bounded by the renew
- *   deadline; when no renewal has succeeded for the renew deadline it steps down at once (before
- *   the lease runs out for the others), and tries again as a candidate;
+ *   deadline; when no renewal has succeeded for the renew deadline (counted from when that renewal
+ *   was sent, so a slow answer never lengthens it) it steps down at once (before the lease runs
+ *   out for the others), and tries again as a candidate;
  * - every write carries the resourceVersion it read, so two candidates never both win;
  * - a clean stop gives the Lease up (holder cleared) so another replica takes over at once.
  */
@@ -53,6 +60,9 @@ export class LeaseLock implements LeaderLock {
   #inFlight: Promise<boolean> | undefined;
   #deadline: NodeJS.Timeout | undefined;
   #leading = false;
+  #watch: ResumableWatch | undefined;
+  /** Released: no watch until the next try. */
+  #released = false;
   /** Times this replica began leading (tests and the bench count changes). */
   transitions = 0;
 
@@ -71,7 +81,7 @@ export class LeaseLock implements LeaderLock {
     if (this.#timer) return;
     const loop = () => {
       void this.acquire().finally(() => {
-        if (this.#timer) this.#timer = setTimeout(loop, this.#t.retryPeriodMs).unref();
+        if (this.#timer) this.#timer = setTimeout(loop, this.nextTryInMs()).unref();
       });
     };
     this.#timer = setTimeout(loop, 0).unref();
@@ -79,6 +89,8 @@ export class LeaseLock implements LeaderLock {
 
   /** One try to take or renew; resolves whether this replica leads. Tries never overlap. */
   acquire(): Promise<boolean> {
+    const sentAt = performance.now();
+    this.#released = false;
     this.#inFlight ??= this.#tryAcquireOrRenew()
       .catch((err: unknown) => {
         this.#o.log?.warn({ err, lease: this.#o.name }, 'leader lease: take or renewal failed');
@@ -86,10 +98,10 @@ export class LeaseLock implements LeaderLock {
       })
       .then((ok) => {
         if (ok) {
-          this.#renewedAt = performance.now();
+          this.#renewedAt = sentAt;
           // The step-down happens at the deadline even while a renewal hangs.
           clearTimeout(this.#deadline);
-          this.#deadline = setTimeout(() => this.#update(), this.#t.renewDeadlineMs + 1).unref();
+          this.#deadline = setTimeout(() => this.#update(), Math.max(0, sentAt + this.#t.renewDeadlineMs - performance.now()) + 1).unref();
         }
         this.#update();
         return this.holds();
@@ -98,6 +110,18 @@ export class LeaseLock implements LeaderLock {
         this.#inFlight = undefined;
       });
     return this.#inFlight;
+  }
+
+  /**
+   * When the next try is worth making: a retry period from now, or sooner, the moment the
+   * holder's record lapses by this replica's clock (once; a try at the lapse that failed waits a
+   * retry period like any other).
+   */
+  nextTryInMs(): number {
+    const holder = this.#observed?.spec?.holderIdentity;
+    if (this.#leading || !holder || holder === this.#o.identity) return this.#t.retryPeriodMs;
+    const lapsesIn = this.#observedAt + this.#durationMs(this.#observed) - performance.now();
+    return lapsesIn >= 0 ? Math.min(this.#t.retryPeriodMs, lapsesIn + 1) : this.#t.retryPeriodMs;
   }
 
   /** Leads, and has renewed within the renew deadline: checked before each write it guards. */
@@ -122,6 +146,9 @@ export class LeaseLock implements LeaderLock {
     clearTimeout(this.#deadline);
     this.#timer = undefined;
     await this.#inFlight;
+    this.#released = true;
+    this.#watch?.stop();
+    this.#watch = undefined;
     const wasLeading = this.#leading;
     this.#renewedAt = undefined;
     this.#update();
@@ -161,8 +188,7 @@ export class LeaseLock implements LeaderLock {
     }
     this.#see(current);
     const holder = current.spec?.holderIdentity;
-    const durationMs = (current.spec?.leaseDurationSeconds ?? Math.ceil(this.#t.leaseDurationMs / 1000)) * 1000;
-    if (holder && holder !== identity && performance.now() - this.#observedAt < durationMs) return false;
+    if (holder && holder !== identity && performance.now() - this.#observedAt < this.#durationMs(current)) return false;
     const mine = holder === identity;
     const updated = await this.#bounded(
       this.#api.replaceNamespacedLease({
@@ -185,13 +211,40 @@ export class LeaseLock implements LeaderLock {
     return true;
   }
 
+  #durationMs(lease: V1Lease | undefined): number {
+    return (lease?.spec?.leaseDurationSeconds ?? Math.ceil(this.#t.leaseDurationMs / 1000)) * 1000;
+  }
+
   #see(lease: V1Lease): void {
     const version = lease.metadata?.resourceVersion ?? '';
     if (version !== this.#observedVersion) {
+      // A version older than the one seen (a read answered after a watch event) changes nothing.
+      if (this.#observedVersion && Number(version) < Number(this.#observedVersion)) return;
       this.#observedVersion = version;
       this.#observedAt = performance.now();
     }
     this.#observed = lease;
+    this.#watchFrom(version);
+  }
+
+  /** Watches the one Lease from `version` on, while this lock is in use; a watch that expired starts again at the next read. */
+  #watchFrom(version: string): void {
+    if (this.#watch || this.#released) return;
+    const { kubeConfig, namespace, name, log } = this.#o;
+    const watch = resumableWatch<V1Lease>({
+      kubeConfig,
+      path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`,
+      query: { fieldSelector: `metadata.name=${name}` },
+      fromVersion: version,
+      onEvent: (type, lease) => {
+        if (type !== 'DELETED') this.#see(lease);
+      },
+      onExpired: () => {
+        if (this.#watch === watch) this.#watch = undefined;
+      },
+      ...(log ? { log } : {}),
+    });
+    this.#watch = watch;
   }
 
   /** An API call that must answer within the renew deadline (a hung API server is a failed try). */
