@@ -2,8 +2,9 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
+import { list } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { captureLog } from '../../test/helpers/log.js';
+import { LOCK_FILE } from './embedded-lock.js';
 import { openEmbedded } from './embedded.js';
 import { findSeed } from './embedded-seed.js';
 import { readMigrationJournal } from './migrate.js';
@@ -23,22 +24,32 @@ describe('the kept copy of a new embedded database', () => {
   });
   const seeds = () => (existsSync(join(dir, 'cache', 'felis')) ? readdirSync(join(dir, 'cache', 'felis')) : []);
 
-  it('is kept by the first new folder and starts the next one, migrated, without an initdb', async () => {
+  it('is made by the first new database, kept, and starts the next ones, migrated, with no file but PostgreSQL\'s', async () => {
+    const systemOf = async (handle: Awaited<ReturnType<typeof openEmbedded>>) =>
+      ((await handle.db.execute(sql`select system_identifier::text as id from pg_control_system()`)) as unknown as Array<{ id: string }>)[0]!.id;
     const first = await openEmbedded(join(dir, 'one'));
-    await first.close();
+    const made = await systemOf(first).finally(() => first.close());
     expect(seeds()).toEqual([expect.stringMatching(/^embedded-seed-[0-9a-f]{16}-[0-9a-f]{64}\.tar\.gz$/)]);
 
-    const captured = captureLog('info');
-    const second = await openEmbedded(join(dir, 'two'), captured.log);
-    try {
-      expect(captured.lines().map((l) => l.msg)).toContain('embedded database made from the copy kept in the cache folder');
-      const rows = (await second.db.execute(sql`select count(*)::int as n from drizzle.__drizzle_migrations`)) as unknown as Array<{ n: number }>;
-      expect(rows[0]?.n).toBe(readMigrationJournal().entries.length);
-      await second.migrate(); // nothing left to apply
-    } finally {
-      await second.close();
+    for (const next of [join(dir, 'two'), undefined]) {
+      const handle = await openEmbedded(next);
+      try {
+        // An initdb draws a new system identifier; a database loaded from the seed has the seed's.
+        expect(await systemOf(handle)).toBe(made);
+        const rows = (await handle.db.execute(sql`select count(*)::int as n from drizzle.__drizzle_migrations`)) as unknown as Array<{ n: number }>;
+        expect(rows[0]?.n).toBe(readMigrationJournal().entries.length);
+        await handle.migrate(); // nothing left to apply
+      } finally {
+        await handle.close();
+      }
     }
     expect(seeds()).toHaveLength(1);
+    // A folder holds its opener's lock file; the seed never does (it is made in memory), so a new
+    // folder loaded from it holds no stranger's lock.
+    const entries: string[] = [];
+    await list({ file: join(dir, 'cache', 'felis', seeds()[0]!), onReadEntry: (entry) => void entries.push(entry.path) });
+    expect(entries.some((path) => path.endsWith('PG_VERSION'))).toBe(true);
+    expect(entries.some((path) => path.endsWith(LOCK_FILE))).toBe(false);
   }, 180_000); // one initdb: minutes on a loaded 2-core machine
 
   it('is dropped, not loaded, when its bytes are not the ones written', () => {

@@ -10,10 +10,10 @@ import { migrationsFolder } from './migrate.js';
  *
  * A new embedded database costs PGlite's initdb (PostgreSQL's, run in WebAssembly: 3–4 s of a
  * quiet core, over 15 s on a loaded 2-core machine) and the migrations; loading a tarball of a
- * database made the same way costs a quarter of that. So the first new folder (or `memory:`
- * database) on a machine is made as before and its tarball is kept in the user's cache folder;
- * every later one (a second DATA_DIR, a `memory:` trial, `felis` commands on a new folder, the
- * tests' service processes) is loaded from it.
+ * database made the same way costs a quarter of that. So the first new database on a machine is
+ * made in memory (initdb and migrations), its tarball kept in the user's cache folder and loaded
+ * into the new folder; every later one (a second DATA_DIR, a `memory:` trial, `felis` commands on
+ * a new folder, the tests' service processes) is loaded from the kept copy (src/db/embedded.ts).
  *
  * A copy is used only when it was made by the same PGlite release from the same migrations (both
  * are in its name's key) and its bytes are the ones written (their SHA-256 is in its name too);
@@ -38,7 +38,8 @@ let inputsKey: string | undefined;
 function keyOfInputs(): string {
   if (inputsKey) return inputsKey;
   const hash = createHash('sha256');
-  hash.update(`pglite ${pgliteVersion()}\n`);
+  // The seed's own format: a database made in memory (no file but PostgreSQL's).
+  hash.update(`seed 2\npglite ${pgliteVersion()}\n`);
   const files = [join('meta', '_journal.json'), ...readdirSync(migrationsFolder).filter((f) => f.endsWith('.sql')).sort()];
   for (const file of files) hash.update(`${file}\n`).update(readFileSync(join(migrationsFolder, file)));
   inputsKey = hash.digest('hex').slice(0, 16);

@@ -108,25 +108,44 @@ class EmbeddedThread {
 }
 
 /**
- * A folder without a database yet is created (PGlite's initdb) and migrated on a thread of its own
- * that is then ended: the initdb and the migrations grow PGlite's WebAssembly memory to several
+ * A folder without a database yet is made from the seed (`seedFor`: the kept copy of a new,
+ * migrated database, or one made now) and migrated on a thread of its own that is then ended: the initdb and the migrations grow PGlite's WebAssembly memory to several
  * hundred MiB, which never shrinks while its thread lives, and ending the thread returns it. The
  * service's thread then opens the made folder as on any restart, its own migration finding nothing
  * to do (docs/notes/issue-29-speed.md: first start 579 -> ~470 MiB RSS with the initdb moved;
  * docs/notes/issue-46-hot-path-memory.md: the migrations moved too).
  */
-async function initializeFolder(dir: string | undefined, socket: string, log: OpenDatabaseOptions['log']): Promise<void> {
+async function initializeFolder(dir: string | undefined, socket: string): Promise<void> {
   if (dir === undefined || existsSync(join(dir, 'PG_VERSION'))) return;
-  const seed = findSeed();
-  const first = new EmbeddedThread(dir, socket, seed);
+  const first = new EmbeddedThread(dir, socket, await seedFor(socket));
   try {
     await first.ready(INITDB_TIMEOUT_MS);
     await migratePostgres({ path: socket, onnotice: () => {}, connect_timeout: 3 });
-    if (seed) log?.info({ dependency: 'database', dir }, 'embedded database made from the copy kept in the cache folder');
-    else keepSeed(new Uint8Array((await first.ask('dump')).bytes!));
     await withTimeout(first.ask('close'), 10_000, 'the embedded database');
   } finally {
     await first.terminate();
+  }
+}
+
+/**
+ * The tarball a new database starts from (src/db/embedded-seed.ts): the machine's kept copy, or,
+ * on a machine without one, a database made in memory (initdb and the migrations) on a thread of
+ * its own, then kept. Made in memory, not in the new folder, so that it holds PostgreSQL's files
+ * only (a folder also holds the opener's lock file).
+ */
+async function seedFor(socket: string): Promise<Uint8Array<ArrayBuffer>> {
+  const kept = findSeed();
+  if (kept) return kept;
+  const maker = new EmbeddedThread(undefined, socket);
+  try {
+    await maker.ready(INITDB_TIMEOUT_MS);
+    await migratePostgres({ path: socket, onnotice: () => {}, connect_timeout: 3 });
+    const seed = new Uint8Array((await maker.ask('dump')).bytes!);
+    keepSeed(seed);
+    await withTimeout(maker.ask('close'), 10_000, 'the embedded database');
+    return seed;
+  } finally {
+    await maker.terminate();
   }
 }
 
@@ -150,15 +169,19 @@ export async function openEmbedded(dir: string | undefined, log?: OpenDatabaseOp
   const socket = join(socketDir, '.s.PGSQL.5432');
   let closing = false;
   try {
-    await initializeFolder(dir, socket, log);
+    await initializeFolder(dir, socket);
   } catch (err) {
     rmSync(socketDir, { recursive: true, force: true });
     unlock();
     throw err;
   }
-  // A throw-away database (`memory:`) starts from the kept copy too, at each life of its thread; a
+  // A throw-away database (`memory:`) starts from the seed too, at each life of its thread; a
   // folder was made above, or was there.
-  const lifeOf = () => new EmbeddedThread(dir, socket, dir === undefined ? findSeed() : undefined);
+  const seed = dir === undefined ? await seedFor(socket).catch(async (err: unknown) => {
+    rmSync(socketDir, { recursive: true, force: true });
+    throw err;
+  }) : undefined;
+  const lifeOf = () => new EmbeddedThread(dir, socket, seed);
   let thread = lifeOf();
   let restarting: Promise<void> | undefined;
 
