@@ -115,16 +115,9 @@ class EmbeddedThread {
  * to do (docs/notes/issue-29-speed.md: first start 579 -> ~470 MiB RSS with the initdb moved;
  * docs/notes/issue-46-hot-path-memory.md: the migrations moved too).
  */
-async function initializeFolder(dir: string | undefined, socket: string): Promise<void> {
-  if (dir === undefined || existsSync(join(dir, 'PG_VERSION'))) return;
-  const first = new EmbeddedThread(dir, socket, await seedFor(socket));
-  try {
-    await first.ready(INITDB_TIMEOUT_MS);
-    await migratePostgres({ path: socket, onnotice: () => {}, connect_timeout: 3 });
-    await withTimeout(first.ask('close'), 10_000, 'the embedded database');
-  } finally {
-    await first.terminate();
-  }
+async function initializeFolder(dir: string, socket: string): Promise<void> {
+  if (existsSync(join(dir, 'PG_VERSION'))) return;
+  await migratedOnce(new EmbeddedThread(dir, socket, await seedFor(socket)), socket, async () => {});
 }
 
 /**
@@ -136,16 +129,21 @@ async function initializeFolder(dir: string | undefined, socket: string): Promis
 async function seedFor(socket: string): Promise<Uint8Array<ArrayBuffer>> {
   const kept = findSeed();
   if (kept) return kept;
-  const maker = new EmbeddedThread(undefined, socket);
+  const seed = await migratedOnce(new EmbeddedThread(undefined, socket), socket, async (thread) => new Uint8Array((await thread.ask('dump')).bytes!));
+  keepSeed(seed);
+  return seed;
+}
+
+/** A thread of its own for a new database: opened, migrated, `then` done with it, closed and ended. */
+async function migratedOnce<T>(thread: EmbeddedThread, socket: string, then: (thread: EmbeddedThread) => Promise<T>): Promise<T> {
   try {
-    await maker.ready(INITDB_TIMEOUT_MS);
+    await thread.ready(INITDB_TIMEOUT_MS);
     await migratePostgres({ path: socket, onnotice: () => {}, connect_timeout: 3 });
-    const seed = new Uint8Array((await maker.ask('dump')).bytes!);
-    keepSeed(seed);
-    await withTimeout(maker.ask('close'), 10_000, 'the embedded database');
-    return seed;
+    const done = await then(thread);
+    await withTimeout(thread.ask('close'), 10_000, 'the embedded database');
+    return done;
   } finally {
-    await maker.terminate();
+    await thread.terminate();
   }
 }
 
@@ -168,19 +166,17 @@ export async function openEmbedded(dir: string | undefined, log?: OpenDatabaseOp
   const socketDir = mkdtempSync(join(tmpdir(), 'felis-db-'));
   const socket = join(socketDir, '.s.PGSQL.5432');
   let closing = false;
+  // A new folder is made from the seed here; a throw-away database (`memory:`) is loaded from it at
+  // each life of its thread.
+  let seed: Uint8Array<ArrayBuffer> | undefined;
   try {
-    await initializeFolder(dir, socket);
+    if (dir === undefined) seed = await seedFor(socket);
+    else await initializeFolder(dir, socket);
   } catch (err) {
     rmSync(socketDir, { recursive: true, force: true });
     unlock();
     throw err;
   }
-  // A throw-away database (`memory:`) starts from the seed too, at each life of its thread; a
-  // folder was made above, or was there.
-  const seed = dir === undefined ? await seedFor(socket).catch(async (err: unknown) => {
-    rmSync(socketDir, { recursive: true, force: true });
-    throw err;
-  }) : undefined;
   const lifeOf = () => new EmbeddedThread(dir, socket, seed);
   let thread = lifeOf();
   let restarting: Promise<void> | undefined;
