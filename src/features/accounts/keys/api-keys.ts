@@ -122,7 +122,8 @@ export class ApiKeyCheck {
    * host) is the same 401.
    */
   async authenticate(c: Context, requirement: TierRequirement, key: string, remember: (account: SignedInAccount) => void): Promise<SessionContext> {
-    const { deps } = (c as Context<AppEnv>).var;
+    // c.get, not c.var (which builds an object of every variable on each read), as the session check.
+    const deps = (c as Context<AppEnv>).get('deps');
     if (!KEY_SHAPE.test(key) || isConsoleHost(deps.config, requestHost(c))) throw unauthorized();
     const statements = this.#statementsFor(deps.database.db);
     const hash = sha256Hex(key);
