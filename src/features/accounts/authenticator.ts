@@ -93,18 +93,18 @@ export function createSessionAuthenticator(changes?: ChangeFeed, signedIn?: Sign
       const tokenHash = sha256Hex(token);
       const { db } = deps.database;
       const now = deps.clock.now();
-      const maxAgeMs = deps.config.sessionCacheMs;
-      const row = maxAgeMs > 0 ? cache.get(tokenHash, maxAgeMs) : undefined;
-      // A minute since its last_seen_at: read it again, the idle check and the write need the
-      // database's row (another replica may have written it since).
-      if (row !== undefined && now.getTime() - row.lastSeenAt.getTime() < LAST_SEEN_WRITE_MS) return judge(c, requirement, row, token, tokenHash, now);
-      if (prepared?.db !== db) prepared = { db, query: sessionQueryOf(db) };
-      const epoch = cache.epoch;
-      const readAt = performance.now();
-      return prepared.query.execute({ tokenHash }).then(([read]) => {
-        if (read !== undefined && maxAgeMs > 0) cache.keep(tokenHash, read, epoch, readAt);
-        return judge(c, requirement, read, token, tokenHash, now);
-      });
+      const row = cache.read(
+        tokenHash,
+        deps.config.sessionCacheMs,
+        () => {
+          if (prepared?.db !== db) prepared = { db, query: sessionQueryOf(db) };
+          return prepared.query.execute({ tokenHash }).then(([read]) => read);
+        },
+        // A minute since its last_seen_at: read it again, the idle check and the write need the
+        // database's row (another replica may have written it since).
+        (cached) => now.getTime() - cached.lastSeenAt.getTime() < LAST_SEEN_WRITE_MS,
+      );
+      return row instanceof Promise ? row.then((read) => judge(c, requirement, read, token, tokenHash, now)) : judge(c, requirement, row, token, tokenHash, now);
     },
   };
 

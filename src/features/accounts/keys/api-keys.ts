@@ -127,7 +127,7 @@ export class ApiKeyCheck {
     if (!KEY_SHAPE.test(key) || isConsoleHost(deps.config, requestHost(c))) throw unauthorized();
     const statements = this.#statementsFor(deps.database.db);
     const hash = sha256Hex(key);
-    const row = await this.#rows.through(hash, deps.config.sessionCacheMs, async () => (await statements.byHash.execute({ hash }))[0]);
+    const row = await this.#rows.read(hash, deps.config.sessionCacheMs, async () => (await statements.byHash.execute({ hash }))[0]);
     const now = deps.clock.now();
     if (!row || row.disabled || row.deletedAt !== null || (row.expiresAt !== null && row.expiresAt.getTime() <= now.getTime())) {
       this.#rows.drop(hash);

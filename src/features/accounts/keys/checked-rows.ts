@@ -23,15 +23,11 @@ export class CheckedRows<Row> {
   #rows = new Map<string, { row: Row; readAt: number }>();
   #epoch = 0;
 
-  get epoch(): number {
-    return this.#epoch;
-  }
-
   constructor(readonly feed: ChangeFeed | undefined) {
     feed?.subscribe(() => this.forgetAll());
   }
 
-  get(hash: string, maxAgeMs: number): Row | undefined {
+  #get(hash: string, maxAgeMs: number): Row | undefined {
     const hit = this.#rows.get(hash);
     if (hit === undefined) return undefined;
     const now = performance.now();
@@ -41,7 +37,7 @@ export class CheckedRows<Row> {
   }
 
   /** Keeps a row read at `readAt` when no forget happened since the read began (`epoch`). */
-  keep(hash: string, row: Row, epoch: number, readAt: number): void {
+  #keep(hash: string, row: Row, epoch: number, readAt: number): void {
     if (epoch !== this.#epoch) return;
     if (this.#rows.size >= CACHE_ENTRIES && !this.#rows.has(hash)) {
       this.#rows.delete(this.#rows.keys().next().value!);
@@ -59,17 +55,18 @@ export class CheckedRows<Row> {
   }
 
   /**
-   * The cached row, else the row `read` finds (kept when it passes `keepIf` and caching is on:
-   * `maxAgeMs` > 0). `fresh` may refuse a cached row that must be read again.
+   * The cached row, synchronously, when caching is on (`maxAgeMs` > 0), it is fresh enough and
+   * `fresh` takes it; else a promise of the row `read` finds, kept when there is one and caching is
+   * on. Synchronous on a hit, so that a signed-in read from the cache makes no promise of its own.
    */
-  async through(hash: string, maxAgeMs: number, read: () => Promise<Row | undefined>, fresh: (row: Row) => boolean = () => true): Promise<Row | undefined> {
-    let row = maxAgeMs > 0 ? this.get(hash, maxAgeMs) : undefined;
-    if (row !== undefined && !fresh(row)) row = undefined;
-    if (row !== undefined) return row;
+  read(hash: string, maxAgeMs: number, read: () => Promise<Row | undefined>, fresh: (row: Row) => boolean = () => true): Row | Promise<Row | undefined> {
+    const hit = maxAgeMs > 0 ? this.#get(hash, maxAgeMs) : undefined;
+    if (hit !== undefined && fresh(hit)) return hit;
     const epoch = this.#epoch;
     const readAt = performance.now();
-    row = await read();
-    if (row !== undefined && maxAgeMs > 0) this.keep(hash, row, epoch, readAt);
-    return row;
+    return read().then((row) => {
+      if (row !== undefined && maxAgeMs > 0) this.#keep(hash, row, epoch, readAt);
+      return row;
+    });
   }
 }
