@@ -342,7 +342,10 @@ export class LifecycleController {
   }
 
   async #reconcileOne(name: string): Promise<void> {
-    if (!this.#leading) return;
+    // The lease, not only the last leadership round's word: a renewal hanging on a cut API server
+    // keeps that round from returning while the lease has lapsed, and a pass begun then would only
+    // be refused at its first write (a new leader adds every server again).
+    if (!this.#leading || !this.#o.lock.holds()) return;
     const server = this.#caches.get('servers', name);
     if (!server) {
       this.#probes.delete(name);
