@@ -74,8 +74,9 @@ export interface AuthParts {
   hashGate: WorkGate;
 }
 
-export function createAuthParts(): AuthParts {
-  return { hashGate: new WorkGate(HASH_LIMITS.running, HASH_LIMITS.waiting, HASH_LIMITS.knownWaiting) };
+/** Makes the auth feature's gate, once per service (`given` replaces it: tests and benches). */
+export function createAuthParts(given: Partial<AuthParts> = {}): AuthParts {
+  return { hashGate: given.hashGate ?? new WorkGate(HASH_LIMITS.running, HASH_LIMITS.waiting, HASH_LIMITS.knownWaiting) };
 }
 
 /**
