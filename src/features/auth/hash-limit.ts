@@ -67,8 +67,8 @@ export class WorkGate {
 }
 
 /**
- * What the auth feature makes: the hashing gate of this process (one per service, made by the
- * composition root; it holds only the queue of jobs waiting, so nothing needs stopping).
+ * What the auth feature makes: the hashing gate of this process (one per service, made by
+ * `createAuthParts`; it holds only the queue of jobs waiting, so nothing needs stopping).
  */
 export interface AuthParts {
   hashGate: WorkGate;
