@@ -6,7 +6,7 @@ import { AccessChanges, ServerCache, type ServersParts } from './core/index.js';
 import { externalServerRoutes } from './external-routes.js';
 import { internalServerRoutes } from './internal-routes.js';
 import { opsServerRoutes } from './ops-routes.js';
-import { restartsTask } from './power.js';
+import { restartsOnStopTask, restartsTask } from './power.js';
 import type { ServerRowsElsewhere } from './forget.js';
 import { retirementSweepTask } from './retirement-sweep.js';
 
@@ -26,7 +26,8 @@ export function createServersParts(infrastructure: Pick<Deps, 'cluster' | 'confi
 
 /**
  * The servers module: its cache and access changes (`ServersParts`, made by `createServersParts`),
- * its routes on both faces, the retirement sweep and restart rounds, and the closing of its cache's
+ * its routes on both faces, the retirement sweep and restart rounds, the restarts' step on a
+ * server's stop (`restartsOnStopTask`, on every replica), and the closing of its cache's
  * watch and of the access changes' subscription (first of its tasks, so the last of them to stop).
  */
 export function createServers(
@@ -47,6 +48,7 @@ export function createServers(
       }),
       retirementSweepTask(deps, deps.replica, above.alsoForget),
       restartsTask(deps, deps.replica),
+      restartsOnStopTask(deps),
     ],
   };
 }
