@@ -80,6 +80,10 @@ export function createSessionAuthenticator(changes?: ChangeFeed, signedIn?: Sign
       cache.forgetAll();
       keys.forgetAll();
     },
+    close: () => {
+      cache.close();
+      keys.close();
+    },
     // Synchronous when the cache answers (a promise only where a query or a write must wait): a
     // signed-in read then goes through the front door without a promise of its own.
     authenticate(c: Context, requirement: TierRequirement): SessionContext | Promise<SessionContext> {

@@ -1,3 +1,4 @@
+import { closingTask } from '../../coordination/index.js';
 import type { ChangeFeed } from '../../db/change-feed.js';
 import type { Deps, FeatureModule } from '../../deps.js';
 import type { AppDeps } from '../../http/env.js';
@@ -36,9 +37,10 @@ export function createAccountsParts(infrastructure: Pick<Deps, 'config' | 'datab
 }
 
 /**
- * The accounts module: the signed-in account's routes and the staff's account routes, and the
- * housekeeping round. `apis` are what the features above hand it (their server counts and
- * passkeys) and the signed-in rows its session check fills.
+ * The accounts module: the signed-in account's routes and the staff's account routes, the
+ * housekeeping round, and the closing of its session check (`infrastructure.sessions`, the front
+ * door's part it made: its caches' subscription to the change feed). `apis` are what the features
+ * above hand it (their server counts and passkeys) and the signed-in rows its session check fills.
  */
 export function createAccounts(infrastructure: AppDeps, apis: AccountsParts): FeatureModule {
   const deps = { ...infrastructure, ...apis };
@@ -46,6 +48,6 @@ export function createAccounts(infrastructure: AppDeps, apis: AccountsParts): Fe
     name: 'accounts',
     api: {},
     routes: { external: [accountRoutes(deps), adminAccountRoutes(deps)] },
-    tasks: [accountHousekeepingTask(deps, deps.replica)],
+    tasks: [closingTask('session check', () => infrastructure.sessions?.close?.()), accountHousekeepingTask(deps, deps.replica)],
   };
 }
