@@ -17,8 +17,9 @@ import type { RandomSource } from './lib/random.js';
  * database, the adapters (cluster, registry, mail, staging store, RCON), the metrics registry and
  * this replica's identity, heartbeat and shutdown signal. It names no feature: what a feature makes
  * (the worlds runtime, the build runner, the console's log hubs, the verifier, the session
- * authenticator, ...) is that feature's own part, declared by the feature and handed over by the
- * composition root (src/service.ts `ServiceParts`) to the features that ask for it by type.
+ * authenticator, ...) is that feature's own part, declared and made by the feature (its
+ * `createXParts`) and handed over by the composition root (src/service.ts `ServiceParts`) to the
+ * features that ask for it by type.
  */
 export interface Deps {
   config: Config;

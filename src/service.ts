@@ -13,22 +13,22 @@ import { StaticRegistry } from './adapters/registry/static.js';
 import type { RegistryAdapter } from './adapters/registry/types.js';
 import { createApps, createModules, type ServiceParts } from './app/index.js';
 import type { Config } from './config.js';
-import type { FeatureModule } from './deps.js';
+import type { Deps, FeatureModule } from './deps.js';
 import { releasePreviousLives, ReplicaHeartbeat, TaskList, type BackgroundTask, type PreviousLives } from './coordination/index.js';
 import { openDatabase, type DatabaseHandle } from './db/client.js';
-import { createSessionAuthenticator, SignedInAccounts, withPasswordChangeGate } from './features/accounts/index.js';
-import { changeRecorder } from './features/audit/index.js';
+import { createAccountsParts } from './features/accounts/index.js';
+import { createAuditParts } from './features/audit/index.js';
 import { createAuthParts, setupOnStart } from './features/auth/index.js';
-import { DirectoryContextStore, ObjectContextStore, SimulatedBuildRunner } from './features/builds/index.js';
-import { LogHubs, releasePreviousStreamSlots } from './features/console/index.js';
+import { createBuildsParts } from './features/builds/index.js';
+import { createConsoleParts, releasePreviousStreamSlots } from './features/console/index.js';
 import { createFleetParts } from './features/fleet/index.js';
 import { createNodesParts } from './features/nodes/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory } from './features/passkeys/index.js';
-import { AccessChanges, ServerCache, countServersByOwner, forgetDeletedServer, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
+import { countServersByOwner, createServersParts, forgetDeletedServer, SIMULATED_SYSTEM_SERVERS, startServersFeature } from './features/servers/index.js';
 import { forgetServerSchedules } from './features/schedules/index.js';
-import { createSessionVerifier } from './features/verifier/index.js';
-import { createWorldsRuntime } from './features/worlds/index.js';
+import { createVerifierParts } from './features/verifier/index.js';
+import { createWorldsParts } from './features/worlds/index.js';
 import { InternalApi, startGameListener, type GameListener } from './game-listener/index.js';
 import { createMetrics } from './http/metrics.js';
 import { systemClock } from './lib/clock.js';
@@ -55,59 +55,57 @@ export function replicaName(config: Pick<Config, 'podName'>): string {
 export type DepsParts = Pick<ServiceParts, 'config' | 'log' | 'database'> & Partial<Omit<ServiceParts, 'config' | 'log' | 'database'>>;
 
 /**
- * Assembles Deps: the service, the test harness, the benches and the process fixtures all start
- * here and override only what they must, so a new dependency is wired everywhere at once.
- * Defaults: system clock and randomness, a bare simulated cluster, the configured registry, mail
- * and session sources, the real session authenticator.
+ * The infrastructure (src/deps.ts) from what is given and the embedded defaults: system clock and
+ * randomness, a bare simulated cluster, the configured registry, mail and staging store.
  */
-export function assembleDeps(parts: DepsParts): ServiceParts {
+function assembleInfrastructure(parts: DepsParts): Deps {
   const clock = parts.clock ?? systemClock;
   const cluster: ClusterAdapter = parts.cluster ?? new SimulatedCluster({ clock });
-  const metrics = parts.metrics ?? createMetrics();
-  const staging = parts.staging ?? createStagingStore(parts.config);
   const replica = parts.replica ?? replicaName(parts.config);
-  // Another replica's member removal reaches this one's open console streams through the change feed.
-  const changeFeed = parts.config.sessionCacheMs > 0 ? parts.database.changeFeed?.() : undefined;
-  const signedInAccounts = new SignedInAccounts();
-  const withoutFleet: Omit<ServiceParts, 'fleetMetrics'> = {
+  return {
     random: cryptoRandom,
     registry: createRegistry(parts.config),
     mail: createMail(parts.config, parts.log),
-    sessions: withPasswordChangeGate(createSessionAuthenticator(changeFeed, signedInAccounts)),
-    signedInAccounts,
-    ...createAuthParts(),
-    serverCounts: countServersByOwner,
-    passkeys: passkeyDirectory,
-    recordChange: changeRecorder({ database: parts.database, clock, log: parts.log }),
     shutdown: new AbortController().signal,
     replica,
     // Made here, started by the service as its first task (tests and benches beat it themselves).
     heartbeat: new ReplicaHeartbeat({ db: parts.database.db, clock, log: parts.log, replica }),
-    staging,
-    // With a bucket, contexts live in it beside the upload parts (any replica takes any part); on
-    // the embedded default in DATA_DIR/contexts, as before.
-    contextStore: parts.config.backupS3Bucket ? new ObjectContextStore(staging) : new DirectoryContextStore(join(parts.config.dataDir, 'contexts')),
-    // The cluster's build Jobs where it runs them; the simulated cluster builds in-process.
-    buildRunner:
-      cluster.builds ??
-      (cluster.kind === 'simulated'
-        ? new SimulatedBuildRunner({ clock, onError: (err, job) => parts.log.warn({ err, buildId: job.buildId }, 'simulated build job failed') })
-        : undefined),
+    staging: parts.staging ?? createStagingStore(parts.config),
     ...parts,
     clock,
     cluster,
-    metrics,
+    metrics: parts.metrics ?? createMetrics(),
     rcon: parts.rcon ?? new RconPool((name) => cluster.rconEndpoint(name)),
-    serverCache: parts.serverCache ?? new ServerCache(cluster, parts.config.rootDomain),
-    accessChanges: parts.accessChanges ?? new AccessChanges(changeFeed),
-    consoleLogs: parts.consoleLogs ?? new LogHubs({ cluster, clock, log: parts.log }),
-    sessionVerifier: parts.sessionVerifier ?? createSessionVerifier({ ...parts, clock, metrics }),
-    worlds: parts.worlds ?? createWorldsRuntime(parts.config, cluster, { log: parts.log, signal: parts.shutdown, clock }),
-    nodeCache: parts.nodeCache ?? createNodesParts(cluster).nodeCache,
   };
-  // The game-level collectors exist from the start, whoever assembles the deps (service, tests,
-  // benches): registered once on this service's registry.
-  return { ...withoutFleet, fleetMetrics: parts.fleetMetrics ?? createFleetParts(withoutFleet).fleetMetrics };
+}
+
+/**
+ * Assembles the service's parts: the service, the test harness, the benches and the process
+ * fixtures all start here and override only what they must, so a new dependency is wired
+ * everywhere at once. The infrastructure first, then each feature makes its own objects with its
+ * own maker, in the order they need each other (fleet's collectors read the server cache); which
+ * object a feature makes, and with what, is the feature's rule. Whatever `parts` names replaces
+ * what would be made (each maker takes it as its `given`).
+ */
+export function assembleDeps(parts: DepsParts): ServiceParts {
+  const infrastructure = assembleInfrastructure(parts);
+  const servers = createServersParts(infrastructure, parts);
+  return {
+    // What accounts is handed by the features above it (which it may not import).
+    serverCounts: countServersByOwner,
+    passkeys: passkeyDirectory,
+    ...infrastructure,
+    ...createAccountsParts(infrastructure, parts),
+    ...createAuditParts(infrastructure, parts),
+    ...createAuthParts(parts),
+    ...servers,
+    ...createNodesParts(infrastructure, parts),
+    ...createWorldsParts(infrastructure, parts),
+    ...createBuildsParts(infrastructure, parts),
+    ...createConsoleParts(infrastructure, parts),
+    ...createVerifierParts(infrastructure, parts),
+    ...createFleetParts({ ...infrastructure, ...servers }, parts),
+  };
 }
 
 export interface RunningService {
@@ -300,13 +298,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
     await game?.close();
     await Promise.all([internal?.close(), external?.close()]);
     await tasks?.stop();
-    if (deps) {
-      stopServersFeature(deps);
-      deps.nodeCache?.close();
-      deps.consoleLogs.close();
-      deps.rcon.close();
-      deps.sessionVerifier.close();
-    }
+    // What the features made is closed by their modules' closing tasks, above; the RCON pool is the infrastructure's.
+    deps?.rcon.close();
     await cluster?.close();
     await deps?.mail?.close();
     await db.close();

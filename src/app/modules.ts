@@ -29,9 +29,10 @@ import type { ServiceParts } from './parts.js';
  * tasks start in (they stop in reverse: a feature's rounds stop before those of the features it
  * uses, so the world jobs a schedule or a node move started are waited for after those stopped).
  *
- * Each is made by its feature's `createX(infrastructure, { what it is handed })`. The made objects
- * (caches, runtimes, collectors) are still made by `assembleDeps` (src/service.ts), where tests and
- * benches override them, and handed in as the module's own part.
+ * Each is made by its feature's `createX(infrastructure, { what it is handed })`, handed its own
+ * part: the objects (caches, runtimes, collectors) that the feature made with its own
+ * `createXParts`, called in order by `assembleDeps` (src/service.ts), where a test or a bench hands
+ * its own instead. What runs in them is closed by the module's tasks (a closing task).
  */
 export function createModules(parts: ServiceParts): FeatureModule[] {
   const opLogin = createOpLogin();

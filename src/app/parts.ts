@@ -12,7 +12,7 @@ import type { ServersParts } from '../features/servers/index.js';
 /**
  * Everything the composition root (src/service.ts `assembleDeps`) puts together: the
  * infrastructure (src/deps.ts), the front door's parts (src/http/env.ts) and what each feature
- * makes. Only the composition root and the apps it builds name the whole; a feature names the
+ * makes (each with its own `createXParts`). Only the composition root and the apps it builds name the whole; a feature names the
  * infrastructure and the parts it is handed, by their own types, and its routes are given them.
  */
 export type ServiceParts = AppDeps & AccountsParts & AuthParts & ServersParts & NodesParts & FleetParts & WorldsParts & BuildsParts & ConsoleParts & VerifierParts;

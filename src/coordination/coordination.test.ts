@@ -4,7 +4,7 @@ import { leases } from '../db/schema/coordination.js';
 import { useTestDatabase } from '../../test/helpers/database.js';
 import { createLogger } from '../lib/logger.js';
 import { ManualClock } from '../lib/clock.js';
-import { backgroundLoop, Leadership, runOnOneReplica, TaskList, type BackgroundTask, type LoopDeps } from './loops.js';
+import { backgroundLoop, closingTask, Leadership, runOnOneReplica, TaskList, type BackgroundTask, type LoopDeps } from './loops.js';
 import { holdLease, LEASE_KEYS, leaseOf, leasePrefix, releaseLease, releasePreviousLives, renewLease, sweepLapsedLeases, takeLease } from './leases.js';
 
 const log = createLogger('silent');
@@ -278,5 +278,14 @@ describe('the task list', () => {
     await list.stop();
     await list.stop(); // a second stop does nothing
     expect(steps).toEqual(['start cache', 'start sweep', 'start controller', 'stop controller', 'stop sweep', 'stop cache']);
+  });
+
+  it('closes what the features made even when it never started (a service stopped while waiting for its database)', async () => {
+    const steps: string[] = [];
+    const loop: BackgroundTask = { name: 'sweep', start: () => void steps.push('start sweep'), stop: async () => void steps.push('stop sweep') };
+    const list = new TaskList(log).add(closingTask('cache', () => void steps.push('close cache')), loop, closingTask('hubs', () => void steps.push('close hubs')));
+    await list.stop();
+    await list.stop(); // a second stop does nothing
+    expect(steps).toEqual(['close hubs', 'close cache']);
   });
 });

@@ -36,6 +36,7 @@ export {
 } from './leases.js';
 export {
   backgroundLoop,
+  closingTask,
   Leadership,
   ROUND_LEASE_MS,
   ROUND_RENEW_MS,

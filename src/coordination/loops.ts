@@ -15,6 +15,25 @@ export interface BackgroundTask {
   start(): void;
   /** Stops scheduling and resolves when a round under way has ended. */
   stop(): Promise<void>;
+  /**
+   * A task that closes what its feature made (a cache's watch, the followed pod logs, keep-alive
+   * sockets): such objects start on their first use, which may come before the list starts (a
+   * service still waiting for its database serves its routes), so the list stops it even when it
+   * never started. Made by `closingTask`.
+   */
+  readonly closes?: true;
+}
+
+/** The task that closes an object its feature made (see `BackgroundTask.closes`): nothing to start. */
+export function closingTask(name: string, close: () => void | Promise<void>): BackgroundTask {
+  return {
+    name,
+    closes: true,
+    start() {},
+    async stop() {
+      await close();
+    },
+  };
 }
 
 /** What a loop needs: the database its leases live in, the clock, the log, and this replica's name. */
@@ -193,6 +212,7 @@ export class Leadership {
 export class TaskList {
   readonly #tasks: BackgroundTask[] = [];
   #started = false;
+  #stopped = false;
 
   constructor(private readonly log: Pick<Logger, 'warn'>) {}
 
@@ -203,13 +223,21 @@ export class TaskList {
 
   start(): void {
     this.#started = true;
+    this.#stopped = false;
     for (const task of this.#tasks) task.start();
   }
 
+  /**
+   * Stops the started tasks in the reverse order; a closing task is stopped even if the list never
+   * started. A second stop does nothing.
+   */
   async stop(): Promise<void> {
-    if (!this.#started) return;
+    if (this.#stopped) return;
+    this.#stopped = true;
+    const started = this.#started;
     this.#started = false;
     for (const task of [...this.#tasks].reverse()) {
+      if (!started && !task.closes) continue;
       await task.stop().catch((err: unknown) => this.log.warn({ err, task: task.name }, 'a background task did not stop cleanly'));
     }
   }

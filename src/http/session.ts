@@ -34,4 +34,6 @@ export interface SessionAuthenticator {
    * changed a role): forget every cached session check, so that it takes effect at once here.
    */
   forgetCached?(): void;
+  /** Stops what the check listens to (the change feed) and caches nothing more: the service is stopping. */
+  close?(): void;
 }

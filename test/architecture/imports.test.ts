@@ -85,6 +85,7 @@ const SCHEMA = join(SRC, 'db', 'schema');
 
 /** The feature a file belongs to at the top: its folder directly under src/features. */
 const topFeatureOf = (file: string) => relative(FEATURES, file).split(sep)[0];
+const topFeatureDir = (file: string) => join(FEATURES, topFeatureOf(file) ?? '');
 
 /** Which feature owns each schema file of src/db/schema (its tables are that feature's alone). */
 const TABLE_OWNER: Record<string, string> = {
@@ -103,7 +104,7 @@ const TABLE_OWNER: Record<string, string> = {
   passkeys: 'passkeys',
   schedules: 'schedules',
   servers: 'servers',
-  settings: 'settings',
+  settings: 'runtime-settings',
   submissions: 'builds',
   usage: 'fleet',
   verifier: 'verifier',
@@ -207,8 +208,9 @@ describe('the shape of the service', () => {
 
   it('builds every feature as a module: each has module.ts, and the routes and tasks are mounted and started only from the modules', () => {
     const features = readdirSync(FEATURES).filter((name) => existsSync(join(FEATURES, name, 'index.ts')));
-    // doors and audit offer functions only: no route, no task, nothing to make.
-    const withoutModule = features.filter((name) => !existsSync(join(FEATURES, name, 'module.ts')) && !['doors', 'audit'].includes(name));
+    // doors, audit and runtime-settings offer functions only: no route, no task (audit's one made
+    // object, the front door's change recorder, is made by its createAuditParts).
+    const withoutModule = features.filter((name) => !existsSync(join(FEATURES, name, 'module.ts')) && !['doors', 'audit', 'runtime-settings'].includes(name));
     expect(withoutModule).toEqual([]);
     // The faces and the task list name no feature's route table or task maker: they take the modules'.
     const handPicked = ['app/external.ts', 'app/internal.ts', 'service.ts'].flatMap((file) =>
@@ -218,6 +220,15 @@ describe('the shape of the service', () => {
         .map((name) => `${file}: ${name}`),
     );
     expect(handPicked).toEqual([]);
+  });
+
+  it('keeps the run-time settings below every feature: they import none', () => {
+    // Read by accounts, servers, the verifier, linking, builds and the settings pages above them.
+    const bottom = [join(FEATURES, 'runtime-settings')];
+    const wrong = IMPORTS.filter((i) => i.local && bottom.includes(topFeatureDir(i.from)) && i.to.startsWith(FEATURES + sep) && topFeatureDir(i.to) !== topFeatureDir(i.from)).map(
+      (i) => `${rel(i.from)} -> ${rel(i.to)}`,
+    );
+    expect(wrong).toEqual([]);
   });
 
   it('keeps the Kubernetes client inside the cluster adapter', () => {

@@ -5,7 +5,7 @@ import { linkedAccounts, userQuotas, users, type UserRole } from '../../db/schem
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
-import { primarySource, readAuthSources } from '../settings/store/index.js';
+import { primarySource, readAuthSources } from '../runtime-settings/index.js';
 import { writeAudit } from '../audit/index.js';
 import { getQuota, type Quota } from './directory.js';
 import { isStaffRole } from './roles.js';

@@ -49,7 +49,7 @@ export type { SignedInAccount } from './sessions/index.js';
 
 /**
  * The account row each request's session check read, kept for that request only (keyed by its
- * context, so it goes with the request): one per service, made by the composition root and handed
+ * context, so it goes with the request): one per service, made by `createAccountsParts` and handed
  * to the authenticator that fills it and to the routes that read it (`/me`).
  */
 export class SignedInAccounts {
@@ -70,7 +70,7 @@ export class SignedInAccounts {
  * part was wrong (unknown, expired, revoked, other host, disabled, deleted, idle) is the same 401.
  */
 export function createSessionAuthenticator(changes?: ChangeFeed, signedIn?: SignedInAccounts): SessionAuthenticator {
-  // One per replica (assembleDeps builds one authenticator per service, with its database's feed).
+  // One per replica (createAccountsParts makes one authenticator per service, with its database's feed).
   const cache = new CheckedRows<SessionRow>(changes);
   const keys = new ApiKeyCheck(changes);
   // The session query, prepared once for the database it runs on.
@@ -79,6 +79,10 @@ export function createSessionAuthenticator(changes?: ChangeFeed, signedIn?: Sign
     forgetCached: () => {
       cache.forgetAll();
       keys.forgetAll();
+    },
+    close: () => {
+      cache.close();
+      keys.close();
     },
     // Synchronous when the cache answers (a promise only where a query or a write must wait): a
     // signed-in read then goes through the front door without a promise of its own.

@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { linkedAccounts, userQuotas, users, type UserRole } from '../../db/schema/accounts.js';
-import { readQuotaDefaults } from '../settings/store/index.js';
+import { readQuotaDefaults } from '../runtime-settings/index.js';
 
 /**
  * The accounts feature's exported lookups for other features (servers, linking, …). They never
@@ -37,7 +37,7 @@ export interface Quota {
 
 /**
  * A user's quota: the limits staff set (null: unlimited), or, for an account staff never gave one,
- * the platform's defaults (`default_max_servers`, …; settings/store), so a new account is bounded.
+ * the platform's defaults (`default_max_servers`, …; runtime-settings), so a new account is bounded.
  */
 export async function getQuota(db: Queryable, userId: string): Promise<Quota> {
   const [row] = await db.select().from(userQuotas).where(eq(userQuotas.userId, userId)).limit(1);

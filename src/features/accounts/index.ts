@@ -20,4 +20,4 @@ export { clearSessionCookie, deviceToken, sessionToken, setDeviceCookie, setSess
 export { USER_AGENT_MAX_BYTES, cutUtf8, mintSession, revokeSession, revokeUserSessions } from './sessions/index.js';
 export { findLiveUserByEmail, findUserById, insertUser, insertUserUnlessTaken, liveOwners, lockUser, markEmailVerified, setInSetup, uniqueViolation, type UserRow } from './users.js';
 export type { AccountsParts, PasskeyDirectory } from './parts.js';
-export { createAccounts } from './module.js';
+export { createAccounts, createAccountsParts, sessionChangeFeed, type AccountsMade } from './module.js';

@@ -2,5 +2,5 @@
  * The front door of the audit feature: the one way any feature records what was done, by whom,
  * to what (the `audit_log` table).
  */
-export { changeRecorder, writeAudit } from './write.js';
+export { changeRecorder, createAuditParts, writeAudit } from './write.js';
 export type { AuditActor, AuditEntry } from './write.js';

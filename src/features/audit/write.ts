@@ -62,3 +62,14 @@ export function changeRecorder(deps: RecorderDeps): (change: RequestChange) => v
     }).catch((err: unknown) => deps.log.warn({ err, request_id: change.requestId, action: `${change.method} ${change.route}` }, 'audit row of a request not written'));
   };
 }
+
+/**
+ * The audit feature's part of the service: the front door's change recorder (`given` replaces it;
+ * a recorder given as undefined records nothing).
+ */
+export function createAuditParts(
+  infrastructure: RecorderDeps,
+  given: { recordChange?: ((change: RequestChange) => void) | undefined } = {},
+): { recordChange: ((change: RequestChange) => void) | undefined } {
+  return { recordChange: 'recordChange' in given ? given.recordChange : changeRecorder(infrastructure) };
+}

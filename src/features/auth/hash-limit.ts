@@ -67,15 +67,16 @@ export class WorkGate {
 }
 
 /**
- * What the auth feature makes: the hashing gate of this process (one per service, made by the
- * composition root; it holds only the queue of jobs waiting, so nothing needs stopping).
+ * What the auth feature makes: the hashing gate of this process (one per service, made by
+ * `createAuthParts`; it holds only the queue of jobs waiting, so nothing needs stopping).
  */
 export interface AuthParts {
   hashGate: WorkGate;
 }
 
-export function createAuthParts(): AuthParts {
-  return { hashGate: new WorkGate(HASH_LIMITS.running, HASH_LIMITS.waiting, HASH_LIMITS.knownWaiting) };
+/** Makes the auth feature's gate, once per service (`given` replaces it: tests and benches). */
+export function createAuthParts(given: Partial<AuthParts> = {}): AuthParts {
+  return { hashGate: given.hashGate ?? new WorkGate(HASH_LIMITS.running, HASH_LIMITS.waiting, HASH_LIMITS.knownWaiting) };
 }
 
 /**

@@ -12,4 +12,4 @@ export type { ContextStore } from './submissions/context-store.js';
 export { submissionRoutes } from './submissions/routes.js';
 export { clusterBuildTasks } from './tasks.js';
 export { buildsFinished } from './figures.js';
-export { createBuilds } from './module.js';
+export { createBuilds, createBuildsParts } from './module.js';

@@ -1,4 +1,4 @@
-import { readValues } from '../settings/store/index.js';
+import { readValues } from '../runtime-settings/index.js';
 import type { Queryable } from '../../db/client.js';
 import { SEVERITIES, type ScanPolicy, type Severity } from './scan-gate.js';
 

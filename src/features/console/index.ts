@@ -9,4 +9,4 @@ export { consoleStreamRoutes } from './stream-route.js';
 export { releasePreviousStreamSlots, takeStreamSlot } from './stream-slots.js';
 export { normaliseCommand } from './charset.js';
 export { rconCommand } from './service.js';
-export { createConsole } from './module.js';
+export { createConsole, createConsoleParts } from './module.js';

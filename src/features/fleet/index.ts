@@ -10,9 +10,13 @@ import type { ServersParts } from '../servers/index.js';
 
 export { countScheduleRun, SCHEDULE_OUTCOMES, type FleetMetrics, type FleetParts, type ScheduleOutcome } from './metrics.js';
 
-/** The fleet's part: its collectors registered on the deps' registry, with their figures (once per service). */
-export function createFleetParts(deps: Pick<Deps, 'metrics' | 'cluster' | 'config' | 'clock'> & ServersParts): FleetParts {
-  return { fleetMetrics: registerFleetMetrics(deps, new FleetFigures()) };
+/**
+ * The fleet's part: its collectors registered on the deps' registry, with their figures (once per
+ * service: the game-level collectors exist from the start, whoever assembles the service). `given`
+ * replaces them (tests and benches).
+ */
+export function createFleetParts(deps: Pick<Deps, 'metrics' | 'cluster' | 'config' | 'clock'> & ServersParts, given: Partial<FleetParts> = {}): FleetParts {
+  return { fleetMetrics: given.fleetMetrics ?? registerFleetMetrics(deps, new FleetFigures()) };
 }
 
 /** Reads the database's figures now (tests, and the first round of the task). */

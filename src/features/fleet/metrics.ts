@@ -33,8 +33,8 @@ export const SCHEDULE_OUTCOMES = ['ok', 'skipped', 'failed'] as const;
 export type ScheduleOutcome = (typeof SCHEDULE_OUTCOMES)[number];
 
 /**
- * What the fleet feature makes: its collectors (registered once, on the service's registry, by the
- * composition root) and the figures they show. The schedules feature is handed it to count runs.
+ * What the fleet feature makes: its collectors (registered once, on the service's registry, by
+ * `createFleetParts`) and the figures they show. The schedules feature is handed it to count runs.
  */
 export interface FleetParts {
   fleetMetrics: FleetMetrics;

@@ -69,14 +69,18 @@ export class NodeCache {
 
 /**
  * What the nodes feature makes and others are handed: the cache of the cluster's nodes (undefined
- * on a cluster that reports no nodes). Made by the composition root with the cluster, closed by
- * its teardown.
+ * on a cluster that reports no nodes). Made by `createNodesParts` with the cluster; its watch
+ * starts on the first read and is closed by the nodes module's closing task.
  */
 export interface NodesParts {
   nodeCache: NodeCache | undefined;
 }
 
-/** The nodes feature's part for a cluster: its node cache, when the cluster reports nodes. */
-export function createNodesParts(cluster: { nodes?: ClusterNodes }): NodesParts {
-  return { nodeCache: cluster.nodes ? new NodeCache(cluster.nodes) : undefined };
+/**
+ * The nodes feature's part for a cluster: its node cache, when the cluster reports nodes. `given`
+ * replaces it (tests and benches hand their own).
+ */
+export function createNodesParts(infrastructure: { cluster: { nodes?: ClusterNodes } }, given: Partial<NodesParts> = {}): NodesParts {
+  const { nodes } = infrastructure.cluster;
+  return { nodeCache: given.nodeCache ?? (nodes ? new NodeCache(nodes) : undefined) };
 }

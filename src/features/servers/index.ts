@@ -21,5 +21,5 @@ export { CodedServerNameParam, McUuidBody, McUuidSchema, ServerNameParam } from 
 export { integerSetting, SERVER_SETTINGS, wakePolicyInForce, type WakePolicyView } from './wakes/index.js';
 export { isReservedServerName, SERVER_NAME_PATTERN } from './core/index.js';
 export { clusterCall } from './core/index.js';
-export { SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './startup.js';
-export { createServers } from './module.js';
+export { SIMULATED_SYSTEM_SERVERS, startServersFeature } from './startup.js';
+export { createServers, createServersParts } from './module.js';

@@ -11,7 +11,8 @@ import { expectTierMatrix } from '../../../test/helpers/tier-matrix.js';
 import { claimFor } from '../../../test/helpers/worlds.js';
 import { LogHubs } from '../console/index.js';
 import { OWNER_OR_ADMIN_ROUTES as ROUTES } from '../../../test/helpers/server-routes.js';
-import { MEMBER_PERMISSIONS, type Need } from './core/access.js';
+import type { ChangeFeed } from '../../db/change-feed.js';
+import { AccessChanges, MEMBER_PERMISSIONS, type Need } from './core/access.js';
 import { writeSetting } from './wakes/settings.js';
 
 const database = useTestDatabase();
@@ -197,5 +198,34 @@ describe('server members', () => {
     expect((await external.request(`/api/v1/servers/${name}/members/${friend.id}`, { method: 'DELETE', headers: ownerIn.headers })).status).toBe(204);
     await reader.until((r) => r.ended);
     expect(reader.events.at(-1)).toEqual({ event: 'revoked', data: 'revoked' });
+  });
+});
+
+describe('access changes told by another replica', () => {
+  it('listen to the change feed from the first watch until closed', () => {
+    const subscribers = new Set<() => void>();
+    const feed: ChangeFeed = {
+      seenThrough: () => 0,
+      subscribe: (onChange) => {
+        subscribers.add(onChange);
+        return () => subscribers.delete(onChange);
+      },
+      close: async () => {},
+    };
+    const changes = new AccessChanges(feed);
+    expect(subscribers.size).toBe(0);
+    const seen: string[] = [];
+    const stopAlpha = changes.watch('alpha', () => seen.push('alpha'));
+    changes.watch('beta', () => seen.push('beta'));
+    expect(subscribers.size).toBe(1);
+    for (const told of subscribers) told();
+    expect(seen).toEqual(['alpha', 'beta']);
+    stopAlpha();
+    for (const told of subscribers) told();
+    expect(seen).toEqual(['alpha', 'beta', 'beta']);
+    changes.close();
+    expect(subscribers.size).toBe(0);
+    changes.watch('alpha', () => seen.push('alpha'));
+    expect(subscribers.size).toBe(0);
   });
 });

@@ -1,5 +1,5 @@
 import { and, eq, notLike } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createTestApps, createTestDeps, errorOf, jsonRequest, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { addServer } from '../../../test/helpers/servers.js';
@@ -10,7 +10,7 @@ import { LEASE_KEYS, releaseLease, takeLease } from '../../coordination/index.js
 import { auditLog } from '../../db/schema/audit.js';
 import { serverRestarts } from '../../db/schema/servers.js';
 import { recordProof } from '../accounts/index.js';
-import { advanceRestarts, RESTART_START_WAIT_MS, RESTART_STOP_WAIT_MS } from './power.js';
+import { advanceRestarts, RESTART_START_WAIT_MS, RESTART_STOP_WAIT_MS, restartsOnStopTask } from './power.js';
 import { writeSetting } from './wakes/settings.js';
 
 describe('restart and emergency stop', () => {
@@ -86,6 +86,38 @@ describe('restart and emergency stop', () => {
     const unknown = await external.request('/api/v1/servers/nosuchserver/restart', { method: 'POST', headers: owner.headers });
     expect(unknown.status).toBe(404);
     expect(await restartRow(deps, name)).toBeUndefined();
+  });
+
+  it('starts the server again as soon as the cache sees it stopped, without waiting for the restart round', async () => {
+    const { deps, owner, name, post, running } = await setUp();
+    await running();
+    deps.clock.advance(60_000); // past the wake cooldown of that start
+    const onStop = restartsOnStopTask(deps);
+    onStop.start();
+    try {
+      expect((await post('restart', owner.headers)).status).toBe(202);
+      expect(deps.cluster.server(name)!.status.phase).toBe('Stopping');
+      expect((await restartRow(deps, name))!.state).toBe('stopping');
+      // The server stops; no round runs (advanceRestarts is never called here).
+      deps.clock.advance(deps.cluster.options.stopDelayMs);
+      deps.cluster.tick();
+      await vi.waitFor(async () => expect(await restartRow(deps, name)).toMatchObject({ state: 'done', finishedAt: deps.clock.now() }));
+      expect(deps.cluster.server(name)!.spec.desiredState).toBe('Running');
+      expect(deps.cluster.server(name)!.status.phase).toBe('Starting');
+    } finally {
+      await onStop.stop();
+    }
+    // Stopped, it follows no more: the next restart waits for the round again.
+    deps.clock.advance(deps.cluster.options.startDelayMs);
+    deps.cluster.tick();
+    deps.clock.advance(60_000);
+    expect((await post('restart', owner.headers)).status).toBe(202);
+    deps.clock.advance(deps.cluster.options.stopDelayMs);
+    deps.cluster.tick();
+    const [, second] = await deps.database.db.select().from(serverRestarts).where(eq(serverRestarts.serverName, name)).orderBy(serverRestarts.requestedAt);
+    expect(second!.state).toBe('stopping');
+    await advanceRestarts(deps);
+    expect((await deps.database.db.select().from(serverRestarts).where(eq(serverRestarts.id, second!.id)))[0]!.state).toBe('done');
   });
 
   it('waits out the node cap before starting again, and gives up on a server that does not stop', async () => {

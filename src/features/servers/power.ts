@@ -19,7 +19,9 @@ import type { ServersParts } from './core/index.js';
 /**
  * Restart and emergency stop. A restart is a row (server_restarts) moved on by whichever replica
  * runs the restart round: `stopping` until the server is down (a graceful stop, with the
- * controller's clean save), then `starting` until it is wanted running again within the wake rules
+ * controller's clean save; the step is taken at once by the replicas whose cache sees the server
+ * stop, `restartsOnStopTask`, the round being the fallback), then `starting` until it is wanted
+ * running again within the wake rules
  * (capacity, cooldown, a world held by a restore, backup or file write, retirement). Each move is a
  * conditional UPDATE from the state it leaves, so of two replicas only one moves it.
  */
@@ -161,6 +163,46 @@ export async function advanceRestarts(deps: PowerDeps): Promise<void> {
       deps.log.warn({ err, server: row.serverName, restart: row.id }, 'a restart step failed; tried again next round');
     }
   }
+}
+
+/**
+ * A restart's step from `stopping` to `starting`, taken as soon as this replica's server cache sees
+ * its server stopped rather than at the next round (up to 5 s later): on every replica, each
+ * reading the restart under way of a server that just stopped (a stop is rare: one query). Two
+ * replicas racing are safe, since the step is a conditional UPDATE from `stopping` and only the one
+ * that moved it starts the server again. The round stays the fallback (a replica that missed the
+ * change, a server that was already down when the restart began, a start refused for a while).
+ */
+export function restartsOnStopTask(deps: PowerDeps): BackgroundTask {
+  let unsubscribe: (() => void) | undefined;
+  const steps = new Set<Promise<void>>();
+  const onStopped = async (name: string) => {
+    const [row] = await deps.database.db
+      .select()
+      .from(serverRestarts)
+      .where(and(eq(serverRestarts.serverName, name), eq(serverRestarts.state, 'stopping')));
+    if (row) await advanceRestart(deps, row);
+  };
+  return {
+    name: 'server_restarts_on_stop',
+    start() {
+      unsubscribe ??= deps.serverCache.onChange((before, after) => {
+        // A server first seen (a new one, or the cache's first list) is left to the round: a
+        // restart's server was in the cache, running, when the restart began.
+        if (!before || before.status.phase === 'Stopped' || after?.status.phase !== 'Stopped') return;
+        const name = after.spec.name;
+        const step: Promise<void> = onStopped(name)
+          .catch((err: unknown) => deps.log.warn({ err, server: name }, 'a restart step on the server\'s stop failed; the restart round tries again'))
+          .finally(() => steps.delete(step));
+        steps.add(step);
+      });
+    },
+    async stop() {
+      unsubscribe?.();
+      unsubscribe = undefined;
+      await Promise.all(steps);
+    },
+  };
 }
 
 /** The restart round as a background task, on one replica at a time. */

@@ -12,7 +12,7 @@ export const SIMULATED_SYSTEM_SERVERS: ServerSpec[] = [
 /**
  * Start-up of the servers feature: the platform default image is set and whitelisted on first
  * start, and the server cache is filled before the first proxy call (a failure is logged; the
- * cache retries on the first request).
+ * cache retries on the first request). The servers module's closing task closes the cache.
  */
 export async function startServersFeature(deps: Deps & ServersParts): Promise<void> {
   const image = await platformDefaultImage(deps);
@@ -22,8 +22,4 @@ export async function startServersFeature(deps: Deps & ServersParts): Promise<vo
   } catch (err) {
     deps.log.warn({ err }, 'server cache: first list failed; retried on demand');
   }
-}
-
-export function stopServersFeature(deps: Deps & ServersParts): void {
-  deps.serverCache.close();
 }

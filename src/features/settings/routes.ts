@@ -10,7 +10,7 @@ import {
   testAuthSource,
   wakePolicy,
 } from './service.js';
-import { AuthSourceEntrySchema, EntryPolicyFields, WakePolicyFields } from './store/index.js';
+import { AuthSourceEntrySchema, EntryPolicyFields, WakePolicyFields } from '../runtime-settings/index.js';
 import type { VerifierParts } from '../verifier/index.js';
 import type { AppDeps } from '../../http/env.js';
 import type { ServersParts } from '../servers/index.js';

@@ -21,7 +21,7 @@ import {
   type EntryPolicy,
   type EntryPolicyView,
   type WakePolicy,
-} from './store/index.js';
+} from '../runtime-settings/index.js';
 import type { VerifierParts } from '../verifier/index.js';
 import type { ServersParts } from '../servers/index.js';
 

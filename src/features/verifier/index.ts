@@ -8,4 +8,4 @@ export type { VerifierParts } from './service.js';
 export { isLegalUsername, thirdPartyUuid } from './service.js';
 export { parseUuid } from './uuid.js';
 export { barPlayer, isBarred } from './bar-list.js';
-export { createVerifier } from './module.js';
+export { createVerifier, createVerifierParts } from './module.js';

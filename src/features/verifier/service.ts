@@ -9,7 +9,7 @@ import {
 import type { SessionSourceConfig } from '../../config.js';
 import type { Queryable } from '../../db/client.js';
 import type { Clock } from '../../lib/clock.js';
-import { activeSources, readAuthSources } from '../settings/store/index.js';
+import { activeSources, readAuthSources } from '../runtime-settings/index.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';

@@ -16,4 +16,4 @@ export { holdWorld, jobOf, requireStopped } from './jobs/index.js';
 export { archiveForMove, releaseForMove, restoreForMove } from './backups/index.js';
 export { deadLockTakers, heldFresh } from './jobs/index.js';
 export { backupFigures, backupJobsFinished } from './figures.js';
-export { createWorlds } from './module.js';
+export { createWorlds, createWorldsParts } from './module.js';

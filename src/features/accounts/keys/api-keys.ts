@@ -111,6 +111,10 @@ export class ApiKeyCheck {
     this.#rows.forgetAll();
   }
 
+  close(): void {
+    this.#rows.close();
+  }
+
   #statementsFor(db: Database): KeyStatements {
     if (this.#statements?.db !== db) this.#statements = keyStatementsOf(db);
     return this.#statements;

@@ -17,14 +17,24 @@ const CACHE_ENTRIES = 10_000;
  *   forgets everything; cached rows are used only while the feed can say that every change
  *   committed more than `SESSION_CACHE_MS` (≤ 1 s) ago has been delivered. Without a feed (the
  *   tests' in-process PGlite), a row is used for at most `SESSION_CACHE_MS` after its read.
- * One per kind of row and replica (the authenticator makes them), never module-level.
+ * One per kind of row and replica (the authenticator makes them), never module-level. It listens
+ * to the feed from its first read (before that it holds nothing to forget) until `close()`, after
+ * which it keeps nothing and every read goes to the database.
  */
 export class CheckedRows<Row> {
   #rows = new Map<string, { row: Row; readAt: number }>();
   #epoch = 0;
+  #unsubscribe: (() => void) | undefined;
+  #closed = false;
 
-  constructor(readonly feed: ChangeFeed | undefined) {
-    feed?.subscribe(() => this.forgetAll());
+  constructor(readonly feed: ChangeFeed | undefined) {}
+
+  /** Stops listening to the feed and keeps no row from now on (the accounts module's closing task). */
+  close(): void {
+    this.#closed = true;
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+    this.forgetAll();
   }
 
   #get(hash: string, maxAgeMs: number): Row | undefined {
@@ -60,12 +70,15 @@ export class CheckedRows<Row> {
    * on. Synchronous on a hit, so that a signed-in read from the cache makes no promise of its own.
    */
   read(hash: string, maxAgeMs: number, read: () => Promise<Row | undefined>, fresh: (row: Row) => boolean = () => true): Row | Promise<Row | undefined> {
-    const hit = maxAgeMs > 0 ? this.#get(hash, maxAgeMs) : undefined;
+    const caching = maxAgeMs > 0 && !this.#closed;
+    // Listening before the first read's epoch is taken: a change delivered during it is not kept.
+    if (caching && this.feed && !this.#unsubscribe) this.#unsubscribe = this.feed.subscribe(() => this.forgetAll());
+    const hit = caching ? this.#get(hash, maxAgeMs) : undefined;
     if (hit !== undefined && fresh(hit)) return hit;
     const epoch = this.#epoch;
     const readAt = performance.now();
     return read().then((row) => {
-      if (row !== undefined && maxAgeMs > 0) this.#keep(hash, row, epoch, readAt);
+      if (row !== undefined && caching && !this.#closed) this.#keep(hash, row, epoch, readAt);
       return row;
     });
   }

@@ -23,6 +23,7 @@ function gate(c: Context, session: SessionContext): SessionContext {
 export function withPasswordChangeGate(inner: SessionAuthenticator): SessionAuthenticator {
   return {
     forgetCached: () => inner.forgetCached?.(),
+    close: () => inner.close?.(),
     authenticate(c: Context, requirement) {
       const session = inner.authenticate(c, requirement);
       return session instanceof Promise ? session.then((read) => gate(c, read)) : gate(c, session);

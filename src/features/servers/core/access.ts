@@ -100,18 +100,22 @@ export async function requireAccess(deps: Pick<Deps, 'database'>, name: string, 
 /**
  * Tells what watches a server's access (an open console stream) that it may have changed: a
  * member removed or its permissions changed. On this replica at once; on the others through the
- * database's change feed (the `server_members` trigger notifies the same channel as sessions).
+ * database's change feed (the `server_members` trigger notifies the same channel as sessions),
+ * listened to from the first watch until `close()` (the servers module's closing task).
  */
 export class AccessChanges {
   readonly #watchers = new Map<string, Set<() => void>>();
-  readonly #unsubscribe: (() => void) | undefined;
+  readonly #feed: ChangeFeed | undefined;
+  #unsubscribe: (() => void) | undefined;
+  #closed = false;
 
   constructor(feed?: ChangeFeed) {
-    this.#unsubscribe = feed?.subscribe(() => this.#runAll());
+    this.#feed = feed;
   }
 
   /** `onChange` runs when the server's access may have changed; returns the way to stop watching. */
   watch(name: string, onChange: () => void): () => void {
+    if (!this.#closed) this.#unsubscribe ??= this.#feed?.subscribe(() => this.#runAll());
     let set = this.#watchers.get(name);
     if (!set) this.#watchers.set(name, (set = new Set()));
     set.add(onChange);
@@ -130,6 +134,8 @@ export class AccessChanges {
   }
 
   close(): void {
+    this.#closed = true;
     this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
   }
 }

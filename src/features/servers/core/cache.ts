@@ -222,8 +222,8 @@ export class ServerCache {
 
 /**
  * The servers feature's part of the service: the one cache of the cluster's servers of this
- * process (made by the composition root with the cluster, started and closed with the servers
- * feature: startServersFeature / stopServersFeature).
+ * process (made by `createServersParts` with the cluster, filled by `startServersFeature`, closed
+ * by the servers module's closing task).
  */
 export interface ServersParts {
   serverCache: ServerCache;

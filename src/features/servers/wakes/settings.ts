@@ -1,5 +1,5 @@
 import type { Queryable } from '../../../db/client.js';
-import { readStored, readStoredWakePolicy, seedValue, writeValue, type WakePolicy } from '../../settings/store/index.js';
+import { readStored, readStoredWakePolicy, seedValue, writeValue, type WakePolicy } from '../../runtime-settings/index.js';
 
 /** Settings of the servers feature, with the defaults of api-extensions. */
 export const SERVER_SETTINGS = {

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from '@hono/zod-openapi';
-import type { SessionSourceConfig } from '../../../config.js';
-import type { Queryable } from '../../../db/client.js';
+import type { SessionSourceConfig } from '../../config.js';
+import type { Queryable } from '../../db/client.js';
 import { readStored, revisionText } from './revisioned.js';
 
 export const AUTH_SOURCES_KEY = 'auth_sources';

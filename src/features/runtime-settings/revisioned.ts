@@ -1,6 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import type { Queryable } from '../../../db/client.js';
-import { settings } from '../../../db/schema/settings.js';
+import type { Queryable } from '../../db/client.js';
+import { settings } from '../../db/schema/settings.js';
 
 /**
  * Settings that staff edit on a page (entry policy, wake policy, session sources): one row of the

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import type { Queryable } from '../../../db/client.js';
+import type { Queryable } from '../../db/client.js';
 import { readStored, revisionText } from './revisioned.js';
 
 export const WAKE_POLICY_KEY = 'wake_policy';

@@ -1,7 +1,9 @@
 /**
- * The front door of the settings store: the staff pages' settings (entry policy, wake policy,
- * session sources), each one row of the `settings` table with a revision. Features that read a
- * setting (servers, verifier, accounts) import this; the pages' routes are the settings feature's.
+ * The front door of the run-time settings: the settings staff change while the service runs (entry
+ * policy, wake policy, session sources, quota defaults, the builds' and worlds' values), each one
+ * row of the `settings` table with a revision, read and written only here. It stands below every
+ * feature that reads a setting (accounts, servers, verifier, linking, builds) and imports no
+ * feature itself; the staff pages' routes over it are the settings feature's.
  */
 export { compareAndSet, parseRevision, readStored, readValues, revisionText, seedValue, writeValue } from './revisioned.js';
 export {

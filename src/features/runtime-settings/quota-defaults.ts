@@ -1,4 +1,4 @@
-import type { Queryable } from '../../../db/client.js';
+import type { Queryable } from '../../db/client.js';
 import { readStored } from './revisioned.js';
 
 /**

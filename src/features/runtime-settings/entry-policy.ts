@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import type { Queryable } from '../../../db/client.js';
+import type { Queryable } from '../../db/client.js';
 import { readStored, revisionText } from './revisioned.js';
 
 export const ENTRY_POLICY_KEY = 'player_entry_policy';
