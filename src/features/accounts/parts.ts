@@ -1,3 +1,4 @@
+import type { AnyColumn, SQL } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import type { SignedInAccounts } from './authenticator.js';
 
@@ -6,6 +7,12 @@ export interface PasskeyDirectory {
   count(db: Queryable, userId: string): Promise<number>;
   /** Removes every passkey of a user; returns how many. */
   removeAll(db: Queryable, userId: string): Promise<number>;
+  /**
+   * Whether the user whose id is `userId` (a column of the asking statement) has a passkey: an
+   * `exists` condition the accounts feature puts in its own statement (a session's proof
+   * standing), so that reading it costs no second query.
+   */
+  hasAny(userId: AnyColumn): SQL<boolean>;
 }
 
 /**
