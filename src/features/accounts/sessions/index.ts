@@ -13,6 +13,7 @@ export {
   STAFF_IDLE_MS,
   USER_AGENT_MAX_BYTES,
   cutUtf8,
+  knownClient,
   listLiveSessions,
   mintSession,
   revokeSession,
