@@ -10,6 +10,7 @@ export { displayIdentities, findLiveUserByName, findUserByMcUuid, getQuota, iden
 export { CODE_MAX_ATTEMPTS, CODE_TTL_MS, checkCode, codeHeld, codeHold, codeMatches, codeRefused, generateCode, invalidCode, resendWait } from './codes/index.js';
 export { isConsoleHost, signInClient, type SignInClient } from './sessions/index.js';
 export { giveBucketTokenBack, takeBucketToken, type BucketVerdict } from './rate-buckets.js';
+export { hasLink, insertLink, linkOf } from './links.js';
 export { HOUSEKEEPING_INTERVAL_MS, accountHousekeepingTask } from './housekeeping.js';
 export { mailCode, requireMail, sendCode } from './codes/index.js';
 export { withPasswordChangeGate } from './sessions/index.js';
