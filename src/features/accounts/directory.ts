@@ -95,3 +95,18 @@ export function usernameOfActor(actor: AnyColumn): SQL<string | null> {
   // the way Postgres writes it, which is exactly when `users.id::text = actor` could hold.
   return sql<string | null>`(select ${users.username} from ${users} where ${users.id} = case when ${actor} ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then ${actor}::uuid end)`;
 }
+
+/** The username of the account whose id the column holds (a column that references an account: never null). */
+export function usernameOf(userId: AnyColumn): SQL<string> {
+  return sql<string>`(select ${users.username} from ${users} where ${users.id} = ${userId})`;
+}
+
+/** The role of the account whose id the column holds (a column that references an account: never null). */
+export function roleOf(userId: AnyColumn): SQL<UserRole> {
+  return sql<UserRole>`(select ${users.role} from ${users} where ${users.id} = ${userId})`;
+}
+
+/** Whether the in-game UUID the column holds is linked to this account: for a condition of the asking statement. */
+export function linkedTo(mcUuid: AnyColumn, userId: string): SQL<boolean> {
+  return sql<boolean>`exists (select 1 from ${linkedAccounts} where ${linkedAccounts.mcUuid} = ${mcUuid} and ${linkedAccounts.userId} = ${userId})`;
+}

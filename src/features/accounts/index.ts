@@ -6,7 +6,7 @@
 export { createSessionAuthenticator, SignedInAccounts } from './authenticator.js';
 export { adminAccountRoutes } from './admin-routes.js';
 export { createUserAsOperator, listUsers } from './admin-service.js';
-export { displayIdentities, findLiveUserByName, findUserByMcUuid, getQuota, identitiesOf, usernameOfActor } from './directory.js';
+export { displayIdentities, findLiveUserByName, findUserByMcUuid, getQuota, identitiesOf, linkedTo, roleOf, usernameOf, usernameOfActor } from './directory.js';
 export { CODE_MAX_ATTEMPTS, CODE_TTL_MS, checkCode, codeHeld, codeHold, codeMatches, codeRefused, generateCode, invalidCode, resendWait } from './codes/index.js';
 export { isConsoleHost, signInClient, type SignInClient } from './sessions/index.js';
 export { giveBucketTokenBack, takeBucketToken, type BucketVerdict } from './rate-buckets.js';
