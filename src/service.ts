@@ -22,7 +22,7 @@ import { createAuthParts, setupOnStart } from './features/auth/index.js';
 import { DirectoryContextStore, ObjectContextStore, SimulatedBuildRunner } from './features/builds/index.js';
 import { LogHubs, releasePreviousStreamSlots } from './features/console/index.js';
 import { createFleetParts } from './features/fleet/index.js';
-import { createNodesParts } from './features/nodes/index.js';
+import { createNodesParts, nodeGuard } from './features/nodes/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory } from './features/passkeys/index.js';
 import { AccessChanges, ServerCache, countServersByOwner, forgetDeletedServer, SIMULATED_SYSTEM_SERVERS, startServersFeature, stopServersFeature } from './features/servers/index.js';
@@ -99,6 +99,7 @@ export function assembleDeps(parts: DepsParts): ServiceParts {
     metrics,
     rcon: parts.rcon ?? new RconPool((name) => cluster.rconEndpoint(name)),
     serverCache: parts.serverCache ?? new ServerCache(cluster, parts.config.rootDomain),
+    nodeGuard: parts.nodeGuard ?? nodeGuard,
     accessChanges: parts.accessChanges ?? new AccessChanges(changeFeed),
     consoleLogs: parts.consoleLogs ?? new LogHubs({ cluster, clock, log: parts.log }),
     sessionVerifier: parts.sessionVerifier ?? createSessionVerifier({ ...parts, clock, metrics }),

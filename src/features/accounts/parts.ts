@@ -1,19 +1,8 @@
-import type { AnyColumn, SQL } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import type { SignedInAccounts } from './authenticator.js';
+import type { PasskeyDirectory } from './sessions/index.js';
 
-/** What the accounts feature needs of the passkey feature's table (the passkeys feature provides it). */
-export interface PasskeyDirectory {
-  count(db: Queryable, userId: string): Promise<number>;
-  /** Removes every passkey of a user; returns how many. */
-  removeAll(db: Queryable, userId: string): Promise<number>;
-  /**
-   * Whether the user whose id is `userId` (a column of the asking statement) has a passkey: an
-   * `exists` condition the accounts feature puts in its own statement (a session's proof
-   * standing), so that reading it costs no second query.
-   */
-  hasAny(userId: AnyColumn): SQL<boolean>;
-}
+export type { PasskeyDirectory };
 
 /**
  * What the accounts feature is handed by the features above it (the composition root wires them):

@@ -3,7 +3,7 @@
  */
 export { ServerCache } from './core/index.js';
 export type { ServersParts } from './core/index.js';
-export type { CachedServer, EndedRestart, ServerChangeListener } from './core/index.js';
+export type { CachedServer, EndedRestart, NodeGuard, ServerChangeListener } from './core/index.js';
 export { explicitStopSince, stopWords } from './wakes/index.js';
 export { countServersByOwner, lastInUse, ownerOf, transferClaims } from './ownership/index.js';
 export { externalServerRoutes } from './external-routes.js';

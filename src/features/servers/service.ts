@@ -18,7 +18,6 @@ import { startWithinCapacity, type Waker } from './wakes/index.js';
 import { refuseRetiring, retiringOf } from './retirement.js';
 import { takeWakeSlot } from './wakes/index.js';
 import { recordExplicitStop } from './wakes/index.js';
-import { moveRunning, refuseOnNodeInMaintenance } from './node-guard.js';
 import type { ServersParts } from './core/index.js';
 
 /**
@@ -26,10 +25,11 @@ import type { ServersParts } from './core/index.js';
  * a move of it still running (nodes' moves.ts): a move whose runner died keeps the server from
  * starting elsewhere until it is marked failed, whether or not its world lock was swept.
  */
-export async function inMaintenance(db: Queryable, serverName: string): Promise<boolean> {
+export async function inMaintenance(deps: Pick<Deps, 'database'> & Pick<ServersParts, 'nodeGuard'>, serverName: string): Promise<boolean> {
+  const { db } = deps.database;
   const [row] = await db.select({ reason: serverMaintenance.reason }).from(serverMaintenance).where(eq(serverMaintenance.serverName, serverName));
   if (row !== undefined || (await leaseOf(db, LEASE_KEYS.world(serverName))) !== undefined) return true;
-  return moveRunning(db, serverName);
+  return deps.nodeGuard.moveRunning(db, serverName);
 }
 
 /**
@@ -49,10 +49,10 @@ async function playerMayWake(deps: Pick<Deps, 'database'>, server: CachedServer,
   return onWakeAllowlist(db, name, mcUuid);
 }
 
-async function refuseInMaintenance(deps: Pick<Deps, 'database'>, server: CachedServer): Promise<void> {
+async function refuseInMaintenance(deps: Pick<Deps, 'database'> & Pick<ServersParts, 'nodeGuard'>, server: CachedServer): Promise<void> {
   const name = server.resource.spec.name;
-  await refuseOnNodeInMaintenance(deps.database.db, server);
-  if (await inMaintenance(deps.database.db, name)) {
+  await deps.nodeGuard.refuseOnNodeInMaintenance(deps.database.db, server);
+  if (await inMaintenance(deps, name)) {
     throw new DomainError('maintenance_in_progress', `${name}'s world is held by a restore, backup or file write.`);
   }
 }

@@ -1,16 +1,28 @@
-import { eq, sql } from 'drizzle-orm';
+import { eq, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { reauthProofs, sessions, users, type SignInMethod } from '../../../db/schema/accounts.js';
 import type { Deps } from '../../../deps.js';
 import type { Role, SessionContext } from '../../../http/session.js';
 import { DomainError } from '../../../lib/errors.js';
-import type { AccountsParts } from '../parts.js';
 
 /**
  * A session's proof that its holder is still at the keyboard: the guard of every change that adds,
  * removes or moves a way into the account. It lives with the sessions because it is one of their
  * facts, like their expiry; the ceremonies that give a proof are the reauth feature's.
  */
+
+/** What the accounts feature needs of the passkey feature's table (the passkeys feature provides it; `AccountsParts.passkeys`). */
+export interface PasskeyDirectory {
+  count(db: Queryable, userId: string): Promise<number>;
+  /** Removes every passkey of a user; returns how many. */
+  removeAll(db: Queryable, userId: string): Promise<number>;
+  /**
+   * Whether the user whose id is `userId` (a column of the asking statement) has a passkey: an
+   * `exists` condition the accounts feature puts in its own statement (a session's proof
+   * standing), so that reading it costs no second query.
+   */
+  hasAny(userId: AnyColumn): SQL<boolean>;
+}
 
 /** A proof lets the session make guarded changes this long (contract section 8). */
 export const REAUTH_WINDOW_MS = 5 * 60 * 1000;
@@ -38,7 +50,7 @@ export interface ProofStanding {
  * nobody has a passkey, as everywhere in accounts). The composition root hands the directory to
  * every route's deps, so the guarded changes of every feature read it.
  */
-type ProofDeps = Pick<Deps, 'database' | 'clock'> & Pick<AccountsParts, 'passkeys'>;
+type ProofDeps = Pick<Deps, 'database' | 'clock'> & { passkeys?: PasskeyDirectory };
 
 /**
  * Where a session stands: whether its account has a way in to guard, and how fresh its proof is.
