@@ -22,7 +22,7 @@ import { createAuthParts, setupOnStart } from './features/auth/index.js';
 import { createBuildsParts } from './features/builds/index.js';
 import { createConsoleParts, releasePreviousStreamSlots } from './features/console/index.js';
 import { createFleetParts } from './features/fleet/index.js';
-import { createNodesParts } from './features/nodes/index.js';
+import { createNodesParts, nodeGuard } from './features/nodes/index.js';
 import { migrateWithSafetyDump } from './features/operations/index.js';
 import { passkeyDirectory } from './features/passkeys/index.js';
 import { countServersByOwner, createServersParts, forgetDeletedServer, SIMULATED_SYSTEM_SERVERS, startServersFeature } from './features/servers/index.js';
@@ -89,7 +89,8 @@ function assembleInfrastructure(parts: DepsParts): Deps {
  */
 export function assembleDeps(parts: DepsParts): ServiceParts {
   const infrastructure = assembleInfrastructure(parts);
-  const servers = createServersParts(infrastructure, parts);
+  // Servers is handed by nodes, above it, whether a node's maintenance or a move holds a server down.
+  const servers = { ...createServersParts(infrastructure, parts), nodeGuard: parts.nodeGuard ?? nodeGuard };
   return {
     // What accounts is handed by the features above it (which it may not import).
     serverCounts: countServersByOwner,

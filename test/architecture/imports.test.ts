@@ -113,28 +113,6 @@ const TABLE_OWNER: Record<string, string> = {
 };
 
 /**
- * Features that still read or write another feature's tables (or src/coordination's, or the
- * schema index) instead of asking its API: issue 39's debt. Remove a line when its import goes;
- * never add one.
- */
-const FOREIGN_TABLE_READS_TODAY = [
-  'src/features/accounts/sessions/proofs.ts -> passkeys',
-  'src/features/activity/service.ts -> accounts',
-  'src/features/activity/service.ts -> audit',
-  'src/features/auth/password-service.ts -> accounts',
-  'src/features/doors/rate-limit.ts -> accounts',
-  'src/features/linking/service.ts -> accounts',
-  'src/features/migration/confirm.ts -> accounts',
-  'src/features/migration/service.ts -> accounts',
-  'src/features/migration/service.ts -> servers',
-  'src/features/op-login/service.ts -> accounts',
-  'src/features/servers/allowlist/allowlist.ts -> accounts',
-  'src/features/servers/wakes/capacity.ts -> accounts',
-  'src/features/servers/ownership/claims.ts -> accounts',
-  'src/features/servers/node-guard.ts -> nodes',
-];
-
-/**
  * Module-level WeakMap registries that still hold state nobody starts or stops (issue 39): each is
  * to become a field of its module, made by the composition root. Remove a line when it goes.
  */
@@ -191,13 +169,11 @@ describe('the shape of the service', () => {
     expect(wrong).toEqual([]);
   });
 
-  it('reads and writes a table only in the feature that owns it (today\'s exceptions listed, to be removed)', () => {
+  it('reads and writes a table only in the feature that owns it: another feature asks the owner\'s API', () => {
     const wrong = IMPORTS.filter((i) => i.local && i.to.startsWith(SCHEMA + sep) && i.from.startsWith(FEATURES + sep))
       .filter((i) => TABLE_OWNER[basename(i.to, '.ts')] !== topFeatureOf(i.from))
       .map((i) => `${rel(i.from)} -> ${basename(i.to, '.ts')}`);
-    expect(wrong.filter((w) => !FOREIGN_TABLE_READS_TODAY.includes(w))).toEqual([]);
-    // An exception that is gone leaves the list, so the list only shrinks.
-    expect(FOREIGN_TABLE_READS_TODAY.filter((w) => !wrong.includes(w))).toEqual([]);
+    expect(wrong).toEqual([]);
   });
 
   it('keeps no module-level WeakMap registry in a feature (today\'s exceptions listed, to be removed)', () => {

@@ -93,6 +93,19 @@ export const sessions = pgTable(
   (t) => [index('sessions_user_idx').on(t.userId, t.createdAt)],
 );
 
+/**
+ * The latest reauth proof given in a session (a passkey assertion or an e-mail code on the reauth
+ * routes, or a passkey just registered). A sign-in through a proving door counts from the
+ * session's own creation time, so it needs no row here.
+ */
+export const reauthProofs = pgTable('reauth_proofs', {
+  sessionHash: text('session_hash')
+    .primaryKey()
+    .references(() => sessions.tokenHash, { onDelete: 'cascade' }),
+  provedAt: at('proved_at').notNull(),
+  factor: text('factor').$type<'passkey' | 'email'>().notNull(),
+});
+
 export type EmailCodePurpose = 'verify' | 'signin' | 'reauth';
 
 /**

@@ -1,5 +1,5 @@
 import { bigint, boolean, index, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import { sessions, users } from './accounts.js';
+import { users } from './accounts.js';
 
 const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -61,16 +61,3 @@ export const passkeyCeremonies = pgTable(
     index('passkey_ceremonies_expiry_idx').on(t.expiresAt),
   ],
 );
-
-/**
- * The latest reauth proof given in a session (a passkey assertion or an e-mail code on the reauth
- * routes, or a passkey just registered). A sign-in through a proving door counts from the
- * session's own creation time, so it needs no row here.
- */
-export const reauthProofs = pgTable('reauth_proofs', {
-  sessionHash: text('session_hash')
-    .primaryKey()
-    .references(() => sessions.tokenHash, { onDelete: 'cascade' }),
-  provedAt: at('proved_at').notNull(),
-  factor: text('factor').$type<'passkey' | 'email'>().notNull(),
-});

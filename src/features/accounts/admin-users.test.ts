@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { createTestApps, createTestDeps, errorOf, jsonRequest, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
@@ -66,7 +66,7 @@ describe('admin: the user list, edits, sign-out, passkeys and links', () => {
 
   it('signs a user out everywhere, and removes every passkey through the passkey feature', async () => {
     const removed: string[] = [];
-    const passkeys: PasskeyDirectory = { count: async () => 0, removeAll: async (_db, userId) => (removed.push(userId), 2) };
+    const passkeys: PasskeyDirectory = { count: async () => 0, removeAll: async (_db, userId) => (removed.push(userId), 2), hasAny: () => sql<boolean>`false` };
     const deps = createTestDeps(database(), { overrides: { passkeys } });
     const o = await owner(deps);
     const user = await createUser(deps);

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
 import { linkedAccounts, userQuotas, users, type UserRole } from '../../db/schema/accounts.js';
 import { readQuotaDefaults } from '../runtime-settings/index.js';
@@ -81,4 +81,32 @@ export async function identitiesOf(db: Queryable, userIds: string[]): Promise<Ma
   if (ids.length === 0) return new Map();
   const rows = await db.select({ id: users.id, email: users.email, username: users.username }).from(users).where(inArray(users.id, ids));
   return new Map(rows.map((r) => [r.id, { username: r.username, email: r.email }]));
+}
+
+/*
+ * Pieces of other features' statements: where a feature's one statement needs an account's fact
+ * beside its own rows, it asks for it here rather than joining the accounts tables itself, and the
+ * statement stays one. Each takes the asking statement's column that holds the user id.
+ */
+
+/** An audit actor's username: the actor is a user id as text, or a name (`system`, `proxy`, …) that is no account (null). */
+export function usernameOfActor(actor: AnyColumn): SQL<string | null> {
+  // The actor is compared as the uuid it spells (an index lookup per row) only when it spells one
+  // the way Postgres writes it, which is exactly when `users.id::text = actor` could hold.
+  return sql<string | null>`(select ${users.username} from ${users} where ${users.id} = case when ${actor} ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then ${actor}::uuid end)`;
+}
+
+/** The username of the account whose id the column holds (a column that references an account: never null). */
+export function usernameOf(userId: AnyColumn): SQL<string> {
+  return sql<string>`(select ${users.username} from ${users} where ${users.id} = ${userId})`;
+}
+
+/** The role of the account whose id the column holds (a column that references an account: never null). */
+export function roleOf(userId: AnyColumn): SQL<UserRole> {
+  return sql<UserRole>`(select ${users.role} from ${users} where ${users.id} = ${userId})`;
+}
+
+/** Whether the in-game UUID the column holds is linked to this account: for a condition of the asking statement. */
+export function linkedTo(mcUuid: AnyColumn, userId: string): SQL<boolean> {
+  return sql<boolean>`exists (select 1 from ${linkedAccounts} where ${linkedAccounts.mcUuid} = ${mcUuid} and ${linkedAccounts.userId} = ${userId})`;
 }

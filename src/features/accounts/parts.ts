@@ -1,12 +1,8 @@
 import type { Queryable } from '../../db/client.js';
 import type { SignedInAccounts } from './authenticator.js';
+import type { PasskeyDirectory } from './sessions/index.js';
 
-/** What the accounts feature needs of the passkey feature's table (the passkeys feature provides it). */
-export interface PasskeyDirectory {
-  count(db: Queryable, userId: string): Promise<number>;
-  /** Removes every passkey of a user; returns how many. */
-  removeAll(db: Queryable, userId: string): Promise<number>;
-}
+export type { PasskeyDirectory };
 
 /**
  * What the accounts feature is handed by the features above it (the composition root wires them):

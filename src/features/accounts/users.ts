@@ -14,6 +14,21 @@ export async function findLiveUserByEmail(db: Queryable, email: string): Promise
   return row;
 }
 
+/** The live (not deleted) account of a username, compared without case (`name` lowercased by the caller). */
+export async function findLiveUserByUsername(db: Queryable, name: string): Promise<UserRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(users)
+    .where(and(sql`lower(${users.username}) = ${name}`, isNull(users.deletedAt)))
+    .limit(1);
+  return row;
+}
+
+/** Sets an account's password hash; the change it forced (`must_change_password`) is done. */
+export async function setPasswordHash(db: Queryable, userId: string, passwordHash: string, now: Date): Promise<void> {
+  await db.update(users).set({ passwordHash, mustChangePassword: false, updatedAt: now }).where(eq(users.id, userId));
+}
+
 export async function findUserById(db: Queryable, id: string): Promise<UserRow | undefined> {
   const [row] = await db.select().from(users).where(eq(users.id, id)).limit(1);
   return row;

@@ -1,59 +1,33 @@
-import { and, count, desc, eq, gte, lte, sql, type SQL } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
-import { users } from '../../db/schema/accounts.js';
-import { auditLog } from '../../db/schema/audit.js';
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
+import { usernameOfActor } from '../accounts/index.js';
+import { auditPage, type AuditFilters } from '../audit/index.js';
 import { requireAccess, requireServer } from '../servers/index.js';
 import type { ActivityQuery, AuditEntryView, AuditQuery } from './schema.js';
 import type { ServersParts } from '../servers/index.js';
 
-interface Filters {
-  actor?: string;
-  target?: string;
-  action?: string;
-  since?: Date;
-  until?: Date;
-}
-
-/** One page of audit rows, newest first, with the total the filters match. */
-async function auditPage(db: Queryable, filters: Filters, page: { limit: number; offset: number }) {
-  const where: SQL[] = [];
-  if (filters.actor !== undefined) where.push(eq(auditLog.actor, filters.actor));
-  if (filters.target !== undefined) where.push(eq(auditLog.target, filters.target));
-  if (filters.action !== undefined) where.push(eq(auditLog.action, filters.action));
-  if (filters.since) where.push(gte(auditLog.at, filters.since));
-  if (filters.until) where.push(lte(auditLog.at, filters.until));
-  const condition = where.length > 0 ? and(...where) : undefined;
-  const [rows, [total]] = await Promise.all([
-    db
-      .select({ row: auditLog, username: users.username })
-      .from(auditLog)
-      .leftJoin(users, sql`${users.id}::text = ${auditLog.actor}`)
-      .where(condition)
-      .orderBy(desc(auditLog.at), desc(auditLog.id))
-      .limit(page.limit)
-      .offset(page.offset),
-    db.select({ n: count() }).from(auditLog).where(condition),
-  ]);
-  const entries: AuditEntryView[] = rows.map(({ row, username }) => ({
+/** One page of audit rows as the API shows them, each actor with its username (absent: not an account). */
+async function auditEntries(db: Queryable, filters: AuditFilters, page: { limit: number; offset: number }) {
+  const { rows, total } = await auditPage(db, filters, page, usernameOfActor);
+  const entries: AuditEntryView[] = rows.map(({ row, actorName }) => ({
     id: row.id,
     at: row.at.toISOString(),
     actor: row.actor,
-    actor_username: username ?? null,
+    actor_username: actorName ?? null,
     action: row.action,
     target: row.target,
     detail: row.detail ?? null,
     request_id: row.requestId,
   }));
-  return { entries, total: Number(total?.n ?? 0), limit: page.limit, offset: page.offset };
+  return { entries, total, limit: page.limit, offset: page.offset };
 }
 
 const instant = (value: string | undefined) => (value === undefined ? undefined : new Date(value));
 
 /** `GET /audit`: every audited action, filtered, for staff (the route's admin tier). */
 export function listAudit(deps: Pick<Deps, 'database'>, query: AuditQuery) {
-  return auditPage(
+  return auditEntries(
     deps.database.db,
     { actor: query.actor, target: query.server, action: query.action, since: instant(query.since), until: instant(query.until) },
     query,
@@ -74,5 +48,5 @@ export async function serverActivity(deps: Pick<Deps, 'database' | 'cluster' | '
     const claimedAt = access.claimedAt;
     if (claimedAt && (!since || since < claimedAt)) since = claimedAt;
   }
-  return auditPage(db, { target: name, action: query.action, since, until: instant(query.until) }, query);
+  return auditEntries(db, { target: name, action: query.action, since, until: instant(query.until) }, query);
 }

@@ -1,10 +1,8 @@
-import { and, eq, gt, isNull, or, sql } from 'drizzle-orm';
-import { sessions, users } from '../../db/schema/accounts.js';
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
 import { randomToken, sha256Hex } from '../../lib/secrets.js';
-import { findUserById, mintSession, requireReauth, revokeSession, revokeUserSessions, type SignInClient } from '../accounts/index.js';
+import { findLiveUserByUsername, findUserById, knownClient, mintSession, requireReauth, revokeSession, revokeUserSessions, setPasswordHash, type SignInClient } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
 import { refusePlayerOnConsole, requireLocalAuth, type SignedIn } from '../doors/index.js';
 import { throttledHashing, type AuthParts } from './hash-limit.js';
@@ -25,34 +23,17 @@ export async function passwordSignIn(
   requireLocalAuth(deps.config);
   const db = deps.database.db;
   const name = input.username.toLowerCase();
-  const [user] = await db
-    .select()
-    .from(users)
-    .where(and(sql`lower(${users.username}) = ${name}`, isNull(users.deletedAt)))
-    .limit(1);
-  // A known client: the account signed in from this address before (its sessions keep the
-  // address), or from this browser (the device cookie given then), or the request carries a live
-  // session of the same account. Asked for an unknown name too (of nobody), so that the answer
-  // takes the same time.
-  const now = deps.clock.now();
-  const liveCookie = sessionToken
-    ? and(eq(sessions.tokenHash, sha256Hex(sessionToken)), isNull(sessions.revokedAt), gt(sessions.expiresAt, now))
-    : undefined;
-  const signedInHere = await db
-    .select({ one: sql`1` })
-    .from(sessions)
-    .where(
-      and(
-        eq(sessions.userId, user?.id ?? NOBODY),
-        or(
-          client.clientIp === '' ? sql`false` : eq(sessions.clientIp, client.clientIp),
-          deviceToken ? eq(sessions.deviceHash, sha256Hex(deviceToken)) : sql`false`,
-          liveCookie ?? sql`false`,
-        ),
-      ),
-    )
-    .limit(1);
-  const known = user !== undefined && signedInHere.length > 0;
+  const user = await findLiveUserByUsername(db, name);
+  // A known client: the account signed in from this address before, or from this browser (the
+  // device cookie given then), or the request carries a live session of the same account. Asked
+  // for an unknown name too (of nobody), so that the answer takes the same time.
+  const signedInHere = await knownClient(
+    db,
+    user?.id ?? NOBODY,
+    { clientIp: client.clientIp, deviceHash: deviceToken ? sha256Hex(deviceToken) : undefined, sessionHash: sessionToken ? sha256Hex(sessionToken) : undefined },
+    deps.clock.now(),
+  );
+  const known = user !== undefined && signedInHere;
   // Unknown users and users without a password are checked against a dummy hash: same time.
   const matches = await throttledHashing(deps, { account: `name:${name}`, clientIp: client.clientIp, known }, () =>
     verifyPassword(input.password, user?.passwordHash ?? DUMMY_PASSWORD_HASH),
@@ -100,7 +81,7 @@ export async function changePassword(
   if (!user || !hash) throw new DomainError('invalid_credentials', 'The current password is wrong.');
   const now = deps.clock.now();
   await deps.database.db.transaction(async (tx) => {
-    await tx.update(users).set({ passwordHash: hash, mustChangePassword: false, updatedAt: now }).where(eq(users.id, user.id));
+    await setPasswordHash(tx, user.id, hash, now);
     const revoked = await revokeUserSessions(tx, user.id, now, session.tokenHash);
     await writeAudit(tx, { at: now, actor: user.id, action: 'password.change', target: user.id, detail: { sessions_revoked: revoked }, requestId });
   });

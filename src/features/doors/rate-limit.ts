@@ -1,58 +1,23 @@
-import { sql } from 'drizzle-orm';
 import { createMiddleware } from 'hono/factory';
 import type { Queryable } from '../../db/client.js';
-import { rateLimitBuckets } from '../../db/schema/accounts.js';
 import { clientIp } from '../../http/client-ip.js';
 import type { AppEnv } from '../../http/env.js';
 import { DomainError } from '../../lib/errors.js';
+import { giveBucketTokenBack, takeBucketToken, type BucketVerdict } from '../accounts/index.js';
 import { addressKey } from './address.js';
 
 /** Public sign-in doors: burst 20, refilled 20 a minute (api-extensions, limits). */
 export const DOOR_BURST = 20;
 export const DOOR_REFILL_PER_SECOND = 20 / 60;
 
-export interface BucketVerdict {
-  allowed: boolean;
-  /** Whole seconds until one token is back (0 when allowed). */
-  retryAfter: number;
-}
-
-/**
- * Takes one token from the bucket `key`, in one statement: the insert or the conflict update
- * computes the refill from the stored time, and the row lock of ON CONFLICT serialises concurrent
- * requests, on one replica or many. A refused request leaves the bucket untouched.
- */
-export async function takeToken(
-  db: Queryable,
-  key: string,
-  now: Date,
-  burst = DOOR_BURST,
-  perSecond = DOOR_REFILL_PER_SECOND,
-): Promise<BucketVerdict> {
-  const b = rateLimitBuckets;
-  const refilled = sql`least(${burst}::float8, ${b.tokens} + greatest(0, extract(epoch from (${now.toISOString()}::timestamptz - ${b.updatedAt}))) * ${perSecond}::float8)`;
-  const taken = await db
-    .insert(b)
-    .values({ key, tokens: burst - 1, updatedAt: now })
-    .onConflictDoUpdate({
-      target: b.key,
-      set: { tokens: sql`${refilled} - 1`, updatedAt: sql`greatest(${b.updatedAt}, ${now.toISOString()}::timestamptz)` },
-      setWhere: sql`${refilled} >= 1`,
-    })
-    .returning({ tokens: b.tokens });
-  if (taken.length > 0) return { allowed: true, retryAfter: 0 };
-  const [row] = await db
-    .select({ tokens: sql<number>`${refilled}`.mapWith(Number) })
-    .from(b)
-    .where(sql`${b.key} = ${key}`);
-  const missing = 1 - (row?.tokens ?? 0);
-  return { allowed: false, retryAfter: Math.max(1, Math.ceil(missing / perSecond)) };
+/** Takes one token from the bucket `key` (the accounts feature keeps the buckets); a door's limit by default. */
+export function takeToken(db: Queryable, key: string, now: Date, burst = DOOR_BURST, perSecond = DOOR_REFILL_PER_SECOND): Promise<BucketVerdict> {
+  return takeBucketToken(db, key, now, burst, perSecond);
 }
 
 /** Returns a token taken for an attempt that was not made (refused by something else), up to `burst`. */
-export async function giveTokenBack(db: Queryable, key: string, burst = DOOR_BURST): Promise<void> {
-  const b = rateLimitBuckets;
-  await db.update(b).set({ tokens: sql`least(${burst}::float8, ${b.tokens} + 1)` }).where(sql`${b.key} = ${key}`);
+export function giveTokenBack(db: Queryable, key: string, burst = DOOR_BURST): Promise<void> {
+  return giveBucketTokenBack(db, key, burst);
 }
 
 /** The bucket of one client address, shared by every public door (api-extensions, limits). */

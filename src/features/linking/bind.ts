@@ -1,9 +1,9 @@
 import type { Transaction } from '../../db/client.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
-import { insertUserUnlessTaken, isStaffRole, mintSession, type SignInClient } from '../accounts/index.js';
+import { insertLink, insertUserUnlessTaken, isStaffRole, linkOf, mintSession, type SignInClient } from '../accounts/index.js';
 import { refusePlayerOnConsole, requireLocalAuth } from '../doors/index.js';
-import { insertLink, linkOf, spendLinkCode } from './service.js';
+import { spendLinkCode } from './service.js';
 import type { AuthSource } from './uuid.js';
 
 /**

@@ -1,9 +1,9 @@
 import { createRouter, defineRoute, errorAnswer, json, jsonBody } from '../../http/route.js';
-import { setSessionCookie, signInClient } from '../accounts/index.js';
+import { hasLink, setSessionCookie, signInClient } from '../accounts/index.js';
 import { codeAttemptLimit, doorLimit, limited } from '../doors/index.js';
 import { bindSignIn } from './bind.js';
 import { BoundResponse, CodeBody, LinkStartResponse, LinkVerifiedResponse } from './schema.js';
-import { hasLink, verifyLinkCode } from './service.js';
+import { verifyLinkCode } from './service.js';
 
 const bind = defineRoute(
   { tier: 'public' },

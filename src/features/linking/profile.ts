@@ -2,11 +2,11 @@ import { SessionSourceHttp } from '../../adapters/session-sources/http.js';
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
-import { isStaffRole, requireReauth } from '../accounts/index.js';
+import { insertLink, isStaffRole, linkOf, requireReauth } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
 import { activeSources, readAuthSources, type ActiveSource } from '../runtime-settings/index.js';
 import { isLegalUsername, parseUuid, thirdPartyUuid } from '../verifier/index.js';
-import { insertLink, linkOf, lockUuid } from './service.js';
+import { lockUuid } from './service.js';
 import type { AuthSource } from './uuid.js';
 
 /**

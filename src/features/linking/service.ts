@@ -1,12 +1,11 @@
 import { lockForTransaction } from '../../coordination/index.js';
 import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Queryable, Transaction } from '../../db/client.js';
-import { linkedAccounts, users } from '../../db/schema/accounts.js';
 import { linkCodes } from '../../db/schema/linking.js';
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
-import { findUserByMcUuid, invalidCode, requireReauth } from '../accounts/index.js';
+import { findUserByMcUuid, insertLink, invalidCode, linkOf, requireReauth } from '../accounts/index.js';
 import { generateLinkCode, LINK_CODE_TTL_MS, linkCodeHash, normalizeLinkCode } from './codes.js';
 import { authSourceOf, type AuthSource } from './uuid.js';
 
@@ -60,27 +59,6 @@ export async function spendLinkCode(tx: Transaction, typed: string, now: Date): 
   if (!spent) throw invalidCode();
   await lockUuid(tx, spent.mcUuid);
   return spent;
-}
-
-export async function linkOf(tx: Queryable, mcUuid: string) {
-  const [row] = await tx
-    .select({ userId: linkedAccounts.userId, authSource: linkedAccounts.authSource, role: users.role, disabled: users.disabled, deletedAt: users.deletedAt })
-    .from(linkedAccounts)
-    .innerJoin(users, eq(users.id, linkedAccounts.userId))
-    .where(eq(linkedAccounts.mcUuid, mcUuid))
-    .limit(1);
-  return row;
-}
-
-/** Writes the durable link; the code's auth source is copied onto it. */
-export async function insertLink(tx: Queryable, userId: string, mcUuid: string, authSource: AuthSource, now: Date): Promise<void> {
-  await tx.insert(linkedAccounts).values({ mcUuid, userId, authSource, verifiedAt: now });
-}
-
-/** Whether an account has a game identity linked. */
-export async function hasLink(db: Queryable, userId: string): Promise<boolean> {
-  const [row] = await db.select({ mcUuid: linkedAccounts.mcUuid }).from(linkedAccounts).where(eq(linkedAccounts.userId, userId)).limit(1);
-  return row !== undefined;
 }
 
 /**

@@ -1,12 +1,11 @@
 import { and, eq, gt, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { Queryable } from '../../db/client.js';
-import { users } from '../../db/schema/accounts.js';
 import { accountMigrations } from '../../db/schema/migration.js';
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
 import { sha256Hex } from '../../lib/secrets.js';
-import { CODE_MAX_ATTEMPTS, CODE_TTL_MS, codeMatches, generateCode, invalidCode, mailCode, requireMail, resendWait } from '../accounts/index.js';
+import { findUserById, CODE_MAX_ATTEMPTS, CODE_TTL_MS, codeMatches, generateCode, invalidCode, mailCode, requireMail, resendWait } from '../accounts/index.js';
 import { beginOwnAssertion, finishOwnAssertion, userHasPasskey, type Assertion, type OwnCeremony } from '../passkeys/index.js';
 import { liveMigration, stageOf, UNFINISHED, type MigrationRow } from './service.js';
 
@@ -53,9 +52,9 @@ export async function sendConfirmCode(
   const db = deps.database.db;
   const now = deps.clock.now();
   const m = await requireAtStepUp(db, session, now);
-  const [user] = await db.select({ email: users.email, verified: users.emailVerified }).from(users).where(eq(users.id, session.userId));
+  const user = await findUserById(db, session.userId);
   if (await userHasPasskey(db, session.userId)) throw new DomainError('passkey_required', 'This account has a passkey; confirm the migration with it.');
-  if (!user?.email || !user.verified) throw new DomainError('no_step_up_factor', 'No verified address on this account to confirm the migration.');
+  if (!user?.email || !user.emailVerified) throw new DomainError('no_step_up_factor', 'No verified address on this account to confirm the migration.');
   requireMail(deps);
   const sentAt = m.confirmCodeExpiresAt ? new Date(m.confirmCodeExpiresAt.getTime() - CODE_TTL_MS) : undefined;
   const wait = resendWait(sentAt, now);

@@ -1,15 +1,14 @@
 import { lockForTransaction } from '../../coordination/index.js';
 import { and, eq, gt, inArray } from 'drizzle-orm';
 import type { Queryable, Transaction } from '../../db/client.js';
-import { users } from '../../db/schema/accounts.js';
 import { accountMigrations } from '../../db/schema/migration.js';
-import { serverClaims } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
 import { sha256Hex } from '../../lib/secrets.js';
 import { writeAudit } from '../audit/index.js';
-import { findUserByMcUuid, invalidCode } from '../accounts/index.js';
+import { findUserById, findUserByMcUuid, invalidCode } from '../accounts/index.js';
+import { transferClaims } from '../servers/index.js';
 import { generateLinkCode, LINK_CODE_TTL_MS, normalizeLinkCode } from '../linking/index.js';
 
 /** How long a step-up lets the session that gave it issue the code. */
@@ -103,7 +102,7 @@ export async function issueMigrationCode(
   const m = await liveMigration(db, session.userId);
   if (!m) throw new DomainError('no_migration', 'No migration is in progress; start one in game with /felis migrate.');
   if (stageOf(m, session.tokenHash, now) !== 'confirmed') throw notConfirmed();
-  const [target] = await db.select({ disabled: users.disabled, deletedAt: users.deletedAt }).from(users).where(eq(users.id, targetUserId));
+  const target = await findUserById(db, targetUserId);
   if (!target) throw new DomainError('target_not_found', 'No account has that id.');
   if (target.disabled || target.deletedAt) throw new DomainError('target_unavailable', 'The target account is not available.');
   const code = generateLinkCode(deps.random);
@@ -142,12 +141,7 @@ export async function redeemMigration(deps: Pick<Deps, 'clock' | 'database'>, se
       )
       .returning({ sourceUserId: accountMigrations.sourceUserId });
     if (!redeemed) throw invalidCode();
-    const moved = await tx
-      .update(serverClaims)
-      .set({ userId: session.userId })
-      .where(eq(serverClaims.userId, redeemed.sourceUserId))
-      .returning({ name: serverClaims.serverName });
-    const servers = moved.map((r) => r.name).sort();
+    const servers = (await transferClaims(tx, redeemed.sourceUserId, session.userId)).sort();
     await writeAudit(tx, { at: now, actor: session, action: 'account.migrate.redeemed', target: redeemed.sourceUserId, detail: { servers }, requestId });
     return servers;
   });

@@ -5,4 +5,5 @@
 export { nodeRoutes } from './routes.js';
 export { nodeTasksRecovery } from './runner.js';
 export { createNodesParts, type NodesParts } from './cache.js';
+export { nodeGuard } from './guard.js';
 export { createNodes } from './module.js';

@@ -10,6 +10,7 @@ import { requireReauth, uniqueViolation } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
 import { holdsSlot, syncedCache, wakePolicyInForce } from '../servers/index.js';
 import type { NodeCache, NodesParts } from './cache.js';
+import { outOfService } from './guard.js';
 import { runNodeTask } from './runner.js';
 import type { NodeTaskRequest, NodeTaskView } from './schema.js';
 import type { ServersParts } from '../servers/index.js';
@@ -59,12 +60,6 @@ export function toTaskView(row: TaskRow, withLog = false): NodeTaskView {
   return view;
 }
 
-/** Whether the node's last task (other than an approval) leaves it out of service (servers' node-guard.ts reads the same rows). */
-function inMaintenance(rows: TaskRow[], node: string): boolean {
-  const decisive = rows.find((r) => r.node === node && r.action !== 'approve');
-  return decisive !== undefined && !(decisive.action === 'return' && decisive.state === 'succeeded');
-}
-
 /** GET /nodes: the nodes as the cache sees them, each with the servers placed on it. */
 export async function listNodes(deps: NodeDeps) {
   const [nodes, servers] = await Promise.all([syncedNodes(deps), syncedCache(deps)]);
@@ -91,7 +86,7 @@ export async function listNodes(deps: NodeDeps) {
         servers: on.map((s) => s.resource.spec.name).sort(),
         running: on.filter((s) => holdsSlot(s.resource)).length,
         cap,
-        maintenance: inMaintenance(recent, node.name),
+        maintenance: outOfService(recent, node.name),
       };
     }),
   };

@@ -1,7 +1,6 @@
 import { and, asc, desc, eq, gt, lt, sql } from 'drizzle-orm';
 import { encodeHexLowerCase } from '@oslojs/encoding';
 import type { Queryable } from '../../db/client.js';
-import { users } from '../../db/schema/accounts.js';
 import { opLoginRequests } from '../../db/schema/op-login.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
@@ -11,6 +10,7 @@ import {
   codeMatches,
   cutUtf8,
   findLiveUserByEmail,
+  findUserById,
   findUserByMcUuid,
   generateCode,
   isConsoleHost,
@@ -20,6 +20,7 @@ import {
   requireMail,
   resendWait,
   USER_AGENT_MAX_BYTES,
+  usernameOf,
   type SignInClient,
 } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
@@ -110,7 +111,7 @@ async function spendOpLogin(db: Queryable, id: string, code: string, now: Date):
     .where(live(id, 'approved', now))
     .returning({ userId: opLoginRequests.userId });
   if (!spent) throw invalidOpLogin();
-  const [user] = await db.select({ role: users.role, disabled: users.disabled, deletedAt: users.deletedAt }).from(users).where(eq(users.id, spent.userId));
+  const user = await findUserById(db, spent.userId);
   if (!user || user.disabled || user.deletedAt || !isStaffRole(user.role)) throw invalidOpLogin();
   return { userId: spent.userId, role: user.role };
 }
@@ -145,7 +146,7 @@ async function requireApprover(db: Queryable, approverUuid: string) {
 
 const requestView = {
   request_id: opLoginRequests.id,
-  username: users.username,
+  username: usernameOf(opLoginRequests.userId),
   email: opLoginRequests.email,
   client_ip: opLoginRequests.clientIp,
   user_agent: opLoginRequests.userAgent,
@@ -157,13 +158,12 @@ export async function pendingRequests(db: Queryable, now: Date) {
   return db
     .select(requestView)
     .from(opLoginRequests)
-    .innerJoin(users, eq(users.id, opLoginRequests.userId))
     .where(and(eq(opLoginRequests.status, 'pending'), gt(opLoginRequests.expiresAt, now)))
     .orderBy(asc(opLoginRequests.createdAt), asc(opLoginRequests.id));
 }
 
 async function pendingRequest(db: Queryable, id: string, now: Date) {
-  const [row] = await db.select(requestView).from(opLoginRequests).innerJoin(users, eq(users.id, opLoginRequests.userId)).where(live(id, 'pending', now));
+  const [row] = await db.select(requestView).from(opLoginRequests).where(live(id, 'pending', now));
   if (!row) throw new DomainError('op_login_not_found', 'No pending operator login has this id.');
   return row;
 }

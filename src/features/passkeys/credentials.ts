@@ -86,4 +86,7 @@ export const passkeyDirectory: PasskeyDirectory = {
     const removed = await db.delete(passkeyCredentials).where(eq(passkeyCredentials.userId, userId)).returning({ id: passkeyCredentials.id });
     return removed.length;
   },
+  hasAny(userId) {
+    return sql<boolean>`exists (select 1 from ${passkeyCredentials} where ${passkeyCredentials.userId} = ${userId})`;
+  },
 };

@@ -182,7 +182,7 @@ const reason = (err: unknown) => (err instanceof Error ? err.message : String(er
  */
 async function startForRun(deps: EngineDeps, server: CachedServer, since?: Date): Promise<void> {
   const name = server.resource.spec.name;
-  if (await inMaintenance(deps.database.db, name)) {
+  if (await inMaintenance(deps, name)) {
     throw new DomainError('maintenance_in_progress', 'the world is held by a restore, backup or file write');
   }
   const owner = await ownerOf(deps.database.db, name);

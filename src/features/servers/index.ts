@@ -3,9 +3,9 @@
  */
 export { ServerCache } from './core/index.js';
 export type { ServersParts } from './core/index.js';
-export type { CachedServer, EndedRestart, ServerChangeListener } from './core/index.js';
+export type { CachedServer, EndedRestart, NodeGuard, ServerChangeListener } from './core/index.js';
 export { explicitStopSince, stopWords } from './wakes/index.js';
-export { countServersByOwner, lastInUse, ownerOf } from './ownership/index.js';
+export { countServersByOwner, lastInUse, ownerOf, transferClaims } from './ownership/index.js';
 export { externalServerRoutes } from './external-routes.js';
 export { internalServerRoutes } from './internal-routes.js';
 export { opsServerRoutes } from './ops-routes.js';

@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { FORWARDING_LABEL } from '../../adapters/cluster/types.js';
 import { eq } from 'drizzle-orm';
-import { serverClaims, serverMaintenance, serverWakeAllowlist, serverWakes } from '../../db/schema/servers.js';
+import { users } from '../../db/schema/accounts.js';
+import { serverClaims, serverMaintenance, serverMembers, serverWakeAllowlist, serverWakes } from '../../db/schema/servers.js';
 import { bearer, createTestApps, createTestDeps, errorOf, jsonRequest, TOKENS, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
 import { addServer, addSystemServer, randomMcUuid } from '../../../test/helpers/servers.js';
 import { createUser, linkAccount } from '../../../test/helpers/sessions.js';
 import { writeSetting } from './wakes/settings.js';
 import type { ServerInfo } from './core/schema.js';
+import { MEMBER_PERMISSIONS } from './core/index.js';
 
 async function linkedPlayer(deps: TestDeps, role: 'user' | 'admin' = 'user') {
   const user = await createUser(deps, { role });
@@ -120,6 +122,35 @@ describe('internal server routes', () => {
     await deps.database.db.insert(serverWakeAllowlist).values({ serverName: allowlist, mcUuid: listed, addedAt: deps.clock.now() });
     expect((await wake(allowlist, stranger.mcUuid)).status).toBe(403);
     expect((await wake(allowlist, listed.replaceAll('-', '').toUpperCase())).status).toBe(202);
+  });
+
+  it("judges a join's wake by the access rule's owner and staff: a disabled owner or admin is refused, a member's permissions do not wake in game, a staff owner wakes and sees its tile as its own", async () => {
+    const deps = createTestDeps(database());
+    const wake = wakeOf(deps);
+    const owner = await linkedPlayer(deps);
+    const member = await linkedPlayer(deps);
+    const name = addServer(deps, { autostartPolicy: 'ownerOnly' }).spec.name;
+    await claimFor(deps, name, owner.id);
+    await deps.database.db
+      .insert(serverMembers)
+      .values({ serverName: name, userId: member.id, ownerId: owner.id, permissions: [...MEMBER_PERMISSIONS], addedAt: deps.clock.now(), addedBy: owner.id });
+    const asMember = await wake(name, member.mcUuid);
+    expect([asMember.status, (await errorOf(asMember)).code]).toEqual([403, 'forbidden']);
+    const disabledAdmin = await createUser(deps, { role: 'admin', disabled: true });
+    const disabledAdminUuid = randomMcUuid();
+    await linkAccount(deps, { userId: disabledAdmin.id, mcUuid: disabledAdminUuid });
+    expect((await wake(name, disabledAdminUuid)).status).toBe(403);
+    await deps.database.db.update(users).set({ disabled: true }).where(eq(users.id, owner.id));
+    expect((await wake(name, owner.mcUuid)).status).toBe(403);
+
+    const staffOwner = await linkedPlayer(deps, 'admin');
+    const theirs = addServer(deps, { autostartPolicy: 'ownerOnly' }).spec.name;
+    await claimFor(deps, theirs, staffOwner.id);
+    const menu = (await (await createTestApps(deps).internal.request(`/api/v1/internal/player/menu-access/${staffOwner.mcUuid}`, { headers: bearer('proxy') })).json()) as {
+      servers: Record<string, string>;
+    };
+    expect([menu.servers[theirs], menu.servers[name]]).toEqual(['owner', 'wake']);
+    expect((await wake(theirs, staffOwner.mcUuid)).status).toBe(202);
   });
 
   it("answers a ready server that is meant to run 202 {ready: true} before policy and cooldown (the original), spending no wake slot", async () => {

@@ -1,9 +1,9 @@
 import { z } from '@hono/zod-openapi';
 import type { Deps } from '../../deps.js';
-import { findUserByMcUuid, isStaffRole } from '../accounts/index.js';
+import { findUserByMcUuid } from '../accounts/index.js';
 import { allowlistedServers } from './allowlist/index.js';
 import { ownerOf, ownersOf } from './ownership/index.js';
-import { requireServer, syncedCache } from './core/index.js';
+import { ownerOrStaff, requireServer, syncedCache } from './core/index.js';
 import { isRetiring, retiringServers } from './retirement.js';
 import type { ServerMenu } from './core/index.js';
 import type { ServersParts } from './core/index.js';
@@ -38,18 +38,18 @@ export async function menuAccess(deps: Pick<Deps, 'database' | 'cluster' | 'conf
     allowlistedServers(db, mcUuid),
     retiringServers(db),
   ]);
-  const linked = player && !player.disabled ? player : undefined;
+  const linked = player && !player.disabled ? { userId: player.id, role: player.role } : undefined;
   const verdicts: Record<string, MenuVerdict> = {};
   for (const server of cache.all()) {
     const { spec, status } = server.resource;
     if (server.reserved) continue;
-    const owner = owners.get(spec.name);
+    const { owns, staff } = ownerOrStaff(owners.get(spec.name), linked);
     const policy = spec.autostartPolicy ?? 'ownerOnly';
     let verdict: MenuVerdict;
     if (retiring.has(spec.name)) verdict = 'retiring';
     else if (status.startGaveUp && spec.desiredState === 'Running') verdict = 'start_failed';
-    else if (linked && owner === linked.id) verdict = 'owner';
-    else if ((linked && isStaffRole(linked.role)) || policy === 'public') verdict = 'wake';
+    else if (owns) verdict = 'owner';
+    else if (staff || policy === 'public') verdict = 'wake';
     else if (policy === 'allowlist') verdict = allowlisted.has(spec.name) ? 'wake' : 'allowlist';
     // ownerOnly (or unset): only its owner, even while it has none (the wake answers 403 then too).
     else verdict = 'owner_only';

@@ -14,9 +14,10 @@ import { retirementSweepTask } from './retirement-sweep.js';
  * Makes the servers feature's objects, once per service: the cache of the cluster's servers (its
  * watch starts on the first read: `startServersFeature` fills it before the service listens) and
  * the access changes (told across replicas by the session change feed, when there is one).
- * `given` replaces either (tests and benches hand their own).
+ * `given` replaces either (tests and benches hand their own). The node guard is not made here:
+ * nodes, above servers, hands it in (src/service.ts).
  */
-export function createServersParts(infrastructure: Pick<Deps, 'cluster' | 'config' | 'database'>, given: Partial<ServersParts> = {}): ServersParts {
+export function createServersParts(infrastructure: Pick<Deps, 'cluster' | 'config' | 'database'>, given: Partial<ServersParts> = {}): Omit<ServersParts, 'nodeGuard'> {
   return {
     serverCache: given.serverCache ?? new ServerCache(infrastructure.cluster, infrastructure.config.rootDomain),
     // Another replica's member removal reaches this one's open console streams through the change feed.

@@ -55,7 +55,7 @@ export async function beginRestart(deps: PowerDeps, name: string, requestedBy: s
     .where(and(eq(serverRestarts.serverName, name), inArray(serverRestarts.state, ['stopping', 'starting'])));
   if (active) throw new DomainError('conflict', `${name} is already restarting.`);
   if (server.resource.spec.desiredState !== 'Running') throw new DomainError('not_running', `${name} is not running; wake it instead.`);
-  if (await inMaintenance(db, name)) throw new DomainError('maintenance_in_progress', `${name}'s world is held by a restore, backup or file write.`);
+  if (await inMaintenance(deps, name)) throw new DomainError('maintenance_in_progress', `${name}'s world is held by a restore, backup or file write.`);
   await refuseRetiring(db, name);
   const now = deps.clock.now();
   const [row] = await db
@@ -139,7 +139,7 @@ async function startAgain(deps: PowerDeps, row: RestartRow): Promise<void> {
   let why: string;
   try {
     await refuseRetiring(db, row.serverName);
-    if (await inMaintenance(db, row.serverName)) throw new DomainError('maintenance_in_progress', 'the world is held by a restore, backup or file write');
+    if (await inMaintenance(deps, row.serverName)) throw new DomainError('maintenance_in_progress', 'the world is held by a restore, backup or file write');
     // An explicit stop after the restart was asked for stands: the restart does not undo it.
     await startWithinCapacity(deps, server, { waker: row.requestedBy, privileged: true, owns: true, unlessStoppedSince: row.requestedAt }, row.requestedBy);
     await finishRestart(deps, row.id, 'starting', 'done', null, deps.clock.now());

@@ -4,7 +4,6 @@ import { serverRetirements } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
 import type { SessionContext } from '../../http/session.js';
 import { DomainError } from '../../lib/errors.js';
-import { isStaffRole } from '../accounts/index.js';
 import { writeAudit } from '../audit/index.js';
 import { requireAccess } from './core/index.js';
 import { requireServer } from './core/index.js';
@@ -68,9 +67,9 @@ export async function requestRetirement(
   confirm: string,
 ): Promise<Retirement> {
   await requireServer(deps, name);
-  await requireAccess(deps, name, session, 'owner', `Only ${name}'s owner may retire it.`);
+  const access = await requireAccess(deps, name, session, 'owner', `Only ${name}'s owner may retire it.`);
   // The owner gives a server up; deleting it is staff's call (the original's rule).
-  if (remove && !isStaffRole(session.role)) throw new DomainError('forbidden', 'Only staff can delete a server.');
+  if (remove && access.standing !== 'staff') throw new DomainError('forbidden', 'Only staff can delete a server.');
   // The request repeats the server's name, as the original's panel asks the person to type it.
   if (confirm !== name) throw new DomainError('confirm_mismatch', `Type the server's name, ${name}, to confirm.`);
   const now = deps.clock.now();
@@ -88,10 +87,10 @@ export async function requestRetirement(
 /** Calls off a retirement the sweep has not carried out yet; nothing when there is none. */
 export async function cancelRetirement(deps: RetirementDeps, name: string, session: SessionContext, requestId: string | undefined): Promise<void> {
   await requireServer(deps, name);
-  await requireAccess(deps, name, session, 'owner', `Only ${name}'s owner may call off its retirement.`);
+  const access = await requireAccess(deps, name, session, 'owner', `Only ${name}'s owner may call off its retirement.`);
   // A deletion staff asked for is staff's to call off (the original's rule).
   const pending = await retirementOf(deps.database.db, name);
-  if (pending?.delete && !isStaffRole(session.role)) throw new DomainError('forbidden', 'Only staff can call off the deletion of a server.');
+  if (pending?.delete && access.standing !== 'staff') throw new DomainError('forbidden', 'Only staff can call off the deletion of a server.');
   const now = deps.clock.now();
   await deps.database.db.transaction(async (tx) => {
     const removed = await tx.delete(serverRetirements).where(eq(serverRetirements.serverName, name)).returning({ n: serverRetirements.serverName });

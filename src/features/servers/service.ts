@@ -6,9 +6,9 @@ import { serverActivity, serverMaintenance } from '../../db/schema/servers.js';
 import type { Deps } from '../../deps.js';
 import { DomainError } from '../../lib/errors.js';
 import type { SessionContext } from '../../http/session.js';
-import { findUserByMcUuid, isStaffRole } from '../accounts/index.js';
+import { findUserByMcUuid } from '../accounts/index.js';
 import { LEASE_KEYS, leaseOf } from '../../coordination/index.js';
-import { accessOf, admits, requireAccess } from './core/index.js';
+import { accessOf, admits, ownerOrStaff, requireAccess } from './core/index.js';
 import { addJoinedPlayer, linkedIdentityOnWakeAllowlist, onWakeAllowlist } from './allowlist/index.js';
 import type { CachedServer } from './core/index.js';
 import type { ServerInfo, RetiringView } from './core/index.js';
@@ -18,7 +18,6 @@ import { startWithinCapacity, type Waker } from './wakes/index.js';
 import { refuseRetiring, retiringOf } from './retirement.js';
 import { takeWakeSlot } from './wakes/index.js';
 import { recordExplicitStop } from './wakes/index.js';
-import { moveRunning, refuseOnNodeInMaintenance } from './node-guard.js';
 import type { ServersParts } from './core/index.js';
 
 /**
@@ -26,10 +25,23 @@ import type { ServersParts } from './core/index.js';
  * a move of it still running (nodes' moves.ts): a move whose runner died keeps the server from
  * starting elsewhere until it is marked failed, whether or not its world lock was swept.
  */
-export async function inMaintenance(db: Queryable, serverName: string): Promise<boolean> {
+export async function inMaintenance(deps: Pick<Deps, 'database'> & Pick<ServersParts, 'nodeGuard'>, serverName: string): Promise<boolean> {
+  const { db } = deps.database;
   const [row] = await db.select({ reason: serverMaintenance.reason }).from(serverMaintenance).where(eq(serverMaintenance.serverName, serverName));
   if (row !== undefined || (await leaseOf(db, LEASE_KEYS.world(serverName))) !== undefined) return true;
-  return moveRunning(db, serverName);
+  return deps.nodeGuard.moveRunning(db, serverName);
+}
+
+/**
+ * A player joining by domain as the access rule sees it (`ownerOrStaff`): its linked account, unless
+ * disabled (an unlinked UUID is nobody), against the server's owner; and how the fair share counts
+ * its wake. Two reads, together.
+ */
+async function playerAtJoin(db: Queryable, server: CachedServer, mcUuid: string): Promise<Waker> {
+  const [owner, player] = await Promise.all([ownerOf(db, server.resource.spec.name), findUserByMcUuid(db, mcUuid)]);
+  const linked = player && !player.disabled ? { userId: player.id, role: player.role } : undefined;
+  const { owns, staff } = ownerOrStaff(owner, linked);
+  return { waker: linked ? linked.userId : `mc:${mcUuid}`, owns, privileged: owns || staff };
 }
 
 /**
@@ -38,34 +50,22 @@ export async function inMaintenance(db: Queryable, serverName: string): Promise<
  * claimed first, then woken by its new owner). `allowlist`: the owner, staff and the players on the
  * server's wake allowlist whose wake right was not taken away.
  */
-async function playerMayWake(deps: Pick<Deps, 'database'>, server: CachedServer, mcUuid: string): Promise<boolean> {
-  const { db } = deps.database;
+async function playerMayWake(db: Queryable, server: CachedServer, mcUuid: string, player: Waker): Promise<boolean> {
   const policy = server.resource.spec.autostartPolicy ?? 'ownerOnly';
-  if (policy === 'public') return true;
-  const name = server.resource.spec.name;
-  const [owner, player] = await Promise.all([ownerOf(db, name), findUserByMcUuid(db, mcUuid)]);
-  if (player && !player.disabled && (player.id === owner || isStaffRole(player.role))) return true;
+  if (policy === 'public' || player.privileged) return true;
   if (policy === 'ownerOnly') return false;
-  return onWakeAllowlist(db, name, mcUuid);
+  return onWakeAllowlist(db, server.resource.spec.name, mcUuid);
 }
 
-async function refuseInMaintenance(deps: Pick<Deps, 'database'>, server: CachedServer): Promise<void> {
+async function refuseInMaintenance(deps: Pick<Deps, 'database'> & Pick<ServersParts, 'nodeGuard'>, server: CachedServer): Promise<void> {
   const name = server.resource.spec.name;
-  await refuseOnNodeInMaintenance(deps.database.db, server);
-  if (await inMaintenance(deps.database.db, name)) {
+  await deps.nodeGuard.refuseOnNodeInMaintenance(deps.database.db, server);
+  if (await inMaintenance(deps, name)) {
     throw new DomainError('maintenance_in_progress', `${name}'s world is held by a restore, backup or file write.`);
   }
 }
 
 type WakeDeps = Pick<Deps, 'database' | 'clock' | 'cluster' | 'config'> & ServersParts;
-
-/** How a linked player, or an unlinked UUID, is counted by the fair share. */
-async function wakerOfPlayer(db: Queryable, server: CachedServer, mcUuid: string): Promise<Waker> {
-  const [owner, player] = await Promise.all([ownerOf(db, server.resource.spec.name), findUserByMcUuid(db, mcUuid)]);
-  const linked = player && !player.disabled ? player : undefined;
-  const owns = linked !== undefined && linked.id === owner;
-  return { waker: linked ? linked.id : `mc:${mcUuid}`, owns, privileged: owns || (linked !== undefined && isStaffRole(linked.role)) };
-}
 
 /** The proxy's wake on a join by domain (policy, cooldown, capacity); a given-up start stays down. */
 export async function wakeForPlayer(deps: WakeDeps, name: string, mcUuid: string): Promise<ServerResource> {
@@ -74,7 +74,8 @@ export async function wakeForPlayer(deps: WakeDeps, name: string, mcUuid: string
   // Ready and meant to run: nothing to wake, and joining it is open to every player the proxy
   // admits, so the answer comes before the policy and the cooldown (no slot spent, as the original).
   if (status.ready && spec.desiredState === 'Running') return server.resource;
-  if (!(await playerMayWake(deps, server, mcUuid))) {
+  const player = await playerAtJoin(deps.database.db, server, mcUuid);
+  if (!(await playerMayWake(deps.database.db, server, mcUuid, player))) {
     throw new DomainError('forbidden', `${spec.name}'s autostart policy does not let you wake it.`);
   }
   await refuseInMaintenance(deps, server);
@@ -83,8 +84,7 @@ export async function wakeForPlayer(deps: WakeDeps, name: string, mcUuid: string
   if (status.phase === 'Failed' && status.startGaveUp) {
     throw new DomainError('start_failed', `${spec.name} failed to start and will not be retried automatically.`);
   }
-  const who = await wakerOfPlayer(deps.database.db, server, mcUuid);
-  return startWithinCapacity(deps, server, who, who.waker);
+  return startWithinCapacity(deps, server, player, player.waker);
 }
 
 /**
@@ -124,7 +124,7 @@ export async function wakeFromPanel(deps: WakeDeps, name: string, session: Sessi
     return;
   }
   const asMember = access.standing === 'member' && owner !== undefined;
-  const owns = owner === session.userId || asMember;
+  const owns = ownerOrStaff(owner, session).owns || asMember;
   await startWithinCapacity(deps, server, { waker: asMember ? owner : session.userId, owns, privileged }, session);
 }
 
@@ -148,7 +148,7 @@ export async function statusForUser(deps: Pick<Deps, 'database' | 'cluster' | 'c
   const access = await accessOf(deps.database.db, name, session);
   if (access.owner !== undefined && !admits(access, 'member')) throw new DomainError('forbidden', 'This server belongs to someone else.');
   // Its owner and staff see a pending retirement; a member, or anyone looking at an unclaimed server, does not (the original).
-  const retiring = access.standing === 'staff' || access.standing === 'owner' ? await retiringOf(deps.database.db, name) : undefined;
+  const retiring = admits(access, 'owner') ? await retiringOf(deps.database.db, name) : undefined;
   return retiring ? { ...server.info, retiring } : server.info;
 }
 

@@ -4,7 +4,7 @@
  */
 export { isConsoleHost, requestHost, signInClient, staffPagesHere, type SignInClient } from './hosts.js';
 export { withPasswordChangeGate } from './password-change-gate.js';
-export { proofStanding, recordProof, requireReauth } from './proofs.js';
+export { proofStanding, recordProof, requireReauth, type PasskeyDirectory } from './proofs.js';
 export { clearSessionCookie, deviceToken, sessionToken, setDeviceCookie, setSessionCookie } from './session-cookie.js';
 export {
   LAST_SEEN_WRITE_MS,
@@ -13,6 +13,7 @@ export {
   STAFF_IDLE_MS,
   USER_AGENT_MAX_BYTES,
   cutUtf8,
+  knownClient,
   listLiveSessions,
   mintSession,
   revokeSession,

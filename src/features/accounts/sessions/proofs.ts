@@ -1,7 +1,6 @@
-import { eq, sql } from 'drizzle-orm';
+import { eq, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
-import { sessions, users, type SignInMethod } from '../../../db/schema/accounts.js';
-import { passkeyCredentials, reauthProofs } from '../../../db/schema/passkeys.js';
+import { reauthProofs, sessions, users, type SignInMethod } from '../../../db/schema/accounts.js';
 import type { Deps } from '../../../deps.js';
 import type { Role, SessionContext } from '../../../http/session.js';
 import { DomainError } from '../../../lib/errors.js';
@@ -11,6 +10,19 @@ import { DomainError } from '../../../lib/errors.js';
  * removes or moves a way into the account. It lives with the sessions because it is one of their
  * facts, like their expiry; the ceremonies that give a proof are the reauth feature's.
  */
+
+/** What the accounts feature needs of the passkey feature's table (the passkeys feature provides it; `AccountsParts.passkeys`). */
+export interface PasskeyDirectory {
+  count(db: Queryable, userId: string): Promise<number>;
+  /** Removes every passkey of a user; returns how many. */
+  removeAll(db: Queryable, userId: string): Promise<number>;
+  /**
+   * Whether the user whose id is `userId` (a column of the asking statement) has a passkey: an
+   * `exists` condition the accounts feature puts in its own statement (a session's proof
+   * standing), so that reading it costs no second query.
+   */
+  hasAny(userId: AnyColumn): SQL<boolean>;
+}
 
 /** A proof lets the session make guarded changes this long (contract section 8). */
 export const REAUTH_WINDOW_MS = 5 * 60 * 1000;
@@ -34,10 +46,17 @@ export interface ProofStanding {
 }
 
 /**
+ * What a proof is read with: the database, the clock, and the passkey feature's directory (absent:
+ * nobody has a passkey, as everywhere in accounts). The composition root hands the directory to
+ * every route's deps, so the guarded changes of every feature read it.
+ */
+type ProofDeps = Pick<Deps, 'database' | 'clock'> & { passkeys?: PasskeyDirectory };
+
+/**
  * Where a session stands: whether its account has a way in to guard, and how fresh its proof is.
  * Undefined when the session is gone (it was authenticated a moment ago: nothing proves with it).
  */
-export async function proofStanding(deps: Pick<Deps, 'database' | 'clock'>, tokenHash: string): Promise<ProofStanding | undefined> {
+export async function proofStanding(deps: ProofDeps, tokenHash: string): Promise<ProofStanding | undefined> {
   const [row] = await deps.database.db
     .select({
       method: sessions.method,
@@ -46,7 +65,7 @@ export async function proofStanding(deps: Pick<Deps, 'database' | 'clock'>, toke
       role: users.role,
       email: users.email,
       emailVerified: users.emailVerified,
-      hasPasskey: sql<boolean>`exists (select 1 from ${passkeyCredentials} where ${passkeyCredentials.userId} = ${users.id})`,
+      hasPasskey: deps.passkeys ? deps.passkeys.hasAny(users.id) : sql<boolean>`false`,
     })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
@@ -65,7 +84,7 @@ export async function proofStanding(deps: Pick<Deps, 'database' | 'clock'>, toke
 }
 
 /** 403 reauth_required unless the session gave a proof in the last five minutes (a fresh sign-in, for an account with no factor). */
-export async function requireReauth(deps: Pick<Deps, 'database' | 'clock'>, session: SessionContext): Promise<void> {
+export async function requireReauth(deps: ProofDeps, session: SessionContext): Promise<void> {
   const standing = await proofStanding(deps, session.tokenHash);
   if (!standing || standing.needed) {
     throw new DomainError('reauth_required', 'Confirm it is you first: this change needs a passkey or an e-mail code from the last 5 minutes.');

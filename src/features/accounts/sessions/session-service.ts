@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, isNull, lte, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
 import { sessions, type SignInMethod } from '../../../db/schema/accounts.js';
 import type { Deps } from '../../../deps.js';
@@ -128,4 +128,34 @@ export async function listLiveSessions(db: Queryable, userId: string, staff: boo
       ),
     )
     .orderBy(desc(sessions.createdAt), desc(sessions.tokenHash));
+}
+
+/**
+ * Whether the account signed in before from this client: from this address (its sessions keep the
+ * address), with this device token (given at one of its sign-ins), or the request carries a live
+ * session of it. One statement; asked for an unknown account too (of nobody), so that the answer
+ * takes the same time.
+ */
+export async function knownClient(
+  db: Queryable,
+  userId: string,
+  client: { clientIp: string; deviceHash?: string; sessionHash?: string },
+  now: Date,
+): Promise<boolean> {
+  const liveCookie = client.sessionHash ? and(eq(sessions.tokenHash, client.sessionHash), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)) : undefined;
+  const rows = await db
+    .select({ one: sql`1` })
+    .from(sessions)
+    .where(
+      and(
+        eq(sessions.userId, userId),
+        or(
+          client.clientIp === '' ? sql`false` : eq(sessions.clientIp, client.clientIp),
+          client.deviceHash ? eq(sessions.deviceHash, client.deviceHash) : sql`false`,
+          liveCookie ?? sql`false`,
+        ),
+      ),
+    )
+    .limit(1);
+  return rows.length > 0;
 }

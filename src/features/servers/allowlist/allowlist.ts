@@ -1,9 +1,9 @@
 import { and, asc, eq } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
-import { linkedAccounts } from '../../../db/schema/accounts.js';
 import { serverWakeAllowlist } from '../../../db/schema/servers.js';
 import type { Deps } from '../../../deps.js';
 import type { SessionContext } from '../../../http/session.js';
+import { linkedTo } from '../../accounts/index.js';
 import { requireServer } from '../core/index.js';
 import { requireAccess } from '../core/index.js';
 import type { ServersParts } from '../core/index.js';
@@ -61,8 +61,7 @@ export async function linkedIdentityOnWakeAllowlist(db: Queryable, serverName: s
   const rows = await db
     .select({ mcUuid: serverWakeAllowlist.mcUuid })
     .from(serverWakeAllowlist)
-    .innerJoin(linkedAccounts, eq(linkedAccounts.mcUuid, serverWakeAllowlist.mcUuid))
-    .where(and(eq(serverWakeAllowlist.serverName, serverName), eq(linkedAccounts.userId, userId), eq(serverWakeAllowlist.canWake, true)))
+    .where(and(eq(serverWakeAllowlist.serverName, serverName), eq(serverWakeAllowlist.canWake, true), linkedTo(serverWakeAllowlist.mcUuid, userId)))
     .limit(1);
   return rows.length > 0;
 }

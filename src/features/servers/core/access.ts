@@ -48,6 +48,19 @@ export interface ServerAccess {
 /** Who asks, as the rule sees them. */
 export type Asker = Pick<SessionContext, 'userId' | 'role'>;
 
+/**
+ * The rule's first half, without the members: whether the asker owns the server (`owner`, the
+ * claim's user; undefined: unclaimed) and whether it is staff. `accessOf` stands on it; a caller
+ * that already holds the owner asks it directly: the lobby menu over every server, and the proxy's
+ * wake by a player in game (a join is judged by owner and staff alone; a member's permissions are
+ * the panel's and the API's, docs/notes/issue-42-members-keys.md). `asker` undefined: nobody
+ * (an unlinked or disabled player).
+ */
+export function ownerOrStaff(owner: string | undefined, asker: Asker | undefined): { owns: boolean; staff: boolean } {
+  if (asker === undefined) return { owns: false, staff: false };
+  return { owns: owner !== undefined && owner === asker.userId, staff: isStaffRole(asker.role) };
+}
+
 /** One query: the claim and the asker's membership under that owner. */
 export async function accessOf(db: Queryable, name: string, asker: Asker): Promise<ServerAccess> {
   const [row] = await db
@@ -61,8 +74,9 @@ export async function accessOf(db: Queryable, name: string, asker: Asker): Promi
     .limit(1);
   const owner = row?.owner;
   const claimedAt = row?.claimedAt;
-  if (isStaffRole(asker.role)) return { standing: 'staff', owner, claimedAt, permissions: [] };
-  if (owner !== undefined && owner === asker.userId) return { standing: 'owner', owner, claimedAt, permissions: [] };
+  const { owns, staff } = ownerOrStaff(owner, asker);
+  if (staff) return { standing: 'staff', owner, claimedAt, permissions: [] };
+  if (owns) return { standing: 'owner', owner, claimedAt, permissions: [] };
   if (row?.permissions) return { standing: 'member', owner, claimedAt, permissions: row.permissions as MemberPermission[] };
   return { standing: 'none', owner, claimedAt, permissions: [] };
 }

@@ -1,4 +1,5 @@
 import type { AccessChanges } from './access.js';
+import type { Queryable } from '../../../db/client.js';
 import type { ClusterAdapter, ServerResource, ServerWatch, ServerWatchEvent } from '../../../adapters/cluster/types.js';
 import { normalizeHost } from './names.js';
 import type { ServerInfo } from './schema.js';
@@ -220,6 +221,14 @@ export class ServerCache {
   }
 }
 
+/** Whether a node's maintenance or a move holds a server down: the nodes feature's rows, its answer (nodes/guard.ts). */
+export interface NodeGuard {
+  /** 409 node_operation_busy while the server's pinned node is under maintenance. */
+  refuseOnNodeInMaintenance(db: Queryable, server: CachedServer): Promise<void>;
+  /** Whether a move of the server is still running. */
+  moveRunning(db: Queryable, serverName: string): Promise<boolean>;
+}
+
 /**
  * The servers feature's part of the service: the one cache of the cluster's servers of this
  * process (made by `createServersParts` with the cluster, filled by `startServersFeature`, closed
@@ -227,6 +236,8 @@ export class ServerCache {
  */
 export interface ServersParts {
   serverCache: ServerCache;
+  /** What the nodes feature (above servers) says of a server's node and moves: a start is refused while either holds it. */
+  nodeGuard: NodeGuard;
   /** Tells open console streams that a server's members changed (absent: they find out at their next re-check). */
   accessChanges?: AccessChanges;
 }

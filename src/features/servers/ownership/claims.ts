@@ -1,10 +1,9 @@
 import { count, eq, inArray, sql } from 'drizzle-orm';
 import type { Queryable } from '../../../db/client.js';
-import { linkedAccounts, users } from '../../../db/schema/accounts.js';
 import { serverActivity, serverClaims } from '../../../db/schema/servers.js';
 import type { Deps } from '../../../deps.js';
 import { DomainError } from '../../../lib/errors.js';
-import { findUserByMcUuid, getQuota } from '../../accounts/index.js';
+import { findUserByMcUuid, getQuota, hasLink, lockUser } from '../../accounts/index.js';
 import type { CachedServer } from '../core/index.js';
 import { requireServer } from '../core/index.js';
 import { cpuMilli, memoryMb, storageGb } from '../../../adapters/cluster/quantity.js';
@@ -36,6 +35,15 @@ export async function ownersOf(db: Queryable, serverNames?: string[]): Promise<M
   return new Map(rows.map((r) => [r.serverName, r.userId]));
 }
 
+/**
+ * Hands every server one account claimed to another (an account migration's redeem), in the
+ * caller's transaction; returns the names moved.
+ */
+export async function transferClaims(tx: Queryable, fromUserId: string, toUserId: string): Promise<string[]> {
+  const moved = await tx.update(serverClaims).set({ userId: toUserId }).where(eq(serverClaims.userId, fromUserId)).returning({ name: serverClaims.serverName });
+  return moved.map((r) => r.name);
+}
+
 /** server name → subdomain of the servers a user claimed. */
 export async function serversOwnedBy(db: Queryable, userId: string): Promise<Map<string, string>> {
   const rows = await db
@@ -54,12 +62,6 @@ export async function countServersByOwner(db: Queryable, userIds: string[]): Pro
     .where(inArray(serverClaims.userId, userIds))
     .groupBy(serverClaims.userId);
   return new Map(rows.map((r) => [r.userId, Number(r.n)]));
-}
-
-/** Whether the account has a linked in-game identity (the accounts feature owns the table). */
-async function isLinked(db: Queryable, userId: string): Promise<boolean> {
-  const [row] = await db.select({ n: count() }).from(linkedAccounts).where(eq(linkedAccounts.userId, userId));
-  return (row?.n ?? 0) > 0;
 }
 
 /** The resources a claim counts against the owner's quota, from the server's spec. */
@@ -81,8 +83,7 @@ async function claimServer(deps: Pick<Deps, 'database' | 'clock'>, server: Cache
   const name = server.resource.spec.name;
   const cost = claimCost(server);
   await deps.database.db.transaction(async (tx) => {
-    const [user] = await tx.select({ id: users.id }).from(users).where(eq(users.id, userId)).for('update');
-    if (!user) throw new DomainError('forbidden', 'The account no longer exists.');
+    if (!(await lockUser(tx, userId))) throw new DomainError('forbidden', 'The account no longer exists.');
     if (await ownerOf(tx, name)) throw new DomainError('already_claimed', `${name} is already claimed.`);
     const quota = await getQuota(tx, userId);
     const [used] = await tx
@@ -113,7 +114,7 @@ type ClaimDeps = Pick<Deps, 'database' | 'clock' | 'cluster' | 'config'> & Serve
 /** The panel's claim: the signed-in user, who must have linked a game identity. */
 export async function claimForUser(deps: ClaimDeps, name: string, userId: string): Promise<void> {
   const server = await requireServer(deps, name);
-  if (!(await isLinked(deps.database.db, userId))) throw notLinked();
+  if (!(await hasLink(deps.database.db, userId))) throw notLinked();
   await claimServer(deps, server, userId);
 }
 

@@ -3,9 +3,8 @@ import { and, asc, eq, gt, inArray, isNull, lt, ne } from 'drizzle-orm';
 import type { ServerResource } from '../../../adapters/cluster/types.js';
 import type { Queryable } from '../../../db/client.js';
 import { writeAudit, type AuditActor } from '../../audit/index.js';
-import { users } from '../../../db/schema/accounts.js';
 import { serverClaims, serverGuestWakes, serverWakes } from '../../../db/schema/servers.js';
-import { isStaffRole } from '../../accounts/index.js';
+import { isStaffRole, roleOf } from '../../accounts/index.js';
 import type { Deps } from '../../../deps.js';
 import { DomainError } from '../../../lib/errors.js';
 import { type CachedServer } from '../core/index.js';
@@ -107,9 +106,8 @@ async function holdersOnNode(tx: Queryable, deps: StartDeps, node: string, name:
  */
 async function refuseOverRunningShare(tx: Queryable, deps: StartDeps, name: string, slots: number, now: Date): Promise<void> {
   const [owner] = await tx
-    .select({ id: users.id, role: users.role })
+    .select({ id: serverClaims.userId, role: roleOf(serverClaims.userId) })
     .from(serverClaims)
-    .innerJoin(users, eq(users.id, serverClaims.userId))
     .where(eq(serverClaims.serverName, name));
   if (!owner || isStaffRole(owner.role)) return;
   const percent = Math.min(100, await integerSetting(tx, SERVER_SETTINGS.runningSharePercent));
