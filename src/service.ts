@@ -30,6 +30,7 @@ import { forgetServerSchedules } from './features/schedules/index.js';
 import { createSessionVerifier } from './features/verifier/index.js';
 import { createWorldsRuntime } from './features/worlds/index.js';
 import { InternalApi, startGameListener, type GameListener } from './game-listener/index.js';
+import { AnsweredWrites } from './http/answered-writes.js';
 import { createMetrics } from './http/metrics.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
@@ -79,6 +80,7 @@ export function assembleDeps(parts: DepsParts): ServiceParts {
     serverCounts: countServersByOwner,
     passkeys: passkeyDirectory,
     recordChange: changeRecorder({ database: parts.database, clock, log: parts.log }),
+    answeredWrites: new AnsweredWrites(),
     shutdown: new AbortController().signal,
     replica,
     // Made here, started by the service as its first task (tests and benches beat it themselves).

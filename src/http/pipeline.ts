@@ -97,6 +97,7 @@ class FrontDoor {
     if (write) {
       // Whatever it changed (a sign-out, a revoke, a role) counts from the next request on.
       this.deps.sessions?.forgetCached?.();
+      this.deps.answeredWrites?.answered();
       if (res.status < 400 && this.deps.recordChange) this.recordChange(c, res.status, requestId);
     }
     if (this.streamed && res.body !== null && res.status < 300) return this.followStream(c, res, started, requestId);

@@ -12,10 +12,11 @@ import {
   MenuResponse,
   ServerInfoSchema,
   type ServerInfo,
+  type ServerMenu,
   ServerNameParam,
   WakeInternalResponse,
 } from './core/index.js';
-import { MenuAccessResponse, menuAccess, serverMenu } from './menu-access.js';
+import { MenuAccessResponse, MenuAnswers, type MenuVerdict } from './menu-access.js';
 import { recordJoin, recordReady, wakeForPlayer } from './service.js';
 import { infoJsonOf, type CachedServer, type ServersParts } from './core/index.js';
 import type { AppDeps } from '../../http/env.js';
@@ -129,8 +130,15 @@ function infoAnswer(c: Context, server: CachedServer) {
   return c.body(infoJsonOf(server), 200, JSON_TYPE) as unknown as TypedResponse<ServerInfo, 200, 'json'>;
 }
 
+/** An answer whose JSON text is already made, as `c.json(value, 200)` would have written it. */
+function jsonTextAnswer<T>(c: Context, text: string | Promise<string>) {
+  const answer = (made: string) => c.body(made, 200, JSON_TYPE) as unknown as TypedResponse<T, 200, 'json'>;
+  return text instanceof Promise ? text.then(answer) : answer(text);
+}
+
 /** The proxy's server routes on the internal face; lookups are answered from the cache. */
 export function internalServerRoutes(deps: AppDeps & ServersParts) {
+  const menus = new MenuAnswers(deps);
   return createRouter()
     .openapi(list, async (c) => c.json({ servers: await allServers(deps) }, 200))
     .openapi(byHost, (c) => {
@@ -161,6 +169,7 @@ export function internalServerRoutes(deps: AppDeps & ServersParts) {
       await claimForPlayer(deps, name, c.req.valid('json').mc_uuid);
       return c.json({ name, claimed: true as const }, 200);
     })
-    .openapi(menuAccessRoute, async (c) => c.json({ servers: await menuAccess(deps, c.req.valid('param').mc_uuid) }, 200))
-    .openapi(menu, async (c) => c.json(await serverMenu(deps, c.req.valid('param').name), 200));
+    // Both answered from memory (MenuAnswers), synchronously once the facts are kept.
+    .openapi(menuAccessRoute, (c) => jsonTextAnswer<{ servers: Record<string, MenuVerdict> }>(c, menus.menuAccess(c.req.valid('param').mc_uuid)))
+    .openapi(menu, (c) => jsonTextAnswer<ServerMenu>(c, menus.menu(c.req.valid('param').name)));
 }
