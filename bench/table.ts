@@ -32,7 +32,7 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { BENCH_TOKEN, BY_HOST_PREFIX } from './servers/by-host-fleet.js';
-import { measureMemoryStartup } from './servers/memory-startup.js';
+import { measureMemoryStartup, startNodeArgs } from './servers/memory-startup.js';
 import { postgresAnswers } from './servers/postgres.js';
 
 const QUICK = process.argv.includes('--quick');
@@ -80,7 +80,10 @@ async function answers(url: string): Promise<boolean> {
 /** A target once it announced its ports and, for felis, once /readyz (internal) and /healthz (external) answer 200. */
 async function start(args: string[], env: Record<string, string> = {}): Promise<Target> {
   const started = performance.now();
-  const child = spawn(process.execPath, [...process.execArgv, TARGET, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  // Every target with `npm start`'s node flags (--liftoff-only among them: without it, V8's
+  // tier-up compile of PGlite's WebAssembly burned CPU on helper threads for the first half-minute,
+  // which the first rows after each start paid in their CPU figures).
+  const child = spawn(process.execPath, [...process.execArgv, ...startNodeArgs(), TARGET, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const ready = await new Promise<{ internal: number; external?: number; cookie?: string; apiKey?: string }>((resolve, reject) => {
     let pending = '';
     child.stdout!.on('data', (d: Buffer) => {
