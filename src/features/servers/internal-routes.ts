@@ -22,7 +22,7 @@ import { infoJsonOf, type CachedServer, type ServersParts } from './core/index.j
 import type { AppDeps } from '../../http/env.js';
 
 const PROXY: Access = { tier: 'service', callers: ['proxy'] };
-/** The proxy asks these on every connection: their successful answers' log lines are sampled. */
+/** The proxy asks these on every connection (the menus on every lobby visit): their successful answers' log lines are sampled. */
 const HOT_READ = { hotRead: true };
 const noContent = (description: string) => ({ description });
 const mcUuidBody = { body: { content: { 'application/json': { schema: McUuidBody } } } };
@@ -110,7 +110,7 @@ const menu = defineRoute(PROXY, {
     query: z.object({ mc_uuid: McUuidSchema.optional().openapi({ param: { name: 'mc_uuid', in: 'query' } }) }),
   },
   responses: { 200: json(MenuResponse, 'the menu entry'), 404: errorAnswer('no such server') },
-});
+}, HOT_READ);
 
 const menuAccessRoute = defineRoute(PROXY, {
   method: 'get',
@@ -118,7 +118,7 @@ const menuAccessRoute = defineRoute(PROXY, {
   summary: 'What this player may do with each server tile of the lobby menu (one call per menu open)',
   request: { params: z.object({ mc_uuid: McUuidSchema.openapi({ param: { name: 'mc_uuid', in: 'path' } }) }) },
   responses: { 200: json(MenuAccessResponse, 'a verdict per server'), 503: errorAnswer('the cluster cannot be reached') },
-});
+}, HOT_READ);
 
 const JSON_TYPE = { 'Content-Type': 'application/json' };
 
