@@ -78,13 +78,32 @@ export class MenuAnswers {
   readonly #claims = new CheckedRows<ClaimFacts>(undefined);
   readonly #fleet = new CheckedRows<FleetClaims>(undefined);
   readonly #players = new CheckedRows<PlayerFacts>(undefined);
+  /** The reads under way, by key: the requests that miss while one runs wait for it instead of reading too. */
+  readonly #reading = new Map<string, Promise<unknown>>();
 
   constructor(private readonly deps: MenuDeps) {
     deps.answeredWrites?.subscribe(() => {
       this.#claims.forgetAll();
       this.#fleet.forgetAll();
       this.#players.forgetAll();
+      // A read begun before the write must not answer a request that came after it.
+      this.#reading.clear();
     });
+  }
+
+  /**
+   * One read at a time per key: when the kept facts expire under load, the fifty requests that
+   * miss before the first read is back share it (each made its own before, on a busy proxy
+   * about one query per connection each second).
+   */
+  #shared<T>(key: string, read: () => Promise<T>): Promise<T> {
+    const under = this.#reading.get(key) as Promise<T> | undefined;
+    if (under !== undefined) return under;
+    const reading = read().finally(() => {
+      if (this.#reading.get(key) === reading) this.#reading.delete(key);
+    });
+    this.#reading.set(key, reading);
+    return reading;
   }
 
   /** A server's menu entry as JSON text (as `c.json` writes a `ServerMenu`); 404 for unknown and reserved servers. */
@@ -101,15 +120,15 @@ export class MenuAnswers {
   }
 
   #menuOf(name: string, server: CachedServer): string | Promise<string> {
-    const facts = this.#claims.read(name, this.deps.config.sessionCacheMs, () => claimFactsOf(this.deps.database.db, name));
+    const facts = this.#claims.read(name, this.deps.config.sessionCacheMs, () => this.#shared(`server:${name}`, () => claimFactsOf(this.deps.database.db, name)));
     return facts instanceof Promise ? facts.then((read) => menuText(name, server, read!)) : menuText(name, server, facts);
   }
 
   #accessOf(cache: ServerCache, mcUuid: string): string | Promise<string> {
     const maxAgeMs = this.deps.config.sessionCacheMs;
     const { db } = this.deps.database;
-    const fleet = this.#fleet.read('', maxAgeMs, () => fleetClaimsOf(db));
-    const player = this.#players.read(mcUuid, maxAgeMs, () => playerFactsOf(db, mcUuid));
+    const fleet = this.#fleet.read('', maxAgeMs, () => this.#shared('fleet', () => fleetClaimsOf(db)));
+    const player = this.#players.read(mcUuid, maxAgeMs, () => this.#shared(`player:${mcUuid}`, () => playerFactsOf(db, mcUuid)));
     if (fleet instanceof Promise || player instanceof Promise) {
       return Promise.all([fleet, player]).then(([claims, facts]) => JSON.stringify({ servers: verdictsOf(cache, claims!, facts!) }));
     }
