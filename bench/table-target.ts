@@ -8,8 +8,9 @@
  *       DATA_DIR (as `npm start` on a first start) or on a fresh database of its own on
  *       BENCH_DATABASE_URL's PostgreSQL; one user signed in for /me.
  *   table-target.js bare <servers>
- *       the baseline: bare Hono routes on @hono/node-server (`/healthz`; by-host and status over
- *       the same simulated fleet's cache, looked up and answered with c.json, nothing else;
+ *       the baseline: bare Hono routes on @hono/node-server (`/healthz`; by-host, status, menu and
+ *       menu-access over the same simulated fleet's cache, looked up (menu-access: one pass over
+ *       it) and answered with c.json, nothing else;
  *       hasJoined: the same outbound GET to the identity source, its profile answered with c.json).
  *   table-target.js source
  *       the identity source both ask for hasJoined: answers every hasJoined at once with a profile,
@@ -84,6 +85,24 @@ if (role === 'source') {
     .get('/api/v1/internal/servers/:name/status', (c) => {
       const server = cache.get(c.req.param('name'));
       return server ? c.json(server.info) : c.json({ error: { code: 'not_found' } }, 404);
+    })
+    // The menu's answer for the bench's fleet (no claims, no retirements): the entry's figures.
+    .get('/api/v1/internal/servers/:name/menu', (c) => {
+      const server = cache.get(c.req.param('name'));
+      if (!server) return c.json({ error: { code: 'not_found' } }, 404);
+      const { name, phase, ready, playersOnline, playersMax } = server.info;
+      return c.json({ name, phase, ready, playersOnline, playersMax, claimable: true });
+    })
+    // menu-access for a player with no account: one pass over the cache, a verdict per tile by
+    // the autostart policy alone (the fleet has no claims, retirements, allowlists or failed starts).
+    .get('/api/v1/internal/player/menu-access/:mc_uuid', (c) => {
+      const verdicts: Record<string, string> = {};
+      for (const server of cache.all()) {
+        if (server.reserved) continue;
+        const policy = server.resource.spec.autostartPolicy ?? 'ownerOnly';
+        verdicts[server.resource.spec.name] = policy === 'public' ? 'wake' : policy === 'allowlist' ? 'allowlist' : 'owner_only';
+      }
+      return c.json({ servers: verdicts });
     })
     // The same outbound call as the service's verifier: a keep-alive GET to the source, its JSON
     // profile read and answered; nothing else (no checks of the query, the profile or a bar list).

@@ -2,15 +2,16 @@
  * `npm run bench:table`: every row of issue 29's table, on both databases, side by side with its
  * baseline of the same run, as a markdown table on stdout (progress on stderr):
  *
- *   GET /api/v1/me (signed in) · by-host over 1,000 / 10,000 / 100,000 servers · internal status ·
- *   healthz · hasJoined · RSS idle, first start · RSS with 10,000 servers · start to both faces healthy
+ *   GET /api/v1/me (signed in) · by-host, internal status, menu and menu-access over 1,000 / 10,000 /
+ *   100,000 servers · healthz · hasJoined · RSS idle, first start · RSS with 10,000 servers · start to both faces healthy
  *
  * Each database runs the service (bench/table-target.ts `felis`: both faces as main.ts assembles
  * them) in its own process per fleet size: PGlite embedded on its thread in a fresh data folder,
  * as `npm start` runs it, and PostgreSQL on a fresh database of its own on BENCH_DATABASE_URL
  * (default postgres://postgres@127.0.0.1:5432/test; its rows are left out when it does not answer).
- * The baseline (`bare`) is bare Hono routes over the same fleet in another process: by-host and
- * status look the server up in the same cache, /me and healthz are measured against `/healthz`,
+ * The baseline (`bare`) is bare Hono routes over the same fleet in another process: by-host,
+ * status and menu look the server up in the same cache (menu-access makes one pass over it), /me
+ * and healthz are measured against `/healthz`,
  * hasJoined against a bare Hono hasJoined that makes the same outbound GET to the same stand-in
  * identity source (a third process, `table-target source`, answering at once), so its ratio is
  * what our verifier costs beyond the source's round trip.
@@ -22,7 +23,7 @@
  *   BENCH_DATABASES=pglite npm run bench:table
  *
  * BENCH_ROUNDS, BENCH_SECONDS, BENCH_CONNECTIONS and BENCH_SIZES (1000,10000,100000) tune a run;
- * BENCH_ROWS (me,by-host,status,healthz,hasJoined,memory; default all) measures only those rows.
+ * BENCH_ROWS (me,by-host,status,menu,menu-access,healthz,hasJoined,memory; default all) measures only those rows.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -31,7 +32,7 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { BENCH_TOKEN, BY_HOST_PREFIX } from './servers/by-host-fleet.js';
-import { measureMemoryStartup } from './servers/memory-startup.js';
+import { measureMemoryStartup, startNodeArgs } from './servers/memory-startup.js';
 import { postgresAnswers } from './servers/postgres.js';
 
 const QUICK = process.argv.includes('--quick');
@@ -39,8 +40,12 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 2 : 3));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
-/** The fleet size of the /me, status, healthz and memory rows (the issue's). */
+/** The fleet size of the /me, healthz, hasJoined and memory rows (the issue's). */
 const FLEET = 10_000;
+/** The menu-access rows' connections (each answer lists the whole fleet). */
+const MENU_ACCESS_CONNECTIONS = Math.min(CONNECTIONS, 5);
+/** The player of the menu-access row: no account is linked to it. */
+const MENU_PLAYER = '0f0e0d0c-0b0a-4908-8706-050403020100';
 process.env.BENCH_DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test';
 const SETTLE_MS = 2_000;
 const ROWS = process.env.BENCH_ROWS?.split(',');
@@ -77,7 +82,10 @@ async function answers(url: string): Promise<boolean> {
 /** A target once it announced its ports and, for felis, once /readyz (internal) and /healthz (external) answer 200. */
 async function start(args: string[], env: Record<string, string> = {}): Promise<Target> {
   const started = performance.now();
-  const child = spawn(process.execPath, [...process.execArgv, TARGET, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  // Every target with `npm start`'s node flags (--liftoff-only among them: without it, V8's
+  // tier-up compile of PGlite's WebAssembly burned CPU on helper threads for the first half-minute,
+  // which the first rows after each start paid in their CPU figures).
+  const child = spawn(process.execPath, [...process.execArgv, ...startNodeArgs(), TARGET, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const ready = await new Promise<{ internal: number; external?: number; cookie?: string; apiKey?: string }>((resolve, reject) => {
     let pending = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -110,6 +118,8 @@ interface Load {
   port: number;
   path: string;
   headers: Record<string, string>;
+  /** Connections of this load, when not BENCH_CONNECTIONS. */
+  connections?: number;
 }
 
 interface Figure {
@@ -125,9 +135,9 @@ function cpuSeconds(pid: number | undefined): number {
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in USER_HZ ticks
 }
 
-async function load({ pid, port, path, headers }: Load, seconds = SECONDS, warmUp = false): Promise<Figure> {
+async function load({ pid, port, path, headers, connections = CONNECTIONS }: Load, seconds = SECONDS, warmUp = false): Promise<Figure> {
   const cpuBefore = cpuSeconds(pid);
-  const r = await autocannon({ url: `http://127.0.0.1:${port}${path}`, connections: CONNECTIONS, duration: seconds, headers });
+  const r = await autocannon({ url: `http://127.0.0.1:${port}${path}`, connections, duration: seconds, headers });
   // A warm-up may end before its first answers on a busy machine; a measured round may not.
   if (r.non2xx > 0 || r.errors > 0 || (!warmUp && r.requests.total === 0)) throw new Error(`${path}: ${r.non2xx} answers were not 2xx, ${r.errors} errors, ${r.requests.total} answers`);
   return { rps: r.requests.average, p99: r.latency.p99, cpuUs: ((cpuSeconds(pid) - cpuBefore) * 1e6) / r.requests.total };
@@ -196,14 +206,16 @@ interface KindFigures {
   me?: Pair;
   meKey?: Pair;
   byHost: Map<number, Pair>;
-  status?: Pair;
+  status: Map<number, Pair>;
+  menu: Map<number, Pair>;
+  menuAccess: Map<number, Pair>;
   healthz?: Pair;
   hasJoined?: Pair;
   memory?: MemoryStartup;
 }
 
 async function measure(kind: Kind): Promise<KindFigures> {
-  const figures: KindFigures = { byHost: new Map() };
+  const figures: KindFigures = { byHost: new Map(), status: new Map(), menu: new Map(), menuAccess: new Map() };
   const source = await start(['source']);
   const withSource = { BENCH_SESSION_SOURCE: `http://127.0.0.1:${source.internal}` };
   try {
@@ -224,9 +236,17 @@ async function measureFleet(kind: Kind, size: number, figures: KindFigures, env:
     const middle = Math.floor(size / 2);
     const byHostPath = `${BY_HOST_PREFIX}${encodeURIComponent(`PLAY${middle}.Felis.Test.:25565`)}`;
     if (wanted('by-host')) figures.byHost.set(size, await pair(`by-host ${size}`, { ...ours, path: byHostPath, headers: proxy }, { ...theirs, path: byHostPath, headers: proxy }));
-    if (size !== FLEET) return;
     const statusPath = `/api/v1/internal/servers/s${middle}/status`;
-    if (wanted('status')) figures.status = await pair('internal status', { ...ours, path: statusPath, headers: proxy }, { ...theirs, path: statusPath, headers: proxy });
+    if (wanted('status')) figures.status.set(size, await pair(`internal status ${size}`, { ...ours, path: statusPath, headers: proxy }, { ...theirs, path: statusPath, headers: proxy }));
+    const menuPath = `/api/v1/internal/servers/s${middle}/menu`;
+    if (wanted('menu')) figures.menu.set(size, await pair(`menu ${size}`, { ...ours, path: menuPath, headers: proxy }, { ...theirs, path: menuPath, headers: proxy }));
+    // A player with no account (the lobby's usual visitor): every tile by its policy. Fewer
+    // connections: each answer is made whole before it is written (1.4 MB at 100,000 servers),
+    // so 50 at once finished none within a round on either side.
+    const menuAccessPath = `/api/v1/internal/player/menu-access/${MENU_PLAYER}`;
+    const few = { headers: proxy, path: menuAccessPath, connections: MENU_ACCESS_CONNECTIONS };
+    if (wanted('menu-access')) figures.menuAccess.set(size, await pair(`menu-access ${size}`, { ...ours, ...few }, { ...theirs, ...few }));
+    if (size !== FLEET) return;
     if (wanted('healthz')) figures.healthz = await pair('healthz', { ...ours, path: '/healthz', headers: {} }, { ...theirs, path: '/healthz', headers: {} });
     const me = { Host: 'panel.felis.test', Cookie: felis.cookie! };
     if (wanted('me')) figures.me = await pair('/me', { ...ours, port: felis.external!, path: '/api/v1/me', headers: me }, { ...theirs, path: '/healthz', headers: {} });
@@ -275,7 +295,9 @@ const memoryRow = (figure: string, pick: (m: MemoryStartup) => [number, number],
 throughput('`GET /api/v1/me` (signed in; baseline: bare `/healthz`)', (f) => f.me, '≥ 0.5 on both databases; p99 < 50 ms');
 throughput('`GET /api/v1/me` with an API key (baseline: bare `/healthz`)', (f) => f.meKey, 'no lower than the cookie row');
 for (const size of SIZES) throughput(`by-host, ${n(size)} servers (baseline: bare by-host)`, (f) => f.byHost.get(size), '≥ 0.7, flat from 1,000 to 100,000 servers');
-throughput(`internal status, ${n(FLEET)} servers (baseline: bare status)`, (f) => f.status, '≥ 0.7');
+for (const size of SIZES) throughput(`internal status, ${n(size)} servers (baseline: bare status)`, (f) => f.status.get(size), '≥ 0.7, flat from 1,000 to 100,000 servers');
+for (const size of SIZES) throughput(`menu, ${n(size)} servers (baseline: bare menu)`, (f) => f.menu.get(size), '≥ 0.7, flat from 1,000 to 100,000 servers');
+for (const size of SIZES) throughput(`menu-access, ${n(size)} servers, a player with no account, ${MENU_ACCESS_CONNECTIONS} connections (baseline: bare menu-access)`, (f) => f.menuAccess.get(size), '≥ 0.7, flat from 1,000 to 100,000 servers');
 throughput('healthz (baseline: bare `/healthz`)', (f) => f.healthz, '≥ 0.7');
 throughput('hasJoined, the source answering at once (baseline: bare Hono making the same call to the same source)', (f) => f.hasJoined, '≥ 0.7');
 memoryRow('RSS idle, first start (baseline: bare node process)', (m) => [m.first_start.rss_mib, m.baseline.rss_mib], 'MiB', '< 150 MiB PostgreSQL, < 300 MiB PGlite');

@@ -311,7 +311,7 @@ export const SETTING_MEANINGS: { readonly [K in SettingName]: string } = {
   WORLD_JOB_STORE_SECRET: 'on Kubernetes, the Secret holding the BACKUP_S3_* keys world Jobs read',
   WORLD_JOB_DEADLINE_SECONDS: 'on Kubernetes, how long a world Job may run before the cluster stops it',
   LOG_LEVEL: 'fatal, error, warn, info, debug, trace or silent (JSON lines on stdout)',
-  LOG_HOT_READS_SAMPLE: "the proxy's and probes' hot reads log one line per this many successful answers (1: every answer)",
+  LOG_HOT_READS_SAMPLE: "the proxy's and probes' hot reads and signed-in users' reads log one line per this many successful answers (1: every answer)",
   DB_BACKUP_DIR: 'where database bundles are written (backup command, pre-migrate and pre-restore bundles); unset: DATA_DIR/db-backups',
   DB_BACKUP_KEEP: 'bundles of each label the backup command keeps',
   BACKUP_KEEP_NEWEST: 'scheduled world backups kept per server: the newest N',

@@ -30,6 +30,7 @@ import { forgetServerSchedules } from './features/schedules/index.js';
 import { createVerifierParts } from './features/verifier/index.js';
 import { createWorldsParts } from './features/worlds/index.js';
 import { InternalApi, startGameListener, type GameListener } from './game-listener/index.js';
+import { AnsweredWrites } from './http/answered-writes.js';
 import { createMetrics } from './http/metrics.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
@@ -93,6 +94,8 @@ export function assembleDeps(parts: DepsParts): ServiceParts {
   const servers = { ...createServersParts(infrastructure, parts), nodeGuard: parts.nodeGuard ?? nodeGuard };
   return {
     // What accounts is handed by the features above it (which it may not import).
+    // The front door tells it of every write it answered; caches of reads subscribe (the menus).
+    answeredWrites: parts.answeredWrites ?? new AnsweredWrites(),
     serverCounts: countServersByOwner,
     passkeys: passkeyDirectory,
     ...infrastructure,

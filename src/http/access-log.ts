@@ -14,21 +14,31 @@ export interface RequestLine {
   /** A streamed answer: the bytes sent, and whether the client left before its end. */
   bytes?: number;
   aborted?: boolean;
-  /** A sampled hot read's line: how many successful answers it stands for, itself included (HotReadSampler). */
+  /** A sampled read's line: how many successful answers it stands for, itself included (HotReadSampler). */
   sampled?: number;
 }
 
-/** A hot read's answer slower than this is always logged, as is every error. */
+/** A sampled read's answer slower than this is always logged, as is every error. */
 export const SLOW_ANSWER_SECONDS = 0.1;
+
+/**
+ * The one rule of which answers' lines a sampler may leave out: a fast (under 100 ms) successful
+ * (2xx) read, of a hot read (the proxy's lookups, the probes) or of a signed-in user. Every error,
+ * every other non-2xx answer, every write and every slow answer leaves its line.
+ */
+export function mayBeSampled(read: boolean, status: number, seconds: number): boolean {
+  return read && status >= 200 && status < 300 && seconds < SLOW_ANSWER_SECONDS;
+}
 /** A sampled route writes a line at least this often while it answers, however few answers came. */
 const SAMPLED_LINE_EVERY_MS = 1000;
 
 /**
- * Which successful answers of one hot read (the proxy's by-host, the probes) leave their log line:
- * one of every `every`, and any answer that comes a second or more after the last line written, so
- * a quiet route keeps every line and a busy one writes `every` times fewer. The line written says how
- * many answers it stands for (`sampled`), so the count of answers can be rebuilt from the log; the
- * metrics count every answer. Errors, slow answers and writes never come here (pipeline.ts).
+ * Which of one route's sampled answers (`mayBeSampled`: the proxy's by-host, the probes, a
+ * signed-in user's reads) leave their log line: one of every `every`, and any answer that comes a
+ * second or more after the last line written, so a quiet route keeps every line and a busy one
+ * writes `every` times fewer. The line written says how many answers it stands for (`sampled`), so
+ * the count of answers can be rebuilt from the log; the metrics count every answer. Errors, slow
+ * answers and writes never come here (pipeline.ts).
  */
 export class HotReadSampler {
   #pending = 0;

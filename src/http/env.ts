@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestIdVariables } from 'hono/request-id';
 import type { Caller, Config } from '../config.js';
 import type { Logger } from '../lib/logger.js';
+import type { AnsweredWrites } from './answered-writes.js';
 import type { Metrics } from './metrics.js';
 import type { RawBody } from './raw-body.js';
 import type { AnswerHeaderWriter } from './security-headers.js';
@@ -27,6 +28,8 @@ export interface AppDeps {
    * request id and target. Absent: not recorded.
    */
   recordChange?: (change: RequestChange) => void;
+  /** Told of every write request answered on this replica, for the read caches to forget (absent: none is told). */
+  answeredWrites?: AnsweredWrites;
 }
 
 /** A state-changing request as the front door saw it. */

@@ -2,7 +2,7 @@ import type { RouteConfig } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { every } from 'hono/combine';
 import type { ZodObject, ZodType } from 'zod';
-import { HotReadSampler, RouteLog, SLOW_ANSWER_SECONDS, type RequestLine } from './access-log.js';
+import { HotReadSampler, mayBeSampled, RouteLog, type RequestLine } from './access-log.js';
 import { checkDeclaredJsonBody, declaresBody, isJsonMediaType, limitJsonBody, refuseDeepJson } from './body.js';
 import { codedIssueOf } from './coded-refusal.js';
 import { isCrossSite } from './cross-site.js';
@@ -75,7 +75,7 @@ class FrontDoor {
   private readonly log: RouteLog;
   /** The route's series by method and status, looked up once each. */
   private readonly series = new Map<string, RequestSeries>();
-  /** A hot read's: which successful answers leave their log line (undefined: every answer does). */
+  /** Which of the route's sampled answers leave their log line (undefined: every answer does). */
   private readonly sampler: HotReadSampler | undefined;
 
   constructor(
@@ -83,11 +83,11 @@ class FrontDoor {
     private readonly deps: AppDeps,
     private readonly route: string,
     private readonly streamed: boolean,
-    hotRead: boolean,
+    private readonly hotRead: boolean,
   ) {
     this.log = new RouteLog(deps.log, face, route);
     const every = deps.config.logHotReadsSample;
-    this.sampler = hotRead && every > 1 ? new HotReadSampler(every) : undefined;
+    this.sampler = every > 1 ? new HotReadSampler(every) : undefined;
   }
 
   finish(c: Context<AppEnv>, res: Response, started: number, requestId: string, tls: boolean, ensureHeaders: boolean): Response {
@@ -97,14 +97,17 @@ class FrontDoor {
     if (write) {
       // Whatever it changed (a sign-out, a revoke, a role) counts from the next request on.
       this.deps.sessions?.forgetCached?.();
+      this.deps.answeredWrites?.answered();
       if (res.status < 400 && this.deps.recordChange) this.recordChange(c, res.status, requestId);
     }
     if (this.streamed && res.body !== null && res.status < 300) return this.followStream(c, res, started, requestId);
     const ended = performance.now();
     const seconds = (ended - started) / 1000;
     this.seriesOf(method, res.status).observe(seconds);
-    // A hot read's successful, fast answer: its line may be left out (the metrics count it).
-    if (this.sampler !== undefined && !write && res.status < 400 && seconds < SLOW_ANSWER_SECONDS) {
+    // A hot read's or a signed-in user's successful, fast read: its line may be left out (the
+    // metrics count it). The lead's decision (issue 46): a signed-in read's line is sampled as the
+    // proxy's are; its user is in the lines written.
+    if (this.sampler !== undefined && mayBeSampled(!write && (this.hotRead || c.get('session') !== undefined), res.status, seconds)) {
       const standsFor = this.sampler.take(ended);
       if (standsFor > 0) this.log.write(method, this.lineOf(c, res.status, seconds, requestId, standsFor));
       return res;

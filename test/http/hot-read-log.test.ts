@@ -7,6 +7,7 @@ import { DomainError } from '../../src/lib/errors.js';
 import { bearer, createTestApp, createTestApps, createTestDeps, jsonRequest, TEST_ENV } from '../helpers/app.js';
 import { useTestDatabase } from '../helpers/database.js';
 import { addServer } from '../helpers/servers.js';
+import { createUser, signIn } from '../helpers/sessions.js';
 
 type Line = Record<string, unknown>;
 const requestLines = (lines: Line[]) => lines.filter((l) => l.msg === 'request');
@@ -135,5 +136,28 @@ describe('sampled request lines of the hot reads (LOG_HOT_READS_SAMPLE)', () => 
     expect(slowLine).not.toHaveProperty('sampled');
     expect(refused).toMatchObject({ path: '/t/hot/999', status: 409 });
     expect(writes.map((l) => [l.method, l.status, l.sampled])).toEqual([['POST', 200, undefined], ['POST', 200, undefined], ['POST', 200, undefined]]);
+  });
+
+  it('samples a signed-in user’s successful reads as it does the hot reads, with the user in the lines written, and logs every refusal', async () => {
+    const deps = createTestDeps(database(), { env: { LOG_HOT_READS_SAMPLE: '10' } });
+    const { external } = createTestApps(deps);
+    const user = await createUser(deps);
+    const session = await signIn(deps, { userId: user.id });
+    const started = performance.now();
+    for (let i = 0; i < 35; i++) expect((await external.request('/api/v1/me', { headers: session.headers })).status).toBe(200);
+    const elapsedSeconds = (performance.now() - started) / 1000;
+    const lines = requestLines(deps.captured.lines()).filter((l) => l.path === '/api/v1/me');
+    const slow = (l: Line) => l.sampled === undefined && (l.duration_ms as number) >= 100;
+    expect(lines[0]).toMatchObject({ status: 200, user_id: user.id });
+    expect(lines.every((l) => l.user_id === user.id && (slow(l) || (typeof l.sampled === 'number' && l.sampled >= 1 && l.sampled <= 10)))).toBe(true);
+    expect(lines.filter((l) => !slow(l)).length).toBeLessThanOrEqual(4 + Math.ceil(elapsedSeconds));
+    expect(answersOf(lines)).toBeGreaterThan(35 - 10);
+    expect(answersOf(lines)).toBeLessThanOrEqual(35);
+
+    // A refused read has no session: every one leaves its line.
+    const before = requestLines(deps.captured.lines()).length;
+    for (let i = 0; i < 3; i++) expect((await external.request('/api/v1/me', { headers: { Host: session.headers.Host! } })).status).toBe(401);
+    const refused = requestLines(deps.captured.lines()).slice(before);
+    expect(refused.map((l) => [l.status, l.sampled])).toEqual([[401, undefined], [401, undefined], [401, undefined]]);
   });
 });

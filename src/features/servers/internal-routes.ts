@@ -12,16 +12,17 @@ import {
   MenuResponse,
   ServerInfoSchema,
   type ServerInfo,
+  type ServerMenu,
   ServerNameParam,
   WakeInternalResponse,
 } from './core/index.js';
-import { MenuAccessResponse, menuAccess, serverMenu } from './menu-access.js';
+import { MenuAccessResponse, MenuAnswers, type MenuVerdict } from './menu-access.js';
 import { recordJoin, recordReady, wakeForPlayer } from './service.js';
 import { infoJsonOf, type CachedServer, type ServersParts } from './core/index.js';
 import type { AppDeps } from '../../http/env.js';
 
 const PROXY: Access = { tier: 'service', callers: ['proxy'] };
-/** The proxy asks these on every connection: their successful answers' log lines are sampled. */
+/** The proxy asks these on every connection (the menus on every lobby visit): their successful answers' log lines are sampled. */
 const HOT_READ = { hotRead: true };
 const noContent = (description: string) => ({ description });
 const mcUuidBody = { body: { content: { 'application/json': { schema: McUuidBody } } } };
@@ -109,7 +110,7 @@ const menu = defineRoute(PROXY, {
     query: z.object({ mc_uuid: McUuidSchema.optional().openapi({ param: { name: 'mc_uuid', in: 'query' } }) }),
   },
   responses: { 200: json(MenuResponse, 'the menu entry'), 404: errorAnswer('no such server') },
-});
+}, HOT_READ);
 
 const menuAccessRoute = defineRoute(PROXY, {
   method: 'get',
@@ -117,7 +118,7 @@ const menuAccessRoute = defineRoute(PROXY, {
   summary: 'What this player may do with each server tile of the lobby menu (one call per menu open)',
   request: { params: z.object({ mc_uuid: McUuidSchema.openapi({ param: { name: 'mc_uuid', in: 'path' } }) }) },
   responses: { 200: json(MenuAccessResponse, 'a verdict per server'), 503: errorAnswer('the cluster cannot be reached') },
-});
+}, HOT_READ);
 
 const JSON_TYPE = { 'Content-Type': 'application/json' };
 
@@ -129,8 +130,15 @@ function infoAnswer(c: Context, server: CachedServer) {
   return c.body(infoJsonOf(server), 200, JSON_TYPE) as unknown as TypedResponse<ServerInfo, 200, 'json'>;
 }
 
+/** An answer whose JSON text is already made, as `c.json(value, 200)` would have written it. */
+function jsonTextAnswer<T>(c: Context, text: string | Promise<string>) {
+  const answer = (made: string) => c.body(made, 200, JSON_TYPE) as unknown as TypedResponse<T, 200, 'json'>;
+  return text instanceof Promise ? text.then(answer) : answer(text);
+}
+
 /** The proxy's server routes on the internal face; lookups are answered from the cache. */
 export function internalServerRoutes(deps: AppDeps & ServersParts) {
+  const menus = new MenuAnswers(deps);
   return createRouter()
     .openapi(list, async (c) => c.json({ servers: await allServers(deps) }, 200))
     .openapi(byHost, (c) => {
@@ -161,6 +169,7 @@ export function internalServerRoutes(deps: AppDeps & ServersParts) {
       await claimForPlayer(deps, name, c.req.valid('json').mc_uuid);
       return c.json({ name, claimed: true as const }, 200);
     })
-    .openapi(menuAccessRoute, async (c) => c.json({ servers: await menuAccess(deps, c.req.valid('param').mc_uuid) }, 200))
-    .openapi(menu, async (c) => c.json(await serverMenu(deps, c.req.valid('param').name), 200));
+    // Both answered from memory (MenuAnswers), synchronously once the facts are kept.
+    .openapi(menuAccessRoute, (c) => jsonTextAnswer<{ servers: Record<string, MenuVerdict> }>(c, menus.menuAccess(c.req.valid('param').mc_uuid)))
+    .openapi(menu, (c) => jsonTextAnswer<ServerMenu>(c, menus.menu(c.req.valid('param').name)));
 }

@@ -1,3 +1,4 @@
+import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createTestApps, createTestDeps, TOKENS, type TestDeps } from '../../../test/helpers/app.js';
 import { useTestDatabase } from '../../../test/helpers/database.js';
@@ -196,5 +197,87 @@ describe('menu-access and claim for the proxy', () => {
     d.cluster.setReachable(false);
     const res = await createTestApps(d).internal.request(`/api/v1/internal/player/menu-access/${randomMcUuid()}`, { headers: bearer('proxy') });
     expect(res.status).toBe(503);
+  });
+
+  describe('from memory (SESSION_CACHE_MS on, as a service runs)', () => {
+    const kept = () => {
+      // The suite's fleet and cache, with a menu kept as a service keeps it.
+      const d = createTestDeps(database(), { env: { SESSION_CACHE_MS: '1000' }, overrides: { clock: deps.clock, cluster: deps.cluster, serverCache: deps.serverCache } });
+      return { d, internal: createTestApps(d).internal };
+    };
+    const read = async (internal: ReturnType<typeof createTestApps>['internal'], path: string) => {
+      const res = await internal.request(path, { headers: bearer('proxy') });
+      expect(res.status).toBe(200);
+      return { text: await res.text(), type: res.headers.get('content-type') };
+    };
+    /** What `c.json(value, 200)` writes, which the routes answered with before they kept their text. */
+    const asCJson = async (value: unknown) => {
+      const res = await new Hono().get('/', (c) => c.json(value as object, 200)).request('/');
+      return { text: await res.text(), type: res.headers.get('content-type') };
+    };
+    /** `path` answered with every statement refused meanwhile: it asked the database nothing. */
+    const readWithNoQuery = async (internal: ReturnType<typeof createTestApps>['internal'], path: string) => {
+      database().guard.hold('no statement may run');
+      try {
+        return await read(internal, path);
+      } finally {
+        database().guard.release();
+      }
+    };
+
+    it('answers byte for byte what c.json wrote, the second time without a query', async () => {
+      const { d, internal } = kept();
+      const { mcUuid, names } = await world();
+      const info = d.serverCache.get(names.mine)!.info;
+      const menuPath = `/api/v1/internal/servers/${names.mine}/menu`;
+      const expected = await asCJson({ name: names.mine, phase: info.phase, ready: info.ready, playersOnline: info.playersOnline, playersMax: info.playersMax, claimable: false });
+      expect(await read(internal, menuPath)).toEqual(expected);
+      expect(await readWithNoQuery(internal, menuPath)).toEqual(expected);
+
+      const accessPath = `/api/v1/internal/player/menu-access/${mcUuid}`;
+      const first = await read(internal, accessPath);
+      expect(first).toEqual(await asCJson(JSON.parse(first.text)));
+      expect(JSON.parse(first.text).servers[names.mine]).toBe('owner');
+      expect(await readWithNoQuery(internal, accessPath)).toEqual(first);
+    });
+
+    it('shows a change of the server at once, and a claim made through this replica from the next request', async () => {
+      const { d, internal } = kept();
+      const name = addServer(deps, { name: uniqueServerName('k'), autostartPolicy: 'ownerOnly' }).spec.name;
+      const player = randomMcUuid();
+      const owner = await createUser(deps);
+      await linkAccount(deps, { userId: owner.id, mcUuid: player });
+      const menu = async () => JSON.parse((await read(internal, `/api/v1/internal/servers/${name}/menu`)).text) as { claimable: boolean; phase: string };
+      const verdict = async () => (JSON.parse((await read(internal, `/api/v1/internal/player/menu-access/${player}`)).text) as { servers: Record<string, string> }).servers[name];
+      expect(await menu()).toMatchObject({ claimable: true, phase: 'Stopped' });
+      expect(await verdict()).toBe('owner_only');
+
+      // The server's own figures come from the watch-fed cache, never from what was kept.
+      await d.cluster.setDesiredState(name, 'Running');
+      await expect.poll(async () => (await menu()).phase).not.toBe('Stopped');
+
+      // A claim written behind this replica's back (as another replica would) is not seen yet...
+      await claimFor(deps, name, owner.id);
+      expect(await menu()).toMatchObject({ claimable: true });
+      expect(await verdict()).toBe('owner_only');
+      // ...while any write answered here forgets what was kept.
+      const written = await internal.request(`/api/v1/internal/servers/${name}/join-event`, { method: 'POST', headers: { ...bearer('proxy'), 'Content-Type': 'application/json' }, body: JSON.stringify({ mc_uuid: player }) });
+      expect(written.status).toBe(204);
+      expect(await menu()).toMatchObject({ claimable: false });
+      expect(await verdict()).toBe('owner');
+    });
+
+    it('counts a change made elsewhere within SESSION_CACHE_MS', async () => {
+      const { internal } = kept();
+      const name = addServer(deps, { name: uniqueServerName('e') }).spec.name;
+      const menu = async () => (JSON.parse((await read(internal, `/api/v1/internal/servers/${name}/menu`)).text) as { claimable: boolean }).claimable;
+      expect(await menu()).toBe(true);
+      const owner = await createUser(deps);
+      await claimFor(deps, name, owner.id);
+      const changed = performance.now();
+      await expect.poll(menu, { timeout: 5_000, interval: 50 }).toBe(false);
+      // The bound is 1 s from the kept read; polling and a busy machine add a little.
+      expect(performance.now() - changed).toBeLessThan(2_500);
+    });
   });
 });
