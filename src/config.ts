@@ -286,7 +286,7 @@ export const SETTING_MEANINGS: { readonly [K in SettingName]: string } = {
   SESSION_SOURCE_TIMEOUT_MS: 'time-out of one request to an identity source, in milliseconds',
   CLIENT_IP_HEADER: "header the edge (ingress, load balancer) sets with the visitor's address; unset: the TCP peer",
   API_KEY_REQUESTS_PER_MINUTE: 'requests one API key may make in a minute (counted in the database, shared by the replicas); past it 429 rate_limited',
-  SESSION_CACHE_MS: 'how long, in ms, a sign-out or revoke (of a session or an API key) made on another replica may take to count here (0: no session or API key cache; at most 1000)',
+  SESSION_CACHE_MS: 'how long, in ms, a sign-out or revoke (of a session or an API key) made on another replica, or a claim, allowlist or link change behind the proxy\'s lobby menus, may take to count here (0: no such cache; at most 1000)',
   HTTP_HEADERS_TIMEOUT_SECONDS: "a request's head must arrive within this many seconds, else 408 and the connection is closed",
   HTTP_MAX_CONNECTIONS: 'connections the external face holds at once (0: no cap); keep it below the descriptor limit',
   HTTP_MAX_CONNECTIONS_PER_ADDRESS: 'connections the external face holds from one visitor address (0: no cap)',
