@@ -97,6 +97,9 @@ export class PostgresChangeFeed implements ChangeFeed {
       max: 1,
       connect_timeout: 3,
       onnotice: () => {},
+      // LISTEN needs no array type; the fetch's unawaited promise is an unhandled rejection when
+      // the server drops a connection as it opens (src/db/client.ts, the probe).
+      fetch_types: false,
       connection: { application_name: 'felis-changes' },
     });
     this.#listener = listener;

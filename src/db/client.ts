@@ -117,9 +117,14 @@ export async function openPglite(dir: string | undefined, existing?: PGlite, log
   };
 }
 
-/** One `select 1` on a connection of its own, so that a pool stuck on a silent server cannot hold it. */
+/**
+ * One `select 1` on a connection of its own, so that a pool stuck on a silent server cannot hold it.
+ * No type fetch: postgres-js reads the array types as a connection opens, in a promise nobody
+ * awaits, so a server that drops the connection then (as one going down or coming back does, which
+ * is when the guard probes) became an unhandled rejection; `select 1` needs no array type.
+ */
 async function probePostgres(url: string, timeoutMs: number): Promise<void> {
-  const probe = postgres(url, { max: 1, connect_timeout: Math.ceil(timeoutMs / 1000), onnotice: () => {} });
+  const probe = postgres(url, { max: 1, connect_timeout: Math.ceil(timeoutMs / 1000), onnotice: () => {}, fetch_types: false });
   try {
     await withTimeout(probe`select 1`, timeoutMs, 'database');
   } finally {
