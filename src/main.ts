@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig, pageUrl, type Config } from './config.js';
+import { isDriverTypeFetchFailure } from './db/driver-faults.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { startService } from './service.js';
 import { refuseEmbeddedInKubernetes, startupFailureLine } from './startup-failure.js';
@@ -17,6 +18,12 @@ async function main(): Promise<void> {
   }
   refuseEmbeddedInKubernetes(config, process.env);
   const log = createLogger(config.logLevel);
+  // The database driver's one rejection nobody can catch (src/db/driver-faults.ts) is logged; any
+  // other unhandled rejection still ends the process, as Node's default does.
+  process.on('unhandledRejection', (reason) => {
+    if (!isDriverTypeFetchFailure(reason)) throw reason;
+    log.warn({ err: reason, dependency: 'database' }, 'a database connection failed as it opened');
+  });
   // The handlers go in before the start: a signal while the service starts (an owner token still
   // being minted after 'listening', a slow embedded database) stops it once it has started, rather
   // than killing it with the default action half-way through writing its database.
