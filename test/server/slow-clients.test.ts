@@ -3,12 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService } from '../helpers/service.js';
 
 /** A socket that sends the start of a request head and then nothing; resolves when it is open. */
-function slowHead(port: number): Promise<Socket & { closedAt?: number; closed: Promise<void>; answer: string }> {
+function slowHead(port: number): Promise<Socket & { closedAt?: number; gone: Promise<void>; answer: string }> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1') as Socket & { closedAt?: number; closed: Promise<void>; answer: string };
+    const socket = connect(port, '127.0.0.1') as Socket & { closedAt?: number; gone: Promise<void>; answer: string };
     socket.answer = '';
     socket.on('data', (d: Buffer) => (socket.answer += d.toString()));
-    socket.closed = new Promise((closed) =>
+    socket.gone = new Promise((closed) =>
       socket.on('close', () => {
         socket.closedAt = performance.now();
         closed();
@@ -55,7 +55,7 @@ describe('slow heads and connection floods (issue 30, item 10)', () => {
 
     // Until every one is closed, for 2.5 s at most (what is still open then fails below).
     let bound: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all(flood.map((s) => s.closed)), new Promise((resolve) => (bound = setTimeout(resolve, 2_500)))]);
+    await Promise.race([Promise.all(flood.map((s) => s.gone)), new Promise((resolve) => (bound = setTimeout(resolve, 2_500)))]);
     clearTimeout(bound);
     const closed = flood.filter((s) => s.closedAt !== undefined);
     // Past the per-address cap: closed at once; within it: cut by the head's time-out (1 s, checked every 250 ms).
