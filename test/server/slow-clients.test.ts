@@ -64,8 +64,15 @@ describe('slow heads and connection floods (issue 30, item 10)', () => {
     expect(cutAfter.length).toBe(10);
     for (const ms of cutAfter) expect(ms).toBeLessThan(2_500);
     console.log(`slow heads: ${30 - cutAfter.length} closed at the cap, ${cutAfter.length} answered 408 after ${Math.max(...cutAfter).toFixed(0)} ms at most`);
-    // The external face answers again once the flood is gone.
-    expect((await probe(external)).status).toBe(200);
+    // The external face answers again once the flood is gone: the service counts a connection gone
+    // a moment after its client saw it closed, so within the 2.5 s the flood had before.
+    const gone = performance.now();
+    let again = await probe(external).catch(() => undefined);
+    while (again?.status !== 200 && performance.now() - gone < 2_500) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      again = await probe(external).catch(() => undefined);
+    }
+    expect(again?.status).toBe(200);
   }, 30_000);
 });
 
