@@ -24,10 +24,11 @@ if (process.env.BENCH_JSON === '1') {
   process.stdout.write(
     [
       `memory-startup: ${figures.servers} servers, node ${figures.node_args.join(' ')} dist/main.js, RSS read ${figures.settle_ms} ms after healthy; MiB (peak = VmHWM)`,
-      '| database | first start: start ms | RSS idle | peak | with servers: start ms | RSS | peak |',
-      '|---|---|---|---|---|---|---|',
+      '| database | first start: start ms | CPU ms | RSS idle | peak | with servers: start ms | CPU ms | RSS | peak |',
+      '|---|---|---|---|---|---|---|---|---|',
       ...figures.databases.map(
-        (d) => `| ${d.database} | ${d.first_start.start_ms} | ${d.first_start.rss_mib} | ${d.first_start.peak_mib} | ${d.with_servers.start_ms} | ${d.with_servers.rss_mib} | ${d.with_servers.peak_mib} |`,
+        (d) =>
+          `| ${d.database} | ${d.first_start.start_ms} | ${d.first_start.start_cpu_ms} | ${d.first_start.rss_mib} | ${d.first_start.peak_mib} | ${d.with_servers.start_ms} | ${d.with_servers.start_cpu_ms} | ${d.with_servers.rss_mib} | ${d.with_servers.peak_mib} |`,
       ),
       '',
       '| floor | ready ms | RSS | peak |',

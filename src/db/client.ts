@@ -1,8 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import type { Logger } from '../lib/logger.js';
@@ -90,8 +89,11 @@ export async function openPglite(dir: string | undefined, existing?: PGlite, log
   if (dir) mkdirSync(dir, { recursive: true });
   const unlock = dir && !existing ? lockEmbeddedDatabase(dir) : () => {};
   let client: PGlite;
+  let drizzlePglite: typeof import('drizzle-orm/pglite').drizzle;
   try {
-    client = existing ?? (await PGlite.create(dir));
+    // Loaded here, not with the module: the service's own database runs PGlite on its thread
+    // (embedded.ts), and its main thread never needs PGlite's driver (~600 KB of script at start).
+    [client, { drizzle: drizzlePglite }] = await Promise.all([existing ?? import('@electric-sql/pglite').then(({ PGlite }) => PGlite.create(dir)), import('drizzle-orm/pglite')]);
   } catch (err) {
     unlock();
     throw err;

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import type { Database } from './client.js';
 import { readMigrationJournal } from './migrate.js';
@@ -40,6 +40,8 @@ export async function restoreDatabase(target: { kind: 'postgres'; url: string } 
   }
   const incoming = `${target.dir}.restoring`;
   await rm(incoming, { recursive: true, force: true });
+  // Loaded only for a restore: the service's main thread has no other use for PGlite.
+  const { PGlite } = await import('@electric-sql/pglite');
   const loaded = await PGlite.create(incoming, { loadDataDir: new Blob([await readFile(file)]) });
   await loaded.close();
   const previous = `${target.dir}.replaced`;

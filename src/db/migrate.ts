@@ -2,8 +2,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePgliteDb } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgresDb } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
@@ -27,7 +25,9 @@ export function readMigrationJournal(): { entries: Array<{ idx: number; tag: str
 
 // Any fixed 64-bit key: replicas starting together apply migrations one at a time.
 
+/** An in-process PGlite (the tests' template): its driver is loaded here, never by the service's start. */
 export async function migratePglite(client: PGlite): Promise<void> {
+  const [{ drizzle: drizzlePglite }, { migrate: migratePgliteDb }] = await Promise.all([import('drizzle-orm/pglite'), import('drizzle-orm/pglite/migrator')]);
   await migratePgliteDb(drizzlePglite(client), { migrationsFolder });
 }
 

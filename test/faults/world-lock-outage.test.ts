@@ -120,6 +120,9 @@ describe('a PostgreSQL outage during a world file write (issue 30, item 1)', () 
     await service.deps.worlds.jobs.idle();
     writeFileSync(join(folder, 'server.properties'), 'motd=changed since\n');
 
+    const unrecorded = () =>
+      service.captured.lines().filter((l) => l.msg === "a world job's outcome could not be recorded: retrying until the database answers").length;
+
     // The restore's step waits in the store's read until the database has gone away.
     const store = service.deps.worlds.store;
     let reading!: () => void;
@@ -137,11 +140,15 @@ describe('a PostgreSQL outage during a world file write (issue 30, item 1)', () 
       const started = await send(port, 'POST', `/api/v1/servers/${name}/restore-backup`, headers, JSON.stringify({ safety_snapshot: false }));
       expect(started.status, started.body).toBe(202);
       await readStarted;
+      const unrecordedBefore = unrecorded();
       await pg.stop();
       go();
       // The world is replaced while nothing can be recorded.
       await eventually(async () => expect(readFileSync(join(folder, 'server.properties'), 'utf8')).toBe('motd=backed up\n'), 10_000);
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // Its outcome could not be recorded meanwhile: the job says so, and tries again until the database is back.
+      await eventually(async () => {
+        expect(unrecorded()).toBeGreaterThan(unrecordedBefore);
+      }, 10_000);
       await pg.start();
       await service.deps.worlds.jobs.idle();
     } finally {
