@@ -1,7 +1,6 @@
 import { ConfigError, loadConfig, pageUrl, type Config } from './config.js';
-import { isDriverTypeFetchFailure } from './db/driver-faults.js';
 import { createLogger, type Logger } from './lib/logger.js';
-import { startService } from './service.js';
+import { isDriverTypeFetchFailure, startService } from './service.js';
 import { refuseEmbeddedInKubernetes, startupFailureLine } from './startup-failure.js';
 
 let config: Config | undefined;

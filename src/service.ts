@@ -112,6 +112,9 @@ export function assembleDeps(parts: DepsParts): ServiceParts {
   };
 }
 
+// For the process entry (src/main.ts), which imports the service and not the database layer.
+export { isDriverTypeFetchFailure } from './db/driver-faults.js';
+
 export interface RunningService {
   deps: ServiceParts;
   internal: Listening;
