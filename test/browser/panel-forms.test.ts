@@ -489,7 +489,8 @@ describe('the panel’s forms in a real browser', { timeout: 400_000 }, () => {
     expect(await page.locator('main').textContent()).toMatch(/never again/);
     await rig.browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: panel });
     await page.click('button[data-copy=secret-once]');
-    expect(await page.locator('#secret-once-status').textContent()).toBe('Copied.');
+    // The status is written when the clipboard's write settles, after the click returns.
+    await expect.poll(() => page.locator('#secret-once-status').textContent()).toBe('Copied.');
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
     await rig.pageIsClean('API key made');
 
