@@ -90,16 +90,18 @@ function assembleInfrastructure(parts: DepsParts): Deps {
  */
 export function assembleDeps(parts: DepsParts): ServiceParts {
   const infrastructure = assembleInfrastructure(parts);
+  // The front door tells it of every write it answered; the caches of reads subscribe (the session
+  // check, the menus).
+  const answeredWrites = parts.answeredWrites ?? new AnsweredWrites();
   // Servers is handed by nodes, above it, whether a node's maintenance or a move holds a server down.
   const servers = { ...createServersParts(infrastructure, parts), nodeGuard: parts.nodeGuard ?? nodeGuard };
   return {
+    answeredWrites,
     // What accounts is handed by the features above it (which it may not import).
-    // The front door tells it of every write it answered; caches of reads subscribe (the menus).
-    answeredWrites: parts.answeredWrites ?? new AnsweredWrites(),
     serverCounts: countServersByOwner,
     passkeys: passkeyDirectory,
     ...infrastructure,
-    ...createAccountsParts(infrastructure, parts),
+    ...createAccountsParts(infrastructure, parts, answeredWrites),
     ...createAuditParts(infrastructure, parts),
     ...createAuthParts(parts),
     ...servers,

@@ -1,8 +1,9 @@
 /**
  * Tells this replica's read caches that a write request has been answered here (an unsafe method,
- * whatever its status): what it changed counts from the next request on, as the session check's
- * `forgetCached` does for sessions. The front door calls `answered()` once per such answer; a cache
- * subscribes and forgets. Another replica's writes are not seen here: each cache bounds its age.
+ * whatever its status): what it changed counts from the next request on. The front door calls
+ * `answered()` once per such answer; a cache subscribes and forgets (the session check's
+ * `forgetCached`, subscribed by accounts' maker; the menus). Another replica's writes are not seen
+ * here: each cache bounds its age or listens to the database's change feed.
  */
 export class AnsweredWrites {
   readonly #listeners = new Set<() => void>();

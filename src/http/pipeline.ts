@@ -95,8 +95,8 @@ class FrontDoor {
     const method = c.req.method;
     const write = UNSAFE_METHODS.has(method);
     if (write) {
-      // Whatever it changed (a sign-out, a revoke, a role) counts from the next request on.
-      this.deps.sessions?.forgetCached?.();
+      // Whatever it changed (a sign-out, a revoke, a role, a claim) counts from the next request
+      // on: the caches of reads (the session check, the menus) forget what they kept.
       this.deps.answeredWrites?.answered();
       if (res.status < 400 && this.deps.recordChange) this.recordChange(c, res.status, requestId);
     }

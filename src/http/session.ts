@@ -31,7 +31,8 @@ export interface SessionAuthenticator {
   authenticate(c: Context, requirement: TierRequirement): SessionContext | Promise<SessionContext>;
   /**
    * A write request has been answered on this replica (it may have signed out, revoked, disabled,
-   * changed a role): forget every cached session check, so that it takes effect at once here.
+   * changed a role): forget every cached session check, so that it takes effect at once here. Told
+   * through the front door's `AnsweredWrites` (src/http/answered-writes.ts), which its maker subscribes.
    */
   forgetCached?(): void;
   /** Stops what the check listens to (the change feed) and caches nothing more: the service is stopping. */

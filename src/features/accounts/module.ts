@@ -2,6 +2,7 @@ import { closingTask } from '../../coordination/index.js';
 import type { ChangeFeed } from '../../db/change-feed.js';
 import type { Deps, FeatureModule } from '../../deps.js';
 import type { AppDeps } from '../../http/env.js';
+import type { AnsweredWrites } from '../../http/answered-writes.js';
 import type { SessionAuthenticator } from '../../http/session.js';
 import { adminAccountRoutes } from './admin-routes.js';
 import { createSessionAuthenticator, SignedInAccounts } from './authenticator.js';
@@ -30,9 +31,12 @@ export interface AccountsMade {
  * Makes the accounts feature's objects, once per service. `given` replaces any of them (tests and
  * benches hand their own; a key given as undefined leaves it out).
  */
-export function createAccountsParts(infrastructure: Pick<Deps, 'config' | 'database'>, given: Partial<AccountsMade> = {}): AccountsMade {
+export function createAccountsParts(infrastructure: Pick<Deps, 'config' | 'database'>, given: Partial<AccountsMade> = {}, answeredWrites?: AnsweredWrites): AccountsMade {
   const signedInAccounts = 'signedInAccounts' in given ? given.signedInAccounts : new SignedInAccounts();
   const sessions = 'sessions' in given ? given.sessions : withPasswordChangeGate(createSessionAuthenticator(sessionChangeFeed(infrastructure), signedInAccounts));
+  // A write answered here (a sign-out, a revoke, a disable, a role change) counts from the next
+  // request on: the session check forgets what it kept.
+  answeredWrites?.subscribe(() => sessions?.forgetCached?.());
   return { sessions, signedInAccounts };
 }
 

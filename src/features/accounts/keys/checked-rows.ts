@@ -9,7 +9,7 @@ const CACHE_ENTRIES = 10_000;
  * hash), each with when it was read (monotonic ms): a signed-in request whose row is cached costs
  * no query. Every check still runs on the row against the request (expiry, host, role, tier,
  * scope, setup, idle); only the read is saved. What keeps revocation sound:
- * - on this replica, every answered write request forgets everything (src/http/pipeline.ts), and a
+ * - on this replica, every answered write request forgets everything (the front door's AnsweredWrites, src/http/pipeline.ts), and a
  *   read that was in flight across a forget is not kept (the epoch), so a sign-out, revoke,
  *   disable or role change counts from the next request;
  * - another replica's change reaches this one through the database's change feed
