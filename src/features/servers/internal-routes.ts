@@ -122,18 +122,22 @@ const menuAccessRoute = defineRoute(PROXY, {
 
 const JSON_TYPE = { 'Content-Type': 'application/json' };
 
+/** An answer whose JSON text is already made, as `c.json(value, 200)` would have written it. */
+function jsonTextAnswer<T>(c: Context, text: string) {
+  return c.body(text, 200, JSON_TYPE) as unknown as TypedResponse<T, 200, 'json'>;
+}
+
+/** The same, when the text may still be on its way (a menu whose facts are being read). */
+function laterJsonTextAnswer<T>(c: Context, text: string | Promise<string>) {
+  return text instanceof Promise ? text.then((made) => jsonTextAnswer<T>(c, made)) : jsonTextAnswer<T>(c, text);
+}
+
 /**
  * A server's ServerInfo answer, as `c.json(server.info, 200)` would write it, from the text the
  * cache keeps (infoJsonOf): the hot reads encode a server once per change, not once per request.
  */
 function infoAnswer(c: Context, server: CachedServer) {
-  return c.body(infoJsonOf(server), 200, JSON_TYPE) as unknown as TypedResponse<ServerInfo, 200, 'json'>;
-}
-
-/** An answer whose JSON text is already made, as `c.json(value, 200)` would have written it. */
-function jsonTextAnswer<T>(c: Context, text: string | Promise<string>) {
-  const answer = (made: string) => c.body(made, 200, JSON_TYPE) as unknown as TypedResponse<T, 200, 'json'>;
-  return text instanceof Promise ? text.then(answer) : answer(text);
+  return jsonTextAnswer<ServerInfo>(c, infoJsonOf(server));
 }
 
 /** The proxy's server routes on the internal face; lookups are answered from the cache. */
@@ -170,6 +174,6 @@ export function internalServerRoutes(deps: AppDeps & ServersParts) {
       return c.json({ name, claimed: true as const }, 200);
     })
     // Both answered from memory (MenuAnswers), synchronously once the facts are kept.
-    .openapi(menuAccessRoute, (c) => jsonTextAnswer<{ servers: Record<string, MenuVerdict> }>(c, menus.menuAccess(c.req.valid('param').mc_uuid)))
-    .openapi(menu, (c) => jsonTextAnswer<ServerMenu>(c, menus.menu(c.req.valid('param').name)));
+    .openapi(menuAccessRoute, (c) => laterJsonTextAnswer<{ servers: Record<string, MenuVerdict> }>(c, menus.menuAccess(c.req.valid('param').mc_uuid)))
+    .openapi(menu, (c) => laterJsonTextAnswer<ServerMenu>(c, menus.menu(c.req.valid('param').name)));
 }
